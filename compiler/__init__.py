@@ -1,0 +1,1 @@
+"""profilec: compile daemon-owned credential roots into Codex permission profiles."""
