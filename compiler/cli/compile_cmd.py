@@ -1,0 +1,89 @@
+"""`profilec compile`: roots + policy + layout -> toml | overrides | acp-json | codex-home | bundle."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import app
+
+RootsOpt = Annotated[
+    Path, typer.Option("--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False)
+]
+ProfilesOpt = Annotated[
+    Path | None, typer.Option("--profiles", help="Policy directory (default: shipped profiles/).")
+]
+WorkspaceOpt = Annotated[
+    list[str] | None,
+    typer.Option("--workspace-root", help="Workspace root (absolute; repeatable)."),
+]
+HomeOpt = Annotated[
+    str | None,
+    typer.Option("--codex-home", help="Private CODEX_HOME (default: dir holding the codex root)."),
+]
+SessionOpt = Annotated[
+    Path | None,
+    typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
+]
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Write `text` atomically to `out`, or to stdout."""
+    if out is None:
+        sys.stdout.write(text)
+        return
+    from ..fsio import write_atomic
+
+    write_atomic(str(out), text.encode("utf-8"))
+
+
+@app.command("compile")
+def compile_command(
+    roots: RootsOpt,
+    profiles: ProfilesOpt = None,
+    workspace_root: WorkspaceOpt = None,
+    codex_home: HomeOpt = None,
+    session_config: SessionOpt = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", help="toml | overrides | acp-json | session-config | bundle | codex-home"
+        ),
+    ] = "toml",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output file (for codex-home: the directory).")
+    ] = None,
+) -> None:
+    """Compile one Codex permission profile per ACP mode, the credential deny always applied."""
+    from ..api import load_and_compile
+    from ..emit import FORMATS, renderer
+    from ..errors import UsageError
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt == "codex-home" and out is None:
+        raise UsageError("--format codex-home needs --out DIR")
+    bundle = load_and_compile(
+        str(roots),
+        profiles_dir=str(profiles) if profiles else None,
+        workspace_roots=workspace_root or (),
+        codex_home=codex_home,
+        session_config_path=str(session_config) if session_config else None,
+    )
+    if fmt == "codex-home":
+        from ..emit.codex_home import write_codex_home
+
+        assert out is not None
+        write_codex_home(bundle, str(out))
+        return
+    try:
+        render = renderer(fmt)
+    except (KeyError, ModuleNotFoundError):
+        raise UsageError(f"--format {fmt} is not available in this build") from None
+    emit(render(bundle), out)
+    for finding in bundle.findings:
+        if finding.code == "session-config-stripped":
+            print(f"profilec: warning: {finding.message}", file=sys.stderr)

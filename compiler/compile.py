@@ -1,0 +1,314 @@
+"""The pure compile step: resolved roots + policy + layout -> CompiledBundle. No I/O.
+
+Per ACP mode: the mode's base profile, plus
+  * a `deny` for every canonical credential target (file, directory, or the intended path of an
+    allowed-missing root), nested targets minimized under a denied directory;
+  * a `read` entry for every directory that holds a hop or a target, and for the private
+    CODEX_HOME, whenever the mode can write anywhere, so no model command can re-point a link,
+    move a directory away, plant a file or edit the private config.
+Then every result is re-evaluated with Codex's rules; a root that still is not denied, or a
+holder directory that still is writable, fails compilation for that root, hop and mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .errors import PolicyError, UnsafeRootError
+from .evaluate import EvalContext, resolve
+from .models import (
+    ACP_MODES,
+    CompiledBundle,
+    CompiledEntry,
+    CompiledProfile,
+    Finding,
+    LaunchLayout,
+    ModeProfilePolicy,
+    Provenance,
+    ResolvedHome,
+    ResolvedRoot,
+)
+from .paths import ancestors, is_within
+from .policy import Policy
+
+#: Where evaluation puts the session cwd when the launcher did not name workspace roots: a
+#: path that holds nothing, so no root is accidentally "inside the workspace".
+PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
+
+
+def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict[str, Any]:
+    table: dict[str, Any] = {"description": base.description}
+    if base.extends:
+        table["extends"] = base.extends
+    if workspace_roots:
+        table["workspace_roots"] = {r: True for r in workspace_roots}
+    table["filesystem"] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.filesystem.items()}
+    table["network"] = {"enabled": base.network.enabled}
+    return table
+
+
+def _contexts(workspace_roots: Sequence[str]) -> list[EvalContext]:
+    """One evaluation context per possible session cwd (each workspace root in turn)."""
+    if not workspace_roots:
+        return [EvalContext(cwd=PLACEHOLDER_CWD)]
+    return [
+        EvalContext(cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd))
+        for cwd in workspace_roots
+    ]
+
+
+def _check_policy_names_no_root(
+    base: ModeProfilePolicy, roots: Sequence[ResolvedRoot], where: str
+) -> None:
+    protected: list[str] = []
+    for root in roots:
+        protected.extend(root.spellings)
+    for key in base.filesystem:
+        if not key.startswith("/"):
+            continue
+        for p in protected:
+            if is_within(key, p):
+                raise PolicyError(
+                    f"policy key {key!r} names protected path {p!r}; policy must not name "
+                    "credential paths",
+                    where=where,
+                )
+
+
+def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
+    """One deny per canonical target; a target inside a denied directory is folded into it."""
+    by_target: dict[str, list[Provenance]] = {}
+    dirs: set[str] = set()
+    for root in roots:
+        by_target.setdefault(root.target, []).append(
+            Provenance(reason="target", root_id=root.id, detail=root.path)
+        )
+        if root.kind == "dir":
+            dirs.add(root.target)
+    kept: dict[str, list[Provenance]] = {}
+    for target in sorted(by_target):
+        cover = next(
+            (a for a in ancestors(target) if a != target and a in dirs),
+            None,
+        )
+        if cover is not None:
+            # Minimized: the covering directory's entry carries this root's provenance too.
+            by_target[cover].extend(by_target[target])
+            continue
+        kept[target] = by_target[target]
+    # Covered entries were appended after their cover was first seen; rebuild from by_target.
+    return [
+        CompiledEntry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)
+    ]
+
+
+def _holder_entries(
+    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, denied_dirs: Iterable[str]
+) -> list[CompiledEntry]:
+    """`read` entries for directories that hold a hop, a target, or the private CODEX_HOME."""
+    denied = set(denied_dirs)
+    holders: dict[str, list[Provenance]] = {}
+    for root in roots:
+        for d in root.holder_dirs:
+            hop_index = next((h.index for h in root.hops if h.link.rsplit("/", 1)[0] == d), None)
+            holders.setdefault(d, []).append(
+                Provenance(reason="holder-dir", root_id=root.id, hop_index=hop_index)
+            )
+    if home is not None:
+        holders.setdefault(home.canonical, []).append(
+            Provenance(reason="codex-home", detail=home.path)
+        )
+        for d in home.holder_dirs:
+            holders.setdefault(d, []).append(Provenance(reason="codex-home", detail=home.path))
+    out: list[CompiledEntry] = []
+    for d in sorted(holders):
+        if any(a in denied for a in ancestors(d)):
+            continue  # already denied: neither readable nor writable
+        out.append(CompiledEntry(path=d, access="read", provenance=tuple(holders[d])))
+    return out
+
+
+def _link_paths(roots: Sequence[ResolvedRoot]) -> set[str]:
+    return {h.link for r in roots for h in r.hops}
+
+
+def compile_mode(
+    mode: str,
+    profile_id: str,
+    base: ModeProfilePolicy,
+    roots: Sequence[ResolvedRoot],
+    layout: LaunchLayout,
+    home: ResolvedHome | None,
+    *,
+    where: str = "profiles",
+) -> CompiledProfile:
+    """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError."""
+    _check_policy_names_no_root(base, roots, where)
+    ws = list(layout.workspace_roots)
+    base_table = _base_table(base, ws)
+    contexts = _contexts(ws)
+    base_writes = False
+    for ctx in contexts:
+        eff = resolve({profile_id: base_table}, profile_id, ctx)
+        if eff.unrestricted or any(e.access == "write" for e in eff.entries):
+            base_writes = True
+    denies = _deny_entries(roots)
+    dir_targets = {r.target for r in roots if r.kind == "dir"}
+    denied_dirs = [e.path for e in denies if e.path in dir_targets]
+    entries = list(denies)
+    if base_writes:
+        entries.extend(_holder_entries(roots, home, denied_dirs))
+    entries.sort(key=lambda e: (e.path, e.access))
+
+    # Entries are canonical by construction; this guards the construction itself, because a
+    # deny or read entry through a symlink makes Codex refuse to start every command.
+    links = _link_paths(roots)
+    for e in entries:
+        for a in ancestors(e.path):
+            if a in links:
+                raise UnsafeRootError(
+                    f"entry {e.path} would cross symlink {a}; Codex refuses to start",
+                    where=f"mode {mode}",
+                )
+
+    profile = CompiledProfile(
+        mode=mode,
+        profile_id=profile_id,
+        description=base.description,
+        extends=base.extends,
+        workspace_roots=tuple(ws),
+        policy_filesystem=dict(base.filesystem),
+        entries=tuple(entries),
+        glob_scan_max_depth=base.glob_scan_max_depth,
+        network_enabled=base.network.enabled,
+    )
+    _prove(profile, roots, home, contexts)
+    return profile
+
+
+def _prove(
+    profile: CompiledProfile,
+    roots: Sequence[ResolvedRoot],
+    home: ResolvedHome | None,
+    contexts: Sequence[EvalContext],
+) -> None:
+    """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable."""
+    table = {profile.profile_id: profile.codex_table()}
+    for ctx in contexts:
+        eff = resolve(table, profile.profile_id, ctx)
+        if eff.unrestricted:
+            raise UnsafeRootError(
+                "profile is unrestricted and cannot carry a deny", where=f"mode {profile.mode}"
+            )
+        for root in roots:
+            d = eff.decide(root.target)
+            if d.access != "deny":
+                winner = d.winner.source if d.winner else "no entry"
+                raise UnsafeRootError(
+                    f"root {root.id!r} target {root.target} is {d.access or 'unlisted'} "
+                    f"(winner: {winner}), not denied",
+                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                )
+            for hd in root.holder_dirs:
+                dd = eff.decide(hd)
+                if dd.writable:
+                    hop = next((h for h in root.hops if h.link.rsplit("/", 1)[0] == hd), None)
+                    what = f"hop {hop.link}" if hop else f"target {root.target}"
+                    winner = dd.winner.source if dd.winner else "no entry"
+                    raise UnsafeRootError(
+                        f"root {root.id!r}: directory {hd} holding {what} stays writable "
+                        f"(winner: {winner}); a model command could replace it",
+                        where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                        hint="move the credential out of a writable root or out of the workspace",
+                    )
+        if home is not None:
+            for hd in (home.canonical, *home.holder_dirs):
+                dd = eff.decide(hd)
+                if dd.writable:
+                    winner = dd.winner.source if dd.winner else "no entry"
+                    raise UnsafeRootError(
+                        f"private CODEX_HOME directory {hd} stays writable (winner: {winner})",
+                        where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                        hint="put CODEX_HOME outside writable roots",
+                    )
+
+
+def _findings(roots: Sequence[ResolvedRoot], stripped: Sequence[str]) -> tuple[Finding, ...]:
+    out: list[Finding] = []
+    for r in roots:
+        if r.nlink is not None and r.nlink > 1:
+            out.append(
+                Finding(
+                    code="hardlinked-target",
+                    message=f"target has {r.nlink} hard links; a path deny does not cover the others",
+                    root_id=r.id,
+                    path=r.target,
+                )
+            )
+        for h in r.hops_under_workspace:
+            out.append(
+                Finding(
+                    code="hop-under-workspace",
+                    message="a hop of this root lies under a workspace root",
+                    root_id=r.id,
+                    path=h,
+                )
+            )
+        if r.kind == "missing":
+            out.append(
+                Finding(
+                    code="missing-root",
+                    message="root does not exist yet (allow_missing); its intended path is denied",
+                    root_id=r.id,
+                    path=r.target,
+                )
+            )
+    for key in stripped:
+        out.append(
+            Finding(
+                code="session-config-stripped",
+                message=f"session config key {key!r} was stripped; agent config cannot set it",
+                path=None,
+            )
+        )
+    return tuple(out)
+
+
+def compile_bundle(
+    roots: Sequence[ResolvedRoot],
+    policy: Policy,
+    layout: LaunchLayout,
+    home: ResolvedHome | None = None,
+    *,
+    session_config: dict[str, Any] | None = None,
+    stripped_session_keys: Sequence[str] = (),
+) -> CompiledBundle:
+    """Compile one profile per ACP mode (pure; the call a daemon makes per session launch)."""
+    profiles: list[CompiledProfile] = []
+    order = [m for m in ACP_MODES if m in policy.mode_map.modes] + sorted(
+        m for m in policy.mode_map.modes if m not in ACP_MODES
+    )
+    for mode in order:
+        entry = policy.mode_map.modes[mode]
+        profiles.append(
+            compile_mode(
+                mode,
+                entry.profile_id,
+                policy.bases[mode],
+                roots,
+                layout,
+                home,
+                where=f"{policy.source_dir}/{entry.base}",
+            )
+        )
+    return CompiledBundle(
+        profiles=tuple(profiles),
+        default_mode=policy.mode_map.default_mode,
+        roots=tuple(roots),
+        layout=layout,
+        codex_home=home,
+        findings=_findings(roots, stripped_session_keys),
+        session_config=session_config,
+        stripped_session_keys=tuple(stripped_session_keys),
+    )

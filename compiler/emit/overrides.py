@@ -1,0 +1,26 @@
+"""`overrides`: one `codex -c` value per line, LF-separated.
+
+Codex splits a `-c` key on `.` with no quoting, so a key never carries a path or `:token`:
+each profile is one `permissions.<id>={...}` line whose inline-table value holds them.
+"""
+
+from __future__ import annotations
+
+import tomlkit
+
+from ..models import CompiledBundle
+from .codex_toml import inline
+
+
+def override_lines(bundle: CompiledBundle) -> list[str]:
+    """The `-c` values in the order a launcher passes them (selection first)."""
+    lines = ["default_permissions=" + tomlkit.string(bundle.default_profile_id).as_string()]
+    for profile in bundle.profiles:
+        value = inline(profile.codex_table()).as_string()
+        lines.append(f"permissions.{profile.profile_id}={value}")
+    return lines
+
+
+def render_overrides(bundle: CompiledBundle) -> str:
+    """All `-c` values, one per line, ending in LF."""
+    return "".join(line + "\n" for line in override_lines(bundle))

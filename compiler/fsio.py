@@ -1,0 +1,41 @@
+"""Atomic output: write to a temp file in the target directory, fsync, rename."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+
+from .errors import OutputError
+
+
+def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace `path` with `data` all at once; on any error nothing is left behind."""
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".profilec-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise OutputError(f"cannot create a file in {directory}: {exc.strerror}", where=path) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"cannot write: {exc.strerror}", where=path) from None
+
+
+def ensure_private_dir(path: str) -> None:
+    """Create `path` as a 0700 directory, or tighten an existing one we own to 0700."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        if st.st_uid != os.getuid():
+            raise OutputError(f"directory is owned by uid {st.st_uid}", where=path)
+        os.chmod(path, 0o700)
+    except OSError as exc:
+        raise OutputError(f"cannot prepare directory: {exc.strerror}", where=path) from None

@@ -1,0 +1,236 @@
+"""Frozen, typed data models for every format profilec reads or emits.
+
+Inputs: the daemon-owned roots manifest, the policy in `profiles/` (one base profile per ACP
+mode plus the mode map), and the launch layout. Outputs: resolved roots and the CompiledBundle
+that every renderer formats. `schemas/` holds the JSON Schema of each; tests/unit/test_schemas.py
+proves the two agree.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+ACP_MODES: tuple[str, ...] = ("read-only", "agent", "agent-full-access")
+
+Access = Literal["read", "write", "deny"]
+PolicyAccess = Literal["read", "write", "deny", "none"]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
+ModeName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
+AbsPath = Annotated[str, StringConstraints(pattern=r"^/", min_length=1)]
+
+
+class Frozen(BaseModel):
+    """Base for all models: immutable, unknown keys are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+
+class RootSpec(Frozen):
+    """One protected credential root as the daemon declares it."""
+
+    id: Slug
+    path: AbsPath
+    backend: Slug | None = None
+    description: str | None = None
+    allow_missing: bool = False
+
+
+class RootsManifest(Frozen):
+    """The daemon-owned roots manifest (TOML)."""
+
+    schema_version: Literal[1]
+    roots: Annotated[list[RootSpec], Field(min_length=1)]
+
+
+FilesystemValue = PolicyAccess | dict[str, PolicyAccess]
+
+
+class NetworkPolicy(Frozen):
+    """The network part of a base profile; only `enabled` is policy here."""
+
+    enabled: bool = False
+
+
+class ModeProfilePolicy(Frozen):
+    """A reviewed base profile for one ACP mode (`profiles/<mode>.toml`)."""
+
+    schema_version: Literal[1]
+    mode: ModeName
+    description: str
+    rationale: str
+    extends: Literal[":read-only", ":workspace"] | None = None
+    filesystem: dict[str, FilesystemValue] = Field(default_factory=dict)
+    glob_scan_max_depth: Annotated[int, Field(ge=1)] | None = None
+    network: NetworkPolicy = Field(default_factory=NetworkPolicy)
+    #: The advertised semantics the checker holds the compiled profile to.
+    writes_workspace: bool
+    writes_outside_workspace: bool
+
+
+class ModeMapEntry(Frozen):
+    """Which base profile serves an ACP mode, and the compiled profile's id."""
+
+    profile_id: Slug
+    base: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}\.toml$")]
+
+
+class ModeMap(Frozen):
+    """`profiles/modes.toml`: ACP mode -> base profile; the default mode selects default_permissions."""
+
+    schema_version: Literal[1]
+    default_mode: ModeName
+    modes: dict[ModeName, ModeMapEntry]
+
+
+class LaunchLayout(Frozen):
+    """Launch paths from CLI flags: workspace roots and the private CODEX_HOME."""
+
+    workspace_roots: tuple[AbsPath, ...] = ()
+    codex_home: AbsPath | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolved roots (the only data that came from the filesystem; paths only, never contents)
+
+
+class Hop(Frozen):
+    """One symlink crossed on the way from a root's declared path to its canonical target."""
+
+    index: int
+    link: AbsPath  # where the link itself sits, with a canonical parent directory
+    value: str  # readlink() text, as stored
+    spelling: AbsPath  # the full path that reaches the credential through this link
+
+
+class ResolvedRoot(Frozen):
+    """A root after its link chain was walked with lstat/readlink only."""
+
+    id: Slug
+    path: AbsPath
+    backend: Slug | None = None
+    kind: Literal["file", "dir", "missing", "other"]
+    target: AbsPath
+    hops: tuple[Hop, ...] = ()
+    nlink: int | None = None
+    #: Directories a model command must not be able to write (hop parents, target parent).
+    holder_dirs: tuple[AbsPath, ...] = ()
+    hops_under_workspace: tuple[AbsPath, ...] = ()
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """Every name that reaches the credential: declared path, each hop's path, the target."""
+        seen: dict[str, None] = {self.path: None}
+        for hop in self.hops:
+            seen.setdefault(hop.link, None)
+            seen.setdefault(hop.spelling, None)
+        seen.setdefault(self.target, None)
+        return tuple(seen)
+
+
+class ResolvedHome(Frozen):
+    """The private CODEX_HOME after resolution: canonical path and the dirs holding its links."""
+
+    path: AbsPath
+    canonical: AbsPath
+    holder_dirs: tuple[AbsPath, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled output
+
+
+class Provenance(Frozen):
+    """Why an entry exists: which root (and hop) or which policy key put it there."""
+
+    reason: Literal["target", "holder-dir", "codex-home", "policy"]
+    root_id: str | None = None
+    hop_index: int | None = None
+    detail: str | None = None
+
+
+class CompiledEntry(Frozen):
+    """One filesystem entry of a compiled profile, with where it came from."""
+
+    path: str
+    access: Access
+    provenance: tuple[Provenance, ...]
+
+
+class CompiledProfile(Frozen):
+    """One Codex permission profile for one ACP mode."""
+
+    mode: ModeName
+    profile_id: Slug
+    description: str
+    extends: Literal[":read-only", ":workspace"] | None
+    workspace_roots: tuple[AbsPath, ...]
+    #: The base policy's own filesystem keys (specials, `~/`, scoped tables), unchanged.
+    policy_filesystem: dict[str, FilesystemValue]
+    #: Entries profilec added from the roots (denies and read-only holder dirs), sorted by path.
+    entries: tuple[CompiledEntry, ...]
+    glob_scan_max_depth: int | None = None
+    network_enabled: bool
+
+    def codex_table(self) -> dict[str, Any]:
+        """The `[permissions.<id>]` table in Codex's own shape (no provenance)."""
+        filesystem: dict[str, Any] = {}
+        if self.glob_scan_max_depth is not None:
+            filesystem["glob_scan_max_depth"] = self.glob_scan_max_depth
+        for key in sorted(self.policy_filesystem):
+            value = self.policy_filesystem[key]
+            filesystem[key] = dict(sorted(value.items())) if isinstance(value, dict) else value
+        for entry in self.entries:
+            filesystem[entry.path] = entry.access
+        table: dict[str, Any] = {"description": self.description}
+        if self.extends is not None:
+            table["extends"] = self.extends
+        if self.workspace_roots:
+            table["workspace_roots"] = {root: True for root in self.workspace_roots}
+        table["filesystem"] = filesystem
+        table["network"] = {"enabled": self.network_enabled}
+        return table
+
+
+class Finding(Frozen):
+    """A fact the compiler reports as data for the checker (it does not judge it)."""
+
+    code: str
+    message: str
+    root_id: str | None = None
+    path: str | None = None
+
+
+class CompiledBundle(Frozen):
+    """Everything one compile produced; renderers only format this."""
+
+    profiles: tuple[CompiledProfile, ...]
+    default_mode: ModeName
+    roots: tuple[ResolvedRoot, ...]
+    layout: LaunchLayout
+    codex_home: ResolvedHome | None = None
+    findings: tuple[Finding, ...] = ()
+    session_config: dict[str, Any] | None = None
+    stripped_session_keys: tuple[str, ...] = ()
+
+    @property
+    def mode_profiles(self) -> dict[str, str]:
+        """ACP mode -> compiled profile id."""
+        return {p.mode: p.profile_id for p in self.profiles}
+
+    def profile_for(self, mode: str) -> CompiledProfile:
+        """The compiled profile serving `mode`."""
+        for p in self.profiles:
+            if p.mode == mode:
+                return p
+        raise KeyError(mode)
+
+    @property
+    def default_profile_id(self) -> str:
+        """The profile `default_permissions` selects."""
+        return self.profile_for(self.default_mode).profile_id

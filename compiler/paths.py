@@ -1,0 +1,78 @@
+"""Path validation and builder-owned joining: every host path profilec emits passes through here.
+
+Rules (seed 004): absolute, normalized, UTF-8, no NUL, no `.`/`..`/empty segment. Joining takes a
+validated base and *relative segments*; a segment that is absolute, empty, `.` or `..` fails closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import InputError, LayoutError
+
+
+def check_absolute(path: str, *, what: str, error: type[InputError] = LayoutError) -> str:
+    """Return `path` unchanged if it is absolute and normalized, else raise `error`."""
+    if not isinstance(path, str) or path == "":
+        raise error(f"{what} is empty", where=what)
+    if "\x00" in path:
+        raise error(f"{what} contains a NUL byte", where=what)
+    try:
+        path.encode("utf-8", errors="strict")
+    except UnicodeEncodeError:
+        raise error(f"{what} is not valid UTF-8: {path!r}", where=what) from None
+    if not path.startswith("/"):
+        raise error(f"{what} must be absolute: {path!r}", where=what)
+    if path == "/":
+        return path
+    if path.endswith("/"):
+        raise error(f"{what} has a trailing slash (empty segment): {path!r}", where=what)
+    for seg in path[1:].split("/"):
+        if seg == "":
+            raise error(f"{what} has an empty segment: {path!r}", where=what)
+        if seg in (".", ".."):
+            raise error(f"{what} has a traversal segment {seg!r}: {path!r}", where=what)
+    return path
+
+
+def check_segment(seg: str, *, what: str) -> str:
+    """Return one relative path segment, or raise if it could traverse or is not one segment."""
+    if seg in ("", ".", "..") or "/" in seg or "\x00" in seg:
+        raise LayoutError(f"{what} is not a single safe path segment: {seg!r}", where=what)
+    return seg
+
+
+def join(base: str, relative: str, *, what: str) -> str:
+    """Join a validated absolute base and a relative path; reject absolute or traversal input."""
+    check_absolute(base, what=f"{what} base")
+    if relative.startswith("/"):
+        raise LayoutError(f"{what} must be relative, got absolute {relative!r}", where=what)
+    if relative == "":
+        raise LayoutError(f"{what} is empty", where=what)
+    segs = [check_segment(s, what=what) for s in relative.split("/")]
+    return "/".join([base.rstrip("/"), *segs]) if base != "/" else "/" + "/".join(segs)
+
+
+def parent(path: str) -> str:
+    """The parent of an absolute normalized path (`/` for `/x`, `/` for `/`)."""
+    if path == "/":
+        return "/"
+    head = path.rsplit("/", 1)[0]
+    return head or "/"
+
+
+def is_within(path: str, ancestor: str) -> bool:
+    """True when `path` equals `ancestor` or lies below it, by whole path components."""
+    if ancestor == "/":
+        return path.startswith("/")
+    return path == ancestor or path.startswith(ancestor + "/")
+
+
+def ancestors(path: str) -> Iterable[str]:
+    """`path` itself, then each parent up to `/`."""
+    cur = path
+    while True:
+        yield cur
+        if cur == "/":
+            return
+        cur = parent(cur)

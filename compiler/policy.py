@@ -1,0 +1,102 @@
+"""Reviewed policy in `profiles/`: one base profile per ACP mode and the mode map.
+
+Policy speaks in Codex's own vocabulary (`:specials`, `~/`, scoped tables, system paths); it
+never names a host credential path. Compile checks that no policy key reaches a protected root.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .errors import PolicyError
+from .models import ACP_MODES, ModeMap, ModeProfilePolicy
+from .roots import parse_toml, validation_message
+
+KNOWN_SPECIALS = (":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp")
+SCOPABLE_SPECIALS = (":workspace_roots",)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The validated policy: the mode map and each mode's base profile."""
+
+    mode_map: ModeMap
+    bases: dict[str, ModeProfilePolicy]
+    source_dir: str
+
+
+def default_profiles_dir() -> str:
+    """The shipped policy directory (repo `profiles/`)."""
+    return str(Path(__file__).resolve().parent.parent / "profiles")
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise PolicyError("file does not exist", where=path) from None
+    except OSError as exc:
+        raise PolicyError(f"cannot read: {exc.strerror}", where=path) from None
+
+
+def _check_key(key: str, value: object, where: str) -> None:
+    if key.startswith(":"):
+        if key not in KNOWN_SPECIALS:
+            raise PolicyError(f"unknown special {key!r} (Codex would ignore it silently)", where=where)
+        if isinstance(value, dict) and key not in SCOPABLE_SPECIALS:
+            raise PolicyError(f"{key} does not support nested entries", where=where)
+        if isinstance(value, dict):
+            for sub in value:
+                segs = sub.split("/")
+                if sub != "." and (sub.startswith("/") or any(s in ("", ".", "..") for s in segs)):
+                    raise PolicyError(
+                        f"subpath {sub!r} under {key} must be a descendant without . or ..",
+                        where=where,
+                    )
+        return
+    if key.startswith("~/") or key == "~":
+        return
+    if not key.startswith("/"):
+        raise PolicyError(f"filesystem key {key!r} must be absolute, ~/..., or a :special", where=where)
+    if isinstance(value, dict):
+        raise PolicyError(f"scoped tables under absolute paths are not policy: {key!r}", where=where)
+
+
+def load_policy(profiles_dir: str | None = None) -> Policy:
+    """Load and validate `profiles/modes.toml` and every base profile it names."""
+    pdir = profiles_dir or default_profiles_dir()
+    map_path = os.path.join(pdir, "modes.toml")
+    data = parse_toml(_read(map_path), where=map_path)
+    try:
+        mode_map = ModeMap.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=map_path) from None
+    for mode in ACP_MODES:
+        if mode not in mode_map.modes:
+            raise PolicyError(f"ACP mode {mode!r} has no mapping", where=map_path)
+    if mode_map.default_mode not in mode_map.modes:
+        raise PolicyError(f"default_mode {mode_map.default_mode!r} is not in [modes]", where=map_path)
+    ids = [e.profile_id for e in mode_map.modes.values()]
+    if len(set(ids)) != len(ids):
+        raise PolicyError("two modes map to the same profile_id", where=map_path)
+    bases: dict[str, ModeProfilePolicy] = {}
+    for mode, entry in sorted(mode_map.modes.items()):
+        path = os.path.join(pdir, entry.base)
+        raw = parse_toml(_read(path), where=path)
+        try:
+            base = ModeProfilePolicy.model_validate(raw)
+        except ValidationError as exc:
+            raise PolicyError(f"schema violation: {validation_message(exc)}", where=path) from None
+        if base.mode != mode:
+            raise PolicyError(
+                f"declares mode {base.mode!r} but modes.toml maps it to {mode!r}", where=path
+            )
+        for key, value in base.filesystem.items():
+            _check_key(key, value, f"{path}: filesystem")
+        bases[mode] = base
+    return Policy(mode_map=mode_map, bases=bases, source_dir=pdir)

@@ -1,0 +1,312 @@
+"""The trusted-input edge: daemon-owned files and root link chains.
+
+This is the only module that touches the filesystem for roots. It reads the manifest (after a
+trust check on the open file descriptor) and walks each root's link chain with `lstat` and
+`readlink` alone: a credential file or any hop is never opened.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import InputError, RootChainError, TrustError
+from .models import Hop, ResolvedHome, ResolvedRoot, RootSpec, RootsManifest
+from .paths import check_absolute, is_within, parent
+
+#: Like the kernel's ELOOP limit: more hops than this is treated as a loop.
+MAX_HOPS = 40
+
+
+# ---------------------------------------------------------------------------------------------
+# Trust check and reading daemon-owned TOML
+
+
+def _check_dir_chain(path: str, *, where: str) -> None:
+    """Every ancestor directory must be owned by root/us and not writable by others."""
+    uid = os.getuid()
+    real = os.path.realpath(parent(path))
+    cur = real
+    while True:
+        try:
+            st = os.lstat(cur)
+        except OSError as exc:
+            raise TrustError(f"cannot inspect parent directory {cur}: {exc.strerror}", where=where)
+        sticky = bool(st.st_mode & stat.S_ISVTX)
+        if st.st_uid not in (0, uid):
+            raise TrustError(
+                f"parent directory {cur} is owned by uid {st.st_uid}, not root or uid {uid}",
+                where=where,
+            )
+        if not sticky and st.st_mode & stat.S_IWOTH:
+            raise TrustError(f"parent directory {cur} is world-writable", where=where)
+        if not sticky and st.st_mode & stat.S_IWGRP and st.st_gid != 0:
+            raise TrustError(
+                f"parent directory {cur} is writable by group {st.st_gid}", where=where
+            )
+        if cur == "/":
+            return
+        cur = parent(cur)
+
+
+def read_trusted_bytes(path: str) -> bytes:
+    """Read a daemon-owned file after checking it cannot have been planted or edited by others.
+
+    The file must be a regular file reached without following a final symlink, owned by root or
+    the invoking uid, not group- or world-writable, and no parent directory writable by others.
+    Checks run on the open descriptor, so the file read is the file checked.
+    """
+    where = path
+    abspath = os.path.abspath(path)
+    try:
+        st_link = os.lstat(abspath)
+    except FileNotFoundError:
+        raise InputError("file does not exist", where=where) from None
+    except OSError as exc:
+        raise TrustError(f"cannot inspect: {exc.strerror}", where=where) from None
+    if stat.S_ISLNK(st_link.st_mode):
+        raise TrustError("is a symlink; a daemon-owned file must be a regular file", where=where)
+    if not stat.S_ISREG(st_link.st_mode):
+        raise TrustError("is not a regular file", where=where)
+    _check_dir_chain(abspath, where=where)
+    try:
+        fd = os.open(abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise TrustError(f"cannot open: {exc.strerror}", where=where) from None
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (st_link.st_dev, st_link.st_ino):
+            raise TrustError("changed while being checked", where=where)
+        if st.st_uid not in (0, os.getuid()):
+            raise TrustError(
+                f"owned by uid {st.st_uid}, not root or uid {os.getuid()}", where=where
+            )
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise TrustError(
+                f"mode {stat.S_IMODE(st.st_mode):04o} is group- or world-writable", where=where
+            )
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def parse_toml(data: bytes, *, where: str) -> dict[str, Any]:
+    """Parse TOML bytes; one clear line on any error."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 at byte {exc.start}", where=where) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"malformed TOML: {exc}", where=where) from None
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first pydantic error as `key.path: message`, plus a count of the rest."""
+    errors = exc.errors()
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = f"{loc}: {first['msg']}"
+    if first.get("type") == "extra_forbidden":
+        msg = f"{loc}: unknown key"
+    if len(errors) > 1:
+        msg += f" (and {len(errors) - 1} more)"
+    return msg
+
+
+def load_manifest(path: str) -> RootsManifest:
+    """Trust-check, parse and validate the roots manifest."""
+    data = parse_toml(read_trusted_bytes(path), where=path)
+    try:
+        manifest = RootsManifest.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"schema violation: {validation_message(exc)}", where=path) from None
+    seen: set[str] = set()
+    for i, root in enumerate(manifest.roots):
+        where = f"{path}: roots[{i}]"
+        if root.id in seen:
+            raise InputError(f"duplicate root id {root.id!r}", where=where)
+        seen.add(root.id)
+        check_absolute(root.path, what=f"root {root.id!r} path", error=InputError)
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------
+# Link chains
+
+
+def _components(path: str) -> list[str]:
+    return [c for c in path.split("/") if c not in ("", ".")]
+
+
+def _join(base: str, comp: str) -> str:
+    return "/" + comp if base == "/" else base + "/" + comp
+
+
+def walk_chain(
+    path: str, *, allow_missing: bool = False, what: str = "path"
+) -> tuple[str, tuple[Hop, ...], str, os.stat_result | None]:
+    """Resolve `path` component by component with lstat/readlink only.
+
+    Returns (canonical target, hops, kind, lstat of the target or None when missing). Relative
+    link values resolve against the link's own (canonical) directory; symlinked directories in
+    the middle of the path are hops too.
+    """
+    pending = list(reversed(_components(path)))
+    current = "/"
+    hops: list[Hop] = []
+    seen_states: set[tuple[str, tuple[str, ...]]] = set()
+    st: os.stat_result | None = os.lstat("/")
+    while pending:
+        comp = pending.pop()
+        if comp == "..":
+            current = parent(current)
+            continue
+        cand = _join(current, comp)
+        try:
+            st = os.lstat(cand)
+        except FileNotFoundError:
+            rest = [cand, *reversed(pending)]
+            intended = "/".join([rest[0], *rest[1:]]) if len(rest) > 1 else cand
+            if allow_missing:
+                return os.path.normpath(intended), tuple(hops), "missing", None
+            hint = "create it, fix the link, or set allow_missing = true for this root"
+            raise RootChainError(
+                f"dangling chain: {cand} does not exist (reached from {path})",
+                where=what,
+                hint=hint,
+            ) from None
+        except NotADirectoryError:
+            raise RootChainError(
+                f"{current} is not a directory (reached from {path})", where=what
+            ) from None
+        except OSError as exc:
+            raise RootChainError(f"cannot lstat {cand}: {exc.strerror}", where=what) from None
+        if stat.S_ISLNK(st.st_mode):
+            state = (cand, tuple(pending))
+            if state in seen_states:
+                raise RootChainError(f"symlink loop at {cand} (reached from {path})", where=what)
+            seen_states.add(state)
+            if len(hops) >= MAX_HOPS:
+                raise RootChainError(
+                    f"link chain longer than {MAX_HOPS} hops at {cand} (reached from {path})",
+                    where=what,
+                )
+            try:
+                value = os.readlink(cand)
+            except OSError as exc:
+                raise RootChainError(f"cannot readlink {cand}: {exc.strerror}", where=what) from None
+            remaining = list(reversed(pending))
+            spelling = "/".join([cand, *remaining]) if remaining else cand
+            hops.append(Hop(index=len(hops), link=cand, value=value, spelling=spelling))
+            if value.startswith("/"):
+                current = "/"
+            pending.extend(reversed(_components(value)))
+            continue
+        if pending and not stat.S_ISDIR(st.st_mode):
+            raise RootChainError(
+                f"{cand} is not a directory but the path continues (reached from {path})",
+                where=what,
+            )
+        current = cand
+    kind = "other"
+    if st is not None and stat.S_ISREG(st.st_mode):
+        kind = "file"
+    elif st is not None and stat.S_ISDIR(st.st_mode):
+        kind = "dir"
+    return current, tuple(hops), kind, st
+
+
+def _holder_dirs(target: str, hops: Iterable[Hop], kind: str, last_existing: str) -> tuple[str, ...]:
+    dirs: dict[str, None] = {}
+    for hop in hops:
+        dirs.setdefault(parent(hop.link), None)
+    dirs.setdefault(last_existing if kind == "missing" else parent(target), None)
+    return tuple(sorted(dirs))
+
+
+def _last_existing(target: str) -> str:
+    cur = parent(target)
+    while cur != "/":
+        try:
+            os.lstat(cur)
+            return cur
+        except OSError:
+            cur = parent(cur)
+    return "/"
+
+
+def resolve_root(spec: RootSpec, workspace_roots: Sequence[str] = ()) -> ResolvedRoot:
+    """Walk one root's chain and record what the checker needs (paths only)."""
+    target, hops, kind, st = walk_chain(
+        spec.path, allow_missing=spec.allow_missing, what=f"root {spec.id!r}"
+    )
+    nlink = st.st_nlink if (st is not None and kind == "file") else None
+    last = _last_existing(target) if kind == "missing" else parent(target)
+    under = tuple(
+        sorted({h.link for h in hops for w in workspace_roots if is_within(h.link, w)})
+    )
+    return ResolvedRoot(
+        id=spec.id,
+        path=spec.path,
+        backend=spec.backend,
+        kind=kind,  # type: ignore[arg-type]
+        target=target,
+        hops=hops,
+        nlink=nlink,
+        holder_dirs=_holder_dirs(target, hops, kind, last),
+        hops_under_workspace=under,
+    )
+
+
+def resolve_roots(manifest: RootsManifest, workspace_roots: Sequence[str] = ()) -> tuple[ResolvedRoot, ...]:
+    """Resolve every root; all run, and the first failure (in manifest order) is raised after."""
+    results: list[ResolvedRoot] = []
+    failures: list[RootChainError] = []
+    for spec in manifest.roots:
+        try:
+            results.append(resolve_root(spec, workspace_roots))
+        except RootChainError as exc:
+            failures.append(exc)
+    if failures:
+        first = failures[0]
+        if len(failures) > 1:
+            first.message += f" (and {len(failures) - 1} more failing roots)"
+            first.args = (first.one_line(),)
+        raise first
+    return tuple(results)
+
+
+def resolve_home(path: str) -> ResolvedHome:
+    """Resolve the private CODEX_HOME: its canonical directory and the dirs holding its links."""
+    check_absolute(path, what="codex home", error=InputError)
+    canonical, hops, kind, _ = walk_chain(path, what="codex home")
+    if kind != "dir":
+        raise RootChainError(f"codex home {path} is not a directory", where="codex home")
+    holders = tuple(sorted({parent(h.link) for h in hops}))
+    return ResolvedHome(path=path, canonical=canonical, holder_dirs=holders)
+
+
+def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:
+    """Validate workspace roots (absolute, normalized); canonicalize those that exist."""
+    out: list[str] = []
+    for r in roots:
+        check_absolute(r, what="--workspace-root", error=InputError)
+        try:
+            canonical, _, kind, _ = walk_chain(r, what="--workspace-root")
+        except RootChainError:
+            canonical, kind = r, "missing"
+        out.append(canonical if kind == "dir" else r)
+    return tuple(out)

@@ -1,0 +1,80 @@
+"""Shared test helpers: synthetic credential layouts in throwaway dirs (random markers only)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomlkit
+
+
+def marker() -> str:
+    """A fresh random marker; never a real credential."""
+    return "PROFILEC-CANARY-" + secrets.token_hex(12)
+
+
+def write_manifest(path: Path, roots: list[dict[str, object]], *, mode: int = 0o600) -> Path:
+    """Write a roots manifest with safe permissions (the trust check passes)."""
+    doc = tomlkit.document()
+    doc["schema_version"] = 1
+    aot = tomlkit.aot()
+    for r in roots:
+        t = tomlkit.table()
+        for k, v in r.items():
+            t[k] = v
+        aot.append(t)
+    doc["roots"] = aot
+    path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    os.chmod(path, mode)
+    return path
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A synthetic production layout: host target, private CODEX_HOME link, workspace."""
+
+    base: Path
+    host_target: Path
+    codex_home: Path
+    link: Path
+    workspace: Path
+    control: Path
+    marker: str
+    manifest: Path
+
+
+def make_layout(base: Path, *, relative_link: bool = False, hop_dir: bool = False) -> Layout:
+    """host/auth.json (marker, 0600) <- codexhome/auth.json symlink; ws/control.txt readable.
+
+    hop_dir adds an intermediate symlinked directory: codexhome/auth.json -> ../hostlink/auth.json
+    with hostlink -> host.
+    """
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(base, 0o755)
+    host = base / "host"
+    host.mkdir()
+    mark = marker()
+    target = host / "auth.json"
+    target.write_text('{"OPENAI_API_KEY": "%s"}\n' % mark, encoding="utf-8")
+    os.chmod(target, 0o600)
+    home = base / "codexhome"
+    home.mkdir()
+    link = home / "auth.json"
+    if hop_dir:
+        (base / "hostlink").symlink_to("host")
+        link.symlink_to("../hostlink/auth.json")
+    elif relative_link:
+        link.symlink_to("../host/auth.json")
+    else:
+        link.symlink_to(target)
+    ws = base / "ws"
+    ws.mkdir()
+    control = ws / "control.txt"
+    control.write_text("control-ok\n", encoding="utf-8")
+    manifest = write_manifest(
+        base / "roots.toml",
+        [{"id": "codex-auth", "path": str(link), "backend": "codex"}],
+    )
+    return Layout(base, target, home, link, ws, control, mark, manifest)
