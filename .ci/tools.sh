@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Ensure what the real (docker / codex / bwrap) tests need; idempotent; prints one line per tool.
+#   apt: docker.io busybox-static bubblewrap dash (apt-get update only when something is missing)
+#   npm: @openai/codex@$PROFILEC_CODEX_VERSION into $PROFILEC_CACHE/codex-<ver>
+#   engine: starts dockerd (no bridge, no iptables) only when `docker info` fails
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cache="${PROFILEC_CACHE:-$repo/.cache}"
+ver="${PROFILEC_CODEX_VERSION:-0.171.0}"   # keep in step with compiler/settings.py
+mkdir -p "$cache"
+
+su_cmd=()
+[ "$(id -u)" -eq 0 ] || su_cmd=(sudo)
+
+pkg_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+# --- apt packages -----------------------------------------------------------------------------
+pkgs=(docker.io busybox-static bubblewrap dash)
+missing=()
+for p in "${pkgs[@]}"; do
+    pkg_installed "$p" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    "${su_cmd[@]}" apt-get update -qq >/dev/null
+    "${su_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+for p in "${pkgs[@]}"; do
+    state="present"
+    for m in "${missing[@]+"${missing[@]}"}"; do
+        [ "$m" = "$p" ] && state="installed"
+    done
+    pkg_installed "$p" || { echo "tools: apt $p: FAILED to install" >&2; exit 1; }
+    echo "tools: apt $p $(dpkg-query -W -f='${Version}' "$p") ($state)"
+done
+[ -x /bin/busybox ] || { echo "tools: /bin/busybox missing after busybox-static" >&2; exit 1; }
+
+# --- pinned codex -------------------------------------------------------------------------------
+dest="$cache/codex-$ver"
+find_codex() {
+    compgen -G "$dest/node_modules/@openai/codex-linux-*/vendor/*/bin/codex" | head -n1 || true
+}
+bin="$(find_codex)"
+state="present"
+if [ -z "$bin" ]; then
+    command -v npm >/dev/null || { echo "tools: npm not found (needs node >= 20)" >&2; exit 1; }
+    mkdir -p "$dest"
+    npm install --prefix "$dest" --no-audit --no-fund --loglevel=error "@openai/codex@$ver" >/dev/null
+    bin="$(find_codex)"
+    state="installed"
+fi
+[ -n "$bin" ] || { echo "tools: codex $ver: native binary not found under $dest" >&2; exit 1; }
+echo "tools: codex $("$bin" --version 2>/dev/null | awk '{print $NF}') $bin ($state)"
+
+# --- docker engine ------------------------------------------------------------------------------
+if docker info >/dev/null 2>&1; then
+    echo "tools: docker engine $(docker info --format '{{.ServerVersion}}' 2>/dev/null) (running, used as is)"
+else
+    log="$cache/dockerd.log"
+    echo "starting dockerd at $(date -u +%FT%TZ)" >>"$log"
+    "${su_cmd[@]}" nohup dockerd --bridge=none --iptables=false --ip6tables=false >>"$log" 2>&1 &
+    echo "$!" >"$cache/dockerd.pid"
+    deadline=$((SECONDS + 60))
+    until [ -S /var/run/docker.sock ] && docker info >/dev/null 2>&1; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            echo "tools: dockerd did not answer within 60 s; log: $log" >&2
+            tail -n 20 "$log" >&2 || true
+            exit 1
+        fi
+        sleep 0.5
+    done
+    echo "tools: docker engine $(docker info --format '{{.ServerVersion}}') (started, pid $(cat "$cache/dockerd.pid"), log $log)"
+fi
