@@ -1,0 +1,139 @@
+"""Docker engine helpers for canaries: the client, the hardened run settings, labels and cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compiler.errors import EnvironmentMissingError
+from compiler.settings import repo_root
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+#: Every canary container, volume and network carries this label (value "1").
+LABEL = "profilec.canary"
+#: ...and this one, whose value is the run id that `cleanup` removes by.
+RUN_LABEL = f"{LABEL}.run"
+#: The uid canaries run as when the host user is root (any non-root uid works; see README).
+CANARY_UID = 10001
+#: Where the pinned Codex's platform directory (bin/, codex-resources/bwrap) is mounted read-only.
+CODEX_MOUNT = "/opt/codex"
+#: CODEX_HOME inside the container: a private tmpfs owned by the run uid, outside TMPDIR.
+CODEX_HOME = "/codex-home"
+#: The custom seccomp profile: Docker's default plus the namespace syscalls bubblewrap needs.
+SECCOMP_PROFILE = repo_root() / "canaries" / "seccomp.json"
+
+
+def docker_client(timeout: int = 30) -> DockerClient:
+    """A client for the local engine; EnvironmentMissingError when none answers."""
+    try:
+        import docker
+        import docker.errors
+    except ImportError as exc:
+        raise EnvironmentMissingError(
+            "python package 'docker' is not installed", hint="pip install 'profilec[canary]'"
+        ) from exc
+    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise EnvironmentMissingError(
+            f"no docker engine answers at {where}: {str(exc).splitlines()[0][:200]}",
+            hint="run .ci/tools.sh to install and start one",
+        ) from exc
+    return client
+
+
+def new_run_id() -> str:
+    """A fresh random run id (12 hex digits) for labelling one canary run's objects."""
+    return secrets.token_hex(6)
+
+
+def run_labels(run_id: str) -> dict[str, str]:
+    """The labels every object of run `run_id` carries."""
+    return {LABEL: "1", RUN_LABEL: run_id}
+
+
+def run_uid() -> int:
+    """The uid canary containers run as: the caller's own uid, or CANARY_UID when that is root."""
+    uid = os.getuid()
+    return uid if uid != 0 else CANARY_UID
+
+
+def seccomp_profile(path: Path = SECCOMP_PROFILE) -> str:
+    """The custom seccomp profile as compact JSON, ready for `security_opt=["seccomp=..."]`."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EnvironmentMissingError(f"cannot load seccomp profile {path}: {exc}") from exc
+    return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+
+def run_settings(run_id: str | None = None, *, uid: int | None = None) -> dict[str, Any]:
+    """Keyword arguments for `containers.run/create`: the narrowest settings Codex's bwrap needs."""
+    u = run_uid() if uid is None else uid
+    settings: dict[str, Any] = {
+        "user": f"{u}:{u}",
+        "network_mode": "none",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile()}"],
+        "read_only": True,
+        "ipc_mode": "none",
+        "pids_limit": 256,
+        "tmpfs": {
+            "/tmp": "rw,nosuid,nodev,noexec,size=64m,mode=1777",
+            CODEX_HOME: f"rw,nosuid,nodev,noexec,size=64m,mode=0700,uid={u},gid={u}",
+        },
+        "environment": {
+            "PATH": "/bin",
+            "HOME": CODEX_HOME,
+            "CODEX_HOME": CODEX_HOME,
+            "TMPDIR": "/tmp",
+        },
+    }
+    if run_id is not None:
+        settings["labels"] = run_labels(run_id)
+    return settings
+
+
+def codex_mount(binary: Path) -> tuple[dict[str, dict[str, str]], str]:
+    """A read-only bind of codex's platform dir (bin/, codex-resources/) and its inner path."""
+    binary = binary.resolve()
+    platform_dir = binary.parent.parent
+    rel = binary.relative_to(platform_dir).as_posix()
+    return {str(platform_dir): {"bind": CODEX_MOUNT, "mode": "ro"}}, f"{CODEX_MOUNT}/{rel}"
+
+
+def _label_filter(run_id: str | None) -> dict[str, Any]:
+    """The docker `filters` argument matching one run's objects, or every canary object."""
+    return {"label": f"{RUN_LABEL}={run_id}" if run_id is not None else LABEL}
+
+
+def cleanup(client: DockerClient, run_id: str) -> list[str]:
+    """Remove every container, volume and network labelled with `run_id`; return what went."""
+    removed: list[str] = []
+    flt = _label_filter(run_id)
+    for container in client.containers.list(all=True, filters=flt):
+        container.remove(force=True, v=True)
+        removed.append(f"container:{container.name}")
+    for volume in client.volumes.list(filters=flt):
+        volume.remove(force=True)
+        removed.append(f"volume:{volume.name}")
+    for network in client.networks.list(filters=flt):
+        network.remove()
+        removed.append(f"network:{network.name}")
+    return removed
+
+
+def leftovers(client: DockerClient, run_id: str | None = None) -> list[str]:
+    """Labelled containers, volumes and networks still present (images are kept for reuse)."""
+    flt = _label_filter(run_id)
+    found = [f"container:{c.name}" for c in client.containers.list(all=True, filters=flt)]
+    found += [f"volume:{v.name}" for v in client.volumes.list(filters=flt)]
+    found += [f"network:{n.name}" for n in client.networks.list(filters=flt)]
+    return found
