@@ -1,0 +1,63 @@
+"""Real-engine fixtures: a missing docker engine or codex fails when CI=true, else skips."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import pytest
+
+from compiler.errors import EnvironmentMissingError
+from compiler.settings import codex_binary, codex_version
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+
+def missing(reason: str) -> NoReturn:
+    """Fail the test when CI=true (a canary that cannot run is never a pass), skip it otherwise."""
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[DockerClient]:
+    """A client for a docker engine that answers (see .ci/tools.sh)."""
+    from compiler.canary.engine import docker_client as connect
+
+    try:
+        client = connect()
+    except EnvironmentMissingError as exc:
+        reason = exc.one_line()
+    else:
+        reason = ""
+    if reason:
+        missing(reason)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The pinned native codex binary (PROFILEC_CODEX_BIN or the cache; see .ci/tools.sh)."""
+    path = codex_binary()
+    if path is None or not path.is_file():
+        missing(f"pinned codex {codex_version()} is not installed (run .ci/tools.sh)")
+    return path
+
+
+@pytest.fixture
+def canary_run(docker_client: DockerClient) -> Iterator[str]:
+    """A fresh run id; every object labelled with it is removed when the test ends."""
+    from compiler.canary.engine import cleanup, new_run_id
+
+    run_id = new_run_id()
+    try:
+        yield run_id
+    finally:
+        cleanup(docker_client, run_id)
