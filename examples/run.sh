@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The main job on the bundled example: build a synthetic layout, compile every output format,
+# then `profilec check` (static proof + lints), with canaries when a Docker engine and the
+# pinned Codex are available. Artifacts land in ./out/example/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+dir="$(bash examples/make-layout.sh)"
+trap 'rm -rf "$dir"' EXIT
+out="out/example"
+mkdir -p "$out"
+common=(--roots "$dir/roots.toml" --workspace-root "$dir/workspace" --codex-home "$dir/agent/codex-home")
+for fmt in toml overrides acp-json bundle; do
+  ext="$fmt"; [ "$fmt" = "acp-json" ] && ext="json"; [ "$fmt" = "bundle" ] && ext="bundle.json"
+  [ "$fmt" = "overrides" ] && ext="txt"
+  if profilec compile "${common[@]}" --format "$fmt" --out "$out/profiles.$ext"; then
+    echo "compiled: $out/profiles.$ext"
+  else
+    rc=$?; echo "compile --format $fmt failed (exit $rc)"; exit "$rc"
+  fi
+done
+profilec compile "${common[@]}" --format codex-home --out "$out/codex-home"
+echo "compiled: $out/codex-home/config.toml"
+cat "$out/profiles.toml"
+canary=()
+if [ -f .ci/tools.sh ] && { docker info >/dev/null 2>&1 || [ "${PROFILEC_EXAMPLE_SETUP:-1}" = 1 ]; }; then
+  bash .ci/tools.sh >/dev/null 2>&1 || true
+fi
+if docker info >/dev/null 2>&1 && python3 -c 'import compiler.canary.run' 2>/dev/null; then
+  canary=(--canary)
+fi
+profilec check "${common[@]}" "${canary[@]}" --format text

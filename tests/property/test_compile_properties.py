@@ -1,0 +1,66 @@
+"""Properties over random root sets and symlink trees: deny every target, never a link, same bytes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.compile import compile_bundle
+from compiler.emit import renderer
+from compiler.errors import UnsafeRootError
+from compiler.evaluate import EvalContext, resolve
+from compiler.models import LaunchLayout, RootSpec
+from compiler.policy import load_policy
+from compiler.roots import resolve_root
+from tests.strategies import TreeSpec, build, trees
+
+POLICY = load_policy()
+
+
+def _crosses_symlink(path: str) -> str | None:
+    cur = ""
+    for seg in path.strip("/").split("/"):
+        cur += "/" + seg
+        try:
+            if os.path.islink(cur):
+                return cur
+        except OSError:
+            return None
+    return None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=trees(), picks=st.lists(st.integers(0, 1000), min_size=1, max_size=4))
+def test_random_trees_every_mode_denies_every_target_and_never_a_link(
+    spec: TreeSpec, picks: list[int]
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="profilec-prop-") as tmp:
+        base = Path(tmp)
+        candidates = build(base, spec)
+        if not candidates:
+            return
+        chosen = sorted({candidates[i % len(candidates)] for i in picks})
+        roots = tuple(resolve_root(RootSpec(id=f"r{i}", path=str(p))) for i, p in enumerate(chosen))
+        try:
+            bundle = compile_bundle(roots, POLICY, LaunchLayout())
+        except UnsafeRootError:
+            # Fail closed is allowed; it must never produce a weaker artifact instead.
+            return
+        for profile in bundle.profiles:
+            table = profile.codex_table()
+            eff = resolve(
+                {profile.profile_id: table}, profile.profile_id, EvalContext(cwd="/nonexistent/cwd")
+            )
+            for p in chosen:
+                real = os.path.realpath(p)
+                assert eff.decide(real).access == "deny", (profile.mode, p, real)
+            for key in table["filesystem"]:
+                if key.startswith("/"):
+                    assert _crosses_symlink(key) is None, (profile.mode, key)
+        again = compile_bundle(roots, POLICY, LaunchLayout())
+        for fmt in ("toml", "overrides", "acp-json"):
+            assert renderer(fmt)(bundle) == renderer(fmt)(again)

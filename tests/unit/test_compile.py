@@ -1,0 +1,177 @@
+"""The pure compile step and its launcher outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from compiler.api import load_and_compile
+from compiler.compile import compile_bundle
+from compiler.emit import renderer
+from compiler.emit.overrides import override_lines
+from compiler.errors import UnsafeRootError
+from compiler.evaluate import EvalContext, resolve
+from compiler.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
+from compiler.policy import load_policy
+from compiler.roots import resolve_root
+from tests.helpers import Layout, make_layout
+
+
+def _compile(tmp_path: Path, **kw: bool) -> tuple[Layout, CompiledBundle]:
+    lay = make_layout(tmp_path / "l", **kw)
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    return lay, bundle
+
+
+def test_every_mode_denies_the_canonical_target(tmp_path: Path) -> None:
+    lay, bundle = _compile(tmp_path)
+    assert [p.mode for p in bundle.profiles] == list(ACP_MODES)
+    for profile in bundle.profiles:
+        fs = profile.codex_table()["filesystem"]
+        assert fs[str(lay.host_target)] == "deny"
+
+
+def test_no_deny_key_is_a_symlink_path(tmp_path: Path) -> None:
+    lay, bundle = _compile(tmp_path, hop_dir=True)
+    links = {h.link for r in bundle.roots for h in r.hops}
+    for profile in bundle.profiles:
+        for key in profile.codex_table()["filesystem"]:
+            assert key not in links
+            assert not any(key.startswith(link + "/") for link in links)
+
+
+def test_holder_dirs_are_read_only_in_writing_modes(tmp_path: Path) -> None:
+    lay, bundle = _compile(tmp_path, hop_dir=True)
+    for profile in bundle.profiles:
+        fs = profile.codex_table()["filesystem"]
+        holders = [str(lay.codex_home), str(lay.host_target.parent), str(lay.base)]
+        if profile.mode == "read-only":
+            assert not any(h in fs for h in holders)
+        else:
+            for h in holders:
+                assert fs[h] == "read", (profile.mode, h)
+
+
+def test_agent_mode_keeps_workspace_writable(tmp_path: Path) -> None:
+    lay, bundle = _compile(tmp_path)
+    agent = bundle.profile_for("agent")
+    eff = resolve(
+        {agent.profile_id: agent.codex_table()},
+        agent.profile_id,
+        EvalContext(cwd=str(lay.workspace)),
+    )
+    assert eff.decide(str(lay.workspace / "new.txt")).writable
+    ro = bundle.profile_for("read-only")
+    eff_ro = resolve(
+        {ro.profile_id: ro.codex_table()}, ro.profile_id, EvalContext(cwd=str(lay.workspace))
+    )
+    assert not eff_ro.decide(str(lay.workspace / "new.txt")).writable
+
+
+def test_full_access_is_never_danger_full_access(tmp_path: Path) -> None:
+    _, bundle = _compile(tmp_path)
+    full = bundle.profile_for("agent-full-access")
+    table = full.codex_table()
+    assert table["extends"] != ":danger-full-access"
+    assert table["network"] == {"enabled": True}
+    assert table["filesystem"][":root"] == "write"
+
+
+def test_nested_roots_are_minimized_with_provenance_kept(tmp_path: Path) -> None:
+    d = tmp_path / "secrets"
+    d.mkdir()
+    (d / "a.json").write_text("x")
+    roots = (
+        resolve_root(RootSpec(id="dir", path=str(d))),
+        resolve_root(RootSpec(id="inner", path=str(d / "a.json"))),
+    )
+    bundle = compile_bundle(roots, load_policy(), LaunchLayout())
+    for profile in bundle.profiles:
+        denies = [e for e in profile.entries if e.access == "deny"]
+        assert [e.path for e in denies] == [str(d)]
+        assert {p.root_id for p in denies[0].provenance} == {"dir", "inner"}
+
+
+def test_credential_directly_under_workspace_root_fails_closed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "auth.json").write_text("x")
+    roots = (resolve_root(RootSpec(id="a", path=str(ws / "auth.json"))),)
+    with pytest.raises(UnsafeRootError, match="stays writable") as info:
+        compile_bundle(roots, load_policy(), LaunchLayout(workspace_roots=(str(ws),)))
+    assert "mode agent" in info.value.one_line()
+
+
+def test_compile_is_deterministic(tmp_path: Path) -> None:
+    lay, b1 = _compile(tmp_path)
+    b2 = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    for fmt in ("toml", "overrides", "acp-json"):
+        assert renderer(fmt)(b1) == renderer(fmt)(b2)
+
+
+def test_toml_output_round_trips_and_selects_agent(tmp_path: Path) -> None:
+    lay, bundle = _compile(tmp_path)
+    doc = tomllib.loads(renderer("toml")(bundle))
+    assert doc["default_permissions"] == "profilec-agent"
+    assert set(doc["permissions"]) == {
+        "profilec-read-only",
+        "profilec-agent",
+        "profilec-agent-full-access",
+    }
+
+
+def test_override_keys_never_carry_a_path_or_token(tmp_path: Path) -> None:
+    _, bundle = _compile(tmp_path)
+    for line in override_lines(bundle):
+        key, _, value = line.partition("=")
+        assert "/" not in key and ":" not in key and '"' not in key
+        assert "\n" not in line
+        tomllib.loads("_x_ = " + value)
+
+
+def test_acp_json_shape(tmp_path: Path) -> None:
+    _, bundle = _compile(tmp_path)
+    doc = json.loads(renderer("acp-json")(bundle))
+    assert set(doc) == {"configOverrides", "modeProfiles"}
+    assert doc["modeProfiles"] == {
+        "read-only": "profilec-read-only",
+        "agent": "profilec-agent",
+        "agent-full-access": "profilec-agent-full-access",
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ['we ird "q" #=.json', "back\\slash.json", "ünï cödé.json", "dot.ted.name", "tab\tx"]
+)
+def test_any_legal_path_is_escaped_correctly(tmp_path: Path, name: str) -> None:
+    d = tmp_path / "d = #x"
+    d.mkdir()
+    target = d / name
+    target.write_text("x")
+    roots = (resolve_root(RootSpec(id="a", path=str(target))),)
+    bundle = compile_bundle(roots, load_policy(), LaunchLayout())
+    doc = tomllib.loads(renderer("toml")(bundle))
+    for pid in doc["permissions"]:
+        assert doc["permissions"][pid]["filesystem"][str(target)] == "deny"
+    for line in override_lines(bundle)[1:]:
+        _, _, value = line.partition("=")
+        table = tomllib.loads("_x_ = " + value)["_x_"]
+        assert table["filesystem"][str(target)] == "deny"
+
+
+def test_codex_home_output_is_private(tmp_path: Path) -> None:
+    from compiler.emit.codex_home import write_codex_home
+
+    _, bundle = _compile(tmp_path)
+    out = tmp_path / "home"
+    path = write_codex_home(bundle, str(out))
+    assert os.stat(out).st_mode & 0o777 == 0o700
+    assert os.stat(path).st_mode & 0o777 == 0o600
