@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
+from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://profilec.invalid/schemas/"
@@ -23,6 +24,9 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "policy-profile.schema.json": ModeProfilePolicy,
     "mode-map.schema.json": ModeMap,
     "compiled-bundle.schema.json": CompiledBundle,
+    "plan-layout.schema.json": PlanLayout,
+    "mount-plan.schema.json": MountPlan,
+    "backends.schema.json": BackendCatalog,
 }
 
 ACP_LAUNCH: dict[str, Any] = {

@@ -1,0 +1,66 @@
+"""The backend catalog (`profiles/backends.toml`): per-backend state knobs as reviewed data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import PolicyError
+from ..paths import check_segment
+from ..roots import parse_toml, validation_message
+from .models import BackendCatalog
+
+
+def default_catalog_path() -> str:
+    """The shipped catalog (repo `profiles/backends.toml`)."""
+    return str(Path(__file__).resolve().parents[2] / "profiles" / "backends.toml")
+
+
+def validate_catalog(catalog: BackendCatalog, *, where: str) -> BackendCatalog:
+    """Rules the schema cannot say: knob xor reason, safe subpaths, unique rejected knobs."""
+    for name, backend in catalog.backends.items():
+        at = f"{where}: backends.{name}"
+        if (backend.state_knob is None) == (backend.not_relocated_reason is None):
+            raise PolicyError(
+                "set exactly one of state_knob and not_relocated_reason", where=at
+            )
+        if backend.state_knob is not None and backend.state_knob.subpath is not None:
+            for seg in backend.state_knob.subpath.split("/"):
+                check_segment(seg, what=f"{at}.state_knob.subpath")
+        seen: set[tuple[str, str]] = set()
+        for knob in backend.rejected_knobs:
+            key = (knob.kind, knob.name)
+            if key in seen:
+                raise PolicyError(f"rejected knob {knob.name!r} listed twice", where=at)
+            seen.add(key)
+            if backend.state_knob is not None and key == (
+                backend.state_knob.kind,
+                backend.state_knob.name,
+            ):
+                raise PolicyError(f"{knob.name!r} is both the state knob and rejected", where=at)
+    return catalog
+
+
+def parse_catalog(data: bytes, *, where: str) -> BackendCatalog:
+    """Parse and validate catalog bytes; unknown keys are errors."""
+    doc = parse_toml(data, where=where)
+    try:
+        # JSON mode: strict, yet TOML arrays validate as the model's tuples.
+        catalog = BackendCatalog.model_validate_json(json.dumps(doc))
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
+    return validate_catalog(catalog, where=where)
+
+
+def load_catalog(path: str | None = None) -> BackendCatalog:
+    """Read the catalog (reviewed repo data, like profiles/*.toml, so no daemon trust check)."""
+    where = path or default_catalog_path()
+    try:
+        data = Path(where).read_bytes()
+    except FileNotFoundError:
+        raise PolicyError("file does not exist", where=where) from None
+    except OSError as exc:
+        raise PolicyError(f"cannot read: {exc.strerror}", where=where) from None
+    return parse_catalog(data, where=where)

@@ -1,0 +1,259 @@
+"""Frozen models of the mount-plan inputs (plan layout, backend catalog) and output (MountPlan).
+
+The layout and the catalog are read at the edge; the plan is what `build_plan` returns and every
+renderer formats. `schemas/plan-layout`, `schemas/backends` and `schemas/mount-plan` are generated
+from these classes by `compiler.schemagen`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from ..models import AbsPath, Frozen, Slug
+
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+#: A relative path spelled with `/`; segments are checked by compiler.paths, not by the pattern.
+RelPath = Annotated[str, StringConstraints(min_length=1)]
+
+#: System directories the trusted parent needs read-only to run at all (absent ones are skipped).
+DEFAULT_READONLY = ("/bin", "/etc", "/lib", "/lib32", "/lib64", "/sbin", "/usr")
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout (daemon-owned TOML)
+
+
+class RemoteRoots(Frozen):
+    """Extra remote roots, each mirrored to its own exact directory under `mirror_base`."""
+
+    mirror_base: AbsPath
+    roots: Annotated[tuple[RelPath, ...], Field(min_length=1)]
+
+
+class HiddenPaths(Frozen):
+    """Host paths the sandbox must never show (the daemon root is always hidden too)."""
+
+    host_home: AbsPath | None = None
+    sibling_homes: tuple[AbsPath, ...] = ()
+    shared_temp: tuple[AbsPath, ...] = ("/tmp", "/var/tmp")
+    extra: tuple[AbsPath, ...] = ()
+
+
+class PlanLayout(Frozen):
+    """The launch layout of one candidate: what the trusted parent is granted and what it is not."""
+
+    schema_version: Literal[1]
+    daemon_root: AbsPath
+    #: The private CODEX_HOME (or the backend's login home): bound read-write.
+    agent_home: AbsPath
+    workspace_roots: Annotated[tuple[AbsPath, ...], Field(min_length=1)]
+    #: Per-candidate state; outside agent_home; created 0700 by the launcher.
+    state_dir: AbsPath
+    backends: Annotated[tuple[Slug, ...], Field(min_length=1)]
+    remote: RemoteRoots | None = None
+    hidden: HiddenPaths = Field(default_factory=HiddenPaths)
+    readonly_paths: tuple[AbsPath, ...] = DEFAULT_READONLY
+    passthrough_env: tuple[EnvName, ...] = ()
+    env: dict[EnvName, str] = Field(default_factory=dict)
+    network: bool = False
+    user: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,10}(:[0-9]{1,10})?$")] | None = None
+    #: Opt-in: a hidden path inside a granted directory is masked with an empty tmpfs (or
+    #: /dev/null for a file) after the grant. Off by default: such a layout is a LayoutError.
+    mask_hidden_in_grants: bool = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Backend catalog (profiles/backends.toml, reviewed)
+
+KnobKind = Literal["env", "codex-config"]
+
+
+class StateKnob(Frozen):
+    """The knob that moves a backend's working state without moving its credential."""
+
+    kind: KnobKind
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")]
+    #: Relative path under `<state_dir>/<backend>`; absent means that directory itself.
+    subpath: RelPath | None = None
+    moves: str
+
+
+class RejectedKnob(Frozen):
+    """A knob that looks right and is wrong, with the measured reason."""
+
+    kind: KnobKind
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")]
+    reason: str
+
+
+class Residue(Frozen):
+    """State that still crosses candidates because no knob moves it."""
+
+    path: str
+    reason: str
+
+
+class Backend(Frozen):
+    """One agent CLI: its credential files, state knob, rejected knobs and residue."""
+
+    description: str
+    credential_files: Annotated[tuple[RelPath, ...], Field(min_length=1)]
+    state_knob: StateKnob | None = None
+    #: Required when state_knob is absent: why this backend is deliberately not relocated.
+    not_relocated_reason: str | None = None
+    rejected_knobs: tuple[RejectedKnob, ...] = ()
+    residue: tuple[Residue, ...] = ()
+
+
+class BackendCatalog(Frozen):
+    """`profiles/backends.toml`."""
+
+    schema_version: Literal[1]
+    backends: dict[Slug, Backend]
+
+
+# ---------------------------------------------------------------------------------------------
+# Edge facts the pure builder needs (lstat results of the read-only system paths)
+
+
+class SystemPath(Frozen):
+    """One requested read-only path as the host has it."""
+
+    path: AbsPath
+    kind: Literal["dir", "file", "link", "missing"]
+    link_value: str | None = None
+    #: Canonical path the link resolves to (links only).
+    canonical: AbsPath | None = None
+
+
+class HostFacts(Frozen):
+    """What the edge measured about the read-only paths; the builder does no I/O itself."""
+
+    system: tuple[SystemPath, ...] = ()
+    #: Hidden paths that exist as regular files (masked with /dev/null rather than a tmpfs).
+    hidden: tuple[SystemPath, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+MountType = Literal["ro-bind", "rw-bind", "tmpfs", "file-mask", "symlink", "proc", "dev"]
+Purpose = Literal[
+    "system",
+    "readonly",
+    "workspace",
+    "mirror",
+    "agent-home",
+    "state",
+    "credential",
+    "hop",
+    "private-tmp",
+    "mask",
+]
+
+
+class Mount(Frozen):
+    """One mount, applied in plan order (a later mount covers an earlier one)."""
+
+    type: MountType
+    #: Where it appears inside the sandbox; for binds also the host path (bound at its real path).
+    path: AbsPath
+    source: AbsPath | None = None
+    #: Symlinks only: the link text, exactly as the host link holds it.
+    link_value: str | None = None
+    purpose: Purpose
+    #: A system bind that may be absent on this host (bwrap --ro-bind-try).
+    optional: bool = False
+    reason: str
+
+
+class EnvSetting(Frozen):
+    """One environment variable the sandbox sets, and who asked for it."""
+
+    name: EnvName
+    value: str
+    source: str
+
+
+class Directory(Frozen):
+    """A host directory the launcher creates before starting the sandbox."""
+
+    path: AbsPath
+    mode: Literal["0700", "0755"]
+    purpose: Literal["state", "mirror"]
+
+
+class HiddenPath(Frozen):
+    """A host path the sandbox must not show, and why."""
+
+    path: AbsPath
+    reason: Literal["daemon-root", "host-home", "sibling-home", "shared-temp", "extra"]
+    #: How: `absent` (nothing mounts it) or `masked` (a mask after a covering grant).
+    how: Literal["absent", "masked"]
+
+
+class CredentialAccess(Frozen):
+    """How the trusted parent reaches one protected canonical target (read-write)."""
+
+    target: AbsPath
+    root_ids: tuple[str, ...]
+    kind: Literal["file", "dir", "missing", "other"]
+    #: Every link on the way (declared path and hops), each `bind` (present through a bound
+    #: directory) or `symlink` (recreated with the same text).
+    links: tuple[LinkPresentation, ...] = ()
+    #: `bind` (own rw bind), `covered` (inside an rw grant), or `absent` (missing root).
+    how: Literal["bind", "covered", "absent"]
+
+
+class LinkPresentation(Frozen):
+    """One link of a credential chain as the sandbox shows it."""
+
+    link: AbsPath
+    value: str
+    how: Literal["bind", "symlink"]
+
+
+class PlanWarning(Frozen):
+    """A warning as data: the CLI prints it, the plan keeps it."""
+
+    backend: str
+    knob: str | None = None
+    source: str
+    message: str
+
+
+class ResidueNote(Frozen):
+    """State that still crosses candidates for a selected backend."""
+
+    backend: str
+    path: str
+    reason: str
+
+
+class MountPlan(Frozen):
+    """The outer sandbox for the trusted parent; renderers only format this."""
+
+    schema_version: Literal[1]
+    backends: tuple[str, ...]
+    network: bool
+    user: str | None = None
+    workdir: AbsPath
+    mounts: tuple[Mount, ...]
+    env: tuple[EnvSetting, ...]
+    passthrough_env: tuple[str, ...] = ()
+    codex_args: tuple[str, ...] = ()
+    directories: tuple[Directory, ...] = ()
+    hidden: tuple[HiddenPath, ...]
+    credentials: tuple[CredentialAccess, ...]
+    warnings: tuple[PlanWarning, ...] = ()
+    residue: tuple[ResidueNote, ...] = ()
+
+    @property
+    def protected_targets(self) -> tuple[str, ...]:
+        """Canonical credential targets, a target inside a dir root folded into it (sorted)."""
+        return tuple(sorted(c.target for c in self.credentials))
+
+
+CredentialAccess.model_rebuild()

@@ -1,0 +1,403 @@
+"""The pure plan builder: resolved roots + layout + catalog + host facts -> MountPlan. No I/O.
+
+Rules:
+  * every mount sits at a host path's real (canonical) place; a plan never mounts onto a
+    symlink: a link is either present through a bound directory that holds it or recreated
+    with the same text (`symlink`);
+  * the trusted parent gets each credential target read-write at its real path (nested targets
+    folded into a directory root), and every link on the way to it;
+  * order is by path components, parents first, so a later mount always covers an earlier one;
+  * a granted path that contains a hidden path is a LayoutError unless the layout opts in to
+    masking it (`mask_hidden_in_grants`), and a grant equal to a hidden path always is;
+  * the result is re-checked (`_prove`): hidden paths are not visible, targets are read-write,
+    no mount crosses a link.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from ..errors import LayoutError
+from ..models import ResolvedRoot
+from ..paths import ancestors, is_within, join, parent
+from .layout import check_relative, validate_layout
+from .models import (
+    DEFAULT_READONLY,
+    BackendCatalog,
+    CredentialAccess,
+    Directory,
+    EnvSetting,
+    HiddenPath,
+    HostFacts,
+    LinkPresentation,
+    Mount,
+    MountPlan,
+    PlanLayout,
+    PlanWarning,
+    Purpose,
+    ResidueNote,
+)
+
+_BIND_TYPES = ("ro-bind", "rw-bind")
+_TYPE_RANK = {
+    "proc": 0, "dev": 0, "ro-bind": 1, "rw-bind": 2, "tmpfs": 3, "file-mask": 3, "symlink": 4
+}
+
+
+def _segments(path: str) -> tuple[str, ...]:
+    return tuple(s for s in path.split("/") if s)
+
+
+def mirror_dirs(mirror_base: str, remote_roots: Sequence[str]) -> tuple[str, ...]:
+    """One exact directory per remote root under the unscoped base (seed 004).
+
+    A base that already ends with one of the roots was joined by its caller: that suffix is
+    stripped first (the longest matching root wins), so no root is ever joined twice.
+    """
+    for i, r in enumerate(remote_roots):
+        check_relative(r, what=f"remote.roots[{i}]")
+    base_segs = _segments(mirror_base)
+    best: tuple[str, ...] = ()
+    for r in remote_roots:
+        rs = _segments(r)
+        if len(rs) <= len(base_segs) and base_segs[len(base_segs) - len(rs) :] == rs:
+            best = max(best, rs, key=len)
+    kept = base_segs[: len(base_segs) - len(best)]
+    unscoped = "/" + "/".join(kept)
+    return tuple(join(unscoped, r, what=f"remote root {r!r}") for r in remote_roots)
+
+
+def covering(mounts: Iterable[Mount], path: str) -> Mount | None:
+    """The mount that decides what `path` shows: the last one at or above it, in plan order."""
+    found: Mount | None = None
+    for m in mounts:
+        if m.path == path or (m.type != "symlink" and is_within(path, m.path)):
+            found = m
+    return found
+
+
+def _sorted(mounts: Iterable[Mount]) -> tuple[Mount, ...]:
+    return tuple(sorted(mounts, key=lambda m: (_segments(m.path), _TYPE_RANK[m.type])))
+
+
+def _grant(kind: str, path: str, purpose: str, reason: str) -> Mount:
+    return Mount.model_validate(
+        {"type": kind, "path": path, "source": path, "purpose": purpose, "reason": reason}
+    )
+
+
+def _system_mounts(layout: PlanLayout, host: HostFacts) -> list[Mount]:
+    out: list[Mount] = [
+        Mount(type="proc", path="/proc", purpose="system", reason="a fresh procfs of the sandbox"),
+        Mount(type="dev", path="/dev", purpose="system", reason="a minimal private /dev"),
+        Mount(type="tmpfs", path="/tmp", purpose="private-tmp", reason="private temp, not shared"),
+    ]
+    facts = {s.path: s for s in host.system}
+    bound: set[str] = set()
+    links: list[tuple[str, str, str]] = []
+    purpose: Purpose
+    for path in sorted(set(layout.readonly_paths)):
+        purpose = "system" if path in DEFAULT_READONLY else "readonly"
+        fact = facts.get(path)
+        if fact is None or fact.kind == "missing":
+            continue  # not on this host: nothing to show
+        if fact.kind == "link":
+            assert fact.link_value is not None and fact.canonical is not None
+            links.append((path, fact.link_value, fact.canonical))
+            continue
+        out.append(_grant("ro-bind", path, purpose, "read-only path of the layout"))
+        bound.add(path)
+    for path, value, canonical in links:
+        purpose = "system" if path in DEFAULT_READONLY else "readonly"
+        out.append(
+            Mount(
+                type="symlink",
+                path=path,
+                link_value=value,
+                purpose=purpose,
+                reason=f"host link to {canonical}, recreated rather than bound onto",
+            )
+        )
+        if not any(is_within(canonical, b) for b in bound):
+            out.append(_grant("ro-bind", canonical, purpose, f"real path behind {path}"))
+            bound.add(canonical)
+    return out
+
+
+def _fold(roots: Sequence[ResolvedRoot]) -> dict[str, list[ResolvedRoot]]:
+    """Group roots by target; a target inside a directory root's target joins that group."""
+    by_target: dict[str, list[ResolvedRoot]] = {}
+    for r in roots:
+        by_target.setdefault(r.target, []).append(r)
+    dirs = {r.target for r in roots if r.kind == "dir"}
+    kept: dict[str, list[ResolvedRoot]] = {}
+    for target in sorted(by_target):
+        cover = next((a for a in ancestors(target) if a != target and a in dirs), None)
+        if cover is None:
+            kept.setdefault(target, []).extend(by_target[target])
+    for target in sorted(by_target):
+        cover = next((a for a in ancestors(target) if a != target and a in dirs), None)
+        if cover is not None:
+            top = next(a for a in reversed(list(ancestors(target))) if a in kept)
+            kept[top].extend(by_target[target])
+    return kept
+
+
+def _check_hidden(
+    grants: Sequence[Mount], layout: PlanLayout, host: HostFacts
+) -> tuple[list[Mount], list[HiddenPath]]:
+    """Masks for hidden paths inside grants (opt-in) and the hidden list, or a LayoutError."""
+    h = layout.hidden
+    entries: list[tuple[str, str]] = [(layout.daemon_root, "daemon-root")]
+    if h.host_home:
+        entries.append((h.host_home, "host-home"))
+    entries += [(p, "sibling-home") for p in h.sibling_homes]
+    entries += [(p, "shared-temp") for p in h.shared_temp]
+    entries += [(p, "extra") for p in h.extra]
+    files = {s.path for s in host.hidden if s.kind == "file"}
+    masks: list[Mount] = []
+    hidden: dict[str, HiddenPath] = {}
+    for path, reason in entries:
+        if path in hidden:
+            continue
+        covering_grants = [g for g in grants if g.type in _BIND_TYPES and is_within(path, g.path)]
+        masked = any(g.type == "tmpfs" and is_within(path, g.path) for g in grants)
+        for g in covering_grants:
+            if g.path == path:
+                raise LayoutError(
+                    f"{g.purpose} {g.path} is the hidden {reason} {path}; a grant cannot also "
+                    "be hidden",
+                    where="layout",
+                )
+        if covering_grants and not layout.mask_hidden_in_grants:
+            g = covering_grants[-1]
+            raise LayoutError(
+                f"{g.purpose} {g.path} contains the hidden {reason} {path} and would show it",
+                where="layout",
+                hint="grant a narrower path, or set mask_hidden_in_grants = true to mask it",
+            )
+        if covering_grants:
+            kind = "file-mask" if path in files else "tmpfs"
+            masks.append(
+                Mount.model_validate(
+                    {
+                        "type": kind,
+                        "path": path,
+                        "source": "/dev/null" if kind == "file-mask" else None,
+                        "purpose": "mask",
+                        "reason": f"hides {reason} inside {covering_grants[-1].path}",
+                    }
+                )
+            )
+        how = "masked" if covering_grants or masked else "absent"
+        hidden[path] = HiddenPath(path=path, reason=reason, how=how)  # type: ignore[arg-type]
+    return masks, [hidden[p] for p in sorted(hidden)]
+
+
+def _credentials(
+    roots: Sequence[ResolvedRoot], mounts: Sequence[Mount]
+) -> tuple[list[Mount], list[CredentialAccess], list[PlanWarning]]:
+    """rw binds for targets at their real path, and each link bound-through or recreated."""
+    ordered = list(_sorted(mounts))
+    extra: list[Mount] = []
+    access: list[CredentialAccess] = []
+    warnings: list[PlanWarning] = []
+    symlinks: dict[str, str] = {}
+    for target, group in _fold(roots).items():
+        kinds = {r.kind for r in group if r.target == target}
+        kind = next(iter(sorted(kinds))) if kinds else group[0].kind
+        how: Literal["bind", "covered", "absent"]
+        if kind == "missing":
+            how = "absent"
+            for r in group:
+                warnings.append(
+                    PlanWarning(
+                        backend=r.backend or "-",
+                        source="roots",
+                        message=f"root {r.id!r} is missing at {target}; nothing is mounted for it",
+                    )
+                )
+        else:
+            cover = covering(ordered, target)
+            if cover is not None and cover.type == "rw-bind":
+                how = "covered"
+            else:
+                how = "bind"
+                ids = ", ".join(sorted({r.id for r in group}))
+                extra.append(_grant("rw-bind", target, "credential", f"credential of {ids}"))
+        links: dict[str, LinkPresentation] = {}
+        for r in group:
+            for hop in r.hops:
+                holder = covering(ordered, parent(hop.link))
+                present: Literal["bind", "symlink"]
+                if holder is not None and holder.type in _BIND_TYPES:
+                    present = "bind"
+                else:
+                    present = "symlink"
+                    if symlinks.setdefault(hop.link, hop.value) != hop.value:
+                        raise LayoutError(f"link {hop.link} read two ways", where="roots")
+                links.setdefault(
+                    hop.link, LinkPresentation(link=hop.link, value=hop.value, how=present)
+                )
+        access.append(
+            CredentialAccess(
+                target=target,
+                root_ids=tuple(sorted({r.id for r in group})),
+                kind=kind,
+                links=tuple(links[k] for k in sorted(links)),
+                how=how,
+            )
+        )
+    for link, value in sorted(symlinks.items()):
+        extra.append(
+            Mount(
+                type="symlink",
+                path=link,
+                link_value=value,
+                purpose="hop",
+                reason="credential link recreated with its own text",
+            )
+        )
+    return extra, access, warnings
+
+
+def _state(
+    layout: PlanLayout, catalog: BackendCatalog
+) -> tuple[list[EnvSetting], list[str], list[Directory], list[PlanWarning], list[ResidueNote]]:
+    env: list[EnvSetting] = []
+    args: list[str] = []
+    dirs = [Directory(path=layout.state_dir, mode="0700", purpose="state")]
+    warnings: list[PlanWarning] = []
+    residue: list[ResidueNote] = []
+    for name in layout.backends:
+        backend = catalog.backends.get(name)
+        if backend is None:
+            known = ", ".join(sorted(catalog.backends))
+            raise LayoutError(f"unknown backend {name!r}; known: {known}", where="backends")
+        knob = backend.state_knob
+        if knob is None:
+            warnings.append(
+                PlanWarning(
+                    backend=name,
+                    source="catalog",
+                    message=f"{name}: state is not relocated: {backend.not_relocated_reason}",
+                )
+            )
+        else:
+            home = join(layout.state_dir, name, what=f"{name} state dir")
+            dirs.append(Directory(path=home, mode="0700", purpose="state"))
+            value = join(home, knob.subpath, what=f"{name} state knob") if knob.subpath else home
+            if knob.kind == "env":
+                env.append(EnvSetting(name=knob.name, value=value, source=f"backend:{name}"))
+            else:
+                # -c splits its key on '.', so the path sits in a TOML string value.
+                args += ["-c", f"{knob.name}={json.dumps(value)}"]
+        for rej in backend.rejected_knobs:
+            if rej.kind != "env":
+                continue
+            for source, names in (("env", layout.env), ("passthrough_env", layout.passthrough_env)):
+                if rej.name in names:
+                    warnings.append(
+                        PlanWarning(
+                            backend=name,
+                            knob=rej.name,
+                            source=source,
+                            message=f"{name}: {rej.name} set via {source} is a rejected knob: "
+                            f"{rej.reason}",
+                        )
+                    )
+        residue += [
+            ResidueNote(backend=name, path=x.path, reason=x.reason) for x in backend.residue
+        ]
+    return env, args, dirs, warnings, residue
+
+
+def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
+    """Re-derive from the mounts: hidden paths not shown, targets rw, nothing onto a link."""
+    for h in plan.hidden:
+        m = covering(plan.mounts, h.path)
+        if m is not None and m.type in _BIND_TYPES:
+            raise LayoutError(f"hidden path {h.path} stays visible through {m.path}", where="plan")
+    for c in plan.credentials:
+        if c.how == "absent":
+            continue
+        m = covering(plan.mounts, c.target)
+        if m is None or m.type != "rw-bind":
+            raise LayoutError(f"credential {c.target} is not read-write in the plan", where="plan")
+    links = {h.link for r in roots for h in r.hops}
+    for m in plan.mounts:
+        for a in ancestors(m.path):
+            if a in links and not (m.type == "symlink" and a == m.path):
+                raise LayoutError(f"mount {m.path} would cross symlink {a}", where="plan")
+
+
+def build_plan(
+    roots: Sequence[ResolvedRoot],
+    layout: PlanLayout,
+    catalog: BackendCatalog,
+    host: HostFacts | None = None,
+) -> MountPlan:
+    """Compile the outer sandbox plan (pure and deterministic; raises LayoutError)."""
+    validate_layout(layout)
+    host = host or HostFacts()
+    mounts = _system_mounts(layout, host)
+    for ws in layout.workspace_roots:
+        mounts.append(_grant("rw-bind", ws, "workspace", "workspace root"))
+    dirs_extra: list[Directory] = []
+    if layout.remote is not None:
+        for d in mirror_dirs(layout.remote.mirror_base, layout.remote.roots):
+            dirs_extra.append(Directory(path=d, mode="0700", purpose="mirror"))
+            if not any(m.type == "rw-bind" and is_within(d, m.path) for m in mounts):
+                mounts.append(_grant("rw-bind", d, "mirror", "exact mirror of a remote root"))
+    mounts.append(_grant("rw-bind", layout.agent_home, "agent-home", "private login home"))
+    mounts.append(_grant("rw-bind", layout.state_dir, "state", "per-candidate state (0700)"))
+    seen: dict[str, Mount] = {}
+    for m in mounts:
+        if m.path in seen and m.type != "symlink":
+            raise LayoutError(
+                f"{m.path} is granted twice ({seen[m.path].purpose} and {m.purpose})",
+                where="layout",
+            )
+        seen[m.path] = m
+    # Masks first, so a credential inside a masked hidden path still gets its own bind; then
+    # again with the credential binds, which are grants too.
+    early_masks, _ = _check_hidden(mounts, layout, host)
+    cred_mounts, credentials, cred_warnings = _credentials(roots, [*mounts, *early_masks])
+    for m in cred_mounts:
+        other = seen.get(m.path)
+        if other is not None:
+            raise LayoutError(
+                f"credential path {m.path} is also the {other.purpose} grant", where="layout"
+            )
+    masks, hidden = _check_hidden([*mounts, *cred_mounts], layout, host)
+    env, codex_args, directories, warnings, residue = _state(layout, catalog)
+    owned = {"TMPDIR", *(e.name for e in env)}
+    if "codex" in layout.backends:
+        owned.add("CODEX_HOME")
+    for name in sorted(layout.env):
+        if name in owned:
+            raise LayoutError(f"env {name} is set by the plan itself; remove it", where="env")
+    env.append(EnvSetting(name="TMPDIR", value="/tmp", source="plan"))
+    if "codex" in layout.backends:
+        env.append(EnvSetting(name="CODEX_HOME", value=layout.agent_home, source="plan"))
+    env += [EnvSetting(name=k, value=v, source="layout") for k, v in layout.env.items()]
+    plan = MountPlan(
+        schema_version=1,
+        backends=layout.backends,
+        network=layout.network,
+        user=layout.user,
+        workdir=layout.workspace_roots[0],
+        mounts=_sorted([*mounts, *cred_mounts, *masks]),
+        env=tuple(sorted(env, key=lambda e: e.name)),
+        passthrough_env=tuple(sorted(layout.passthrough_env)),
+        codex_args=tuple(codex_args),
+        directories=tuple(sorted([*directories, *dirs_extra], key=lambda d: _segments(d.path))),
+        hidden=tuple(hidden),
+        credentials=tuple(credentials),
+        warnings=tuple([*cred_warnings, *warnings]),
+        residue=tuple(residue),
+    )
+    _prove(plan, roots)
+    return plan

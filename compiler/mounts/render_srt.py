@@ -1,0 +1,76 @@
+"""`--format srt`: sandbox-runtime settings for the model-authored commands the parent runs.
+
+srt wraps one command at a time and cannot grant a parent what it denies its children, so this
+is the deny side of the plan: hidden paths and every credential name unreadable, writes only to
+the workspace-like grants. srt protects the target it resolved, not the link (DESIGN.md), so
+the directory holding each link, every middle link's directory and the private home are
+`denyWrite` too; otherwise a command could re-point the link with `ln -sfn`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..paths import is_within, parent
+from .models import MountPlan
+
+_WRITABLE = ("workspace", "mirror", "private-tmp")
+
+
+def _grants(plan: MountPlan) -> list[str]:
+    return [m.path for m in plan.mounts if m.type in ("ro-bind", "rw-bind")]
+
+
+def srt_gaps(plan: MountPlan) -> list[str]:
+    """Hidden paths srt cannot deny without also hiding a grant inside them (printed as notes)."""
+    grants = _grants(plan)
+    out = []
+    for h in plan.hidden:
+        inner = [g for g in grants if g != h.path and is_within(g, h.path)]
+        if inner and h.how == "absent":
+            out.append(
+                f"srt: hidden {h.reason} {h.path} holds grant {inner[0]}; srt has no read "
+                "exception, so it is not in denyRead (bwrap and docker hide it)"
+            )
+    return out
+
+
+def srt_settings(plan: MountPlan) -> dict[str, Any]:
+    """The settings object (filesystem + credentials)."""
+    grants = _grants(plan)
+    deny_read: set[str] = set()
+    for h in plan.hidden:
+        if not any(g != h.path and is_within(g, h.path) for g in grants):
+            deny_read.add(h.path)
+    deny_write: set[str] = set()
+    for c in plan.credentials:
+        deny_read.add(c.target)
+        deny_write.add(c.target)
+        deny_write.add(parent(c.target))
+        for link in c.links:
+            deny_read.add(link.link)
+            deny_write.add(parent(link.link))
+    for m in plan.mounts:
+        if m.purpose in ("agent-home", "state"):
+            deny_write.add(m.path)
+    allow_write = {
+        m.path
+        for m in plan.mounts
+        if m.purpose in _WRITABLE and m.type in ("rw-bind", "tmpfs")
+    }
+    return {
+        "filesystem": {
+            "denyRead": sorted(deny_read),
+            "allowWrite": sorted(allow_write),
+            "denyWrite": sorted(deny_write),
+        },
+        "credentials": {
+            "files": [{"path": c.target, "mode": "deny"} for c in plan.credentials],
+        },
+    }
+
+
+def render_srt(plan: MountPlan) -> str:
+    """The srt settings JSON."""
+    return json.dumps(srt_settings(plan), indent=2, sort_keys=True) + "\n"
