@@ -23,9 +23,7 @@ def validate_catalog(catalog: BackendCatalog, *, where: str) -> BackendCatalog:
     for name, backend in catalog.backends.items():
         at = f"{where}: backends.{name}"
         if (backend.state_knob is None) == (backend.not_relocated_reason is None):
-            raise PolicyError(
-                "set exactly one of state_knob and not_relocated_reason", where=at
-            )
+            raise PolicyError("set exactly one of state_knob and not_relocated_reason", where=at)
         if backend.state_knob is not None and backend.state_knob.subpath is not None:
             for seg in backend.state_knob.subpath.split("/"):
                 check_segment(seg, what=f"{at}.state_knob.subpath")

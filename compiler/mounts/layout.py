@@ -190,3 +190,11 @@ def probe_host(layout: PlanLayout) -> HostFacts:
         if stat.S_ISREG(st.st_mode):
             hidden.append(SystemPath(path=path, kind="file"))
     return HostFacts(system=tuple(system), hidden=tuple(hidden))
+
+
+def layout_toml(layout: PlanLayout) -> str:
+    """The TOML text of a layout (what a daemon writes; `parse_layout` reads it back equal)."""
+    import tomlkit
+
+    doc = layout.model_dump(mode="json", exclude_defaults=True)
+    return tomlkit.dumps(doc)

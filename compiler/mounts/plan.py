@@ -42,7 +42,13 @@ from .models import (
 
 _BIND_TYPES = ("ro-bind", "rw-bind")
 _TYPE_RANK = {
-    "proc": 0, "dev": 0, "ro-bind": 1, "rw-bind": 2, "tmpfs": 3, "file-mask": 3, "symlink": 4
+    "proc": 0,
+    "dev": 0,
+    "ro-bind": 1,
+    "rw-bind": 2,
+    "tmpfs": 3,
+    "file-mask": 3,
+    "symlink": 4,
 }
 
 

@@ -15,11 +15,17 @@ from typing import Any
 from ..paths import is_within, parent
 from .models import MountPlan
 
-_WRITABLE = ("workspace", "mirror", "private-tmp")
+# srt has no private /tmp: the shared one stays denied rather than allowed.
+_WRITABLE = ("workspace", "mirror")
 
 
 def _grants(plan: MountPlan) -> list[str]:
-    return [m.path for m in plan.mounts if m.type in ("ro-bind", "rw-bind")]
+    # Credential binds are the parent's alone; the commands srt wraps get none of them.
+    return [
+        m.path
+        for m in plan.mounts
+        if m.type in ("ro-bind", "rw-bind") and m.purpose != "credential"
+    ]
 
 
 def srt_gaps(plan: MountPlan) -> list[str]:
@@ -55,9 +61,7 @@ def srt_settings(plan: MountPlan) -> dict[str, Any]:
         if m.purpose in ("agent-home", "state"):
             deny_write.add(m.path)
     allow_write = {
-        m.path
-        for m in plan.mounts
-        if m.purpose in _WRITABLE and m.type in ("rw-bind", "tmpfs")
+        m.path for m in plan.mounts if m.purpose in _WRITABLE and m.type in ("rw-bind", "tmpfs")
     }
     return {
         "filesystem": {

@@ -1,0 +1,284 @@
+"""The pure plan builder: joining, ordering, overlap rules, credentials by link and target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compiler.errors import LayoutError
+from compiler.models import Hop, ResolvedRoot
+from compiler.mounts.backends import load_catalog
+from compiler.mounts.models import HostFacts, MountPlan, PlanLayout, SystemPath
+from compiler.mounts.plan import build_plan, covering, mirror_dirs
+from compiler.mounts.render_json import render_json
+
+CATALOG = load_catalog()
+HOST = HostFacts(
+    system=(
+        SystemPath(path="/bin", kind="link", link_value="usr/bin", canonical="/usr/bin"),
+        SystemPath(path="/etc", kind="dir"),
+        SystemPath(path="/usr", kind="dir"),
+        SystemPath(path="/lib32", kind="missing"),
+    )
+)
+
+
+def layout(**over: Any) -> PlanLayout:
+    """A typical daemon layout: agent home and state under the (hidden) daemon root."""
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "daemon_root": "/srv/agentd",
+        "agent_home": "/srv/agentd/agents/a1/codex-home",
+        "workspace_roots": ("/work/a1",),
+        "state_dir": "/srv/agentd/state/cand-1",
+        "backends": ("codex",),
+        "hidden": {"host_home": "/home/op", "sibling_homes": ("/srv/agentd/agents/a2",)},
+    }
+    doc.update(over)
+    return PlanLayout.model_validate(doc, strict=False)
+
+
+def codex_root(**over: Any) -> ResolvedRoot:
+    """CODEX_HOME/auth.json -> /home/op/.codex/auth.json (absolute link)."""
+    doc: dict[str, Any] = {
+        "id": "codex-auth",
+        "path": "/srv/agentd/agents/a1/codex-home/auth.json",
+        "backend": "codex",
+        "kind": "file",
+        "target": "/home/op/.codex/auth.json",
+        "hops": (
+            Hop(
+                index=0,
+                link="/srv/agentd/agents/a1/codex-home/auth.json",
+                value="/home/op/.codex/auth.json",
+                spelling="/srv/agentd/agents/a1/codex-home/auth.json",
+            ),
+        ),
+        "holder_dirs": ("/home/op/.codex", "/srv/agentd/agents/a1/codex-home"),
+    }
+    doc.update(over)
+    return ResolvedRoot.model_validate(doc, strict=False)
+
+
+def plan_for(
+    lay: PlanLayout | None = None, roots: tuple[ResolvedRoot, ...] | None = None
+) -> MountPlan:
+    return build_plan(
+        roots if roots is not None else (codex_root(),), lay or layout(), CATALOG, HOST
+    )
+
+
+def test_credential_target_is_bound_read_write_at_its_real_path() -> None:
+    plan = plan_for()
+    m = covering(plan.mounts, "/home/op/.codex/auth.json")
+    assert m is not None and m.type == "rw-bind" and m.source == m.path
+    assert plan.protected_targets == ("/home/op/.codex/auth.json",)
+
+
+def test_link_inside_the_bound_agent_home_is_presented_by_the_bind_not_a_mount() -> None:
+    plan = plan_for()
+    (cred,) = plan.credentials
+    assert [(x.link, x.how) for x in cred.links] == [
+        ("/srv/agentd/agents/a1/codex-home/auth.json", "bind")
+    ]
+    assert not any(m.path == "/srv/agentd/agents/a1/codex-home/auth.json" for m in plan.mounts)
+
+
+def test_middle_link_outside_every_grant_is_recreated_as_a_symlink_with_its_text() -> None:
+    root = codex_root(
+        target="/data/host/auth.json",
+        hops=(
+            Hop(
+                index=0,
+                link="/srv/agentd/agents/a1/codex-home/auth.json",
+                value="/data/hostlink/auth.json",
+                spelling="/srv/agentd/agents/a1/codex-home/auth.json",
+            ),
+            Hop(index=1, link="/data/hostlink", value="host", spelling="/data/hostlink/auth.json"),
+        ),
+    )
+    plan = plan_for(roots=(root,))
+    links = [m for m in plan.mounts if m.type == "symlink" and m.purpose == "hop"]
+    assert [(m.path, m.link_value) for m in links] == [("/data/hostlink", "host")]
+
+
+def test_no_mount_is_ever_placed_onto_a_link_path() -> None:
+    plan = plan_for()
+    links = {h.link for h in codex_root().hops}
+    assert all(m.path not in links or m.type == "symlink" for m in plan.mounts)
+
+
+def test_host_home_daemon_root_siblings_and_shared_temp_are_not_visible() -> None:
+    plan = plan_for()
+    for h in plan.hidden:
+        m = covering(plan.mounts, h.path)
+        assert m is None or m.type in ("tmpfs", "file-mask"), h
+    assert {h.reason for h in plan.hidden} == {
+        "daemon-root",
+        "host-home",
+        "sibling-home",
+        "shared-temp",
+    }
+
+
+def test_workspace_equal_to_host_home_is_a_layout_error() -> None:
+    with pytest.raises(LayoutError, match="cannot also be hidden"):
+        plan_for(layout(workspace_roots=("/home/op",)))
+
+
+def test_workspace_containing_host_home_is_a_layout_error_by_default() -> None:
+    with pytest.raises(LayoutError, match="contains the hidden host-home /home/op"):
+        plan_for(layout(workspace_roots=("/home",)))
+
+
+def test_opt_in_masks_the_hidden_path_after_the_grant_and_credential_still_bound() -> None:
+    plan = plan_for(layout(workspace_roots=("/home",), mask_hidden_in_grants=True))
+    paths = [m.path for m in plan.mounts]
+    mask = paths.index("/home/op")
+    assert plan.mounts[mask].type == "tmpfs"
+    assert paths.index("/home") < mask < paths.index("/home/op/.codex/auth.json")
+    assert covering(plan.mounts, "/home/op/.codex/auth.json").type == "rw-bind"  # type: ignore[union-attr]
+
+
+def test_state_dir_inside_agent_home_is_rejected() -> None:
+    with pytest.raises(LayoutError, match="outside the shared login home"):
+        plan_for(layout(state_dir="/srv/agentd/agents/a1/codex-home/state"))
+
+
+def test_state_dir_is_recorded_0700_with_one_subdir_per_relocated_backend() -> None:
+    plan = plan_for(layout(backends=("codex", "opencode", "cursor", "claude")))
+    assert {(d.path, d.mode) for d in plan.directories} == {
+        ("/srv/agentd/state/cand-1", "0700"),
+        ("/srv/agentd/state/cand-1/codex", "0700"),
+        ("/srv/agentd/state/cand-1/opencode", "0700"),
+        ("/srv/agentd/state/cand-1/cursor", "0700"),
+    }
+
+
+def test_each_backend_gets_its_state_knob_and_the_credential_stays_put() -> None:
+    plan = plan_for(layout(backends=("codex", "opencode", "cursor")))
+    env = {e.name: e.value for e in plan.env}
+    assert plan.codex_args == ("-c", 'sqlite_home="/srv/agentd/state/cand-1/codex"')
+    assert env["OPENCODE_DB"] == "/srv/agentd/state/cand-1/opencode/opencode.db"
+    assert env["CURSOR_CONFIG_DIR"] == "/srv/agentd/state/cand-1/cursor"
+    assert env["CODEX_HOME"] == "/srv/agentd/agents/a1/codex-home"
+    assert "XDG_DATA_HOME" not in env and "XDG_CONFIG_HOME" not in env
+
+
+@pytest.mark.parametrize(
+    ("backend", "knob", "field"),
+    [
+        ("cursor", "XDG_CONFIG_HOME", "passthrough_env"),
+        ("cursor", "CURSOR_DATA_DIR", "env"),
+        ("opencode", "XDG_DATA_HOME", "env"),
+        ("opencode", "XDG_DATA_HOME", "passthrough_env"),
+    ],
+)
+def test_a_rejected_knob_in_env_or_passthrough_warns_naming_backend_and_reason(
+    backend: str, knob: str, field: str
+) -> None:
+    value: Any = {knob: "/x"} if field == "env" else (knob,)
+    plan = plan_for(layout(backends=(backend,), **{field: value}))
+    (w,) = [w for w in plan.warnings if w.knob == knob]
+    assert w.backend == backend and w.source == field
+    reason = next(r.reason for r in CATALOG.backends[backend].rejected_knobs if r.name == knob)
+    assert backend in w.message and reason in w.message
+
+
+def test_rejected_knob_of_an_unselected_backend_does_not_warn() -> None:
+    plan = plan_for(layout(passthrough_env=("XDG_CONFIG_HOME",)))
+    assert not any(w.knob for w in plan.warnings)
+
+
+def test_claude_is_not_relocated_and_says_why() -> None:
+    plan = plan_for(layout(backends=("claude",)))
+    assert any("not relocated" in w.message and w.backend == "claude" for w in plan.warnings)
+    assert not any(d.path.endswith("/claude") for d in plan.directories)
+
+
+def test_codex_residue_is_named() -> None:
+    plan = plan_for()
+    assert {r.path for r in plan.residue} == {"sessions/", "shell_snapshots/", "memories/"}
+
+
+def test_unknown_backend_is_a_layout_error() -> None:
+    with pytest.raises(LayoutError, match="unknown backend 'gemini'"):
+        plan_for(layout(backends=("gemini",)))
+
+
+def test_layout_env_cannot_override_what_the_plan_sets() -> None:
+    with pytest.raises(LayoutError, match="CODEX_HOME is set by the plan"):
+        plan_for(layout(env={"CODEX_HOME": "/elsewhere"}))
+
+
+def test_mounts_are_ordered_parents_first() -> None:
+    plan = plan_for(layout(workspace_roots=("/home",), mask_hidden_in_grants=True))
+    for i, a in enumerate(plan.mounts):
+        for b in plan.mounts[i + 1 :]:
+            assert not (b.path != a.path and a.path.startswith(b.path + "/")), (a.path, b.path)
+
+
+def test_same_input_gives_the_same_bytes() -> None:
+    assert render_json(plan_for()) == render_json(plan_for())
+
+
+def test_system_link_is_recreated_and_its_real_directory_bound_read_only() -> None:
+    plan = plan_for()
+    (bin_,) = [m for m in plan.mounts if m.path == "/bin"]
+    assert bin_.type == "symlink" and bin_.link_value == "usr/bin"
+    assert not any(m.path == "/lib32" for m in plan.mounts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Builder-owned joining of remote roots (seed 004)
+
+
+def test_each_remote_root_gets_its_own_exact_directory() -> None:
+    assert mirror_dirs("/work/a1/mirror", ["github/acme/cloud", "github/acme/web"]) == (
+        "/work/a1/mirror/github/acme/cloud",
+        "/work/a1/mirror/github/acme/web",
+    )
+
+
+def test_a_base_already_ending_with_the_root_is_not_joined_twice() -> None:
+    assert mirror_dirs("/work/a1/mirror/github/acme/cloud", ["github/acme/cloud"]) == (
+        "/work/a1/mirror/github/acme/cloud",
+    )
+    assert mirror_dirs("/m/acme/cloud", ["acme/cloud", "acme/web"]) == (
+        "/m/acme/cloud",
+        "/m/acme/web",
+    )
+
+
+@pytest.mark.parametrize("bad", ["../etc", "a/../b", "a/./b", "a//b", "/abs", "", "a/"])
+def test_traversal_in_a_remote_root_fails_closed(bad: str) -> None:
+    with pytest.raises(LayoutError):
+        mirror_dirs("/m", ["ok", bad])
+
+
+def test_mirror_dirs_inside_a_workspace_are_not_bound_twice() -> None:
+    plan = plan_for(layout(remote={"mirror_base": "/work/a1/mirror", "roots": ("acme/cloud",)}))
+    assert not any(m.purpose == "mirror" for m in plan.mounts)
+    assert ("/work/a1/mirror/acme/cloud", "mirror") in {
+        (d.path, d.purpose) for d in plan.directories
+    }
+
+
+def test_overlapping_remote_roots_are_rejected() -> None:
+    with pytest.raises(LayoutError, match="overlap"):
+        plan_for(layout(remote={"mirror_base": "/mnt/m", "roots": ("acme", "acme/cloud")}))
+
+
+def test_missing_root_is_protected_but_not_mounted_and_warned() -> None:
+    root = codex_root(kind="missing", hops=())
+    plan = plan_for(roots=(root,))
+    assert plan.credentials[0].how == "absent"
+    assert any("missing" in w.message for w in plan.warnings)
+
+
+def test_nested_target_is_folded_into_its_directory_root() -> None:
+    d = codex_root(id="dir", kind="dir", target="/home/op/.codex", hops=(), path="/home/op/.codex")
+    plan = plan_for(roots=(codex_root(), d))
+    assert plan.protected_targets == ("/home/op/.codex",)
+    assert plan.credentials[0].root_ids == ("codex-auth", "dir")

@@ -1,0 +1,133 @@
+"""Renderers only format: docker kwargs/argv, bwrap argv, srt settings, and quoted shell lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.errors import LayoutError
+from compiler.models import Hop
+from compiler.mounts.render_bwrap import bwrap_argv, render_bwrap
+from compiler.mounts.render_docker import docker_kwargs, render_docker
+from compiler.mounts.render_srt import srt_gaps, srt_settings
+from compiler.mounts.shell import line, quote
+from tests.unit.test_mounts_plan import codex_root, layout, plan_for
+
+SHELLS = [s for s in ("dash", "bash") if shutil.which(s)]
+
+
+def test_docker_kwargs_are_hardened_and_mounts_are_mount_compatible_dicts() -> None:
+    kw = docker_kwargs(plan_for(layout(user="1000:1000")))
+    assert kw["network_mode"] == "none" and kw["read_only"] is True
+    assert kw["cap_drop"] == ["ALL"] and kw["security_opt"] == ["no-new-privileges"]
+    assert kw["user"] == "1000:1000"
+    for m in kw["mounts"]:
+        assert set(m) == {"type", "source", "target", "read_only"}
+        assert m["type"] in ("bind", "tmpfs")
+    cred = next(m for m in kw["mounts"] if m["target"] == "/home/op/.codex/auth.json")
+    assert cred == {
+        "type": "bind",
+        "source": "/home/op/.codex/auth.json",
+        "target": "/home/op/.codex/auth.json",
+        "read_only": False,
+    }
+    assert not any(m["target"] == "/usr" for m in kw["mounts"])  # the image brings its own
+
+
+def test_docker_network_follows_the_layout() -> None:
+    assert docker_kwargs(plan_for(layout(network=True)))["network_mode"] == "bridge"
+
+
+def test_docker_argv_mirrors_the_kwargs_and_passes_env_through_by_name_only() -> None:
+    doc = json.loads(render_docker(plan_for(layout(passthrough_env=("LANG",)))))
+    argv = doc["argv"]
+    assert argv[:2] == ["docker", "run"] and "--read-only" in argv
+    assert argv[argv.index("--network") + 1] == "none"
+    mounts = [argv[i + 1] for i, a in enumerate(argv) if a == "--mount"]
+    assert len(mounts) == len(doc["sdk_kwargs"]["mounts"])
+    assert "type=bind,source=/home/op/.codex/auth.json,target=/home/op/.codex/auth.json" in mounts
+    assert argv[argv.index("LANG") - 1] == "--env"
+
+
+def test_docker_refuses_a_plan_that_needs_a_recreated_link() -> None:
+    root = codex_root(
+        target="/data/host/auth.json",
+        hops=(
+            Hop(
+                index=0,
+                link="/srv/agentd/agents/a1/codex-home/auth.json",
+                value="/data/hostlink/auth.json",
+                spelling="/srv/agentd/agents/a1/codex-home/auth.json",
+            ),
+            Hop(index=1, link="/data/hostlink", value="host", spelling="/data/hostlink/auth.json"),
+        ),
+    )
+    with pytest.raises(LayoutError, match="cannot recreate link /data/hostlink"):
+        render_docker(plan_for(roots=(root,)))
+
+
+def test_bwrap_argv_binds_targets_rw_recreates_links_and_ends_read_only() -> None:
+    argv = bwrap_argv(plan_for())
+    i = argv.index("/home/op/.codex/auth.json")
+    assert argv[i - 1 : i + 2] == ["--bind", *["/home/op/.codex/auth.json"] * 2]
+    assert argv[argv.index("/bin") - 2 : argv.index("/bin")] == ["--symlink", "usr/bin"]
+    assert argv[-1] == "--" and "--remount-ro" in argv and "--clearenv" in argv
+    assert "--share-net" not in argv
+
+
+def test_bwrap_output_lists_passthrough_names_without_values() -> None:
+    doc = json.loads(render_bwrap(plan_for(layout(passthrough_env=("LANG",)))))
+    assert doc["passthrough_env"] == ["LANG"] and "LANG" not in doc["argv"]
+
+
+def test_srt_denies_reading_every_credential_name_and_writing_every_link_holder() -> None:
+    plan = plan_for()
+    s = srt_settings(plan)
+    fs = s["filesystem"]
+    assert "/home/op/.codex/auth.json" in fs["denyRead"]
+    assert "/srv/agentd/agents/a1/codex-home/auth.json" in fs["denyRead"]
+    assert "/srv/agentd/agents/a1/codex-home" in fs["denyWrite"]  # holds the link
+    assert "/home/op/.codex" in fs["denyWrite"]
+    assert fs["allowWrite"] == ["/work/a1"]
+    assert "/tmp" in fs["denyRead"]  # no private temp under srt: shared temp stays hidden
+    assert s["credentials"]["files"] == [{"path": "/home/op/.codex/auth.json", "mode": "deny"}]
+
+
+def test_srt_names_the_hidden_paths_it_cannot_deny() -> None:
+    plan = plan_for()
+    assert "/home/op" in srt_settings(plan)["filesystem"]["denyRead"]
+    gaps = srt_gaps(plan)
+    assert any("/srv/agentd" in g for g in gaps)  # daemon root holds the agent home grant
+
+
+def test_every_word_is_quoted_even_plain_ones() -> None:
+    assert quote("bwrap") == "'bwrap'"
+    assert line(["a", "it's"]) == "'a' 'it'\"'\"'s'"
+
+
+WORDS = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12)
+
+
+@pytest.mark.skipif(not SHELLS, reason="neither dash nor bash is installed")
+@settings(max_examples=40, deadline=None)
+@given(words=st.lists(WORDS, min_size=1, max_size=5))
+def test_a_rendered_line_gives_back_the_exact_words_under_dash_and_bash(words: list[str]) -> None:
+    text = line(["printf", "%s\\0", *words])
+    for sh in SHELLS:
+        out = subprocess.run([sh, "-c", text], capture_output=True, check=True).stdout
+        assert out.decode("utf-8", "surrogateescape").split("\0")[:-1] == words, sh
+
+
+@pytest.mark.parametrize("sh", ["dash", "bash"])
+def test_the_bwrap_shell_line_parses_to_the_argv_under(sh: str) -> None:
+    if shutil.which(sh) is None:
+        pytest.skip(f"{sh} is not installed")
+    doc = json.loads(render_bwrap(plan_for(layout(env={"X": "a b'$HOME`c`"}))))
+    text = doc["shell"].replace("'bwrap'", "'printf' '%s\\0'", 1)
+    out = subprocess.run([sh, "-c", text], capture_output=True, check=True).stdout
+    assert ["bwrap", *out.decode().split("\0")[:-1]] == doc["argv"]
