@@ -1,0 +1,119 @@
+"""A real bubblewrap run of the rendered plan against a synthetic layout (random markers only).
+
+Shows, from inside: host HOME, daemon root, a sibling agent home and shared temp are absent
+(their markers never print), the workspace is writable, and the trusted parent reads and
+rewrites the credential target through the CODEX_HOME link. No real credential is involved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compiler.mounts.layout import layout_toml
+from compiler.mounts.models import PlanLayout
+from tests.helpers import make_layout, marker
+
+pytestmark = pytest.mark.bwrap
+
+
+def _need(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        reason = f"{tool} is not installed (apt-get install -y bubblewrap dash; see .ci/tools.sh)"
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail(f"CI=true and {reason}", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+def _decoy(directory: Path) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    mark = marker()
+    (directory / "decoy.txt").write_text(mark + "\n", encoding="utf-8")
+    return mark
+
+
+@pytest.mark.parametrize("hop_dir", [False, True], ids=["direct-link", "middle-link"])
+@pytest.mark.parametrize("sh", ["dash", "bash"])
+def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_write(
+    tmp_path: Path, sh: str, hop_dir: bool
+) -> None:
+    _need("bwrap")
+    _need(sh)
+    from compiler.cli import main
+
+    lay = make_layout(tmp_path / "l", hop_dir=hop_dir)
+    daemon = lay.base / "daemon"
+    decoys = {
+        "host home": _decoy(lay.base / "host"),  # the directory holding the real target
+        "daemon root": _decoy(daemon),
+        "sibling home": _decoy(daemon / "agents" / "a2"),
+        "shared temp": _decoy(lay.base / "sharedtmp"),
+    }
+    layout = PlanLayout.model_validate(
+        {
+            "schema_version": 1,
+            "daemon_root": str(daemon),
+            "agent_home": str(lay.codex_home),
+            "workspace_roots": [str(lay.workspace)],
+            "state_dir": str(daemon / "state" / "cand-1"),
+            "backends": ["codex"],
+            "hidden": {
+                "host_home": str(lay.base / "host"),
+                "sibling_homes": [str(daemon / "agents" / "a2")],
+                "shared_temp": ["/tmp", str(lay.base / "sharedtmp")],
+            },
+        },
+        strict=False,
+    )
+    layout_file = lay.base / "layout.toml"
+    layout_file.write_text(layout_toml(layout), encoding="utf-8")
+    os.chmod(layout_file, 0o600)
+    out = lay.base / "plan.bwrap.json"
+    json_out = lay.base / "plan.json"
+    base_args = ["plan", "--roots", str(lay.manifest), "--layout", str(layout_file)]
+    assert main([*base_args, "--format", "bwrap", "--out", str(out)]) == 0
+    assert main([*base_args, "--out", str(json_out)]) == 0
+    rendered = json.loads(out.read_text(encoding="utf-8"))
+    plan = json.loads(json_out.read_text(encoding="utf-8"))
+    for d in plan["directories"]:  # the launcher's job: create state dirs 0700 first
+        os.makedirs(d["path"], mode=int(d["mode"], 8), exist_ok=True)
+    assert oct(os.stat(daemon / "state" / "cand-1").st_mode & 0o777) == "0o700"
+
+    fresh = marker()
+    script = "\n".join(
+        [
+            f"cat {lay.link}",
+            f"printf '%s\\n' {fresh} > {lay.link}",  # rewrite through the link, as a refresh does
+            f"cat {lay.host_target}",
+            "echo ws > ws-write.txt && echo WS-WRITABLE",
+            *(
+                f"cat {p}/decoy.txt 2>/dev/null"
+                for p in (
+                    lay.base / "host",
+                    daemon,
+                    daemon / "agents" / "a2",
+                    lay.base / "sharedtmp",
+                )
+            ),
+            f"ls -A {lay.base / 'host'} {daemon} /tmp 2>/dev/null",
+            "echo DONE",
+        ]
+    )
+    text = rendered["shell"] + " 'sh' '-c' \"$0\""
+    proc = subprocess.run([sh, "-c", text, script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "DONE" in proc.stdout
+    assert lay.marker in proc.stdout  # read by the link
+    assert proc.stdout.count(fresh) == 1  # re-read at the real target after the rewrite
+    assert lay.host_target.read_text(encoding="utf-8") == fresh + "\n"  # host file rewritten
+    assert "WS-WRITABLE" in proc.stdout and (lay.workspace / "ws-write.txt").exists()
+    for what, mark in decoys.items():
+        assert mark not in proc.stdout, f"{what} is visible inside the sandbox"
+    assert "decoy.txt" not in proc.stdout
