@@ -6,17 +6,15 @@ each profile is one `permissions.<id>={...}` line whose inline-table value holds
 
 from __future__ import annotations
 
-import tomlkit
-
 from ..models import CompiledBundle
-from .codex_toml import inline
+from .tomltext import inline, string
 
 
 def override_lines(bundle: CompiledBundle) -> list[str]:
     """The `-c` values in the order a launcher passes them (selection first)."""
-    lines = ["default_permissions=" + tomlkit.string(bundle.default_profile_id).as_string()]
+    lines = ["default_permissions=" + string(bundle.default_profile_id)]
     for profile in bundle.profiles:
-        value = inline(profile.codex_table()).as_string()
+        value = inline(profile.codex_table())
         lines.append(f"permissions.{profile.profile_id}={value}")
     return lines
 

@@ -1,0 +1,7 @@
+"""`python -m compiler.cli`: the same as the `profilec` console script."""
+
+from __future__ import annotations
+
+from . import run
+
+run()
