@@ -53,8 +53,16 @@ def main() -> int:
             d = Path(tmp) / f"n{n}"
             d.mkdir()
             manifest = _layout(d, n)
-            cmd = [sys.executable, "-m", "compiler.cli.__main__", "compile", "--roots",
-                   str(manifest), "--format", "overrides"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "compiler.cli.__main__",
+                "compile",
+                "--roots",
+                str(manifest),
+                "--format",
+                "overrides",
+            ]
             results[n] = _median(cmd)
             rows.append((f"profilec compile, {n} roots", results[n]))
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

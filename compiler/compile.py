@@ -43,7 +43,9 @@ def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict
         table["extends"] = base.extends
     if workspace_roots:
         table["workspace_roots"] = {r: True for r in workspace_roots}
-    table["filesystem"] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.filesystem.items()}
+    table["filesystem"] = {
+        k: (dict(v) if isinstance(v, dict) else v) for k, v in base.filesystem.items()
+    }
     table["network"] = {"enabled": base.network.enabled}
     return table
 
@@ -241,7 +243,7 @@ def _findings(roots: Sequence[ResolvedRoot], stripped: Sequence[str]) -> tuple[F
             out.append(
                 Finding(
                     code="hardlinked-target",
-                    message=f"target has {r.nlink} hard links; a path deny does not cover the others",
+                    message=f"target has {r.nlink} hard links; a path deny covers no other",
                     root_id=r.id,
                     path=r.target,
                 )

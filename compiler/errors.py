@@ -5,7 +5,7 @@
     ├── InputError                    (exit 2) malformed TOML/JSON, schema violation, bad path
     │   ├── PolicyError               (exit 2) profiles/ invalid (extends cycle, bad mode map)
     │   └── LayoutError               (exit 2) launch/plan layout invalid, traversal, overlap
-    ├── TrustError                    (exit 3) daemon-owned file fails the ownership/permission check
+    ├── TrustError                    (exit 3) daemon-owned file fails the owner/mode check
     ├── RootChainError                (exit 4) loop, over-long or dangling link chain, not-a-dir hop
     ├── UnsafeRootError               (exit 5) a root cannot be protected safely under some mode
     ├── OutputError                   (exit 6) the artifact could not be written (nothing was)

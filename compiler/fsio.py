@@ -15,7 +15,9 @@ def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".profilec-", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise OutputError(f"cannot create a file in {directory}: {exc.strerror}", where=path) from None
+        raise OutputError(
+            f"cannot create a file in {directory}: {exc.strerror}", where=path
+        ) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -81,7 +81,7 @@ class ModeMapEntry(Frozen):
 
 
 class ModeMap(Frozen):
-    """`profiles/modes.toml`: ACP mode -> base profile; the default mode selects default_permissions."""
+    """`profiles/modes.toml`: ACP mode -> base profile; default_mode picks default_permissions."""
 
     schema_version: Literal[1]
     default_mode: ModeName

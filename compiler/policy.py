@@ -47,7 +47,9 @@ def _read(path: str) -> bytes:
 def _check_key(key: str, value: object, where: str) -> None:
     if key.startswith(":"):
         if key not in KNOWN_SPECIALS:
-            raise PolicyError(f"unknown special {key!r} (Codex would ignore it silently)", where=where)
+            raise PolicyError(
+                f"unknown special {key!r} (Codex would ignore it silently)", where=where
+            )
         if isinstance(value, dict) and key not in SCOPABLE_SPECIALS:
             raise PolicyError(f"{key} does not support nested entries", where=where)
         if isinstance(value, dict):
@@ -62,9 +64,13 @@ def _check_key(key: str, value: object, where: str) -> None:
     if key.startswith("~/") or key == "~":
         return
     if not key.startswith("/"):
-        raise PolicyError(f"filesystem key {key!r} must be absolute, ~/..., or a :special", where=where)
+        raise PolicyError(
+            f"filesystem key {key!r} must be absolute, ~/..., or a :special", where=where
+        )
     if isinstance(value, dict):
-        raise PolicyError(f"scoped tables under absolute paths are not policy: {key!r}", where=where)
+        raise PolicyError(
+            f"scoped tables under absolute paths are not policy: {key!r}", where=where
+        )
 
 
 def load_policy(profiles_dir: str | None = None) -> Policy:
@@ -80,7 +86,9 @@ def load_policy(profiles_dir: str | None = None) -> Policy:
         if mode not in mode_map.modes:
             raise PolicyError(f"ACP mode {mode!r} has no mapping", where=map_path)
     if mode_map.default_mode not in mode_map.modes:
-        raise PolicyError(f"default_mode {mode_map.default_mode!r} is not in [modes]", where=map_path)
+        raise PolicyError(
+            f"default_mode {mode_map.default_mode!r} is not in [modes]", where=map_path
+        )
     ids = [e.profile_id for e in mode_map.modes.values()]
     if len(set(ids)) != len(ids):
         raise PolicyError("two modes map to the same profile_id", where=map_path)

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InputError, RootChainError, TrustError
-from .models import Hop, ResolvedHome, ResolvedRoot, RootSpec, RootsManifest
+from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec
 from .paths import check_absolute, is_within, parent
 
 #: Like the kernel's ELOOP limit: more hops than this is treated as a loop.
@@ -36,7 +36,9 @@ def _check_dir_chain(path: str, *, where: str) -> None:
         try:
             st = os.lstat(cur)
         except OSError as exc:
-            raise TrustError(f"cannot inspect parent directory {cur}: {exc.strerror}", where=where)
+            raise TrustError(
+                f"cannot inspect parent directory {cur}: {exc.strerror}", where=where
+            ) from None
         sticky = bool(st.st_mode & stat.S_ISVTX)
         if st.st_uid not in (0, uid):
             raise TrustError(
@@ -207,7 +209,9 @@ def walk_chain(
             try:
                 value = os.readlink(cand)
             except OSError as exc:
-                raise RootChainError(f"cannot readlink {cand}: {exc.strerror}", where=what) from None
+                raise RootChainError(
+                    f"cannot readlink {cand}: {exc.strerror}", where=what
+                ) from None
             remaining = list(reversed(pending))
             spelling = "/".join([cand, *remaining]) if remaining else cand
             hops.append(Hop(index=len(hops), link=cand, value=value, spelling=spelling))
@@ -229,7 +233,9 @@ def walk_chain(
     return current, tuple(hops), kind, st
 
 
-def _holder_dirs(target: str, hops: Iterable[Hop], kind: str, last_existing: str) -> tuple[str, ...]:
+def _holder_dirs(
+    target: str, hops: Iterable[Hop], kind: str, last_existing: str
+) -> tuple[str, ...]:
     dirs: dict[str, None] = {}
     for hop in hops:
         dirs.setdefault(parent(hop.link), None)
@@ -255,9 +261,7 @@ def resolve_root(spec: RootSpec, workspace_roots: Sequence[str] = ()) -> Resolve
     )
     nlink = st.st_nlink if (st is not None and kind == "file") else None
     last = _last_existing(target) if kind == "missing" else parent(target)
-    under = tuple(
-        sorted({h.link for h in hops for w in workspace_roots if is_within(h.link, w)})
-    )
+    under = tuple(sorted({h.link for h in hops for w in workspace_roots if is_within(h.link, w)}))
     return ResolvedRoot(
         id=spec.id,
         path=spec.path,
@@ -271,7 +275,9 @@ def resolve_root(spec: RootSpec, workspace_roots: Sequence[str] = ()) -> Resolve
     )
 
 
-def resolve_roots(manifest: RootsManifest, workspace_roots: Sequence[str] = ()) -> tuple[ResolvedRoot, ...]:
+def resolve_roots(
+    manifest: RootsManifest, workspace_roots: Sequence[str] = ()
+) -> tuple[ResolvedRoot, ...]:
     """Resolve every root; all run, and the first failure (in manifest order) is raised after."""
     results: list[ResolvedRoot] = []
     failures: list[RootChainError] = []

@@ -31,7 +31,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
 
 ACP_LAUNCH: dict[str, Any] = {
     "title": "AcpLaunchConfig",
-    "description": "CODEX_ACP_PERMISSION_PROFILE_CONFIG: -c override lines and ACP mode -> profile id.",
+    "description": "CODEX_ACP_PERMISSION_PROFILE_CONFIG: -c lines and ACP mode -> profile id.",
     "type": "object",
     "additionalProperties": False,
     "required": ["configOverrides", "modeProfiles"],

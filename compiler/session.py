@@ -12,7 +12,12 @@ from typing import Any
 
 from .errors import InputError
 
-FORBIDDEN_PREFIXES = ("permissions", "default_permissions", "sandbox_mode", "sandbox_workspace_write")
+FORBIDDEN_PREFIXES = (
+    "permissions",
+    "default_permissions",
+    "sandbox_mode",
+    "sandbox_workspace_write",
+)
 
 
 def _forbidden(key: str) -> bool:

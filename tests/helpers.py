@@ -57,7 +57,7 @@ def make_layout(base: Path, *, relative_link: bool = False, hop_dir: bool = Fals
     host.mkdir()
     mark = marker()
     target = host / "auth.json"
-    target.write_text('{"OPENAI_API_KEY": "%s"}\n' % mark, encoding="utf-8")
+    target.write_text(f'{{"OPENAI_API_KEY": "{mark}"}}\n', encoding="utf-8")
     os.chmod(target, 0o600)
     home = base / "codexhome"
     home.mkdir()

@@ -1,4 +1,4 @@
-"""`profilec compile`: roots + policy + layout -> toml | overrides | acp-json | codex-home | bundle."""
+"""`profilec compile`: roots + policy + layout -> toml, overrides, acp-json, codex-home, bundle."""
 
 from __future__ import annotations
 

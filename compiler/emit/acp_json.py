@@ -1,4 +1,4 @@
-"""`acp-json`: the CODEX_ACP_PERMISSION_PROFILE_CONFIG document; `session-config`: sanitized CODEX_CONFIG."""
+"""`acp-json`: CODEX_ACP_PERMISSION_PROFILE_CONFIG; `session-config`: sanitized CODEX_CONFIG."""
 
 from __future__ import annotations
 
@@ -16,4 +16,6 @@ def render_acp_json(bundle: CompiledBundle) -> str:
 
 def render_session_config(bundle: CompiledBundle) -> str:
     """The agent's session config with every permission/sandbox key stripped."""
-    return json.dumps(bundle.session_config or {}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return (
+        json.dumps(bundle.session_config or {}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    )

@@ -1,4 +1,4 @@
-"""Properties over random root sets and symlink trees: deny every target, never a link, same bytes."""
+"""Properties over random roots and symlink trees: deny every target, never a link, same bytes."""
 
 from __future__ import annotations
 

@@ -111,7 +111,8 @@ def test_session_config_cannot_set_permissions(
     sc = tmp_path / "session.json"
     sc.write_text(
         '{"model": "m", "default_permissions": ":danger-full-access",'
-        ' "permissions": {"x": {"filesystem": {"/": "write"}}}, "sandbox_mode": "danger-full-access"}'
+        ' "permissions": {"x": {"filesystem": {"/": "write"}}},'
+        ' "sandbox_mode": "danger-full-access"}'
     )
     out = tmp_path / "s.json"
     rc = main(

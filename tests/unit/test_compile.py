@@ -38,7 +38,7 @@ def test_every_mode_denies_the_canonical_target(tmp_path: Path) -> None:
 
 
 def test_no_deny_key_is_a_symlink_path(tmp_path: Path) -> None:
-    lay, bundle = _compile(tmp_path, hop_dir=True)
+    _, bundle = _compile(tmp_path, hop_dir=True)
     links = {h.link for r in bundle.roots for h in r.hops}
     for profile in bundle.profiles:
         for key in profile.codex_table()["filesystem"]:
@@ -118,7 +118,7 @@ def test_compile_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_toml_output_round_trips_and_selects_agent(tmp_path: Path) -> None:
-    lay, bundle = _compile(tmp_path)
+    _, bundle = _compile(tmp_path)
     doc = tomllib.loads(renderer("toml")(bundle))
     assert doc["default_permissions"] == "profilec-agent"
     assert set(doc["permissions"]) == {

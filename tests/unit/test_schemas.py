@@ -1,4 +1,4 @@
-"""The JSON Schemas in schemas/ are the contract: regenerated == committed, and they agree with the models."""
+"""schemas/ is the contract: regenerated == committed, and schemas agree with the models."""
 
 from __future__ import annotations
 
