@@ -1,0 +1,589 @@
+"""One canary run: every ACP mode probed for real in a hardened container, never a real root.
+
+For each mode, `run_canaries` builds a synthetic copy of the bundle's layout in a throwaway dir
+under /var/tmp (every real path P becomes <tree>/P: the links, each hop, a target holding a fresh
+random marker, the workspace with a control file, the private CODEX_HOME), re-roots the bundle's
+profiles onto it (so a deliberately broken bundle stays broken), bind-mounts the tree at the
+same absolute path into a container started with `engine.run_settings()`, and runs three kinds
+of probes: trusted (no sandbox), model (through `codex sandbox -P <id>`), outer (the boundary).
+Decoy markers (host HOME, sibling agent) live beside the tree and are never mounted.
+
+Failure classes: `leak` (credential marker in a model output), `decoy`, `control`, `trusted`,
+`tamper` (link or target changed afterwards), `mismatch` (observed allow/deny differs from
+compiler.evaluate's static prediction), `error` (the probe could not run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..emit.overrides import override_lines
+from ..evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
+from ..models import ACP_MODES, CompiledBundle, CompiledProfile, ResolvedRoot
+from . import engine
+from .image import ensure_image
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+Kind = Literal["trusted", "model", "outer"]
+Expect = Literal["allow", "deny", "absent", "any"]
+
+#: Where synthetic trees go: outside /tmp, which is a tmpfs inside the container.
+SCRATCH_PARENT = "/var/tmp"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One command and what it showed."""
+
+    name: str
+    kind: Kind
+    command: tuple[str, ...]
+    exit_code: int
+    output: str
+    expected: Expect
+    predicted: Expect | None
+    observed: Literal["allow", "deny"]
+    ok: bool
+    failures: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModeReport:
+    """All probes for one ACP mode."""
+
+    mode: str
+    profile_id: str
+    probes: tuple[Probe, ...]
+    seconds: float
+    error: str | None = None
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """Distinct failure classes of this mode, sorted."""
+        found = {f for p in self.probes for f in p.failures}
+        if self.error:
+            found.add("error")
+        return tuple(sorted(found))
+
+    @property
+    def passed(self) -> bool:
+        """True when no probe failed."""
+        return not self.failures
+
+
+@dataclass(frozen=True)
+class CanaryReport:
+    """The result of one canary run over several modes."""
+
+    run_id: str
+    modes: tuple[ModeReport, ...]
+    seconds: float
+    image: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        """True when every mode passed."""
+        return bool(self.modes) and all(m.passed for m in self.modes)
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """Distinct failure classes over all modes."""
+        return tuple(sorted({f for m in self.modes for f in m.failures}))
+
+    @property
+    def mismatch_only(self) -> bool:
+        """True when the only failure class is `mismatch`."""
+        return self.failures == ("mismatch",)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "run_id": self.run_id,
+            "passed": self.passed,
+            "failures": list(self.failures),
+            "seconds": round(self.seconds, 3),
+            "image": self.image,
+            "modes": [
+                {
+                    "mode": m.mode,
+                    "profile_id": m.profile_id,
+                    "passed": m.passed,
+                    "failures": list(m.failures),
+                    "seconds": round(m.seconds, 3),
+                    "error": m.error,
+                    "probes": [asdict(p) for p in m.probes],
+                }
+                for m in self.modes
+            ],
+        }
+
+    def to_json(self) -> str:
+        """The report as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    def to_text(self) -> str:
+        """A short human summary, one line per failing probe."""
+        lines = [
+            f"canary run {self.run_id}: {'PASS' if self.passed else 'FAIL'} ({self.seconds:.2f}s)"
+        ]
+        for m in self.modes:
+            lines.append(
+                f"  {m.mode} [{m.profile_id}]: {'pass' if m.passed else 'FAIL'} "
+                f"{len(m.probes)} probes {m.seconds:.2f}s"
+                + (f" error: {m.error}" if m.error else "")
+            )
+            for p in m.probes:
+                if not p.ok:
+                    lines.append(
+                        f"    {p.kind} {p.name}: {','.join(p.failures)} rc={p.exit_code} "
+                        f"expected={p.expected} predicted={p.predicted} observed={p.observed}"
+                    )
+        return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic layout
+
+
+def _marker(kind: str) -> str:
+    return f"PROFILEC-CANARY-{kind}-{secrets.token_hex(12)}"
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """A synthetic layout: every real path P lives at <prefix>P."""
+
+    base: Path  # the throwaway dir (holds tree/ and decoys/)
+    prefix: str  # <base>/tree, bind-mounted at the same path
+    marker: str
+    decoys: tuple[str, ...]
+    decoy_dir: str
+    secrets: tuple[tuple[str, str], ...]  # (root id, synthetic secret file)
+    workspace: str
+    control: str
+    control_marker: str
+    codex_home: str
+
+    def at(self, real: str) -> str:
+        return self.prefix + real
+
+
+def _codex_home(bundle: CompiledBundle) -> str:
+    if bundle.codex_home is not None:
+        return bundle.codex_home.path
+    if bundle.layout.codex_home:
+        return bundle.layout.codex_home
+    return os.path.dirname(bundle.roots[0].path) if bundle.roots else "/codex-private-home"
+
+
+def _secret_file(root: ResolvedRoot, prefix: str) -> str:
+    target = prefix + root.target
+    return target + "/canary-secret.json" if root.kind == "dir" else target
+
+
+def _chown_tree(top: Path, uid: int) -> None:
+    if os.getuid() != 0:
+        return
+    for dirpath, dirnames, filenames in os.walk(top):
+        os.lchown(dirpath, uid, uid)
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
+def build_tree(bundle: CompiledBundle, uid: int) -> _Tree:
+    """Create the synthetic layout of `bundle` in a fresh dir (paths only; nothing real read)."""
+    base = Path(tempfile.mkdtemp(prefix="profilec-canary-", dir=SCRATCH_PARENT))
+    os.chmod(base, 0o755)
+    prefix = str(base / "tree")
+    os.mkdir(prefix, 0o755)
+    mark = _marker("SECRET")
+    secret_files: list[tuple[str, str]] = []
+    for root in bundle.roots:
+        if root.kind == "missing":
+            continue
+        secret = _secret_file(root, prefix)
+        os.makedirs(os.path.dirname(secret), exist_ok=True)
+        Path(secret).write_text(f'{{"OPENAI_API_KEY": "{mark}"}}\n', encoding="utf-8")
+        os.chmod(secret, 0o600)
+        secret_files.append((root.id, secret))
+        for hop in root.hops:
+            link = prefix + hop.link
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            value = prefix + hop.value if hop.value.startswith("/") else hop.value
+            if not os.path.lexists(link):
+                os.symlink(value, link)
+    ws_real = bundle.layout.workspace_roots[0] if bundle.layout.workspace_roots else None
+    workspace = prefix + ws_real if ws_real else str(base / "tree" / "canary-ws")
+    os.makedirs(workspace, exist_ok=True)
+    control_marker = _marker("CONTROL")
+    control = os.path.join(workspace, "canary-control.txt")
+    Path(control).write_text(control_marker + "\n", encoding="utf-8")
+    home = prefix + _codex_home(bundle)
+    os.makedirs(home, exist_ok=True)
+    Path(home, "config.toml").write_text("# private config\n", encoding="utf-8")
+    decoy_dir = base / "decoys"
+    decoys = (_marker("HOSTHOME"), _marker("SIBLING"))
+    for rel, m in zip((".codex/auth.json", "sibling-agent/auth.json"), decoys, strict=True):
+        p = decoy_dir / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(m + "\n", encoding="utf-8")
+    _chown_tree(Path(prefix), uid)
+    return _Tree(
+        base,
+        prefix,
+        mark,
+        decoys,
+        str(decoy_dir),
+        tuple(secret_files),
+        workspace,
+        control,
+        control_marker,
+        home,
+    )
+
+
+def _reroot_profile(p: CompiledProfile, prefix: str) -> CompiledProfile:
+    entries = tuple(
+        e.model_copy(update={"path": prefix + e.path}) if e.path.startswith("/") else e
+        for e in p.entries
+    )
+    ws = tuple(prefix + w for w in p.workspace_roots)
+    return p.model_copy(update={"entries": entries, "workspace_roots": ws})
+
+
+def reroot(bundle: CompiledBundle, tree: _Tree) -> CompiledBundle:
+    """The bundle's profiles with every layout path moved into the synthetic tree."""
+    profiles = tuple(_reroot_profile(p, tree.prefix) for p in bundle.profiles)
+    return bundle.model_copy(update={"profiles": profiles})
+
+
+def _overrides(bundle: CompiledBundle) -> list[str]:
+    """`-c` lines for the user profiles (a built-in id such as `:workspace` gets none)."""
+    return [
+        line
+        for line in override_lines(bundle)
+        if line.startswith("permissions.") and not line.startswith("permissions.:")
+    ]
+
+
+def _predictor(bundle: CompiledBundle, profile: CompiledProfile, ws: str) -> EffectiveProfile:
+    perms = {p.profile_id: p.codex_table() for p in bundle.profiles if ":" not in p.profile_id}
+    ctx = EvalContext(cwd=ws, workspace_roots=(ws,), tmpdir="/tmp", home=engine.CODEX_HOME)
+    return resolve(perms, profile.profile_id, ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# Probes
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    kind: Kind
+    script: str
+    expected: Expect
+    predicted: Expect | None = None
+    control: bool = False
+    needle: str | None = None  # output must contain this for "allow" (control reads)
+
+
+def _allow(ok: bool) -> Expect:
+    return "allow" if ok else "deny"
+
+
+def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: str) -> list[_Spec]:
+    def readable(*paths: str) -> Expect:
+        return _allow(all(pred.decide(p).readable for p in paths))
+
+    def writable(path: str) -> Expect:
+        return _allow(pred.decide(path).writable)
+
+    ws = tree.workspace
+    specs: list[_Spec] = []
+    for root in bundle.roots:
+        if root.kind == "missing":
+            continue
+        secret = _secret_file(root, tree.prefix)
+        suffix = secret[len(tree.prefix + root.target) :]
+        for i, spelling in enumerate(root.spellings):
+            path = tree.at(spelling) + suffix
+            specs.append(
+                _Spec(
+                    f"cat-{root.id}-{i}", "model", f"cat '{path}'", "deny", readable(path, secret)
+                )
+            )
+        q = f"'{secret}'"
+        link = tree.at(root.path)
+        pr = readable(secret)
+        specs += [
+            _Spec(
+                f"cp-{root.id}", "model", f"cp {q} '{ws}/cp.txt' && cat '{ws}/cp.txt'", "deny", pr
+            ),
+            _Spec(
+                f"ln-hard-{root.id}",
+                "model",
+                f"ln {q} '{ws}/hard' && cat '{ws}/hard'",
+                "deny",
+                None,
+            ),
+            _Spec(
+                f"ln-soft-{root.id}", "model", f"ln -s {q} '{ws}/soft'; cat '{ws}/soft'", "deny", pr
+            ),
+            _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
+            _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
+            _Spec(f"umount-{root.id}", "model", f"umount {q} && cat {q}", "deny", None),
+            _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
+            _Spec(
+                f"tar-{root.id}",
+                "model",
+                f"tar -cf - '{os.path.dirname(link)}' '{os.path.dirname(secret)}' | cat",
+                "deny",
+                None,
+            ),
+            _Spec(
+                f"find-exec-{root.id}",
+                "model",
+                f"find '{tree.prefix}' -type f -exec cat {{}} +",
+                "deny",
+                None,
+            ),
+            _Spec(f"grep-r-{root.id}", "model", f"grep -r OPENAI '{tree.prefix}'", "deny", None),
+        ]
+    specs += [
+        _Spec(
+            "control-read",
+            "model",
+            f"cat '{tree.control}'",
+            "allow",
+            readable(tree.control),
+            control=True,
+            needle=tree.control_marker,
+        ),
+        _Spec(
+            "workspace-write",
+            "model",
+            f"echo w > '{ws}/canary-w.txt'",
+            "deny" if mode == "read-only" else "allow",
+            writable(ws + "/canary-w.txt"),
+            control=True,
+        ),
+        _Spec("parent-env", "model", "cat /proc/1/environ; ls -l /proc/1/fd", "any", None),
+        _Spec("outer-decoys", "outer", f"ls '{tree.decoy_dir}'", "absent", None),
+        _Spec("outer-host-home", "outer", "ls /root/.codex /home", "absent", None),
+        _Spec(
+            "outer-daemon-root", "outer", "ls /var/lib/docker /var/run/docker.sock", "absent", None
+        ),
+    ]
+    # Tampering last: a broken bundle that lets one through changes the tree.
+    for root in bundle.roots:
+        if root.kind == "missing":
+            continue
+        secret = _secret_file(root, tree.prefix)
+        link = tree.at(root.path)
+        tdir = os.path.dirname(secret)
+        specs += [
+            _Spec(
+                f"tamper-relink-{root.id}",
+                "model",
+                f"ln -sfn '{tree.control}' '{link}'",
+                "deny",
+                writable(os.path.dirname(link)),
+            ),
+            _Spec(
+                f"tamper-move-{root.id}",
+                "model",
+                f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
+                "deny",
+                writable(os.path.dirname(tdir)),
+            ),
+        ]
+    config = tree.codex_home + "/config.toml"
+    specs.append(
+        _Spec("tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", writable(config))
+    )
+    return specs
+
+
+def _exec(container: Container, cmd: Sequence[str]) -> tuple[int, str]:
+    res = container.exec_run(list(cmd), stdout=True, stderr=True)
+    out = res.output if isinstance(res.output, bytes) else b""
+    return int(res.exit_code or 0), out.decode("utf-8", "replace")
+
+
+def _snapshot(container: Container, tree: _Tree, bundle: CompiledBundle) -> tuple[int, str]:
+    parts = []
+    for root in bundle.roots:
+        if root.kind == "missing":
+            continue
+        parts.append(f"readlink '{tree.at(root.path)}'")
+        parts.append(f"sha256sum '{_secret_file(root, tree.prefix)}'")
+    parts.append(f"sha256sum '{tree.codex_home}/config.toml'")
+    return _exec(container, ["sh", "-c", "; ".join(parts) or "true"])
+
+
+def _judge(spec: _Spec, rc: int, out: str, tree: _Tree, cmd: tuple[str, ...]) -> Probe:
+    failures: list[str] = []
+    leaked = tree.marker in out
+    observed: Literal["allow", "deny"] = "allow" if rc == 0 else "deny"
+    if spec.kind == "model":
+        if leaked:
+            failures.append("leak")
+            observed = "allow"
+        if any(d in out for d in tree.decoys):
+            failures.append("decoy")
+        if spec.needle is not None and spec.needle not in out:
+            observed = "deny"
+        if spec.control and spec.expected != "any" and observed != spec.expected:
+            failures.append("control")
+        if spec.predicted is not None and observed != spec.predicted:
+            failures.append("mismatch")
+        if spec.name.startswith("tamper") and observed == "allow":
+            failures.append("tamper")
+    elif spec.kind == "outer":
+        if rc == 0 or any(d in out for d in tree.decoys) or leaked:
+            failures.append("decoy")
+    else:
+        if rc != 0 or (spec.needle is not None and spec.needle not in out):
+            failures.append("trusted")
+    return Probe(
+        spec.name,
+        spec.kind,
+        cmd,
+        rc,
+        out[-4000:],
+        spec.expected,
+        spec.predicted,
+        observed,
+        not failures,
+        tuple(dict.fromkeys(failures)),
+    )
+
+
+def _run_mode(
+    client: DockerClient,
+    tag: str,
+    run_id: str,
+    bundle: CompiledBundle,
+    mode: str,
+    codex_bin: Path,
+) -> ModeReport:
+    t0 = time.monotonic()
+    uid = engine.run_uid()
+    tree = build_tree(bundle, uid)
+    synth = reroot(bundle, tree)
+    profile = synth.profile_for(mode)
+    probes: list[Probe] = []
+    try:
+        volumes, codex = engine.codex_mount(codex_bin)
+        volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
+        settings = engine.run_settings(run_id, uid=uid)
+        # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
+        # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
+        settings["tmpfs"] = {**settings["tmpfs"], **{f"/{n}": "ro,size=4k" for n in CARVE_OUTS}}
+        container = client.containers.run(
+            tag,
+            ["sleep", "600"],
+            volumes=volumes,
+            detach=True,
+            name=f"profilec-canary-{run_id}-{mode}",
+            **settings,
+        )
+        sandbox = [codex, "sandbox"]
+        for line in _overrides(synth):
+            sandbox += ["-c", line]
+        sandbox += ["-P", profile.profile_id, "-C", tree.workspace, "--", "sh", "-c"]
+        # Trusted parent: reads through the link and the target, rewrites the target.
+        for root in synth.roots:
+            if root.kind == "missing":
+                continue
+            secret = _secret_file(root, tree.prefix)
+            link = tree.at(root.path) + secret[len(tree.prefix + root.target) :]
+            for name, script in (
+                (f"trusted-read-link-{root.id}", f"cat '{link}'"),
+                (f"trusted-read-target-{root.id}", f"cat '{secret}'"),
+                (
+                    f"trusted-rewrite-{root.id}",
+                    f"c=$(cat '{secret}') && printf '%s\\n' \"$c\" > '{secret}' && cat '{link}'",
+                ),
+            ):
+                cmd: tuple[str, ...] = ("sh", "-c", script)
+                rc, out = _exec(container, cmd)
+                spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
+                probes.append(_judge(spec, rc, out, tree, cmd))
+        before = _snapshot(container, tree, synth)
+        pred = _predictor(synth, profile, tree.workspace)
+        for spec in _specs(tree, synth, pred, mode):
+            cmd = (
+                tuple([*sandbox, spec.script])
+                if spec.kind == "model"
+                else ("sh", "-c", spec.script)
+            )
+            rc, out = _exec(container, cmd)
+            probes.append(_judge(spec, rc, out, tree, cmd))
+        after = _snapshot(container, tree, synth)
+        same = before == after and before[0] == 0
+        probes.append(
+            Probe(
+                "unchanged-after-tampering",
+                "trusted",
+                ("sh", "-c", "readlink; sha256sum"),
+                after[0],
+                after[1],
+                "allow",
+                None,
+                "allow" if same else "deny",
+                same,
+                () if same else ("tamper",),
+            )
+        )
+        return ModeReport(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)
+    except Exception as exc:  # a canary that cannot run is never a pass
+        return ModeReport(
+            mode,
+            profile.profile_id,
+            tuple(probes),
+            time.monotonic() - t0,
+            error=f"{type(exc).__name__}: {exc}"[:500],
+        )
+    finally:
+        shutil.rmtree(tree.base, ignore_errors=True)
+
+
+def run_canaries(
+    bundle: CompiledBundle,
+    *,
+    codex_bin: Path,
+    client: DockerClient | None = None,
+    modes: Sequence[str] | None = None,
+    run_id: str | None = None,
+) -> CanaryReport:
+    """Probe every mode of `bundle` in its own container (in parallel); always cleans up."""
+    t0 = time.monotonic()
+    own = client is None
+    cli = engine.docker_client() if client is None else client
+    rid = run_id or engine.new_run_id()
+    wanted = tuple(modes) if modes else tuple(m for m in ACP_MODES if m in bundle.mode_profiles)
+    try:
+        tag = ensure_image(cli)
+        with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
+            futures = [pool.submit(_run_mode, cli, tag, rid, bundle, m, codex_bin) for m in wanted]
+            reports = tuple(f.result() for f in futures)
+    finally:
+        engine.cleanup(cli, rid)
+        if own:
+            cli.close()
+    return CanaryReport(rid, reports, time.monotonic() - t0, tag)
