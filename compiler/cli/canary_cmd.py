@@ -1,0 +1,47 @@
+"""`profilec canary`: probe every ACP mode for real in hardened containers (synthetic layout)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from . import app
+from .compile_cmd import HomeOpt, ProfilesOpt, RootsOpt, WorkspaceOpt
+
+
+@app.command("canary")
+def canary_command(
+    roots: RootsOpt,
+    profiles: ProfilesOpt = None,
+    workspace_root: WorkspaceOpt = None,
+    codex_home: HomeOpt = None,
+    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+) -> int:
+    """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
+    from ..api import load_and_compile
+    from ..canary.run import run_canaries
+    from ..errors import CanaryMismatchError, EnvironmentMissingError, UsageError
+    from ..settings import codex_binary, codex_version
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"unknown --format {fmt!r}; choose text or json")
+    bundle = load_and_compile(
+        str(roots),
+        profiles_dir=str(profiles) if profiles else None,
+        workspace_roots=workspace_root or (),
+        codex_home=codex_home,
+    )
+    codex = codex_binary()
+    if codex is None or not codex.is_file():
+        raise EnvironmentMissingError(
+            f"pinned codex {codex_version()} is not installed", hint="run .ci/tools.sh"
+        )
+    report = run_canaries(bundle, codex_bin=codex)
+    sys.stdout.write(report.to_json() + "\n" if fmt == "json" else report.to_text())
+    if report.passed:
+        return 0
+    if report.mismatch_only:
+        raise CanaryMismatchError("canary observations disagree with the static prediction")
+    return 1
