@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
+
+try:  # typer >= 0.24 vendors click as typer._click; older releases use click itself
+    from typer import _click as click  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # pragma: no cover
+    import click  # type: ignore[no-redef,unused-ignore]
 
 from ..errors import ProfilecError
 
@@ -35,16 +39,17 @@ def main(argv: list[str] | None = None) -> int:
     except ProfilecError as exc:
         print(exc.one_line(), file=sys.stderr)
         return exc.exit_code
-    except click.exceptions.Abort:
-        print("profilec: aborted", file=sys.stderr)
-        return 130
     except click.ClickException as exc:
         msg = exc.format_message().replace("\n", " ")
         print(f"profilec: usage: {msg}", file=sys.stderr)
         return 2
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
     except Exception as exc:  # never a traceback: say what broke, in one line
+        # click's Exit/Abort moved between typer releases; recognise them by name.
+        if type(exc).__name__ == "Exit":
+            return int(getattr(exc, "exit_code", 0))
+        if type(exc).__name__ == "Abort":
+            print("profilec: aborted", file=sys.stderr)
+            return 130
         print(f"profilec: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 70
     return int(result) if isinstance(result, int) else 0
