@@ -69,7 +69,33 @@ SESSION_CONFIG: dict[str, Any] = {
     "type": "object",
 }
 
+BUNDLE_DOC: dict[str, Any] = {
+    "title": "BundleDocument",
+    "description": "`compile --format bundle`: compiled profiles, launcher outputs, content hash.",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["schema_version", "profilec_version", "codex_version", "compiled", "launcher",
+                 "content_hash"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "profilec_version": {"type": "string"},
+        "codex_version": {"type": "string"},
+        "compiled": {"$ref": "compiled-bundle.schema.json"},
+        "launcher": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["config_overrides", "acp"],
+            "properties": {
+                "config_overrides": {"$ref": "overrides.schema.json"},
+                "acp": {"$ref": "acp-launch.schema.json"},
+            },
+        },
+        "content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+    },
+}
+
 STATIC_SCHEMAS = {
+    "bundle.schema.json": BUNDLE_DOC,
     "acp-launch.schema.json": ACP_LAUNCH,
     "overrides.schema.json": OVERRIDES,
     "session-config.schema.json": SESSION_CONFIG,

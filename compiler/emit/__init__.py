@@ -28,9 +28,9 @@ def renderer(name: str) -> Renderer:
 
         return render_session_config
     if name == "bundle":
-        from .bundle import render_bundle  # type: ignore[import-not-found,unused-ignore]
+        from .bundle import render_bundle
 
-        return render_bundle  # type: ignore[no-any-return,unused-ignore]
+        return render_bundle
     raise KeyError(name)
 
 
