@@ -1,16 +1,77 @@
-"""`profilec check`: coverage proof + lints over a compiled bundle or a foreign config."""
+"""`profilec check`: coverage proof + lints over what profilec compiles, or a foreign config."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, ProfilesOpt, RootsOpt, SessionOpt, WorkspaceOpt, emit
+from .compile_cmd import HomeOpt, ProfilesOpt, RootsOpt, SessionOpt, WorkspaceOpt
+
+if TYPE_CHECKING:
+    from ..check.configstack import Layer
+    from ..check.result import CheckFinding
+    from ..models import CompiledBundle, ResolvedRoot
+
+FileOpt = Annotated[Path | None, typer.Option(dir_okay=False)]
+
+
+def _home_config_layer(home: str | None, roots: tuple[ResolvedRoot, ...]) -> Layer | None:
+    """CODEX_HOME/config.toml as the lowest layer, when it is a regular file (lstat) and no root."""
+    import os
+    import stat
+
+    from ..check.configstack import load_config_toml
+
+    if home is None:
+        return None
+    path = os.path.join(home, "config.toml")
+    protected = {s for r in roots for s in (*r.spellings, r.target)}
+    if path in protected:
+        return None  # never read a protected path, whatever it is called
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return load_config_toml(path, name="CODEX_HOME config.toml")
+
+
+def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding], bool]:
+    """Run the canary hook (compiler/canary/run.py run_canaries) or fail with exit 7."""
+    import importlib
+    import importlib.util
+
+    from ..check.result import CheckFinding
+    from ..errors import EnvironmentMissingError
+    from ..settings import codex_binary, codex_version
+
+    if importlib.util.find_spec("compiler.canary.run") is None:
+        raise EnvironmentMissingError("--canary: compiler/canary/run.py is not in this build")
+    run = getattr(importlib.import_module("compiler.canary.run"), "run_canaries", None)
+    if run is None:
+        raise EnvironmentMissingError("--canary: compiler.canary.run has no run_canaries()")
+    binary = codex_binary()
+    if binary is None or not binary.is_file():
+        raise EnvironmentMissingError(
+            f"--canary: pinned codex {codex_version()} is not installed", hint="run .ci/tools.sh"
+        )
+    report = run(bundle, codex_bin=binary)
+    doc: dict[str, Any] = report.to_dict()
+    findings: list[CheckFinding] = []
+    if not report.passed:
+        findings.append(
+            CheckFinding(
+                rule="PC024",
+                severity="error",
+                message="canary failures: " + ", ".join(report.failures),
+            )
+        )
+    return doc, findings, bool(report.mismatch_only)
 
 
 @app.command("check")
@@ -20,62 +81,170 @@ def check_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Foreign config.toml.")] = None,
-    overrides: Annotated[
-        Path | None, typer.Option("--overrides", help="Foreign -c override list (one per line).")
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Check this Codex config.toml instead of compiling."),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text|json|junit|sarif|github")] = "text",
+    overrides: Annotated[
+        Path | None,
+        typer.Option("--overrides", help="Check this -c override list (one value per line)."),
+    ] = None,
+    acp_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--acp-json",
+            help="Check this acp-json launch document (overrides sent as CODEX_CONFIG).",
+        ),
+    ] = None,
+    mode_map: Annotated[
+        Path | None,
+        typer.Option(
+            "--mode-map", help="ACP mode -> profile id (JSON object, acp-json, or modes.toml)."
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="text | json | junit | sarif | github")
+    ] = "text",
     out: Annotated[Path | None, typer.Option("--out", help="Write the report here.")] = None,
-    fail_on: Annotated[str, typer.Option("--fail-on", help="note|warning|error")] = "error",
-    canary: Annotated[bool, typer.Option("--canary", help="Also run no-secret canaries.")] = False,
+    fail_on: Annotated[str, typer.Option("--fail-on", help="note | warning | error")] = "error",
+    canary: Annotated[
+        bool,
+        typer.Option(
+            "--canary", help="Also run the no-secret canaries (needs Docker and the pinned codex)."
+        ),
+    ] = False,
 ) -> int:
-    """Prove every mode denies every root under every spelling, and lint the config."""
-    from ..api import load_and_compile
-    from ..checker import SEVERITY_RANK, bundle_config, check, load_foreign
-    from ..errors import EnvironmentMissingError, UsageError
-    from ..reports import FORMATTERS
+    """Prove every mode denies every root under every spelling, and lint the config stack."""
+    import json
 
-    if fmt not in FORMATTERS:
-        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATTERS)}")
+    from ..api import default_codex_home, load_and_compile
+    from ..check.checker import CheckInputs, from_bundle, run_check
+    from ..check.configstack import (
+        ConfigStack,
+        load_acp_json,
+        load_config_toml,
+        load_mode_map,
+        load_overrides,
+        load_session,
+    )
+    from ..check.result import SEVERITY_RANK
+    from ..errors import CanaryMismatchError, InputError, UsageError
+    from ..policy import load_policy
+    from ..report import FORMATS, render
+    from ..settings import codex_version
+    from .compile_cmd import emit
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fail_on not in SEVERITY_RANK:
         raise UsageError(f"unknown --fail-on {fail_on!r}; choose note, warning or error")
     if config and overrides:
         raise UsageError("give --config or --overrides, not both")
-    bundle = load_and_compile(
-        str(roots),
-        profiles_dir=str(profiles) if profiles else None,
-        workspace_roots=workspace_root or (),
-        codex_home=codex_home,
-        session_config_path=str(session_config) if session_config else None,
-    )
-    if config or overrides:
-        foreign = load_foreign(str(config or overrides), overrides=overrides is not None)
-        cfg = foreign
+    foreign = bool(config or overrides or acp_json)
+    if canary and foreign:
+        raise UsageError(
+            "--canary probes what profilec compiles; drop --config/--overrides/--acp-json"
+        )
+
+    ws = tuple(workspace_root or ())
+    layers: list[Layer] = []
+    modes: dict[str, str] | None = load_mode_map(str(mode_map)) if mode_map else None
+    session_raw: dict[str, Any] | None = None
+    sfile = str(session_config) if session_config else None
+    extra: list[CheckFinding] = []
+    canary_doc: dict[str, Any] | None = None
+    mismatch_only = False
+
+    if not foreign:
+        bundle = load_and_compile(
+            str(roots),
+            profiles_dir=str(profiles) if profiles else None,
+            workspace_roots=ws,
+            codex_home=codex_home,
+            session_config_path=sfile,
+        )
+        if sfile:
+            try:
+                session_raw = json.loads(Path(sfile).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise InputError(f"cannot read session config: {exc}", where=sfile) from None
+        if modes is None:
+            modes = {
+                m: e.profile_id
+                for m, e in load_policy(str(profiles) if profiles else None).mode_map.modes.items()
+            }
+        home_layer = _home_config_layer(
+            bundle.codex_home.canonical if bundle.codex_home else None, bundle.roots
+        )
+        inputs = from_bundle(
+            bundle,
+            modes,
+            manifest_file=str(roots),
+            session_raw=session_raw,
+            session_file=sfile,
+            extra_layers=[home_layer] if home_layer else [],
+        )
+        if canary:
+            canary_doc, extra, mismatch_only = _canary(bundle)
     else:
-        cfg = bundle_config(bundle)
-    home = bundle.codex_home.canonical if bundle.codex_home else None
-    res = check(cfg, bundle.mode_profiles, bundle.roots, bundle.layout.workspace_roots,
-                stripped=bundle.stripped_session_keys, codex_home=home)
-    if canary:
-        try:
-            from ..canary.run import run_canaries  # type: ignore[import-not-found,unused-ignore]
-        except ModuleNotFoundError:
-            raise EnvironmentMissingError("canary runner is not available in this build") from None
-        from ..settings import codex_binary
+        import os
 
-        binary = codex_binary()
-        if binary is None:
-            raise EnvironmentMissingError("pinned codex binary not installed (run .ci/tools.sh)")
-        report = run_canaries(bundle, codex_bin=binary)
-        doc = report.to_json()
-        res.canary = json.loads(doc) if isinstance(doc, str) else doc
-        if not report.passed:
-            from ..checker import Finding
+        from ..roots import load_manifest, resolve_home, resolve_roots, resolve_workspace_roots
 
-            res.findings.append(Finding(rule="PC000", severity="error",
-                                        message="canary observed a failure (see canary report)"))
-    emit(FORMATTERS[fmt](res), out)
-    if res.failed(fail_on):  # type: ignore[arg-type]
-        print(f"profilec: check: {sum(1 for f in res.findings)} findings", file=sys.stderr)
+        manifest = load_manifest(str(roots))
+        canonical_ws = resolve_workspace_roots(ws)
+        check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
+        resolved = resolve_roots(manifest, check_ws)
+        home_path = codex_home or default_codex_home(resolved)
+        home = resolve_home(home_path) if home_path else None
+        home_layer = _home_config_layer(home.canonical if home else None, resolved)
+        if config:
+            layers.append(load_config_toml(str(config)))
+        elif home_layer:
+            layers.append(home_layer)
+        if overrides:
+            layers.append(load_overrides(str(overrides)))
+        if acp_json:
+            acp_layer, acp_modes = load_acp_json(str(acp_json))
+            layers.append(acp_layer)
+            if modes is None:
+                modes = acp_modes
+        if sfile:
+            session, session_raw = load_session(sfile)
+            layers.append(session)
+        if modes is None:
+            modes = {
+                m: e.profile_id
+                for m, e in load_policy(str(profiles) if profiles else None).mode_map.modes.items()
+            }
+        inputs = CheckInputs(
+            stack=ConfigStack(tuple(layers)),
+            mode_map=modes,
+            roots=resolved,
+            workspace_roots=ws,
+            codex_home=home.canonical if home else None,
+            codex_home_holders=home.holder_dirs if home else (),
+            session_raw=session_raw,
+            session_file=sfile,
+            manifest_file=str(roots),
+            home=os.environ.get("HOME"),
+            tmpdir=os.environ.get("TMPDIR"),
+        )
+
+    report = run_check(
+        inputs,
+        fail_on=fail_on,  # type: ignore[arg-type]  # checked against SEVERITY_RANK above
+        codex_version=codex_version(),
+        canary=canary_doc,
+        extra=extra,
+    )
+    emit(render(fmt, report), out)
+    if not report.passed:
+        failing = sum(
+            1 for f in report.findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]
+        )
+        print(f"profilec: check: {failing} findings at or above {fail_on}", file=sys.stderr)
+        if mismatch_only and failing == 1:
+            raise CanaryMismatchError("canary observations disagree with the static prediction")
         return 1
     return 0

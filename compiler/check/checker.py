@@ -1,0 +1,221 @@
+"""Run one static check: resolve every mode from the config stack, prove coverage, lint.
+
+Two entry points build the same `CheckInputs`: `from_bundle` re-reads what profilec compiled
+(the `-c` lines it renders, parsed back as Codex parses them), `from_foreign` takes a config.toml,
+an override list or an acp-json document someone else wrote. Either way the roots manifest says
+what must be denied, and every verdict comes from compiler.evaluate, never from the compiler.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..evaluate import EvalContext, EvaluationError, resolve
+from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
+from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
+from .coverage import ModeEval, cell_findings, coverage
+from .lint import RULES, LintInputs, lint
+from .result import (
+    CheckFinding,
+    CheckReport,
+    Severity,
+    Summary,
+    at_or_above,
+    finding_sort_key,
+)
+
+#: Session cwd used when no workspace root was named (holds nothing), as compile does.
+PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInputs:
+    """Everything one check looks at."""
+
+    stack: ConfigStack
+    mode_map: Mapping[str, str]
+    roots: tuple[ResolvedRoot, ...]
+    workspace_roots: tuple[str, ...] = ()
+    codex_home: str | None = None
+    codex_home_holders: tuple[str, ...] = ()
+    session_raw: Mapping[str, Any] | None = None
+    session_file: str | None = None
+    manifest_file: str | None = None
+    home: str | None = None
+    tmpdir: str | None = None
+
+
+def contexts(inp: CheckInputs) -> list[EvalContext]:
+    """One evaluation context per possible session cwd (each workspace root in turn)."""
+    ws = inp.workspace_roots
+    if not ws:
+        return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=inp.tmpdir, home=inp.home)]
+    return [
+        EvalContext(
+            cwd=c, workspace_roots=tuple(r for r in ws if r != c), tmpdir=inp.tmpdir, home=inp.home
+        )
+        for c in ws
+    ]
+
+
+def _mode_order(mode_map: Mapping[str, str]) -> list[str]:
+    return [m for m in ACP_MODES if m in mode_map] + sorted(
+        m for m in mode_map if m not in ACP_MODES
+    )
+
+
+def evaluate_modes(
+    inp: CheckInputs, merged: Mapping[str, Any]
+) -> tuple[list[ModeEval], list[CheckFinding]]:
+    """Resolve each mapped profile per cwd; a profile Codex rejects is a PC019 finding."""
+    perms = merged.get("permissions")
+    table: Mapping[str, Any] = perms if isinstance(perms, Mapping) else {}
+    out: list[ModeEval] = []
+    findings: list[CheckFinding] = []
+    ctxs = contexts(inp)
+    dp = merged.get("default_permissions")
+    if isinstance(dp, str):
+        try:
+            resolve(table, dp, ctxs[0])
+        except EvaluationError as exc:
+            findings.append(
+                CheckFinding(
+                    rule="PC019",
+                    severity="error",
+                    profile=dp,
+                    message=f"default_permissions: {exc.message}",
+                )
+            )
+    for mode in _mode_order(inp.mode_map):
+        pid = inp.mode_map[mode]
+        if not pid.startswith(":") and pid not in table:
+            out.append(ModeEval(mode, pid, ()))  # PC016 reports it; no cells to prove
+            continue
+        try:
+            effs = tuple((c.cwd, resolve(table, pid, c)) for c in ctxs)
+        except EvaluationError as exc:
+            layer = inp.stack.layer_defining(pid)
+            findings.append(
+                CheckFinding(
+                    rule="PC019",
+                    severity="error",
+                    mode=mode,
+                    profile=pid,
+                    message=f"mode {mode}: Codex rejects profile {pid}: {exc.message}",
+                    file=layer.file if layer else None,
+                    line=layer.line_of(pid) if layer else None,
+                )
+            )
+            out.append(ModeEval(mode, pid, ()))
+            continue
+        out.append(ModeEval(mode, pid, effs))
+    return out, findings
+
+
+def run_check(
+    inp: CheckInputs,
+    *,
+    fail_on: Severity = "error",
+    codex_version: str = "0.171.0",
+    canary: dict[str, Any] | None = None,
+    extra: Sequence[CheckFinding] = (),
+) -> CheckReport:
+    """The whole static check; deterministic for the same inputs."""
+    merged = inp.stack.merged()
+    modes, findings = evaluate_modes(inp, merged)
+    cells = coverage(modes, inp.roots)
+    findings += cell_findings(cells, file=inp.manifest_file)
+    findings += lint(
+        LintInputs(
+            stack=inp.stack,
+            merged=merged,
+            mode_map=inp.mode_map,
+            modes=modes,
+            roots=inp.roots,
+            codex_home=inp.codex_home,
+            codex_home_holders=inp.codex_home_holders,
+            session_raw=inp.session_raw,
+            session_file=inp.session_file,
+            manifest_file=inp.manifest_file,
+            codex_version=codex_version,
+        )
+    )
+    findings += list(extra)
+    seen: set[tuple[str | None, ...]] = set()
+    unique: list[CheckFinding] = []
+    for f in sorted(findings, key=finding_sort_key):
+        key = (f.rule, f.mode, f.profile, f.root, f.path, None if f.path else f.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        if f.file is None and inp.manifest_file:
+            # CI annotations need a file: root-level facts point at the roots manifest.
+            f = f.model_copy(update={"file": inp.manifest_file})
+        unique.append(f)
+    summary = Summary(
+        cells=len(cells),
+        failed_cells=sum(1 for c in cells if c.access != "deny"),
+        errors=sum(1 for f in unique if f.severity == "error"),
+        warnings=sum(1 for f in unique if f.severity == "warning"),
+        notes=sum(1 for f in unique if f.severity == "note"),
+    )
+    return CheckReport(
+        codex_version=codex_version,
+        fail_on=fail_on,
+        passed=not any(at_or_above(f.severity, fail_on) for f in unique),
+        inputs=tuple(f"{ly.name}: {ly.file or '(generated)'}" for ly in inp.stack.layers),
+        modes={m.mode: m.profile_id for m in modes},
+        summary=summary,
+        cells=tuple(cells),
+        findings=tuple(unique),
+        rules=RULES,
+        canary=canary,
+    )
+
+
+def bundle_layers(bundle: CompiledBundle) -> Layer:
+    """The compiled profiles as Codex receives them: the rendered `-c` lines, parsed back."""
+    from ..emit.overrides import render_overrides
+
+    text = render_overrides(bundle)
+    return Layer(
+        "-c overrides (compiled)",
+        "cli-override",
+        parse_override_lines(text, where="compiled overrides"),
+        None,
+        text,
+    )
+
+
+def from_bundle(
+    bundle: CompiledBundle,
+    mode_map: Mapping[str, str],
+    *,
+    manifest_file: str | None = None,
+    session_raw: Mapping[str, Any] | None = None,
+    session_file: str | None = None,
+    extra_layers: Sequence[Layer] = (),
+) -> CheckInputs:
+    """Inputs for checking what profilec compiled (session config as the launcher passes it)."""
+    layers: list[Layer] = list(extra_layers)
+    layers.append(bundle_layers(bundle))
+    if bundle.session_config is not None:
+        layers.append(session_layer(bundle.session_config, file=session_file, text=None))
+    ws = tuple(dict.fromkeys(bundle.layout.workspace_roots))
+    home = bundle.codex_home
+    return CheckInputs(
+        stack=ConfigStack(tuple(layers)),
+        mode_map=dict(mode_map),
+        roots=tuple(bundle.roots),
+        workspace_roots=ws,
+        codex_home=home.canonical if home else None,
+        codex_home_holders=home.holder_dirs if home else (),
+        session_raw=session_raw,
+        session_file=session_file,
+        manifest_file=manifest_file,
+        home=os.environ.get("HOME"),
+        tmpdir=os.environ.get("TMPDIR"),
+    )

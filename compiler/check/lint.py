@@ -1,0 +1,733 @@
+"""Lints: the ways Codex silently drops, weakens or refuses a profile. Stable rule ids.
+
+Every rule has a one-line message, a why, a fix and a severity; version-gated rules carry the
+Codex version range they apply to (checked against compiler.settings.codex_version()). Filesystem
+facts come from lstat only: a deny path, its ancestors or a credential is never opened.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evaluate import EffectiveProfile
+from ..models import ACP_MODES, ResolvedRoot
+from .configstack import ConfigStack, Layer
+from .coverage import ModeEval
+from .result import CheckFinding, Rule
+
+BUILTIN_PROFILES = (":read-only", ":workspace", ":danger-full-access")
+PROFILE_KEYS = frozenset({"description", "extends", "workspace_roots", "filesystem", "network"})
+NETWORK_KEYS = frozenset(
+    {
+        "enabled",
+        "proxy_url",
+        "enable_socks5",
+        "socks_url",
+        "enable_socks5_udp",
+        "allow_upstream_proxy",
+        "dangerously_allow_non_loopback_proxy",
+        "dangerously_allow_all_unix_sockets",
+        "mode",
+        "domains",
+        "unix_sockets",
+        "allow_local_binding",
+        "mitm",
+    }
+)
+#: `:project_roots` is the older spelling of `:workspace_roots`; Codex still accepts it.
+KNOWN_SPECIALS = frozenset(
+    {":root", ":minimal", ":workspace_roots", ":project_roots", ":tmpdir", ":slash_tmp"}
+)
+LEGACY_SANDBOX_KEYS = ("sandbox_mode", "sandbox_workspace_write")
+SESSION_FORBIDDEN = (
+    "permissions",
+    "default_permissions",
+    "sandbox_mode",
+    "sandbox_workspace_write",
+)
+_GLOB = re.compile(r"[*?\[\]]")
+
+
+def _r(
+    id: str,
+    name: str,
+    severity: str,
+    message: str,
+    why: str,
+    fix: str,
+    versions: str | None = None,
+) -> Rule:
+    return Rule.model_validate(
+        {
+            "id": id,
+            "name": name,
+            "severity": severity,
+            "message": message,
+            "why": why,
+            "fix": fix,
+            "codex_versions": versions,
+        }
+    )
+
+
+RULES: tuple[Rule, ...] = (
+    _r(
+        "PC001",
+        "coverage-readable",
+        "error",
+        "a protected root is readable or writable under some spelling in some mode",
+        "a model-authored command in that mode can read the credential",
+        "deny the canonical target in every mode (profilec compile does)",
+    ),
+    _r(
+        "PC002",
+        "coverage-unlisted",
+        "warning",
+        "no entry covers a protected root in some mode; only the lack of a grant hides it",
+        "any later read grant (a :root read, a parent profile) exposes it silently",
+        "add an explicit deny for the canonical target",
+    ),
+    _r(
+        "PC003",
+        "legacy-sandbox-mode",
+        "error",
+        "sandbox_mode or sandbox_workspace_write is set in the config stack",
+        "a legacy sandbox setting in a higher layer replaces the profile and all its denies",
+        "remove sandbox_mode and sandbox_workspace_write from every layer (and every profile)",
+    ),
+    _r(
+        "PC004",
+        "legacy-none",
+        "warning",
+        "a filesystem entry uses the legacy value `none`",
+        "`none` is an input alias Codex keeps only temporarily",
+        "write `deny`",
+    ),
+    _r(
+        "PC005",
+        "danger-full-access",
+        "error",
+        "a profile extends, or a mode selects, :danger-full-access",
+        ":danger-full-access is unrestricted and cannot carry a deny (extending it is rejected)",
+        'extend :workspace with ":root" = "write" and network enabled instead',
+    ),
+    _r(
+        "PC006",
+        "deny-on-symlink",
+        "error",
+        "a deny key is itself a symlink",
+        "Codex refuses to start every sandboxed command (absolute link, or any link in a writable "
+        "root), and otherwise masks whatever the link points at when the sandbox starts",
+        "deny the canonical target (realpath), never the link",
+    ),
+    _r(
+        "PC007",
+        "deny-crosses-writable-symlink",
+        "error",
+        "a deny path crosses a symlink that is writable in that mode",
+        "Codex fails closed: 'cannot enforce sandbox deny-read path ... crosses writable symlink'",
+        "deny the canonical path, and keep links out of writable roots",
+    ),
+    _r(
+        "PC008",
+        "unknown-profile-key",
+        "warning",
+        "a profile (or its network table) holds a key Codex does not know",
+        "Codex accepts unknown keys inside a profile silently, so a typo drops the rule",
+        "use description, extends, workspace_roots, filesystem, network",
+    ),
+    _r(
+        "PC009",
+        "unknown-special",
+        "warning",
+        "a filesystem key is an unknown :special",
+        "Codex ignores an unknown :special with only a log line; it grants or denies nothing",
+        "use :root :minimal :workspace_roots :tmpdir :slash_tmp",
+    ),
+    _r(
+        "PC010",
+        "deny-path-missing",
+        "warning",
+        "a deny path does not exist",
+        "Codex accepts a missing deny path silently; a typo or moved file leaves the real one open",
+        "point the deny at the existing canonical target, or declare the root allow_missing",
+    ),
+    _r(
+        "PC011",
+        "unbounded-deny-glob",
+        "warning",
+        "a `**` deny glob without filesystem.glob_scan_max_depth",
+        "on Linux deny globs are expanded by an uncapped scan at sandbox start; files created "
+        "later are not masked",
+        "set filesystem.glob_scan_max_depth, or deny exact paths",
+    ),
+    _r(
+        "PC012",
+        "no-default-permissions",
+        "error",
+        "[permissions] profiles are defined but default_permissions is not set",
+        "Codex refuses the config (prompt-input, sandbox) or app-server falls back to defaults",
+        "set default_permissions to the default mode's profile",
+    ),
+    _r(
+        "PC013",
+        "codex-home-denied",
+        "error",
+        "CODEX_HOME is denied, which hides $CODEX_HOME/tmp/arg0",
+        "the sandbox helper Codex execs from CODEX_HOME/tmp/arg0 cannot start",
+        "keep CODEX_HOME readable; deny only the credential targets",
+    ),
+    _r(
+        "PC014",
+        "hardlinked-target",
+        "warning",
+        "a credential target has extra hard links",
+        "a path deny masks one name; every other hard link stays readable",
+        "remove the extra links (link count 1), or protect each as a root",
+    ),
+    _r(
+        "PC015",
+        "session-config-permissions",
+        "warning",
+        "session config tries to set permissions*, default_permissions or sandbox_mode*",
+        "agent-supplied config must never define or replace the permission profile",
+        "strip these keys before launch (profilec compile --session-config does)",
+    ),
+    _r(
+        "PC016",
+        "mode-profile-undefined",
+        "error",
+        "a mode maps to a profile the config stack does not define",
+        "Codex rejects the selection, or the adapter falls back to a built-in that hides nothing",
+        "define the profile in a config layer, or fix the mode map",
+    ),
+    _r(
+        "PC017",
+        "acp-mode-unmapped",
+        "error",
+        "an ACP mode has no profile mapping",
+        "picking that mode selects a built-in profile, and built-ins hide nothing",
+        "map read-only, agent and agent-full-access each to a profile",
+    ),
+    _r(
+        "PC018",
+        "profile-only-in-session-config",
+        "error",
+        "the profiles live only in CODEX_CONFIG (thread config), not in a config layer",
+        "agentclientprotocol/codex-acp lists permission-profile:<id> modes only for profiles in "
+        "$CODEX_HOME/config.toml or app-server -c; otherwise it stays in `agent` mode and sends "
+        "a legacy sandboxPolicy on every turn, which replaces the profile and its denies",
+        "write a CODEX_HOME (profilec compile --format codex-home) and set "
+        "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
+    ),
+    _r(
+        "PC019",
+        "codex-rejects-profile",
+        "error",
+        "Codex refuses to load the selected profile",
+        "every command of that mode fails, or the launcher falls back to another profile",
+        "fix the profile until `codex debug prompt-input` accepts it",
+    ),
+    _r(
+        "PC020",
+        "holder-dir-writable",
+        "error",
+        "a directory holding a link, a target or the private CODEX_HOME is writable",
+        "a model command can re-point the link, swap the target or edit the private config",
+        "give the directory a read entry (profilec compile does) or move it out of writable roots",
+    ),
+    _r(
+        "PC021",
+        "profiles-unsupported-version",
+        "error",
+        "permission profiles need Codex >= 0.113.0",
+        "older Codex has no [permissions]/default_permissions and ignores them",
+        "upgrade Codex (PROFILEC_CODEX_VERSION names the target)",
+        "<0.113.0",
+    ),
+    _r(
+        "PC022",
+        "extends-unsupported-version",
+        "error",
+        "`extends` needs Codex >= 0.133.0",
+        "older Codex has no profile inheritance; the profile loses its parent's entries",
+        "upgrade Codex, or write the parent's entries out in full",
+        "<0.133.0",
+    ),
+    _r(
+        "PC023",
+        "nested-workspace-roots-table",
+        "error",
+        'a [permissions.X.filesystem.":workspace_roots"] table under extends = ":workspace"',
+        "Codex 0.148 rejects that nested table ('did not match any variant of untagged enum "
+        "FilesystemPermissionToml', openai/codex#38803)",
+        "write :workspace_roots as an inline table",
+        ">=0.148.0-alpha.0,<0.149.0",
+    ),
+    _r(
+        "PC024",
+        "canary-failed",
+        "error",
+        "a canary observed a failure (leak, control, tamper or mismatch)",
+        "the real sandbox disagrees with the static proof or leaks",
+        "read the canary section of the report",
+    ),
+)
+RULE_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
+
+
+# ---------------------------------------------------------------------------------------------
+# Versions
+
+
+def parse_version(v: str) -> tuple[int, int, int, int, str]:
+    """`x.y.z[-pre]` as a sortable tuple; a pre-release sorts before its release."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?", v.strip())
+    if not m:
+        return (0, 0, 0, 0, v)
+    pre = m.group(4)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre or "")
+
+
+def in_range(version: str, spec: str | None) -> bool:
+    """True when `version` satisfies every comparator of `spec` (e.g. ">=0.148.0,<0.149.0")."""
+    if spec is None:
+        return True
+    v = parse_version(version)
+    for part in spec.split(","):
+        m = re.fullmatch(r"\s*(<=|>=|<|>|==)\s*(\S+)\s*", part)
+        if not m:
+            raise ValueError(f"bad version range {spec!r}")
+        op, other = m.group(1), parse_version(m.group(2))
+        ok = {
+            "<": v < other,
+            "<=": v <= other,
+            ">": v > other,
+            ">=": v >= other,
+            "==": v == other,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# The lint context
+
+
+@dataclass(frozen=True, slots=True)
+class LintInputs:
+    """What the lints look at; every field was re-derived by the checker, not told by compile."""
+
+    stack: ConfigStack
+    merged: Mapping[str, Any]
+    mode_map: Mapping[str, str]
+    modes: Sequence[ModeEval]
+    roots: Sequence[ResolvedRoot]
+    codex_home: str | None = None
+    codex_home_holders: tuple[str, ...] = ()
+    session_raw: Mapping[str, Any] | None = None
+    session_file: str | None = None
+    manifest_file: str | None = None
+    codex_version: str = "0.171.0"
+    _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
+
+    def lstat(self, path: str) -> os.stat_result | int:
+        """Cached lstat: the stat result, or the errno when it failed. Never opens."""
+        hit = self._lstat.get(path)
+        if hit is None:
+            try:
+                hit = os.lstat(path)
+            except OSError as exc:
+                hit = exc.errno or errno.ENOENT
+            self._lstat[path] = hit
+        return hit
+
+
+class _Out:
+    """Collects findings; fills severity from the rule and locations from the layer."""
+
+    def __init__(self, inp: LintInputs) -> None:
+        self.inp = inp
+        self.items: list[CheckFinding] = []
+
+    def add(
+        self,
+        rule: str,
+        message: str,
+        *,
+        layer: Layer | None = None,
+        needles: tuple[str, ...] = (),
+        file: str | None = None,
+        **kw: Any,
+    ) -> None:
+        line = layer.line_of(*needles) if layer is not None and needles else None
+        self.items.append(
+            CheckFinding(
+                rule=rule,
+                severity=RULE_BY_ID[rule].severity,
+                message=message,
+                file=file or (layer.file if layer else None),
+                line=line,
+                **kw,
+            )
+        )
+
+
+def _perms(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    p = data.get("permissions")
+    return p if isinstance(p, Mapping) else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Config-shape rules
+
+
+def _walk_keys(node: Any, path: str) -> list[tuple[str, str]]:
+    """(dotted path, last key) of every key at any depth."""
+    out: list[tuple[str, str]] = []
+    if isinstance(node, Mapping):
+        for k in sorted(node, key=str):
+            full = f"{path}.{k}" if path else str(k)
+            out.append((full, str(k)))
+            out.extend(_walk_keys(node[k], full))
+    return out
+
+
+def _legacy_sandbox(o: _Out) -> None:
+    for layer in o.inp.stack.layers:
+        for full, key in _walk_keys(layer.data, ""):
+            if any(seg.startswith(LEGACY_SANDBOX_KEYS) for seg in key.split(".")):
+                o.add(
+                    "PC003",
+                    f"{layer.name}: {full} is set; Codex uses it instead of the profiles",
+                    layer=layer,
+                    needles=(key.split(".")[0],),
+                    path=full,
+                )
+
+
+def _profile_shapes(o: _Out) -> None:
+    stack = o.inp.stack
+    for pid, prof in sorted(_perms(o.inp.merged).items()):
+        layer = stack.layer_defining(pid)
+        if not isinstance(prof, Mapping):
+            continue
+        for k in sorted(set(prof) - PROFILE_KEYS):
+            o.add(
+                "PC008", f"profile {pid}: unknown key {k!r}", layer=layer, needles=(k,), profile=pid
+            )
+        net = prof.get("network")
+        if isinstance(net, Mapping):
+            for k in sorted(set(net) - NETWORK_KEYS):
+                o.add(
+                    "PC008",
+                    f"profile {pid}: unknown network key {k!r}",
+                    layer=layer,
+                    needles=(k,),
+                    profile=pid,
+                )
+        if prof.get("extends") == ":danger-full-access":
+            o.add(
+                "PC005",
+                f"profile {pid} extends :danger-full-access",
+                layer=layer,
+                needles=(":danger-full-access",),
+                profile=pid,
+            )
+        fs = prof.get("filesystem")
+        if not isinstance(fs, Mapping):
+            continue
+        for key in sorted(fs):
+            value = fs[key]
+            if key == "glob_scan_max_depth":
+                continue
+            values = list(value.values()) if isinstance(value, Mapping) else [value]
+            if "none" in values:
+                o.add(
+                    "PC004",
+                    f"profile {pid}: {key} uses legacy `none`",
+                    layer=layer,
+                    needles=(key,),
+                    profile=pid,
+                    path=key,
+                )
+            if key.startswith(":") and key not in KNOWN_SPECIALS:
+                o.add(
+                    "PC009",
+                    f"profile {pid}: unknown special {key}",
+                    layer=layer,
+                    needles=(key,),
+                    profile=pid,
+                    path=key,
+                )
+
+
+def _chain_has_depth(perms: Mapping[str, Any], pid: str) -> bool:
+    """True when the profile or a user parent sets filesystem.glob_scan_max_depth."""
+    seen: set[str] = set()
+    cur: Any = pid
+    while isinstance(cur, str) and cur in perms and cur not in seen:
+        seen.add(cur)
+        prof = perms[cur]
+        if not isinstance(prof, Mapping):
+            return False
+        fs = prof.get("filesystem")
+        if isinstance(fs, Mapping) and "glob_scan_max_depth" in fs:
+            return True
+        cur = prof.get("extends")
+    return False
+
+
+def _selection(o: _Out) -> None:
+    inp = o.inp
+    perms = _perms(inp.merged)
+    dp = inp.merged.get("default_permissions")
+    if perms and dp is None:
+        layer = next((ly for ly in reversed(inp.stack.layers) if _perms(ly.data)), None)
+        o.add(
+            "PC012",
+            "[permissions] profiles are defined but default_permissions is not set",
+            layer=layer,
+            needles=("permissions",),
+        )
+    if dp == ":danger-full-access":
+        o.add(
+            "PC005",
+            "default_permissions selects :danger-full-access",
+            needles=("default_permissions",),
+            layer=next((ly for ly in inp.stack.layers if "default_permissions" in ly.data), None),
+        )
+    for mode in ACP_MODES:
+        if mode not in inp.mode_map:
+            o.add(
+                "PC017",
+                f"ACP mode {mode} has no profile mapping",
+                mode=mode,
+                file=inp.manifest_file,
+            )
+    for mode, pid in sorted(inp.mode_map.items()):
+        if pid == ":danger-full-access":
+            o.add("PC005", f"mode {mode} selects :danger-full-access", mode=mode, profile=pid)
+        elif pid not in BUILTIN_PROFILES and pid not in perms:
+            o.add(
+                "PC016",
+                f"mode {mode} maps to profile {pid!r}, which no config layer defines",
+                mode=mode,
+                profile=pid,
+            )
+
+
+def _launcher(o: _Out) -> None:
+    inp = o.inp
+    stack = inp.stack
+    config_layers = stack.profiles_defined_in("config-toml", "cli-override")
+    session_only = sorted(
+        pid
+        for pid in set(inp.mode_map.values())
+        if pid in stack.profiles_defined_in("session") and pid not in config_layers
+    )
+    for pid in session_only:
+        layer = stack.layer_defining(pid)
+        o.add(
+            "PC018",
+            f"profile {pid} is defined only in {layer.name if layer else 'session'}; "
+            "agentclientprotocol/codex-acp replaces it with a per-turn sandboxPolicy",
+            layer=layer,
+            needles=(pid,),
+            profile=pid,
+        )
+
+
+def _versions(o: _Out) -> None:
+    inp = o.inp
+    v = inp.codex_version
+    perms = _perms(inp.merged)
+    if perms and in_range(v, RULE_BY_ID["PC021"].codex_versions):
+        o.add("PC021", f"config defines permission profiles but the target Codex is {v}")
+    if in_range(v, RULE_BY_ID["PC022"].codex_versions):
+        for pid, prof in sorted(perms.items()):
+            if isinstance(prof, Mapping) and "extends" in prof:
+                o.add(
+                    "PC022",
+                    f"profile {pid} uses extends but the target Codex is {v}",
+                    layer=inp.stack.layer_defining(pid),
+                    needles=("extends",),
+                    profile=pid,
+                )
+    if in_range(v, RULE_BY_ID["PC023"].codex_versions):
+        for layer in inp.stack.layers:
+            if layer.origin != "config-toml" or layer.text is None:
+                continue
+            for n, line in enumerate(layer.text.split("\n"), start=1):
+                m = re.match(r'\s*\[permissions\.([^.\]]+)\.filesystem\.":workspace_roots"\]', line)
+                if m:
+                    prof = perms.get(m.group(1))
+                    if isinstance(prof, Mapping) and prof.get("extends") == ":workspace":
+                        o.items.append(
+                            CheckFinding(
+                                rule="PC023",
+                                severity="error",
+                                profile=m.group(1),
+                                message=f"profile {m.group(1)}: nested :workspace_roots table "
+                                "under "
+                                f'extends = ":workspace" breaks Codex {v}',
+                                file=layer.file,
+                                line=n,
+                            )
+                        )
+
+
+def _session(o: _Out) -> None:
+    raw = o.inp.session_raw
+    if raw is None:
+        return
+    for full, key in _walk_keys(raw, ""):
+        if any(seg.startswith(SESSION_FORBIDDEN) for seg in key.split(".")):
+            o.add("PC015", f"session config sets {full!r}", path=full, file=o.inp.session_file)
+
+
+# ---------------------------------------------------------------------------------------------
+# Filesystem rules (lstat only)
+
+
+def _first_symlink_ancestor(inp: LintInputs, path: str) -> str | None:
+    """The shallowest proper ancestor of `path` that is a symlink (lstat), if any."""
+    parts = path.strip("/").split("/")
+    for i in range(1, len(parts)):
+        cand = "/" + "/".join(parts[:i])
+        st = inp.lstat(cand)
+        if isinstance(st, int):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return cand
+    return None
+
+
+def _deny_paths(eff: EffectiveProfile) -> list[tuple[str, str]]:
+    return sorted(
+        {(e.path, e.source) for e in eff.entries if e.kind == "path" and e.access == "deny"}
+    )
+
+
+def _filesystem(o: _Out) -> None:
+    inp = o.inp
+    allowed_missing = {r.target for r in inp.roots if r.kind == "missing"}
+    perms = _perms(inp.merged)
+    for me in inp.modes:
+        if not me.contexts:
+            continue
+        layer = inp.stack.layer_defining(me.profile_id)
+        for _, eff in me.contexts[:1]:
+            if eff.unrestricted:
+                continue
+            for path, source in _deny_paths(eff):
+                st = inp.lstat(path)
+                if isinstance(st, int):
+                    if path not in allowed_missing:
+                        o.add(
+                            "PC010",
+                            f"mode {me.mode}: deny path {path} does not exist (from {source})",
+                            layer=layer,
+                            needles=(source, path, source.split("/")[0]),
+                            mode=me.mode,
+                            profile=me.profile_id,
+                            path=path,
+                        )
+                elif stat.S_ISLNK(st.st_mode):
+                    o.add(
+                        "PC006",
+                        f"mode {me.mode}: deny key {path} is a symlink (from {source})",
+                        layer=layer,
+                        needles=(source, path, source.split("/")[0]),
+                        mode=me.mode,
+                        profile=me.profile_id,
+                        path=path,
+                    )
+                link = _first_symlink_ancestor(inp, path)
+                if link is not None and any(e.decide(link).writable for _, e in me.contexts):
+                    o.add(
+                        "PC007",
+                        f"mode {me.mode}: deny path {path} crosses writable symlink {link}",
+                        layer=layer,
+                        needles=(source, path, source.split("/")[0]),
+                        mode=me.mode,
+                        profile=me.profile_id,
+                        path=path,
+                    )
+            globs = [e for e in eff.entries if e.kind == "glob" and "**" in e.path]
+            if globs and not _chain_has_depth(perms, me.profile_id):
+                for g in globs:
+                    o.add(
+                        "PC011",
+                        f"mode {me.mode}: deny glob {g.path} has no glob_scan_max_depth",
+                        layer=layer,
+                        needles=("**",),
+                        mode=me.mode,
+                        profile=me.profile_id,
+                        path=g.path,
+                    )
+
+
+def _roots_and_home(o: _Out) -> None:
+    inp = o.inp
+    for r in inp.roots:
+        if r.nlink is not None and r.nlink > 1:
+            o.add(
+                "PC014",
+                f"root {r.id!r}: target {r.target} has {r.nlink} hard links",
+                root=r.id,
+                path=r.target,
+                file=inp.manifest_file,
+            )
+    for me in inp.modes:
+        for cwd, eff in me.contexts:
+            if inp.codex_home and not eff.unrestricted:
+                probe = inp.codex_home.rstrip("/") + "/tmp/arg0"
+                d = eff.decide(probe)
+                if d.access == "deny":
+                    src = d.winner.source if d.winner else "no entry"
+                    o.add(
+                        "PC013",
+                        f"mode {me.mode}: {probe} is denied (winner: {src})",
+                        mode=me.mode,
+                        profile=me.profile_id,
+                        path=inp.codex_home,
+                    )
+            holders: list[tuple[str, str]] = []
+            for r in inp.roots:
+                holders += [(d, f"root {r.id!r}") for d in r.holder_dirs]
+            if inp.codex_home:
+                holders += [(d, "CODEX_HOME") for d in (inp.codex_home, *inp.codex_home_holders)]
+            for hd, what in sorted(set(holders)):
+                d = eff.decide(hd)
+                if d.writable:
+                    src = d.winner.source if d.winner else "unrestricted profile"
+                    o.add(
+                        "PC020",
+                        f"mode {me.mode}: directory {hd} holding {what} is writable "
+                        f"(winner: {src}; cwd {cwd})",
+                        mode=me.mode,
+                        profile=me.profile_id,
+                        path=hd,
+                    )
+
+
+def lint(inp: LintInputs) -> list[CheckFinding]:
+    """Every rule over the inputs; order is fixed later by the checker."""
+    o = _Out(inp)
+    _legacy_sandbox(o)
+    _profile_shapes(o)
+    _selection(o)
+    _launcher(o)
+    _versions(o)
+    _session(o)
+    _filesystem(o)
+    _roots_and_home(o)
+    return o.items
