@@ -70,7 +70,7 @@ def _mode_order(mode_map: Mapping[str, str]) -> list[str]:
 def evaluate_modes(
     inp: CheckInputs, merged: Mapping[str, Any]
 ) -> tuple[list[ModeEval], list[CheckFinding]]:
-    """Resolve each mapped profile per cwd; a profile Codex rejects is a PC019 finding."""
+    """Resolve each mapped profile per cwd; a profile Codex rejects is a PC015 finding."""
     perms = merged.get("permissions")
     table: Mapping[str, Any] = perms if isinstance(perms, Mapping) else {}
     out: list[ModeEval] = []
@@ -83,7 +83,7 @@ def evaluate_modes(
         except EvaluationError as exc:
             findings.append(
                 CheckFinding(
-                    rule="PC019",
+                    rule="PC015",
                     severity="error",
                     profile=dp,
                     message=f"default_permissions: {exc.message}",
@@ -92,7 +92,7 @@ def evaluate_modes(
     for mode in _mode_order(inp.mode_map):
         pid = inp.mode_map[mode]
         if not pid.startswith(":") and pid not in table:
-            out.append(ModeEval(mode, pid, ()))  # PC016 reports it; no cells to prove
+            out.append(ModeEval(mode, pid, ()))  # PC013 reports it; no cells to prove
             continue
         try:
             effs = tuple((c.cwd, resolve(table, pid, c)) for c in ctxs)
@@ -100,7 +100,7 @@ def evaluate_modes(
             layer = inp.stack.layer_defining(pid)
             findings.append(
                 CheckFinding(
-                    rule="PC019",
+                    rule="PC015",
                     severity="error",
                     mode=mode,
                     profile=pid,

@@ -10,7 +10,7 @@ Spellings of a root: its declared path, each hop whose link *is* the credential 
 its full spelling), each hop's full spelling, and the canonical target. A hop that is an
 intermediate directory link (`hostlink -> host`) names the directory that holds the credential,
 not the credential, so it is not a cell; its full spelling (`hostlink/auth.json`) is, and the
-directory itself is covered by the holder-dir lint (PC020).
+directory itself is covered by the holder-dir lint (PC014).
 
 Complexity: O(M x C x S x (d + g)) for M modes, C session cwds, S spellings over all roots,
 query depth d and deny globs g; no term is roots x entries.
@@ -149,14 +149,14 @@ def coverage(modes: Sequence[ModeEval], roots: Sequence[ResolvedRoot]) -> list[C
 
 
 def cell_findings(cells: Sequence[Cell], *, file: str | None) -> list[CheckFinding]:
-    """PC001 for every readable cell, PC002 for every cell nothing denies explicitly."""
+    """PC000 for every readable cell, PC016 for every cell nothing denies explicitly."""
     out: list[CheckFinding] = []
     for c in cells:
         if c.access == "deny":
             continue
         via = f" via {c.real_path}" if c.real_path != c.spelling else ""
         unlisted = c.access == "unlisted"
-        rule = "PC002" if unlisted else "PC001"
+        rule = "PC016" if unlisted else "PC000"
         severity: Severity = "warning" if unlisted else "error"
         out.append(
             CheckFinding(

@@ -78,7 +78,7 @@ def _r(
 
 RULES: tuple[Rule, ...] = (
     _r(
-        "PC001",
+        "PC000",
         "coverage-readable",
         "error",
         "a protected root is readable or writable under some spelling in some mode",
@@ -86,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         "deny the canonical target in every mode (profilec compile does)",
     ),
     _r(
-        "PC002",
+        "PC016",
         "coverage-unlisted",
         "warning",
         "no entry covers a protected root in some mode; only the lack of a grant hides it",
@@ -94,7 +94,7 @@ RULES: tuple[Rule, ...] = (
         "add an explicit deny for the canonical target",
     ),
     _r(
-        "PC003",
+        "PC001",
         "legacy-sandbox-mode",
         "error",
         "sandbox_mode or sandbox_workspace_write is set in the config stack",
@@ -102,7 +102,7 @@ RULES: tuple[Rule, ...] = (
         "remove sandbox_mode and sandbox_workspace_write from every layer (and every profile)",
     ),
     _r(
-        "PC004",
+        "PC002",
         "legacy-none",
         "warning",
         "a filesystem entry uses the legacy value `none`",
@@ -110,7 +110,7 @@ RULES: tuple[Rule, ...] = (
         "write `deny`",
     ),
     _r(
-        "PC005",
+        "PC003",
         "danger-full-access",
         "error",
         "a profile extends, or a mode selects, :danger-full-access",
@@ -118,7 +118,7 @@ RULES: tuple[Rule, ...] = (
         'extend :workspace with ":root" = "write" and network enabled instead',
     ),
     _r(
-        "PC006",
+        "PC004",
         "deny-on-symlink",
         "error",
         "a deny key is itself a symlink",
@@ -127,7 +127,7 @@ RULES: tuple[Rule, ...] = (
         "deny the canonical target (realpath), never the link",
     ),
     _r(
-        "PC007",
+        "PC017",
         "deny-crosses-writable-symlink",
         "error",
         "a deny path crosses a symlink that is writable in that mode",
@@ -135,7 +135,7 @@ RULES: tuple[Rule, ...] = (
         "deny the canonical path, and keep links out of writable roots",
     ),
     _r(
-        "PC008",
+        "PC005",
         "unknown-profile-key",
         "warning",
         "a profile (or its network table) holds a key Codex does not know",
@@ -143,7 +143,7 @@ RULES: tuple[Rule, ...] = (
         "use description, extends, workspace_roots, filesystem, network",
     ),
     _r(
-        "PC009",
+        "PC006",
         "unknown-special",
         "warning",
         "a filesystem key is an unknown :special",
@@ -151,7 +151,7 @@ RULES: tuple[Rule, ...] = (
         "use :root :minimal :workspace_roots :tmpdir :slash_tmp",
     ),
     _r(
-        "PC010",
+        "PC007",
         "deny-path-missing",
         "warning",
         "a deny path does not exist",
@@ -159,7 +159,7 @@ RULES: tuple[Rule, ...] = (
         "point the deny at the existing canonical target, or declare the root allow_missing",
     ),
     _r(
-        "PC011",
+        "PC008",
         "unbounded-deny-glob",
         "warning",
         "a `**` deny glob without filesystem.glob_scan_max_depth",
@@ -168,7 +168,7 @@ RULES: tuple[Rule, ...] = (
         "set filesystem.glob_scan_max_depth, or deny exact paths",
     ),
     _r(
-        "PC012",
+        "PC009",
         "no-default-permissions",
         "error",
         "[permissions] profiles are defined but default_permissions is not set",
@@ -176,7 +176,7 @@ RULES: tuple[Rule, ...] = (
         "set default_permissions to the default mode's profile",
     ),
     _r(
-        "PC013",
+        "PC010",
         "codex-home-denied",
         "error",
         "CODEX_HOME is denied, which hides $CODEX_HOME/tmp/arg0",
@@ -184,7 +184,7 @@ RULES: tuple[Rule, ...] = (
         "keep CODEX_HOME readable; deny only the credential targets",
     ),
     _r(
-        "PC014",
+        "PC011",
         "hardlinked-target",
         "warning",
         "a credential target has extra hard links",
@@ -192,7 +192,7 @@ RULES: tuple[Rule, ...] = (
         "remove the extra links (link count 1), or protect each as a root",
     ),
     _r(
-        "PC015",
+        "PC012",
         "session-config-permissions",
         "warning",
         "session config tries to set permissions*, default_permissions or sandbox_mode*",
@@ -200,20 +200,12 @@ RULES: tuple[Rule, ...] = (
         "strip these keys before launch (profilec compile --session-config does)",
     ),
     _r(
-        "PC016",
-        "mode-profile-undefined",
+        "PC013",
+        "mode-unmapped",
         "error",
-        "a mode maps to a profile the config stack does not define",
-        "Codex rejects the selection, or the adapter falls back to a built-in that hides nothing",
-        "define the profile in a config layer, or fix the mode map",
-    ),
-    _r(
-        "PC017",
-        "acp-mode-unmapped",
-        "error",
-        "an ACP mode has no profile mapping",
-        "picking that mode selects a built-in profile, and built-ins hide nothing",
-        "map read-only, agent and agent-full-access each to a profile",
+        "an ACP mode has no profile mapping, or maps to a profile no config layer defines",
+        "that mode falls back to a built-in profile (or Codex rejects it); built-ins hide nothing",
+        "map read-only, agent and agent-full-access each to a profile defined in a config layer",
     ),
     _r(
         "PC018",
@@ -227,7 +219,7 @@ RULES: tuple[Rule, ...] = (
         "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
     ),
     _r(
-        "PC019",
+        "PC015",
         "codex-rejects-profile",
         "error",
         "Codex refuses to load the selected profile",
@@ -235,7 +227,7 @@ RULES: tuple[Rule, ...] = (
         "fix the profile until `codex debug prompt-input` accepts it",
     ),
     _r(
-        "PC020",
+        "PC014",
         "holder-dir-writable",
         "error",
         "a directory holding a link, a target or the private CODEX_HOME is writable",
@@ -243,7 +235,7 @@ RULES: tuple[Rule, ...] = (
         "give the directory a read entry (profilec compile does) or move it out of writable roots",
     ),
     _r(
-        "PC021",
+        "PC019",
         "profiles-unsupported-version",
         "error",
         "permission profiles need Codex >= 0.113.0",
@@ -252,7 +244,7 @@ RULES: tuple[Rule, ...] = (
         "<0.113.0",
     ),
     _r(
-        "PC022",
+        "PC020",
         "extends-unsupported-version",
         "error",
         "`extends` needs Codex >= 0.133.0",
@@ -261,7 +253,7 @@ RULES: tuple[Rule, ...] = (
         "<0.133.0",
     ),
     _r(
-        "PC023",
+        "PC021",
         "nested-workspace-roots-table",
         "error",
         'a [permissions.X.filesystem.":workspace_roots"] table under extends = ":workspace"',
@@ -271,7 +263,7 @@ RULES: tuple[Rule, ...] = (
         ">=0.148.0-alpha.0,<0.149.0",
     ),
     _r(
-        "PC024",
+        "PC022",
         "canary-failed",
         "error",
         "a canary observed a failure (leak, control, tamper or mismatch)",
@@ -279,6 +271,7 @@ RULES: tuple[Rule, ...] = (
         "read the canary section of the report",
     ),
 )
+RULES = tuple(sorted(RULES, key=lambda r: r.id))
 RULE_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 
@@ -405,7 +398,7 @@ def _legacy_sandbox(o: _Out) -> None:
         for full, key in _walk_keys(layer.data, ""):
             if any(seg.startswith(LEGACY_SANDBOX_KEYS) for seg in key.split(".")):
                 o.add(
-                    "PC003",
+                    "PC001",
                     f"{layer.name}: {full} is set; Codex uses it instead of the profiles",
                     layer=layer,
                     needles=(key.split(".")[0],),
@@ -421,13 +414,13 @@ def _profile_shapes(o: _Out) -> None:
             continue
         for k in sorted(set(prof) - PROFILE_KEYS):
             o.add(
-                "PC008", f"profile {pid}: unknown key {k!r}", layer=layer, needles=(k,), profile=pid
+                "PC005", f"profile {pid}: unknown key {k!r}", layer=layer, needles=(k,), profile=pid
             )
         net = prof.get("network")
         if isinstance(net, Mapping):
             for k in sorted(set(net) - NETWORK_KEYS):
                 o.add(
-                    "PC008",
+                    "PC005",
                     f"profile {pid}: unknown network key {k!r}",
                     layer=layer,
                     needles=(k,),
@@ -435,7 +428,7 @@ def _profile_shapes(o: _Out) -> None:
                 )
         if prof.get("extends") == ":danger-full-access":
             o.add(
-                "PC005",
+                "PC003",
                 f"profile {pid} extends :danger-full-access",
                 layer=layer,
                 needles=(":danger-full-access",),
@@ -451,7 +444,7 @@ def _profile_shapes(o: _Out) -> None:
             values = list(value.values()) if isinstance(value, Mapping) else [value]
             if "none" in values:
                 o.add(
-                    "PC004",
+                    "PC002",
                     f"profile {pid}: {key} uses legacy `none`",
                     layer=layer,
                     needles=(key,),
@@ -460,7 +453,7 @@ def _profile_shapes(o: _Out) -> None:
                 )
             if key.startswith(":") and key not in KNOWN_SPECIALS:
                 o.add(
-                    "PC009",
+                    "PC006",
                     f"profile {pid}: unknown special {key}",
                     layer=layer,
                     needles=(key,),
@@ -492,14 +485,14 @@ def _selection(o: _Out) -> None:
     if perms and dp is None:
         layer = next((ly for ly in reversed(inp.stack.layers) if _perms(ly.data)), None)
         o.add(
-            "PC012",
+            "PC009",
             "[permissions] profiles are defined but default_permissions is not set",
             layer=layer,
             needles=("permissions",),
         )
     if dp == ":danger-full-access":
         o.add(
-            "PC005",
+            "PC003",
             "default_permissions selects :danger-full-access",
             needles=("default_permissions",),
             layer=next((ly for ly in inp.stack.layers if "default_permissions" in ly.data), None),
@@ -507,17 +500,17 @@ def _selection(o: _Out) -> None:
     for mode in ACP_MODES:
         if mode not in inp.mode_map:
             o.add(
-                "PC017",
+                "PC013",
                 f"ACP mode {mode} has no profile mapping",
                 mode=mode,
                 file=inp.manifest_file,
             )
     for mode, pid in sorted(inp.mode_map.items()):
         if pid == ":danger-full-access":
-            o.add("PC005", f"mode {mode} selects :danger-full-access", mode=mode, profile=pid)
+            o.add("PC003", f"mode {mode} selects :danger-full-access", mode=mode, profile=pid)
         elif pid not in BUILTIN_PROFILES and pid not in perms:
             o.add(
-                "PC016",
+                "PC013",
                 f"mode {mode} maps to profile {pid!r}, which no config layer defines",
                 mode=mode,
                 profile=pid,
@@ -549,19 +542,19 @@ def _versions(o: _Out) -> None:
     inp = o.inp
     v = inp.codex_version
     perms = _perms(inp.merged)
-    if perms and in_range(v, RULE_BY_ID["PC021"].codex_versions):
-        o.add("PC021", f"config defines permission profiles but the target Codex is {v}")
-    if in_range(v, RULE_BY_ID["PC022"].codex_versions):
+    if perms and in_range(v, RULE_BY_ID["PC019"].codex_versions):
+        o.add("PC019", f"config defines permission profiles but the target Codex is {v}")
+    if in_range(v, RULE_BY_ID["PC020"].codex_versions):
         for pid, prof in sorted(perms.items()):
             if isinstance(prof, Mapping) and "extends" in prof:
                 o.add(
-                    "PC022",
+                    "PC020",
                     f"profile {pid} uses extends but the target Codex is {v}",
                     layer=inp.stack.layer_defining(pid),
                     needles=("extends",),
                     profile=pid,
                 )
-    if in_range(v, RULE_BY_ID["PC023"].codex_versions):
+    if in_range(v, RULE_BY_ID["PC021"].codex_versions):
         for layer in inp.stack.layers:
             if layer.origin != "config-toml" or layer.text is None:
                 continue
@@ -572,7 +565,7 @@ def _versions(o: _Out) -> None:
                     if isinstance(prof, Mapping) and prof.get("extends") == ":workspace":
                         o.items.append(
                             CheckFinding(
-                                rule="PC023",
+                                rule="PC021",
                                 severity="error",
                                 profile=m.group(1),
                                 message=f"profile {m.group(1)}: nested :workspace_roots table "
@@ -590,7 +583,7 @@ def _session(o: _Out) -> None:
         return
     for full, key in _walk_keys(raw, ""):
         if any(seg.startswith(SESSION_FORBIDDEN) for seg in key.split(".")):
-            o.add("PC015", f"session config sets {full!r}", path=full, file=o.inp.session_file)
+            o.add("PC012", f"session config sets {full!r}", path=full, file=o.inp.session_file)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -632,7 +625,7 @@ def _filesystem(o: _Out) -> None:
                 if isinstance(st, int):
                     if path not in allowed_missing:
                         o.add(
-                            "PC010",
+                            "PC007",
                             f"mode {me.mode}: deny path {path} does not exist (from {source})",
                             layer=layer,
                             needles=(source, path, source.split("/")[0]),
@@ -642,7 +635,7 @@ def _filesystem(o: _Out) -> None:
                         )
                 elif stat.S_ISLNK(st.st_mode):
                     o.add(
-                        "PC006",
+                        "PC004",
                         f"mode {me.mode}: deny key {path} is a symlink (from {source})",
                         layer=layer,
                         needles=(source, path, source.split("/")[0]),
@@ -653,7 +646,7 @@ def _filesystem(o: _Out) -> None:
                 link = _first_symlink_ancestor(inp, path)
                 if link is not None and any(e.decide(link).writable for _, e in me.contexts):
                     o.add(
-                        "PC007",
+                        "PC017",
                         f"mode {me.mode}: deny path {path} crosses writable symlink {link}",
                         layer=layer,
                         needles=(source, path, source.split("/")[0]),
@@ -665,7 +658,7 @@ def _filesystem(o: _Out) -> None:
             if globs and not _chain_has_depth(perms, me.profile_id):
                 for g in globs:
                     o.add(
-                        "PC011",
+                        "PC008",
                         f"mode {me.mode}: deny glob {g.path} has no glob_scan_max_depth",
                         layer=layer,
                         needles=("**",),
@@ -680,7 +673,7 @@ def _roots_and_home(o: _Out) -> None:
     for r in inp.roots:
         if r.nlink is not None and r.nlink > 1:
             o.add(
-                "PC014",
+                "PC011",
                 f"root {r.id!r}: target {r.target} has {r.nlink} hard links",
                 root=r.id,
                 path=r.target,
@@ -694,7 +687,7 @@ def _roots_and_home(o: _Out) -> None:
                 if d.access == "deny":
                     src = d.winner.source if d.winner else "no entry"
                     o.add(
-                        "PC013",
+                        "PC010",
                         f"mode {me.mode}: {probe} is denied (winner: {src})",
                         mode=me.mode,
                         profile=me.profile_id,
@@ -710,7 +703,7 @@ def _roots_and_home(o: _Out) -> None:
                 if d.writable:
                     src = d.winner.source if d.winner else "unrestricted profile"
                     o.add(
-                        "PC020",
+                        "PC014",
                         f"mode {me.mode}: directory {hd} holding {what} is writable "
                         f"(winner: {src}; cwd {cwd})",
                         mode=me.mode,

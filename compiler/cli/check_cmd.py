@@ -66,7 +66,7 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
     if not report.passed:
         findings.append(
             CheckFinding(
-                rule="PC024",
+                rule="PC022",
                 severity="error",
                 message="canary failures: " + ", ".join(report.failures),
             )
