@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .check.result import CheckReport
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 
@@ -27,6 +28,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "plan-layout.schema.json": PlanLayout,
     "mount-plan.schema.json": MountPlan,
     "backends.schema.json": BackendCatalog,
+    "check-report.schema.json": CheckReport,
 }
 
 ACP_LAUNCH: dict[str, Any] = {
