@@ -44,15 +44,20 @@ def _home_config_layer(home: str | None, roots: tuple[ResolvedRoot, ...]) -> Lay
 def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding], bool]:
     """Run the canary hook (compiler/canary/run.py run_canaries) or fail with exit 7."""
     import importlib
-    import importlib.util
 
     from ..check.result import CheckFinding
     from ..errors import EnvironmentMissingError
     from ..settings import codex_binary, codex_version
 
-    if importlib.util.find_spec("compiler.canary.run") is None:
-        raise EnvironmentMissingError("--canary: compiler/canary/run.py is not in this build")
-    run = getattr(importlib.import_module("compiler.canary.run"), "run_canaries", None)
+    try:
+        module = importlib.import_module("compiler.canary.run")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("compiler.canary", "compiler.canary.run"):
+            raise EnvironmentMissingError(f"--canary: the canary runner needs {exc.name}") from None
+        raise EnvironmentMissingError(
+            "--canary: compiler/canary/run.py is not in this build"
+        ) from None
+    run = getattr(module, "run_canaries", None)
     if run is None:
         raise EnvironmentMissingError("--canary: compiler.canary.run has no run_canaries()")
     binary = codex_binary()

@@ -1,0 +1,270 @@
+"""Each lint fires on the footgun it names and stays quiet on the shipped policy."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.api import load_and_compile
+from compiler.check.checker import CheckInputs, from_bundle, run_check
+from compiler.check.configstack import ConfigStack, Layer, parse_override_lines
+from compiler.check.lint import RULES, in_range
+from compiler.check.result import CheckReport
+from compiler.emit.overrides import render_overrides
+from compiler.models import CompiledBundle
+from tests.helpers import Layout, make_layout
+
+AGENT = "profilec-agent"
+
+
+def _bundle(tmp_path: Path) -> tuple[Layout, CompiledBundle]:
+    lay = make_layout(tmp_path / "l", hop_dir=True)
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    return lay, bundle
+
+
+def _cfg(bundle: CompiledBundle) -> dict[str, Any]:
+    return parse_override_lines(render_overrides(bundle), where="test")
+
+
+def _run(
+    bundle: CompiledBundle,
+    layers: list[Layer],
+    *,
+    modes: dict[str, str] | None = None,
+    session_raw: dict[str, Any] | None = None,
+    version: str = "0.171.0",
+) -> CheckReport:
+    base = from_bundle(bundle, bundle.mode_profiles)
+    inp = CheckInputs(
+        stack=ConfigStack(tuple(layers)),
+        mode_map=bundle.mode_profiles if modes is None else modes,
+        roots=base.roots,
+        workspace_roots=base.workspace_roots,
+        codex_home=base.codex_home,
+        codex_home_holders=base.codex_home_holders,
+        session_raw=session_raw,
+    )
+    return run_check(inp, codex_version=version)
+
+
+def _toml(cfg: dict[str, Any], text: str | None = None) -> Layer:
+    return Layer("config.toml", "config-toml", cfg, "/cfg/config.toml", text)
+
+
+Case = Callable[[Layout, CompiledBundle], CheckReport]
+
+
+def _legacy_sandbox(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b)), Layer("-c", "cli-override", {"sandbox_mode": "read-only"})])
+
+
+def _legacy_none(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.host_target)] = "none"
+    return _run(b, [_toml(cfg)])
+
+
+def _danger(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b))], modes=dict(b.mode_profiles, agent=":danger-full-access"))
+
+
+def _danger_extends(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"]["x"] = {"extends": ":danger-full-access"}
+    return _run(b, [_toml(cfg)])
+
+
+def _deny_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.link)] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _unknown_key(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesytem"] = {}
+    return _run(b, [_toml(cfg)])
+
+
+def _unknown_special(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][":cwd"] = "write"
+    return _run(b, [_toml(cfg)])
+
+
+def _missing_deny(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.base / "host" / "autj.json")] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _glob(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][":workspace_roots"] = {"**/*.env": "deny"}
+    return _run(b, [_toml(cfg)])
+
+
+def _no_default(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    del cfg["default_permissions"]
+    return _run(b, [_toml(cfg)])
+
+
+def _home_denied(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.codex_home)] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _hardlink(lay: Layout, b: CompiledBundle) -> CheckReport:
+    os.link(lay.host_target, lay.base / "hard.json")
+    b2 = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    return _run(b2, [_toml(_cfg(b2))])
+
+
+def _session_keys(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": "o3", "profiles": {"x": {"sandbox_mode": "danger-full-access"}}}
+    return _run(b, [_toml(_cfg(b))], session_raw=raw)
+
+
+def _unmapped(lay: Layout, b: CompiledBundle) -> CheckReport:
+    modes = {k: v for k, v in b.mode_profiles.items() if k != "read-only"}
+    return _run(b, [_toml(_cfg(b))], modes=modes)
+
+
+def _undefined(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b))], modes=dict(b.mode_profiles, agent="nope"))
+
+
+def _holder_writable(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    fs = cfg["permissions"][AGENT]["filesystem"]
+    for holder in (lay.codex_home, lay.base, lay.host_target.parent):
+        fs.pop(str(holder))
+    return _run(b, [_toml(cfg)])
+
+
+def _rejected(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["extends"] = "missing-parent"
+    return _run(b, [_toml(cfg)])
+
+
+def _unlisted(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"]["profilec-read-only"] = {"filesystem": {str(lay.workspace): "read"}}
+    return _run(b, [_toml(cfg)])
+
+
+def _crosses_writable_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.workspace / "hostdir").symlink_to(lay.host_target.parent)
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.workspace / "hostdir" / "auth.json")] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _session_only(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [Layer("acp-json", "session", _cfg(b), "/cfg/acp.json")])
+
+
+def _old_codex(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b))], version="0.112.0")
+
+
+def _no_extends_codex(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b))], version="0.132.0")
+
+
+def _nested_table(lay: Layout, b: CompiledBundle) -> CheckReport:
+    text = f'[permissions.{AGENT}.filesystem.":workspace_roots"]\n"." = "write"\n'
+    return _run(b, [_toml(_cfg(b), text)], version="0.148.0-alpha.9")
+
+
+FIRING: list[tuple[str, Case]] = [
+    ("PC001", _legacy_sandbox),
+    ("PC002", _legacy_none),
+    ("PC003", _danger),
+    ("PC003", _danger_extends),
+    ("PC004", _deny_link),
+    ("PC005", _unknown_key),
+    ("PC006", _unknown_special),
+    ("PC007", _missing_deny),
+    ("PC008", _glob),
+    ("PC009", _no_default),
+    ("PC010", _home_denied),
+    ("PC011", _hardlink),
+    ("PC012", _session_keys),
+    ("PC013", _unmapped),
+    ("PC013", _undefined),
+    ("PC014", _holder_writable),
+    ("PC015", _rejected),
+    ("PC016", _unlisted),
+    ("PC017", _crosses_writable_link),
+    ("PC018", _session_only),
+    ("PC019", _old_codex),
+    ("PC020", _no_extends_codex),
+    ("PC021", _nested_table),
+]
+
+
+@pytest.mark.parametrize(("rule", "case"), FIRING, ids=[f"{r}-{c.__name__}" for r, c in FIRING])
+def test_rule_fires_on_its_footgun(tmp_path: Path, rule: str, case: Case) -> None:
+    lay, bundle = _bundle(tmp_path)
+    report = case(lay, bundle)
+    hits = [f for f in report.findings if f.rule == rule]
+    assert hits, [f.rule for f in report.findings]
+    assert all(f.severity == report.rule(rule).severity for f in hits)
+
+
+@pytest.mark.parametrize("rule", [r.id for r in RULES])
+def test_rule_is_quiet_on_the_shipped_policy(tmp_path: Path, rule: str) -> None:
+    _, bundle = _bundle(tmp_path)
+    report = run_check(from_bundle(bundle, bundle.mode_profiles))
+    assert report.passed
+    assert [f for f in report.findings if f.rule == rule] == []
+
+
+def test_every_rule_but_the_canary_has_a_firing_test() -> None:
+    covered = {r for r, _ in FIRING}
+    assert covered | {"PC000", "PC022"} == {r.id for r in RULES}  # PC000: test_coverage, PC022: cli
+
+
+def test_rules_have_stable_unique_ids_and_one_line_texts() -> None:
+    ids = [r.id for r in RULES]
+    assert ids == sorted(set(ids))
+    for r in RULES:
+        for text in (r.message, r.why, r.fix):
+            assert text and "\n" not in text
+
+
+def test_version_ranges_compare_pre_releases_before_releases() -> None:
+    assert in_range("0.148.0-alpha.9", ">=0.148.0-alpha.0,<0.149.0")
+    assert not in_range("0.171.0", ">=0.148.0-alpha.0,<0.149.0")
+    assert in_range("0.132.0", "<0.133.0") and not in_range("0.133.0", "<0.133.0")
+
+
+def test_symlink_lints_use_lstat_only_and_never_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lay, bundle = _bundle(tmp_path)
+    opened: list[str] = []
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and args and isinstance(args[0], str) and str(lay.base) in args[0]:
+            opened.append(args[0])
+
+    import sys
+
+    sys.addaudithook(hook)
+    _deny_link(lay, bundle)
+    _missing_deny(lay, bundle)
+    assert opened == []
