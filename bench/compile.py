@@ -13,25 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.check import _layout
+
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
-
-
-def _layout(base: Path, n: int) -> Path:
-    host = base / "host"
-    home = base / "home"
-    host.mkdir()
-    home.mkdir()
-    lines = ["schema_version = 1"]
-    for i in range(n):
-        target = host / f"auth-{i}.json"
-        target.write_text("marker")
-        link = home / f"auth-{i}.json"
-        link.symlink_to(target)
-        lines += ["[[roots]]", f'id = "r{i}"', f'path = "{link}"']
-    manifest = base / "roots.toml"
-    manifest.write_text("\n".join(lines) + "\n")
-    os.chmod(manifest, 0o600)
-    return manifest
 
 
 def _median(cmd: list[str]) -> float:
@@ -52,7 +37,7 @@ def main() -> int:
         for n in (10, 1000, 10000):
             d = Path(tmp) / f"n{n}"
             d.mkdir()
-            manifest = _layout(d, n)
+            manifest = _layout(d, n)[0]
             cmd = [
                 sys.executable,
                 "-m",
@@ -65,7 +50,6 @@ def main() -> int:
             ]
             results[n] = _median(cmd)
             rows.append((f"profilec compile, {n} roots", results[n]))
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
         from compiler.compile import compile_bundle
         from compiler.models import LaunchLayout
         from compiler.policy import load_policy

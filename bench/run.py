@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.compile import _layout
+from bench.check import _layout
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 PY = sys.executable
@@ -89,7 +89,7 @@ def main() -> int:
         for n in (10, 1000, 10000):
             d = Path(tmp) / f"n{n}"
             d.mkdir()
-            manifests[n] = _layout(d, n)
+            manifests[n] = _layout(d, n)[0]
         for n, m in manifests.items():
             t, r = timed([PY, "-m", "compiler.cli.__main__", "compile", "--roots", str(m),
                           "--format", "overrides", "--out", os.devnull])
