@@ -74,3 +74,11 @@ else
     done
     echo "tools: docker engine $(docker info --format '{{.ServerVersion}}') (started, pid $(cat "$cache/dockerd.pid"), log $log)"
 fi
+
+# --- per-feature tool scripts ---------------------------------------------------------------------
+# Each feature that needs more tools (a browser, ACP adapters, a newer node) adds its own
+# idempotent script here, run in name order with the same environment.
+for extra in "$repo"/.ci/tools.d/*.sh; do
+    [ -e "$extra" ] || continue
+    PROFILEC_CACHE="$cache" bash "$extra"
+done
