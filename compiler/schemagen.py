@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .audit.models import BundleProvenance, DiffReport, Explanation, LockFile
 from .check.result import CheckReport
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
@@ -29,6 +30,10 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "mount-plan.schema.json": MountPlan,
     "backends.schema.json": BackendCatalog,
     "check-report.schema.json": CheckReport,
+    "bundle-provenance.schema.json": BundleProvenance,
+    "lock.schema.json": LockFile,
+    "explain.schema.json": Explanation,
+    "diff.schema.json": DiffReport,
 }
 
 ACP_LAUNCH: dict[str, Any] = {
@@ -73,16 +78,22 @@ SESSION_CONFIG: dict[str, Any] = {
 
 BUNDLE_DOC: dict[str, Any] = {
     "title": "BundleDocument",
-    "description": "`compile --format bundle`: compiled profiles, launcher outputs, content hash.",
+    "description": (
+        "`compile --format bundle`: compiled profiles (with the resolved root chains, paths "
+        "only), launcher outputs, mount plan, provenance of every entry, versions, content hash."
+    ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "profilec_version", "codex_version", "compiled", "launcher",
-                 "content_hash"],
+    "required": ["schema_version", "profilec_version", "codex_version", "codex_version_range",
+                 "compiled", "launcher", "mount_plan", "provenance", "content_hash"],
     "properties": {
         "schema_version": {"const": 1},
         "profilec_version": {"type": "string"},
         "codex_version": {"type": "string"},
+        "codex_version_range": {"type": "string"},
         "compiled": {"$ref": "compiled-bundle.schema.json"},
+        "mount_plan": {"anyOf": [{"$ref": "mount-plan.schema.json"}, {"type": "null"}]},
+        "provenance": {"$ref": "bundle-provenance.schema.json"},
         "launcher": {
             "type": "object",
             "additionalProperties": False,
@@ -96,6 +107,9 @@ BUNDLE_DOC: dict[str, Any] = {
     },
 }
 
+#: Model members that hold another published document: (schema file, property) -> its schema.
+EXTERNAL_REFS: dict[tuple[str, str], str] = {("lock.schema.json", "bundle"): "bundle.schema.json"}
+
 STATIC_SCHEMAS = {
     "bundle.schema.json": BUNDLE_DOC,
     "acp-launch.schema.json": ACP_LAUNCH,
@@ -108,6 +122,9 @@ def build(name: str) -> dict[str, Any]:
     """The schema document for one file name in schemas/."""
     if name in MODEL_SCHEMAS:
         body = MODEL_SCHEMAS[name].model_json_schema(mode="validation")
+        for (file, prop), ref in EXTERNAL_REFS.items():
+            if file == name:
+                body["properties"][prop] = {"$ref": ref}
     else:
         body = dict(STATIC_SCHEMAS[name])
     return {"$schema": DRAFT, "$id": BASE_ID + name, **body}

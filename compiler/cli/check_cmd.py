@@ -79,6 +79,33 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
     return doc, findings, bool(report.mismatch_only)
 
 
+def _verify_lock(
+    lock: Path,
+    roots: Path,
+    profiles: Path | None,
+    ws: tuple[str, ...],
+    codex_home: str | None,
+    session: str | None,
+) -> None:
+    """Recompile the bundle and compare it with the lock (compiler/audit/lock.py)."""
+    from ..audit.bundle import CompileInputs
+    from ..audit.lock import verify
+
+    drift = verify(
+        str(lock),
+        CompileInputs(
+            roots=str(roots),
+            profiles=str(profiles) if profiles else None,
+            workspace_roots=ws,
+            codex_home=codex_home,
+            session_config=session,
+        ),
+    )
+    if drift is not None:
+        sys.stderr.write(drift.report)
+        raise drift.error
+
+
 @app.command("check")
 def check_command(
     roots: RootsOpt,
@@ -118,6 +145,13 @@ def check_command(
             "--canary", help="Also run the no-secret canaries (needs Docker and the pinned codex)."
         ),
     ] = False,
+    lock: Annotated[
+        Path | None,
+        typer.Option(
+            "--lock", help="Fail (exit 9) with a diff when the recompiled bundle differs.",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     import json
@@ -159,6 +193,11 @@ def check_command(
     extra: list[CheckFinding] = []
     canary_doc: dict[str, Any] | None = None
     mismatch_only = False
+
+    if lock is not None and foreign:
+        raise UsageError("--lock compares what profilec compiles; drop --config/--overrides")
+    if lock is not None:
+        _verify_lock(lock, roots, profiles, ws, codex_home, sfile)
 
     if not foreign:
         bundle = load_and_compile(

@@ -1,6 +1,9 @@
 """`bundle`: one deterministic JSON document with everything compiled, and a content hash.
 
-Paths and decisions only (resolved chains are paths, never contents). The hash is sha256 over
+Paths and decisions only (resolved chains are paths, never contents). It holds every compiled
+profile (`compiled`, which carries the resolved root chains), the launcher outputs, the mount
+plan when a plan layout was given, the provenance of every entry (file, line, root, hop), the
+profilec version and the Codex version range whose rules were verified. The hash is sha256 over
 the canonical JSON of every other field, so same inputs give same bytes and the same hash.
 """
 
@@ -16,25 +19,54 @@ from .acp_json import render_acp_json
 from .overrides import override_lines
 
 PROFILEC_VERSION = "0.1.0"
+#: The Codex releases whose access rules compiler/evaluate.py reproduces (oracle-tested).
+CODEX_VERSION_RANGE = ">=0.171.0,<0.172.0"
 
 
-def bundle_document(bundle: CompiledBundle) -> dict[str, Any]:
-    """The bundle as a JSON-ready dict, hash included."""
+def content_hash(body: dict[str, Any]) -> str:
+    """sha256 over the canonical JSON of `body` without its `content_hash` member."""
+    rest = {k: v for k, v in body.items() if k != "content_hash"}
+    canonical = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def bundle_document(
+    bundle: CompiledBundle,
+    *,
+    provenance: dict[str, Any] | None = None,
+    mount_plan: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The bundle as a JSON-ready dict, hash included.
+
+    `provenance` defaults to what the bundle alone knows (no file lines); compiler.audit.bundle
+    adds the policy and manifest lines and the input hashes.
+    """
+    if provenance is None:
+        from ..audit.provenance import bundle_provenance
+
+        provenance = bundle_provenance(bundle, None).model_dump(mode="json")
     body: dict[str, Any] = {
         "schema_version": 1,
         "profilec_version": PROFILEC_VERSION,
         "codex_version": codex_version(),
+        "codex_version_range": CODEX_VERSION_RANGE,
         "compiled": bundle.model_dump(mode="json"),
         "launcher": {
             "config_overrides": override_lines(bundle),
             "acp": json.loads(render_acp_json(bundle)),
         },
+        "mount_plan": mount_plan,
+        "provenance": provenance,
     }
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    body["content_hash"] = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    body["content_hash"] = content_hash(body)
     return body
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """Sorted, indented, LF-terminated JSON (the bytes every bundle and lock file uses)."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def render_bundle(bundle: CompiledBundle) -> str:
     """Sorted, indented, LF-terminated."""
-    return json.dumps(bundle_document(bundle), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(bundle_document(bundle))

@@ -1,0 +1,244 @@
+"""`profilec explain PATH --mode MODE`: the effective access of one path, and why.
+
+The decision is compiler.evaluate's (Codex 0.171.0 rules): the most specific covering entry
+wins, and at equal paths deny > write > read. Codex masks by real path, so a path that crosses
+a recorded link of a root is decided at the path the kernel reaches; the lexical decision is
+shown beside it. Each covering entry is traced to its provenance record (policy file and line,
+roots-manifest line, built-in parent, launch layout, or the sandbox's own carve-outs).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..compile import PLACEHOLDER_CWD
+from ..errors import UsageError
+from ..evaluate import (
+    EQUAL_PATH_RULE,
+    Entry,
+    EvalContext,
+    normalize_abs,
+    resolve,
+)
+from ..models import CompiledBundle, ResolvedRoot
+from ..roots import MAX_HOPS
+from .models import ChainStep, ExplainEntry, Explanation
+
+#: Optional edge hook: walk a path that no root covers with lstat/readlink only.
+ChainWalker = Callable[[str], Sequence[tuple[str, str, str]]]
+
+
+def _dest(link: str, value: str) -> str:
+    base = value if value.startswith("/") else posixpath.join(posixpath.dirname(link), value)
+    return "/" + posixpath.normpath(base).lstrip("/")
+
+
+def recorded_chain(roots: Sequence[ResolvedRoot], path: str) -> tuple[str, list[ChainStep]]:
+    """Follow the links the roots edge recorded, shallowest first, as the kernel resolves."""
+    links: dict[str, tuple[str, str]] = {}
+    for r in roots:
+        for h in r.hops:
+            links.setdefault(h.link, (h.value, r.id))
+    p = path
+    steps: list[ChainStep] = []
+    for _ in range(MAX_HOPS + 1):
+        parts = p.strip("/").split("/") if p != "/" else []
+        hit = None
+        for i in range(1, len(parts) + 1):
+            cand = "/" + "/".join(parts[:i])
+            if cand in links:
+                hit = (cand, "/".join(parts[i:]))
+                break
+        if hit is None:
+            break
+        link, rest = hit
+        value, rid = links[link]
+        dest = _dest(link, value)
+        p = "/" + posixpath.normpath(posixpath.join(dest, rest) if rest else dest).lstrip("/")
+        steps.append(ChainStep(link=link, value=value, reaches=p, root_id=rid))
+    return p, steps
+
+
+def _records(
+    doc_provenance: Mapping[str, Any] | None, mode: str
+) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    if not doc_provenance:
+        return out
+    for m in doc_provenance.get("modes", []):
+        if m.get("mode") != mode:
+            continue
+        for rec in m.get("records", []):
+            out.setdefault(str(rec.get("key")), []).append(rec)
+    return out
+
+
+def _explain_entry(
+    e: Entry, rule: str | None, records: dict[str, list[dict[str, Any]]]
+) -> ExplainEntry:
+    recs = records.get(e.source) or records.get(e.source + "/.") or []
+    if not recs and e.source.startswith(("carve-out ", ":workspace carve-out")):
+        return ExplainEntry(
+            path=e.path,
+            kind=e.kind,
+            access=e.access,
+            key=e.source,
+            rule=rule,
+            origin="codex-sandbox",
+            detail="Codex keeps .git/.agents/.codex/.aws read-only inside every writable root",
+        )
+    if not recs:
+        return ExplainEntry(path=e.path, kind=e.kind, access=e.access, key=e.source, rule=rule)
+    first = recs[0]
+    others = [str(r.get("root_id")) for r in recs[1:] if r.get("root_id")]
+    detail = first.get("detail")
+    reason = first.get("reason")
+    parts = [str(x) for x in (reason, detail) if x]
+    if others:
+        parts.append("also root " + ", ".join(others))
+    return ExplainEntry(
+        path=e.path,
+        kind=e.kind,
+        access=e.access,
+        key=e.source,
+        rule=rule,
+        origin=first.get("origin"),
+        file=first.get("file"),
+        line=first.get("line"),
+        root_id=first.get("root_id"),
+        hop_index=first.get("hop_index"),
+        detail="; ".join(parts) or None,
+    )
+
+
+def explain(
+    bundle: CompiledBundle,
+    path: str,
+    mode: str,
+    *,
+    provenance: Mapping[str, Any] | None = None,
+    cwd: str | None = None,
+    walker: ChainWalker | None = None,
+) -> Explanation:
+    """Why `path` gets the access it gets under `mode` (pure unless a walker is given)."""
+    try:
+        profile = bundle.profile_for(mode)
+    except KeyError:
+        modes = ", ".join(p.mode for p in bundle.profiles)
+        raise UsageError(f"unknown --mode {mode!r}; choose one of {modes}") from None
+    asked = normalize_abs(path, what="PATH")
+    ws = tuple(bundle.layout.workspace_roots)
+    if cwd is None:
+        cwd = ws[0] if ws else PLACEHOLDER_CWD
+    elif ws and cwd not in ws:
+        raise UsageError(f"--cwd {cwd} is not one of the workspace roots ({', '.join(ws)})")
+    ctx = EvalContext(cwd=cwd, workspace_roots=tuple(r for r in ws if r != cwd))
+    eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id, ctx)
+    real, steps = recorded_chain(bundle.roots, asked)
+    if not steps and walker is not None:
+        walked = walker(asked)
+        steps = [ChainStep(link=a, value=b, reaches=c) for a, b, c in walked]
+        if steps:
+            real = steps[-1].reaches
+    records = _records(provenance, mode)
+    d = eff.decide(real)
+    lexical = eff.decide(asked)
+    related = sorted(
+        {
+            r.id
+            for r in bundle.roots
+            for s in (*r.spellings, r.target)
+            if asked == s or asked.startswith(s.rstrip("/") + "/") or real == r.target
+        }
+    )
+    if eff.unrestricted:
+        access = lexical_access = "write"
+    else:
+        access = d.access or "unlisted"
+        lexical_access = lexical.access or "unlisted"
+    winner = None
+    if d.winner is not None:
+        tied = any(rule == EQUAL_PATH_RULE for _, rule in d.beaten)
+        rule = "most specific covering entry" + (", and deny > write > read" if tied else "")
+        winner = _explain_entry(d.winner, rule, records)
+    beaten = tuple(_explain_entry(e, f"lost: {rule}", records) for e, rule in d.beaten)
+    if eff.unrestricted:
+        why = f"profile {profile.profile_id} is unrestricted"
+    elif winner is None:
+        why = "no entry covers it (Codex gives no access to unlisted paths)"
+    else:
+        where = f" ({winner.file}:{winner.line})" if winner.file and winner.line else ""
+        why = f"{winner.access} entry {winner.path} [{winner.key}] wins{where}"
+    via = f" via {real}" if real != asked else ""
+    summary = f"{asked}{via} is {access} in mode {mode}: {why}"
+    return Explanation(
+        path=asked,
+        real_path=real,
+        mode=mode,
+        profile_id=profile.profile_id,
+        cwd=cwd,
+        access=access,  # type: ignore[arg-type]
+        lexical_access=lexical_access,  # type: ignore[arg-type]
+        unrestricted=eff.unrestricted,
+        network_enabled=eff.network_enabled or eff.unrestricted,
+        winner=winner,
+        beaten=beaten,
+        chain=tuple(steps),
+        roots=tuple(related),
+        summary=summary,
+    )
+
+
+def _entry_line(e: ExplainEntry) -> str:
+    src = f"[{e.key}]"
+    origin = f" {e.origin}" if e.origin else ""
+    loc = ""
+    if e.file:
+        loc = f" {e.file}" + (f":{e.line}" if e.line else "")
+    root = f" root {e.root_id}" if e.root_id else ""
+    hop = f" hop {e.hop_index}" if e.hop_index is not None else ""
+    detail = f" ({e.detail})" if e.detail else ""
+    return f"{e.access:<5} {e.path} {src}{origin}{loc}{root}{hop}{detail}"
+
+
+def render_text(x: Explanation) -> str:
+    """Human-readable explanation."""
+    lines = [
+        f"explain {x.path} in mode {x.mode} (profile {x.profile_id}, cwd {x.cwd})",
+        f"access:  {x.access}"
+        + (f" (lexically {x.lexical_access})" if x.lexical_access != x.access else ""),
+        f"network: {'enabled' if x.network_enabled else 'disabled'}",
+    ]
+    if x.chain:
+        lines.append("chain:")
+        for s in x.chain:
+            rid = f" (root {s.root_id})" if s.root_id else ""
+            lines.append(f"  {s.link} -> {s.value}  => {s.reaches}{rid}")
+    if x.roots:
+        lines.append("protected roots involved: " + ", ".join(x.roots))
+    if x.winner:
+        lines.append(f"winner:  {_entry_line(x.winner)}")
+        lines.append(f"         rule: {x.winner.rule}")
+    for b in x.beaten:
+        lines.append(f"beaten:  {_entry_line(b)}")
+        lines.append(f"         rule: {b.rule}")
+    lines.append(x.summary)
+    return "\n".join(lines) + "\n"
+
+
+def live_walker(path: str) -> list[tuple[str, str, str]]:
+    """The host's link chain for `path` (lstat/readlink only; never opens anything)."""
+    from ..errors import RootChainError
+    from ..roots import walk_chain
+
+    try:
+        target, hops, _, _ = walk_chain(path, allow_missing=True, what="PATH")
+    except RootChainError:
+        return []
+    out: list[tuple[str, str, str]] = []
+    for i, h in enumerate(hops):
+        reaches = _dest(h.link, h.value) if i + 1 < len(hops) else target
+        out.append((h.link, h.value, reaches))
+    return out

@@ -1,0 +1,293 @@
+"""The reviewer report as data: per mode access, coverage matrix, lints, canaries, hashes.
+
+`build_report` derives everything from the bundle with the evaluator and the static check (it
+never trusts what the compiler says about itself); report_md and report_html only format it.
+Canary probes are carried as decisions (expected, predicted, observed), never their output.
+Only the report carries a time, and `--now none` or SOURCE_DATE_EPOCH pins it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ..compile import PLACEHOLDER_CWD
+from ..errors import InputError, UsageError
+from ..evaluate import EvalContext, resolve
+from ..models import CompiledBundle
+
+
+@dataclass(frozen=True, slots=True)
+class AccessItem:
+    """One subtree with its effective access and the key that decided it."""
+
+    path: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModeSummary:
+    """What one mode allows."""
+
+    mode: str
+    profile_id: str
+    extends: str | None
+    network: bool
+    unrestricted: bool
+    readable: tuple[AccessItem, ...]
+    writable: tuple[AccessItem, ...]
+    denied: tuple[AccessItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixRow:
+    """One coverage cell: mode x root x spelling."""
+
+    mode: str
+    root: str
+    kind: str
+    spelling: str
+    real_path: str
+    access: str
+    winner: str
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Lint:
+    """One finding of the static check."""
+
+    rule: str
+    name: str
+    severity: str
+    message: str
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryProbe:
+    """One canary probe's decisions (never its output)."""
+
+    mode: str
+    kind: str
+    name: str
+    expected: str
+    predicted: str
+    observed: str
+    ok: bool
+    failures: str
+
+
+@dataclass(frozen=True, slots=True)
+class CanarySummary:
+    """The canary run the report was given."""
+
+    passed: bool
+    run_id: str
+    image: str
+    modes: tuple[tuple[str, bool], ...]
+    probes: tuple[CanaryProbe, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """Everything one report shows."""
+
+    generated: str | None
+    profilec_version: str
+    codex_version: str
+    codex_version_range: str
+    content_hash: str
+    input_hashes: tuple[tuple[str, str], ...]
+    default_mode: str
+    workspace_roots: tuple[str, ...]
+    roots: tuple[tuple[str, str, str, str], ...]  # id, declared path, chain text, target
+    modes: tuple[ModeSummary, ...]
+    matrix: tuple[MatrixRow, ...]
+    check_passed: bool
+    lints: tuple[Lint, ...]
+    canary: CanarySummary | None
+    has_mount_plan: bool
+
+
+def report_time(now: str | None) -> datetime | None:
+    """`--now` (epoch seconds or 'none'), else SOURCE_DATE_EPOCH, else the current time."""
+    if now is not None:
+        if now == "none":
+            return None
+        if not now.isdigit():
+            raise UsageError(f"--now must be epoch seconds or 'none', got {now!r}")
+        return datetime.fromtimestamp(int(now), tz=UTC)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=UTC)
+    return datetime.now(tz=UTC).replace(microsecond=0)
+
+
+def load_canary_json(path: str) -> dict[str, Any]:
+    """A `profilec canary --format json` document."""
+    from .bundle import read_json
+
+    doc = read_json(path, "canary json")
+    if not isinstance(doc.get("modes"), list) or "passed" not in doc:
+        raise InputError("not a canary report (needs `passed` and `modes`)", where=path)
+    return doc
+
+
+def _canary(doc: dict[str, Any]) -> CanarySummary:
+    probes: list[CanaryProbe] = []
+    modes: list[tuple[str, bool]] = []
+    for m in doc.get("modes", []):
+        if not isinstance(m, dict):
+            continue
+        mode = str(m.get("mode"))
+        modes.append((mode, bool(m.get("passed"))))
+        for p in m.get("probes", []) or []:
+            if not isinstance(p, dict):
+                continue
+            probes.append(
+                CanaryProbe(
+                    mode=mode,
+                    kind=str(p.get("kind")),
+                    name=str(p.get("name")),
+                    expected=str(p.get("expected")),
+                    predicted=str(p.get("predicted")),
+                    observed=str(p.get("observed")),
+                    ok=bool(p.get("ok")),
+                    failures=",".join(str(f) for f in p.get("failures", []) or []),
+                )
+            )
+    return CanarySummary(
+        passed=bool(doc.get("passed")),
+        run_id=str(doc.get("run_id", "")),
+        image=str(doc.get("image", "")),
+        modes=tuple(modes),
+        probes=tuple(probes),
+    )
+
+
+def _why(records: list[dict[str, Any]], key: str) -> str:
+    """A compiled entry's key is its path; say which root or layout put it there instead."""
+    if not records:
+        return key
+    whys: list[str] = []
+    for rec in records:
+        if rec.get("root_id"):
+            whys.append(f"root {rec['root_id']} ({rec.get('reason')})")
+        else:
+            whys.append(str(rec.get("detail") or rec.get("reason")))
+    return ", ".join(dict.fromkeys(whys))
+
+
+def _modes(bundle: CompiledBundle, provenance: Any) -> tuple[ModeSummary, ...]:
+    ws = tuple(bundle.layout.workspace_roots)
+    ctx = EvalContext(cwd=ws[0], workspace_roots=ws[1:]) if ws else EvalContext(PLACEHOLDER_CWD)
+    out: list[ModeSummary] = []
+    for p in bundle.profiles:
+        recs: dict[str, list[dict[str, Any]]] = {}
+        for m in (provenance or {}).get("modes", []) if isinstance(provenance, dict) else []:
+            if m.get("mode") == p.mode:
+                for rec in m.get("records", []):
+                    recs.setdefault(str(rec.get("key")), []).append(rec)
+        eff = resolve({p.profile_id: p.codex_table()}, p.profile_id, ctx)
+        groups: dict[str, list[AccessItem]] = {"read": [], "write": [], "deny": []}
+        seen: set[str] = set()
+        for e in eff.entries:
+            if e.path in seen:
+                continue
+            seen.add(e.path)
+            if e.kind == "glob":
+                groups["deny"].append(AccessItem(e.path, e.source + " (glob)"))
+                continue
+            d = eff.decide(e.path)
+            if d.access is not None and d.winner is not None:
+                src = d.winner.source
+                key = _why(recs.get(src, []), src) if src.startswith("/") else src
+                groups[d.access].append(AccessItem(e.path, key))
+        if eff.unrestricted:
+            groups["write"].append(AccessItem("/", f"{p.profile_id} (unrestricted)"))
+        out.append(
+            ModeSummary(
+                mode=p.mode,
+                profile_id=p.profile_id,
+                extends=p.extends,
+                network=eff.network_enabled or eff.unrestricted,
+                unrestricted=eff.unrestricted,
+                readable=tuple(groups["read"]),
+                writable=tuple(groups["write"]),
+                denied=tuple(groups["deny"]),
+            )
+        )
+    return tuple(out)
+
+
+def build_report(
+    bundle: CompiledBundle,
+    doc: dict[str, Any],
+    *,
+    canary: dict[str, Any] | None,
+    now: datetime | None,
+) -> AuditReport:
+    """Evaluate and check the bundle, and gather what the report shows."""
+    from ..check.checker import from_bundle, run_check
+
+    report = run_check(
+        from_bundle(bundle, bundle.mode_profiles),
+        codex_version=str(doc.get("codex_version")),
+    )
+    matrix = tuple(
+        MatrixRow(
+            mode=c.mode,
+            root=c.root,
+            kind=c.kind,
+            spelling=c.spelling,
+            real_path=c.real_path,
+            access=c.access,
+            winner=c.winner or "no entry",
+            ok=c.ok,
+        )
+        for c in report.cells
+    )
+    lints = tuple(
+        Lint(
+            rule=f.rule,
+            name=report.rule(f.rule).name,
+            severity=f.severity,
+            message=f.message,
+            where=(f.file or "") + (f":{f.line}" if f.line else ""),
+        )
+        for f in report.findings
+    )
+    roots = tuple(
+        (
+            r.id,
+            r.path,
+            " -> ".join(f"{h.link} = {h.value}" for h in r.hops) or "(no links)",
+            r.target,
+        )
+        for r in bundle.roots
+    )
+    prov = doc.get("provenance") or {}
+    inputs = prov.get("inputs") if isinstance(prov, dict) else None
+    return AuditReport(
+        generated=now.strftime("%Y-%m-%dT%H:%M:%SZ") if now else None,
+        profilec_version=str(doc.get("profilec_version")),
+        codex_version=str(doc.get("codex_version")),
+        codex_version_range=str(doc.get("codex_version_range", "")),
+        content_hash=str(doc.get("content_hash")),
+        input_hashes=tuple(sorted((str(k), str(v)) for k, v in (inputs or {}).items())),
+        default_mode=bundle.default_mode,
+        workspace_roots=tuple(bundle.layout.workspace_roots),
+        roots=roots,
+        modes=_modes(bundle, prov),
+        matrix=matrix,
+        check_passed=report.passed,
+        lints=lints,
+        canary=_canary(canary) if canary is not None else None,
+        has_mount_plan=doc.get("mount_plan") is not None,
+    )
+
+
+NOT_TESTED = "not tested by canaries"

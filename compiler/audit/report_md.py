@@ -1,0 +1,144 @@
+"""`audit --format md`: the reviewer report as GitHub-flavoured Markdown, every path escaped.
+
+A path may hold any byte but NUL: `|` would split a table cell, a backtick would open a code
+span, `<` would open an HTML tag, a newline would end the row. `md()` neutralises all of them,
+so a hostile directory name shows as itself and cannot change the document's structure.
+"""
+
+from __future__ import annotations
+
+import html
+
+from .report import NOT_TESTED, AccessItem, AuditReport
+
+#: Inline-significant characters (`<`, `>`, `&` are turned into entities before this).
+_MD_SPECIAL = "\\`*_[]|~"
+
+
+def md(text: str) -> str:
+    """Escape `text` for a Markdown paragraph or table cell (one line, literal)."""
+    out = html.escape(text, quote=False)  # & < > first: `&lt;` is literal in Markdown too
+    out = "".join("\\" + c if c in _MD_SPECIAL else c for c in out)
+    return out.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows]
+    return lines
+
+
+def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
+    if not items:
+        return [f"- **{title}:** nothing"]
+    out = [f"- **{title}:**"]
+    out += [f"  - {md(i.path)} (key {md(i.key)})" for i in items]
+    return out
+
+
+def render_md(r: AuditReport) -> str:
+    """The whole report; deterministic except for `generated` (pinned by --now)."""
+    lines = ["# profilec audit report", ""]
+    if r.generated:
+        lines += [f"Generated {md(r.generated)}.", ""]
+    lines += [
+        "## Versions and hashes",
+        "",
+        *_table(
+            ("what", "value"),
+            [
+                ("profilec", r.profilec_version),
+                ("Codex (pinned)", r.codex_version),
+                ("Codex rules verified for", r.codex_version_range),
+                ("bundle content hash", r.content_hash),
+                *[(f"input {k}", v) for k, v in r.input_hashes],
+                ("mount plan", "included" if r.has_mount_plan else "not included"),
+            ],
+        ),
+        "",
+        "## Protected roots",
+        "",
+        *_table(
+            ("root", "declared path", "link chain", "canonical target"),
+            [tuple(x) for x in r.roots],
+        ),
+        "",
+        "Workspace roots: "
+        + (", ".join(md(w) for w in r.workspace_roots) if r.workspace_roots else "none")
+        + f". Default mode: {md(r.default_mode)}.",
+        "",
+        "## Modes",
+        "",
+    ]
+    for m in r.modes:
+        lines += [
+            f"### {md(m.mode)} (profile {md(m.profile_id)})",
+            "",
+            f"- **extends:** {md(m.extends or 'nothing')}",
+            f"- **network:** {'enabled' if m.network else 'disabled'}",
+            *_items("readable", m.readable),
+            *_items("writable", m.writable),
+            *_items("denied", m.denied),
+            "",
+        ]
+    lines += [
+        "## Coverage matrix",
+        "",
+        f"Every mode x root x spelling must be denied: "
+        f"{'all denied' if all(c.ok for c in r.matrix) else 'SOME NOT DENIED'}.",
+        "",
+        *_table(
+            ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok"),
+            [
+                (
+                    c.mode,
+                    c.root,
+                    c.kind,
+                    c.spelling,
+                    c.real_path,
+                    c.access,
+                    c.winner,
+                    "ok" if c.ok else "FAIL",
+                )
+                for c in r.matrix
+            ],
+        ),
+        "",
+        "## Lints",
+        "",
+        f"Static check: {'pass' if r.check_passed else 'FAIL'}.",
+        "",
+    ]
+    if r.lints:
+        lines += _table(
+            ("severity", "rule", "name", "message", "where"),
+            [(f.severity, f.rule, f.name, f.message, f.where) for f in r.lints],
+        )
+    else:
+        lines.append("No findings.")
+    lines += ["", "## Canaries", ""]
+    if r.canary is None:
+        lines.append(f"This bundle was {NOT_TESTED}.")
+    else:
+        c = r.canary
+        lines.append(
+            f"Canary run {md(c.run_id)}: {'pass' if c.passed else 'FAIL'} "
+            f"(image {md(c.image or 'unknown')})."
+        )
+        lines.append("")
+        lines += _table(
+            ("mode", "kind", "probe", "expected", "predicted", "observed", "result"),
+            [
+                (
+                    p.mode,
+                    p.kind,
+                    p.name,
+                    p.expected,
+                    p.predicted,
+                    p.observed,
+                    "ok" if p.ok else f"FAIL {p.failures}",
+                )
+                for p in c.probes
+            ],
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,77 @@
+"""Where each entry came from: the policy file line and the roots-manifest line, as data.
+
+The compiled bundle says *why* an entry exists (a root's target, a holder directory, a policy
+key); this module adds *where* that was written: the base-profile file of the mode and the line
+of the key, and the manifest line that declares the root. Lines are searched in the text that
+was read (LF-split). The manifest goes through the same trust check as compile; no other file
+is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..policy import Policy, default_profiles_dir, load_policy
+from ..roots import read_trusted_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One input file: its name as reported, its sha256 and its lines."""
+
+    name: str
+    sha256: str
+    lines: tuple[str, ...]
+
+    def key_line(self, key: str) -> int | None:
+        """The 1-based line that assigns `key` (bare, "quoted" or 'quoted'), if any."""
+        esc = re.escape(key)
+        rx = re.compile(rf"""^\s*(?:"{esc}"|'{esc}'|{esc})\s*=""")
+        for n, line in enumerate(self.lines, start=1):
+            if rx.match(line):
+                return n
+        for n, line in enumerate(self.lines, start=1):  # e.g. a [filesystem.":key"] header
+            if f'"{key}"' in line or f"'{key}'" in line:
+                return n
+        return None
+
+    def root_line(self, root_id: str) -> int | None:
+        """The 1-based line holding `id = "<root_id>"`."""
+        rx = re.compile(rf"""^\s*id\s*=\s*["']{re.escape(root_id)}["']\s*(?:#.*)?$""")
+        for n, line in enumerate(self.lines, start=1):
+            if rx.match(line):
+                return n
+        return None
+
+
+def _source(name: str, data: bytes) -> SourceFile:
+    text = data.decode("utf-8", errors="replace")
+    return SourceFile(name, "sha256:" + hashlib.sha256(data).hexdigest(), tuple(text.split("\n")))
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """The policy files (by mode) and the roots manifest, for provenance lines and hashes."""
+
+    manifest: SourceFile | None
+    policy: dict[str, SourceFile] = field(default_factory=dict)  # mode -> base profile file
+    mode_map: SourceFile | None = None
+
+
+def load_sources(roots_path: str | None, profiles_dir: str | None) -> Sources:
+    """Read the manifest (trust-checked) and every policy file the mode map names."""
+    manifest = None
+    if roots_path is not None:
+        manifest = _source("roots-manifest", read_trusted_bytes(roots_path))
+    pdir = profiles_dir or default_profiles_dir()
+    policy: Policy = load_policy(pdir)
+    files: dict[str, SourceFile] = {}
+    for mode, entry in sorted(policy.mode_map.modes.items()):
+        with open(os.path.join(pdir, entry.base), "rb") as fh:
+            files[mode] = _source(entry.base, fh.read())
+    with open(os.path.join(pdir, "modes.toml"), "rb") as fh:
+        mode_map = _source("modes.toml", fh.read())
+    return Sources(manifest, files, mode_map)

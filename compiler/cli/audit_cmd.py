@@ -1,0 +1,233 @@
+"""`profilec lock | diff | explain | audit`: what a security reviewer runs (compiler/audit/)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from . import app
+from .compile_cmd import HomeOpt, ProfilesOpt, SessionOpt, WorkspaceOpt
+
+if TYPE_CHECKING:
+    from ..audit.bundle import CompileInputs
+    from ..models import CompiledBundle
+
+OptRootsOpt = Annotated[
+    Path | None,
+    typer.Option("--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False),
+]
+BundleOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--bundle", help="Read a bundle or lock file instead of compiling.", dir_okay=False
+    ),
+]
+PlanOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan-layout", help="Plan layout (TOML): include the mount plan.", dir_okay=False
+    ),
+]
+OutOpt = Annotated[Path | None, typer.Option("--out", help="Write here (atomic).")]
+
+
+def _inputs(
+    roots: Path | None,
+    profiles: Path | None,
+    workspace_root: list[str] | None,
+    codex_home: str | None,
+    session_config: Path | None,
+    plan_layout: Path | None = None,
+) -> CompileInputs:
+    from ..audit.bundle import CompileInputs
+    from ..errors import UsageError
+
+    if roots is None:
+        raise UsageError("give --roots (and the compile flags) or --bundle FILE")
+    return CompileInputs(
+        roots=str(roots),
+        profiles=str(profiles) if profiles else None,
+        workspace_roots=tuple(workspace_root or ()),
+        codex_home=codex_home,
+        session_config=str(session_config) if session_config else None,
+        plan_layout=str(plan_layout) if plan_layout else None,
+    )
+
+
+def _bundle_or_compile(
+    bundle: Path | None, inp: CompileInputs | None
+) -> tuple[CompiledBundle, dict[str, Any], bool]:
+    """(bundle, document, live): live when compiled from host inputs just now."""
+    from ..audit.bundle import compile_document, load_bundle
+
+    if bundle is not None:
+        b, doc = load_bundle(str(bundle))
+        return b, doc, False
+    assert inp is not None
+    b, doc = compile_document(inp)
+    return b, doc, True
+
+
+def _check_fmt(fmt: str, allowed: tuple[str, ...]) -> None:
+    from ..errors import UsageError
+
+    if fmt not in allowed:
+        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(allowed)}")
+
+
+@app.command("lock")
+def lock_command(
+    roots: OptRootsOpt = None,
+    profiles: ProfilesOpt = None,
+    workspace_root: WorkspaceOpt = None,
+    codex_home: HomeOpt = None,
+    session_config: SessionOpt = None,
+    plan_layout: PlanOpt = None,
+    out: Annotated[Path, typer.Option("--out", help="Lock file to write.")] = Path("profilec.lock"),
+) -> None:
+    """Compile the bundle and write it as the approved lock file (check --lock compares)."""
+    from ..audit.bundle import compile_document
+    from ..audit.lock import render_lock
+    from ..fsio import write_atomic
+
+    inp = _inputs(roots, profiles, workspace_root, codex_home, session_config, plan_layout)
+    _, doc = compile_document(inp)
+    write_atomic(str(out), render_lock(doc, inp.plan_layout).encode("utf-8"))
+    print(f"profilec: locked {doc['content_hash']} -> {out}", file=sys.stderr)
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[Path, typer.Argument(help="Old bundle, lock, config.toml or -c list.")],
+    new: Annotated[Path, typer.Argument(help="New bundle, lock, config.toml or -c list.")],
+    workspace_root: WorkspaceOpt = None,
+    mode_map: Annotated[
+        Path | None,
+        typer.Option("--mode-map", help="ACP mode -> profile id, for configs (JSON or TOML)."),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    out: OutOpt = None,
+) -> int:
+    """Classify every change as widening (first, marked !) or narrowing; exit 1 on widening."""
+    import json
+
+    from ..audit.diff import diff_sides, load_side, render_text
+    from ..check.configstack import load_mode_map
+    from .compile_cmd import emit
+
+    _check_fmt(fmt, ("text", "json"))
+    modes = load_mode_map(str(mode_map)) if mode_map else None
+    ws = tuple(workspace_root or ())
+    report = diff_sides(
+        load_side(str(old), mode_map=modes, workspace_roots=ws),
+        load_side(str(new), mode_map=modes, workspace_roots=ws),
+    )
+    if fmt == "json":
+        text = json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    else:
+        text = render_text(report)
+    emit(text, out)
+    return 1 if report.widening else 0
+
+
+@app.command("explain")
+def explain_command(
+    path: Annotated[str, typer.Argument(help="Absolute path to explain.")],
+    mode: Annotated[str, typer.Option("--mode", help="ACP mode (read-only, agent, ...).")],
+    roots: OptRootsOpt = None,
+    profiles: ProfilesOpt = None,
+    workspace_root: WorkspaceOpt = None,
+    codex_home: HomeOpt = None,
+    session_config: SessionOpt = None,
+    bundle: BundleOpt = None,
+    cwd: Annotated[
+        str | None, typer.Option("--cwd", help="Session cwd (default: first workspace root).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+) -> None:
+    """Print the effective access of PATH under MODE, the winning entry and what it beat."""
+    import json
+
+    from ..audit.explain import explain, live_walker, render_text
+
+    _check_fmt(fmt, ("text", "json"))
+    inp = None if bundle else _inputs(roots, profiles, workspace_root, codex_home, session_config)
+    b, doc, live = _bundle_or_compile(bundle, inp)
+    x = explain(
+        b,
+        path,
+        mode,
+        provenance=doc.get("provenance"),
+        cwd=cwd,
+        walker=live_walker if live else None,
+    )
+    if fmt == "json":
+        sys.stdout.write(json.dumps(x.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(render_text(x))
+
+
+@app.command("audit")
+def audit_command(
+    roots: OptRootsOpt = None,
+    profiles: ProfilesOpt = None,
+    workspace_root: WorkspaceOpt = None,
+    codex_home: HomeOpt = None,
+    session_config: SessionOpt = None,
+    plan_layout: PlanOpt = None,
+    bundle: BundleOpt = None,
+    canary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--canary-json",
+            help="Canary results (`profilec canary --format json`).",
+            dir_okay=False,
+        ),
+    ] = None,
+    canary: Annotated[
+        bool, typer.Option("--canary", help="Run the canaries now (Docker + pinned codex).")
+    ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            help="Report time (epoch seconds or 'none'); default SOURCE_DATE_EPOCH, else now.",
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="md | html")] = "md",
+    out: OutOpt = None,
+) -> None:
+    """Render one self-contained reviewer report (Markdown or HTML)."""
+    from ..audit.report import build_report, load_canary_json, report_time
+    from ..errors import UsageError
+    from .compile_cmd import emit
+
+    _check_fmt(fmt, ("md", "html"))
+    if canary and canary_json:
+        raise UsageError("give --canary or --canary-json, not both")
+    if canary and bundle:
+        raise UsageError("--canary probes a fresh compile; drop --bundle")
+    inp = (
+        None
+        if bundle
+        else _inputs(roots, profiles, workspace_root, codex_home, session_config, plan_layout)
+    )
+    b, doc, _ = _bundle_or_compile(bundle, inp)
+    canary_doc = load_canary_json(str(canary_json)) if canary_json else None
+    if canary:
+        from .check_cmd import _canary
+
+        canary_doc, _, _ = _canary(b)
+    rep = build_report(b, doc, canary=canary_doc, now=report_time(now))
+    if fmt == "html":
+        from ..audit.report_html import render_html
+
+        text = render_html(rep)
+    else:
+        from ..audit.report_md import render_md
+
+        text = render_md(rep)
+    emit(text, out)
