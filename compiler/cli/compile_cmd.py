@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import app
+
+if TYPE_CHECKING:
+    from ..models import Finding
 
 RootsOpt = Annotated[
     Path, typer.Option("--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False)
@@ -56,6 +60,12 @@ def compile_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Output file (for codex-home: the directory).")
     ] = None,
+    plan_layout: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan-layout", help="bundle: also hold the mount plan for this plan layout (TOML)."
+        ),
+    ] = None,
 ) -> None:
     """Compile one Codex permission profile per ACP mode, the credential deny always applied."""
     from ..api import load_and_compile
@@ -66,6 +76,26 @@ def compile_command(
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "codex-home" and out is None:
         raise UsageError("--format codex-home needs --out DIR")
+    if plan_layout is not None and fmt != "bundle":
+        raise UsageError("--plan-layout goes with --format bundle")
+    if fmt == "bundle":
+        # The full document: provenance lines, input hashes, mount plan (compiler/audit/).
+        from ..audit.bundle import CompileInputs, compile_document
+        from ..emit.bundle import dumps
+
+        bundle, doc = compile_document(
+            CompileInputs(
+                roots=str(roots),
+                profiles=str(profiles) if profiles else None,
+                workspace_roots=tuple(workspace_root or ()),
+                codex_home=codex_home,
+                session_config=str(session_config) if session_config else None,
+                plan_layout=str(plan_layout) if plan_layout else None,
+            )
+        )
+        emit(dumps(doc), out)
+        _warn(bundle.findings)
+        return
     bundle = load_and_compile(
         str(roots),
         profiles_dir=str(profiles) if profiles else None,
@@ -84,6 +114,10 @@ def compile_command(
     except (KeyError, ModuleNotFoundError):
         raise UsageError(f"--format {fmt} is not available in this build") from None
     emit(render(bundle), out)
-    for finding in bundle.findings:
+    _warn(bundle.findings)
+
+
+def _warn(findings: Iterable[Finding]) -> None:
+    for finding in findings:
         if finding.code == "session-config-stripped":
             print(f"profilec: warning: {finding.message}", file=sys.stderr)

@@ -1,0 +1,66 @@
+"""Shared pieces of the audit tests: a synthetic layout, its compile flags, a plan layout."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import tomlkit
+
+from compiler.cli import main
+from tests.helpers import Layout, make_layout
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
+
+
+def setup(base: Path, **kw: Any) -> tuple[Layout, list[str]]:
+    """A layout with a middle link (two hops) and the compile flags that name it."""
+    lay = make_layout(base, hop_dir=True, **kw)
+    return lay, [
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
+
+
+def plan_layout(lay: Layout) -> Path:
+    """A valid daemon plan layout for `lay` (0600), for bundles that carry a mount plan."""
+    (lay.base / "daemon").mkdir(exist_ok=True)
+    doc = {
+        "schema_version": 1,
+        "daemon_root": str(lay.base / "daemon"),
+        "agent_home": str(lay.codex_home),
+        "workspace_roots": [str(lay.workspace)],
+        "state_dir": str(lay.base / "daemon" / "state" / "cand-1"),
+        "backends": ["codex"],
+        "hidden": {"host_home": str(lay.base / "host")},
+    }
+    path = lay.base / "layout.toml"
+    path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    os.chmod(path, 0o600)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the CLI in-process; (exit code, stdout, stderr)."""
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def validate(name: str, instance: Any) -> None:
+    """Validate against schemas/<name>, resolving references between our schema files."""
+    from referencing import Registry, Resource
+
+    docs = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in SCHEMAS.glob("*.json")}
+    registry: Registry = Registry().with_resources(
+        (d["$id"], Resource.from_contents(d)) for d in docs.values()
+    )
+    jsonschema.Draft202012Validator(docs[name], registry=registry).validate(instance)

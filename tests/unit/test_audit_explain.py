@@ -1,0 +1,144 @@
+"""`profilec explain`: the effective access, the winner, what it beat and by which rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compiler.audit.bundle import CompileInputs, compile_document
+from compiler.audit.explain import explain
+from compiler.check.checker import from_bundle, run_check
+from tests.audit_helpers import run, setup, validate
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    rc, out, err = run(capsys, "explain", *argv, "--format", "json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    validate("explain.schema.json", doc)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_a_path_that_is_no_root_is_explained_by_the_inherited_root_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, flags = setup(tmp_path / "l")
+    doc = _json(capsys, "/etc/hosts", "--mode", "agent", *flags)
+    assert doc["access"] == "read"
+    winner = doc["winner"]
+    assert isinstance(winner, dict)
+    assert winner["path"] == "/" and winner["key"] == ":root"
+    assert winner["origin"] == "codex-builtin" and winner["file"] == "agent.toml"
+    lines = Path("profiles/agent.toml").read_text(encoding="utf-8").split("\n")
+    assert lines[int(winner["line"]) - 1].startswith("extends")
+    assert doc["chain"] == [] and doc["roots"] == []
+
+
+def test_the_link_is_decided_at_its_target_with_the_chain_and_the_beaten_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    doc = _json(capsys, str(lay.link), "--mode", "agent", *flags)
+    assert doc["access"] == "deny" and doc["lexical_access"] == "read"
+    assert doc["real_path"] == str(lay.host_target)
+    chain = doc["chain"]
+    assert isinstance(chain, list) and len(chain) == 2
+    assert chain[0]["link"] == str(lay.link) and chain[-1]["reaches"] == str(lay.host_target)
+    winner = doc["winner"]
+    assert isinstance(winner, dict)
+    assert winner["access"] == "deny" and winner["root_id"] == "codex-auth"
+    assert winner["origin"] == "roots-manifest" and winner["file"] == "roots-manifest"
+    beaten = doc["beaten"]
+    assert isinstance(beaten, list)
+    by_path = {b["path"]: b for b in beaten}
+    # The holder directory's read entry and the inherited `:root` lose on specificity.
+    assert by_path[str(lay.host_target.parent)]["access"] == "read"
+    assert by_path["/"]["rule"] == "lost: more specific"
+    assert doc["roots"] == ["codex-auth"]
+
+
+def test_equal_path_rule_is_named_and_the_policy_line_is_given(tmp_path: Path) -> None:
+    from compiler.evaluate import EQUAL_PATH_RULE
+
+    lay, _ = setup(tmp_path / "l")
+    profiles = tmp_path / "profiles"
+    shutil.copytree("profiles", profiles)
+    agent = profiles / "agent.toml"
+    text = agent.read_text(encoding="utf-8")
+    agent.write_text(text + '\n[filesystem]\n"/tmp" = "read"\n', encoding="utf-8")
+    line = len(text.split("\n")) + 2
+    bundle, doc = compile_document(
+        CompileInputs(
+            roots=str(lay.manifest), profiles=str(profiles), workspace_roots=(str(lay.workspace),)
+        )
+    )
+    x = explain(bundle, "/tmp/some/file", "agent", provenance=doc["provenance"])
+    # `:slash_tmp = write` (inherited) and `"/tmp" = "read"` (policy) sit at the same path.
+    assert x.access == "write" and x.winner is not None and x.winner.key == ":slash_tmp"
+    assert "deny > write > read" in (x.winner.rule or "")
+    lost = {b.key: b for b in x.beaten}
+    assert lost["/tmp"].rule == f"lost: {EQUAL_PATH_RULE}"
+    assert (lost["/tmp"].origin, lost["/tmp"].file, lost["/tmp"].line) == (
+        "policy",
+        "agent.toml",
+        line,
+    )
+    assert lost[":root"].rule == "lost: more specific"
+    # Sandbox carve-outs are attributed to Codex itself.
+    x2 = explain(bundle, str(lay.workspace / ".git" / "x"), "agent", provenance=doc["provenance"])
+    assert x2.access == "read" and x2.winner is not None
+    assert x2.winner.origin == "codex-sandbox"
+
+
+def test_explain_agrees_with_every_cell_of_the_coverage_matrix(tmp_path: Path) -> None:
+    lay, _ = setup(tmp_path / "l")
+    bundle, doc = compile_document(
+        CompileInputs(
+            roots=str(lay.manifest),
+            workspace_roots=(str(lay.workspace),),
+            codex_home=str(lay.codex_home),
+        )
+    )
+    report = run_check(from_bundle(bundle, bundle.mode_profiles))
+    assert report.cells
+    for cell in report.cells:
+        x = explain(bundle, cell.spelling, cell.mode, provenance=doc["provenance"])
+        assert (x.access, x.real_path) == (cell.access, cell.real_path), cell
+
+
+def test_modes_differ_as_the_policy_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    f = str(lay.workspace / "control.txt")
+    assert _json(capsys, f, "--mode", "read-only", *flags)["access"] == "read"
+    assert _json(capsys, f, "--mode", "agent", *flags)["access"] == "write"
+    full = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    assert full["access"] == "write" and full["network_enabled"] is True
+
+
+def test_a_bundle_file_gives_the_same_answer_as_a_fresh_compile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    bundle = tmp_path / "b.json"
+    assert run(capsys, "compile", *flags, "--format", "bundle", "--out", str(bundle))[0] == 0
+    live = _json(capsys, str(lay.link), "--mode", "read-only", *flags)
+    offline = _json(capsys, str(lay.link), "--mode", "read-only", "--bundle", str(bundle))
+    assert live == offline
+
+
+def test_text_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lay, flags = setup(tmp_path / "l")
+    rc, out, _ = run(capsys, "explain", str(lay.host_target), "--mode", "agent", *flags)
+    assert rc == 0
+    assert out.split("\n")[1].startswith("access:  deny")
+    assert "winner:  deny" in out and "beaten:  read" in out and "rule: lost: more specific" in out
+    rc, _, err = run(capsys, "explain", "/etc", "--mode", "nope", *flags)
+    assert rc == 2 and "unknown --mode" in err
+    rc, _, err = run(capsys, "explain", "etc/hosts", "--mode", "agent", *flags)
+    assert rc == 2 and "must be absolute" in err
