@@ -1,0 +1,129 @@
+"""The HTML audit report in a real headless Chromium: it loads, the matrix is there, a PNG.
+
+The screenshot lands in artifacts/ (gitignored) as a test artifact. Chromium comes from
+.ci/tools.d/chromium.sh; with CI=true a missing browser fails the test, elsewhere it skips.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+from tests.audit_helpers import setup
+from tests.integration.conftest import missing
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+WIDTH, HEIGHT = 1280, 1600
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    missing("chromium is not installed (apt-get install chromium; see .ci/tools.d/chromium.sh)")
+
+
+def _run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run chromium in its own process group; on timeout end that group (its own pid)."""
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"chromium did not finish within {timeout} s")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+class _Rows(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_matrix = False
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and ("id", "coverage-matrix") in attrs:
+            self.in_matrix = True
+        elif self.in_matrix and tag == "tr":
+            self.rows.append([])
+        elif self.in_matrix and tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.in_matrix = False
+        elif self._cell is not None and tag in ("td", "th"):
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_report_renders_in_headless_chromium_with_the_matrix_and_a_screenshot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    browser = _chromium()
+    lay, flags = setup(tmp_path / "l")
+    html = tmp_path / "audit.html"
+    assert main(["audit", *flags, "--format", "html", "--now", "0", "--out", str(html)]) == 0
+    capsys.readouterr()
+    common = [
+        browser,
+        "--headless",
+        "--no-sandbox",  # root in CI; the page is our own file with no script
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--window-size={WIDTH},{HEIGHT}",
+    ]
+    dom = _run([*common, "--dump-dom", html.as_uri()])
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    rows = _Rows()
+    rows.feed(dom.stdout)
+    header, *cells = rows.rows
+    assert header == ["mode", "root", "kind", "spelling", "real path", "access", "winner", "ok"]
+    modes = {"read-only", "agent", "agent-full-access"}
+    assert {c[0] for c in cells} == modes
+    # Every mode has a row for the link, the middle-link spelling and the target; all denied.
+    for mode in modes:
+        spellings = {c[3] for c in cells if c[0] == mode}
+        assert {str(lay.link), str(lay.host_target)} <= spellings
+    assert all(c[5] == "deny" and c[7] == "ok" for c in cells)
+    assert lay.marker not in dom.stdout
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    png = ARTIFACTS / "audit-report.png"
+    if png.exists():
+        png.unlink()
+    shot = _run([*common, f"--screenshot={png}", html.as_uri()])
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    data = png.read_bytes()
+    assert _png_size(data) == (WIDTH, HEIGHT)
+    assert len(data) > 20_000  # a rendered page, not a blank image
