@@ -30,3 +30,17 @@ if docker info >/dev/null 2>&1 && python3 -c 'import compiler.canary.run' 2>/dev
   canary=(--canary)
 fi
 profilec check "${common[@]}" "${canary[@]}" --format text
+# Reviewer audit: lock the bundle, prove no drift, and write the report (with the canary
+# decisions when the canaries can run here).
+profilec lock "${common[@]}" --out "$out/profilec.lock"
+profilec check "${common[@]}" --lock "$out/profilec.lock" --format json --out "$out/check.json"
+echo "lock: $out/profilec.lock (no drift)"
+cj=()
+if [ "${#canary[@]}" -gt 0 ] && profilec canary "${common[@]}" --format json >"$out/canary.json"; then
+  cj=(--canary-json "$out/canary.json")
+fi
+for fmt in md html; do
+  profilec audit "${common[@]}" "${cj[@]}" --format "$fmt" --out "$out/audit.$fmt"
+  echo "report: $out/audit.$fmt"
+done
+profilec explain "$dir/agent/codex-home/auth.json" --mode agent "${common[@]}"

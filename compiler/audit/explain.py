@@ -164,6 +164,8 @@ def explain(
         rule = "most specific covering entry" + (", and deny > write > read" if tied else "")
         winner = _explain_entry(d.winner, rule, records)
     beaten = tuple(_explain_entry(e, f"lost: {rule}", records) for e, rule in d.beaten)
+    # (`rule` names why each loser lost to the winner: a deeper path, or the same path with a
+    # weaker access.)
     if eff.unrestricted:
         why = f"profile {profile.profile_id} is unrestricted"
     elif winner is None:
@@ -192,7 +194,7 @@ def explain(
 
 
 def _entry_line(e: ExplainEntry) -> str:
-    src = f"[{e.key}]"
+    src = f"[{e.key}]" if e.key != e.path else "[compiled entry]"
     origin = f" {e.origin}" if e.origin else ""
     loc = ""
     if e.file:

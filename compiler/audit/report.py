@@ -110,6 +110,11 @@ class AuditReport:
     lints: tuple[Lint, ...]
     canary: CanarySummary | None
     has_mount_plan: bool
+    #: The outer sandbox (when the bundle holds a mount plan): type, path, source, purpose.
+    mounts: tuple[tuple[str, str, str, str], ...] = ()
+    #: Host paths the outer sandbox keeps out: path, reason, how.
+    hidden: tuple[tuple[str, str, str], ...] = ()
+    plan_network: bool | None = None
 
 
 def report_time(now: str | None) -> datetime | None:
@@ -153,7 +158,7 @@ def _canary(doc: dict[str, Any]) -> CanarySummary:
                     kind=str(p.get("kind")),
                     name=str(p.get("name")),
                     expected=str(p.get("expected")),
-                    predicted=str(p.get("predicted")),
+                    predicted=str(p.get("predicted") or "-"),
                     observed=str(p.get("observed")),
                     ok=bool(p.get("ok")),
                     failures=",".join(str(f) for f in p.get("failures", []) or []),
@@ -269,6 +274,7 @@ def build_report(
         )
         for r in bundle.roots
     )
+    plan = doc.get("mount_plan")
     prov = doc.get("provenance") or {}
     inputs = prov.get("inputs") if isinstance(prov, dict) else None
     return AuditReport(
@@ -286,7 +292,21 @@ def build_report(
         check_passed=report.passed,
         lints=lints,
         canary=_canary(canary) if canary is not None else None,
-        has_mount_plan=doc.get("mount_plan") is not None,
+        has_mount_plan=isinstance(plan, dict),
+        mounts=tuple(
+            (
+                str(m.get("type")),
+                str(m.get("path")),
+                str(m.get("source") or ""),
+                str(m.get("purpose")),
+            )
+            for m in (plan.get("mounts", []) if isinstance(plan, dict) else [])
+        ),
+        hidden=tuple(
+            (str(h.get("path")), str(h.get("reason")), str(h.get("how")))
+            for h in (plan.get("hidden", []) if isinstance(plan, dict) else [])
+        ),
+        plan_network=bool(plan.get("network")) if isinstance(plan, dict) else None,
     )
 
 

@@ -105,6 +105,18 @@ def render_html(r: AuditReport) -> str:
         out += _items("writable", m.writable)
         out += _items("denied", m.denied)
         out.append("</div>")
+    out.append("<h2>Outer sandbox (mount plan)</h2>")
+    if not r.has_mount_plan:
+        out.append(
+            "<p>No mount plan in this bundle (compile with --plan-layout to include one).</p>"
+        )
+    else:
+        out.append(f"<p>Network: {'enabled' if r.plan_network else 'disabled'}.</p>")
+        out += _table(
+            "mounts", ("type", "path", "source", "purpose"), [tuple(m) for m in r.mounts], (1, 2)
+        )
+        out.append("<p>Kept out of the sandbox:</p>")
+        out += _table("hidden", ("path", "reason", "how"), [tuple(h) for h in r.hidden], (0,))
     out.append("<h2>Coverage matrix</h2>")
     verdict = (
         '<span class="ok">all denied</span>'

@@ -81,6 +81,20 @@ def render_md(r: AuditReport) -> str:
             *_items("denied", m.denied),
             "",
         ]
+    lines += ["## Outer sandbox (mount plan)", ""]
+    if not r.has_mount_plan:
+        lines += ["No mount plan in this bundle (compile with --plan-layout to include one).", ""]
+    else:
+        lines += [
+            f"Network: {'enabled' if r.plan_network else 'disabled'}.",
+            "",
+            *_table(("type", "path", "source", "purpose"), [tuple(m) for m in r.mounts]),
+            "",
+            "Kept out of the sandbox:",
+            "",
+            *_table(("path", "reason", "how"), [tuple(h) for h in r.hidden]),
+            "",
+        ]
     lines += [
         "## Coverage matrix",
         "",

@@ -193,3 +193,20 @@ def test_report_from_a_bundle_file_and_bad_flags(
     assert rc == 2 and "--roots" in err
     rc, _, err = run(capsys, "audit", *flags, "--now", "yesterday")
     assert rc == 2 and "--now" in err
+
+
+def test_a_bundle_with_a_mount_plan_reports_the_outer_sandbox(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.audit_helpers import plan_layout
+
+    lay, flags = setup(tmp_path / "l")
+    layout = plan_layout(lay)
+    rc, md, err = run(
+        capsys, "audit", *flags, "--plan-layout", str(layout), "--format", "md", "--now", "0"
+    )
+    assert rc == 0, err
+    assert "## Outer sandbox (mount plan)" in md and "Kept out of the sandbox:" in md
+    assert md_escape(str(lay.base / "daemon")) in md  # the daemon root is hidden
+    _, without, _ = run(capsys, "audit", *flags, "--format", "md", "--now", "0")
+    assert "No mount plan in this bundle" in without

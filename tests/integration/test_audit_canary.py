@@ -1,0 +1,35 @@
+"""`audit --canary` runs the real canaries and reports their probes; no marker leaks into it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from compiler.audit.report import NOT_TESTED
+from tests.audit_helpers import run, setup
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+pytestmark = [pytest.mark.docker, pytest.mark.codex]
+
+
+def test_audit_with_live_canaries_lists_every_mode_s_probes(
+    tmp_path: Path,
+    docker_client: DockerClient,
+    codex_bin: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex_bin))
+    lay, flags = setup(tmp_path / "l")
+    rc, md, err = run(capsys, "audit", *flags, "--canary", "--format", "md", "--now", "0")
+    assert rc == 0, err
+    assert NOT_TESTED not in md
+    assert ": pass (image profilec-canary:" in md
+    rows = [x for x in md.split("\n") if x.startswith("| ") and " | model | " in x]
+    assert {r.split(" | ")[0][2:] for r in rows} == {"read-only", "agent", "agent-full-access"}
+    assert all(r.endswith("| ok |") for r in rows)
+    assert lay.marker not in md and "PROFILEC-CANARY-" not in md
