@@ -141,14 +141,15 @@ def _mode_changes(mode: str, o: ModeSide, n: ModeSide, root_targets: set[str]) -
         on = oe.network_enabled or oe.unrestricted
         nn = ne.network_enabled or ne.unrestricted
         if on != nn:
+            was, now = ("enabled" if on else "disabled"), ("enabled" if nn else "disabled")
             out.append(
                 Change(
                     mode=mode,
                     what="network",
                     direction="widening" if nn else "narrowing",
-                    old="enabled" if on else "disabled",
-                    new="enabled" if nn else "disabled",
-                    detail=f"network {'enabled' if nn else 'disabled'}",
+                    old=was,
+                    new=now,
+                    detail=f"{was} -> {now}",
                 )
             )
     if o.extends != n.extends:
@@ -161,7 +162,7 @@ def _mode_changes(mode: str, o: ModeSide, n: ModeSide, root_targets: set[str]) -
                 ),
                 old=o.extends,
                 new=n.extends,
-                detail=f"extends {o.extends or '(none)'} -> {n.extends or '(none)'}",
+                detail=f"{o.extends or '(none)'} -> {n.extends or '(none)'}",
             )
         )
     probes = {"/"} | root_targets

@@ -148,7 +148,7 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
         "path": None,
         "old": "disabled",
         "new": "enabled",
-        "detail": "network enabled",
+        "detail": "disabled -> enabled",
     }
     assert {(c["mode"], c["path"]) for c in changes if c["direction"] == "narrowing"} == {
         (m, str(other)) for m in ("read-only", "agent", "agent-full-access")
@@ -189,3 +189,55 @@ def test_every_access_difference_at_any_path_is_reported_with_its_direction(
         assert report.narrowing > 0
     back = diff_sides(side_from_config(new, MODES, "new"), side_from_config(old, MODES, "old"))
     assert (back.widening, back.narrowing) == (report.narrowing, report.widening)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "ext"), [("overrides", "txt"), ("acp-json", "json"), ("toml", "toml")]
+)
+def test_compiled_launcher_outputs_diff_semantically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, ext: str
+) -> None:
+    _, flags = setup(tmp_path / "l")
+    profiles = tmp_path / "profiles"
+    shutil.copytree("profiles", profiles)
+    old = tmp_path / f"old.{ext}"
+    assert (
+        run(
+            capsys,
+            "compile",
+            *flags,
+            "--profiles",
+            str(profiles),
+            "--format",
+            fmt,
+            "--out",
+            str(old),
+        )[0]
+        == 0
+    )
+    ro = profiles / "read-only.toml"
+    ro.write_text(
+        ro.read_text(encoding="utf-8").replace('extends = ":read-only"', 'extends = ":workspace"'),
+        encoding="utf-8",
+    )
+    new = tmp_path / f"new.{ext}"
+    assert (
+        run(
+            capsys,
+            "compile",
+            *flags,
+            "--profiles",
+            str(profiles),
+            "--format",
+            fmt,
+            "--out",
+            str(new),
+        )[0]
+        == 0
+    )
+    ws = flags[flags.index("--workspace-root") + 1]
+    rc, out, err = run(capsys, "diff", str(old), str(new), "--workspace-root", ws)
+    assert rc == 1, err
+    assert "! [read-only] extends: :read-only -> :workspace" in out
+    assert f"! [read-only] access {ws}: read -> write" in out
+    assert "[agent]" not in out

@@ -67,7 +67,7 @@ def test_an_edited_policy_is_drift(tmp_path: Path, capsys: pytest.CaptureFixture
     )
     rc, _, err = run(capsys, "check", *flags, "--lock", str(lock))
     assert rc == 9
-    assert "! [agent] network: network enabled" in err
+    assert "! [agent] network: disabled -> enabled" in err
 
 
 def test_a_moved_root_is_drift(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
