@@ -25,6 +25,8 @@ class SourceFile:
     name: str
     sha256: str
     lines: tuple[str, ...]
+    #: root id -> 1-based line of its `id = "..."` (built once: lookups are O(1) per root).
+    root_lines: dict[str, int] = field(default_factory=dict)
 
     def key_line(self, key: str) -> int | None:
         """The 1-based line that assigns `key` (bare, "quoted" or 'quoted'), if any."""
@@ -40,16 +42,21 @@ class SourceFile:
 
     def root_line(self, root_id: str) -> int | None:
         """The 1-based line holding `id = "<root_id>"`."""
-        rx = re.compile(rf"""^\s*id\s*=\s*["']{re.escape(root_id)}["']\s*(?:#.*)?$""")
-        for n, line in enumerate(self.lines, start=1):
-            if rx.match(line):
-                return n
-        return None
+        return self.root_lines.get(root_id)
+
+
+_ID_LINE = re.compile(r"""^\s*id\s*=\s*(["'])([^"']*)\1\s*(?:#.*)?$""")
 
 
 def _source(name: str, data: bytes) -> SourceFile:
     text = data.decode("utf-8", errors="replace")
-    return SourceFile(name, "sha256:" + hashlib.sha256(data).hexdigest(), tuple(text.split("\n")))
+    lines = tuple(text.split("\n"))
+    ids: dict[str, int] = {}
+    for n, line in enumerate(lines, start=1):
+        m = _ID_LINE.match(line)
+        if m:
+            ids.setdefault(m.group(2), n)
+    return SourceFile(name, "sha256:" + hashlib.sha256(data).hexdigest(), lines, ids)
 
 
 @dataclass(frozen=True, slots=True)
