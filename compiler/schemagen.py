@@ -84,8 +84,17 @@ BUNDLE_DOC: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "profilec_version", "codex_version", "codex_version_range",
-                 "compiled", "launcher", "mount_plan", "provenance", "content_hash"],
+    "required": [
+        "schema_version",
+        "profilec_version",
+        "codex_version",
+        "codex_version_range",
+        "compiled",
+        "launcher",
+        "mount_plan",
+        "provenance",
+        "content_hash",
+    ],
     "properties": {
         "schema_version": {"const": 1},
         "profilec_version": {"type": "string"},
@@ -107,6 +116,78 @@ BUNDLE_DOC: dict[str, Any] = {
     },
 }
 
+CANARY_PROBE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "name",
+        "kind",
+        "command",
+        "exit_code",
+        "output",
+        "expected",
+        "predicted",
+        "observed",
+        "ok",
+        "failures",
+    ],
+    "properties": {
+        "name": {"type": "string"},
+        "kind": {"enum": ["trusted", "model", "outer"]},
+        "command": {"type": "array", "items": {"type": "string"}},
+        "exit_code": {"type": "integer"},
+        "output": {"type": "string"},
+        "expected": {"enum": ["allow", "deny", "absent", "any"]},
+        "predicted": {"enum": ["allow", "deny", "absent", "any", None]},
+        "observed": {"enum": ["allow", "deny"]},
+        "ok": {"type": "boolean"},
+        "failures": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+CANARY_REPORT: dict[str, Any] = {
+    "title": "CanaryReport",
+    "description": (
+        "`profilec canary --format json` (compiler/canary/run.py CanaryReport.to_dict), read by "
+        "`profilec audit --canary-json`."
+    ),
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["run_id", "passed", "failures", "seconds", "image", "modes"],
+    "properties": {
+        "run_id": {"type": "string"},
+        "passed": {"type": "boolean"},
+        "failures": {"type": "array", "items": {"type": "string"}},
+        "seconds": {"type": "number"},
+        "image": {"type": "string"},
+        "modes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [
+                    "mode",
+                    "profile_id",
+                    "passed",
+                    "failures",
+                    "seconds",
+                    "error",
+                    "probes",
+                ],
+                "properties": {
+                    "mode": {"type": "string"},
+                    "profile_id": {"type": "string"},
+                    "passed": {"type": "boolean"},
+                    "failures": {"type": "array", "items": {"type": "string"}},
+                    "seconds": {"type": "number"},
+                    "error": {"type": ["string", "null"]},
+                    "probes": {"type": "array", "items": CANARY_PROBE},
+                },
+            },
+        },
+    },
+}
+
 #: Model members that hold another published document: (schema file, property) -> its schema.
 EXTERNAL_REFS: dict[tuple[str, str], str] = {("lock.schema.json", "bundle"): "bundle.schema.json"}
 
@@ -115,6 +196,7 @@ STATIC_SCHEMAS = {
     "acp-launch.schema.json": ACP_LAUNCH,
     "overrides.schema.json": OVERRIDES,
     "session-config.schema.json": SESSION_CONFIG,
+    "canary-report.schema.json": CANARY_REPORT,
 }
 
 

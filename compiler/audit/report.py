@@ -133,11 +133,21 @@ def report_time(now: str | None) -> datetime | None:
 
 def load_canary_json(path: str) -> dict[str, Any]:
     """A `profilec canary --format json` document."""
+    import jsonschema
+
+    from ..schemagen import CANARY_REPORT
     from .bundle import read_json
 
     doc = read_json(path, "canary json")
-    if not isinstance(doc.get("modes"), list) or "passed" not in doc:
-        raise InputError("not a canary report (needs `passed` and `modes`)", where=path)
+    err = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(CANARY_REPORT).iter_errors(doc)
+    )
+    if err is not None:
+        loc = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise InputError(
+            f"not a canary report (schemas/canary-report.schema.json): {loc}: {err.message}",
+            where=path,
+        )
     return doc
 
 

@@ -33,3 +33,27 @@ def test_audit_with_live_canaries_lists_every_mode_s_probes(
     assert {r.split(" | ")[0][2:] for r in rows} == {"read-only", "agent", "agent-full-access"}
     assert all(r.endswith("| ok |") for r in rows)
     assert lay.marker not in md and "PROFILEC-CANARY-" not in md
+
+
+def test_canary_json_from_the_canary_command_feeds_the_report(
+    tmp_path: Path,
+    docker_client: DockerClient,
+    codex_bin: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    from tests.audit_helpers import validate
+
+    monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex_bin))
+    lay, flags = setup(tmp_path / "l")
+    rc, out, err = run(capsys, "canary", *flags, "--format", "json")
+    assert rc == 0, err
+    validate("canary-report.schema.json", json.loads(out))
+    cj = tmp_path / "canary.json"
+    cj.write_text(out, encoding="utf-8")
+    rc, html, err = run(capsys, "audit", *flags, "--canary-json", str(cj), "--format", "html")
+    assert rc == 0, err
+    assert 'id="canary-probes"' in html and NOT_TESTED not in html
+    assert "PROFILEC-CANARY-" not in html and lay.marker not in html

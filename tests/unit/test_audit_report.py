@@ -10,7 +10,7 @@ import pytest
 
 from compiler.audit.report import NOT_TESTED
 from compiler.audit.report_md import md as md_escape
-from tests.audit_helpers import run, setup
+from tests.audit_helpers import run, setup, validate
 from tests.helpers import marker
 
 # No glob metacharacters (`*?[]`): Codex reads those as a glob, and compile refuses the root.
@@ -210,3 +210,18 @@ def test_a_bundle_with_a_mount_plan_reports_the_outer_sandbox(
     assert md_escape(str(lay.base / "daemon")) in md  # the daemon root is hidden
     _, without, _ = run(capsys, "audit", *flags, "--format", "md", "--now", "0")
     assert "No mount plan in this bundle" in without
+
+
+def test_canary_json_must_match_its_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, flags = setup(tmp_path / "l")
+    good = _canary_doc("x")
+    validate("canary-report.schema.json", good)
+    bad = dict(good)
+    del bad["modes"]
+    cj = tmp_path / "bad.json"
+    cj.write_text(json.dumps(bad), encoding="utf-8")
+    rc, out, err = run(capsys, "audit", *flags, "--canary-json", str(cj))
+    assert rc == 2 and out == ""
+    assert "not a canary report" in err and "modes" in err
