@@ -7,6 +7,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.audit.report import NOT_TESTED
 from compiler.audit.report_md import md as md_escape
@@ -225,3 +227,21 @@ def test_canary_json_must_match_its_schema(
     rc, out, err = run(capsys, "audit", *flags, "--canary-json", str(cj))
     assert rc == 2 and out == ""
     assert "not a canary report" in err and "modes" in err
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_any_string_escapes_to_one_literal_line_in_markdown_and_html(s: str) -> None:
+    from compiler.audit.report_html import e
+
+    out = md_escape(s)
+    assert "\n" not in out and "\r" not in out and "<" not in out
+    assert _unescaped_pipes(f"| {out} |") == 2
+    for i, ch in enumerate(out):
+        if ch == "`":  # escaped: an odd run of backslashes right before it
+            run_len = len(out[:i]) - len(out[:i].rstrip("\\"))
+            assert run_len % 2 == 1, out
+    p = _Collect()
+    p.feed(f"<table id='t'><tr><td>{e(s)}</td></tr></table>")
+    assert p.tags == ["table", "tr", "td"]
+    assert "".join(p.text) == s
