@@ -24,7 +24,7 @@ from ..evaluate import (
 )
 from ..models import CompiledBundle, ResolvedRoot
 from ..roots import MAX_HOPS
-from .models import ChainStep, ExplainEntry, Explanation
+from .models import ChainStep, EffAccess, ExplainEntry, Explanation
 
 #: Optional edge hook: walk a path that no root covers with lstat/readlink only.
 ChainWalker = Callable[[str], Sequence[tuple[str, str, str]]]
@@ -153,6 +153,8 @@ def explain(
             if asked == s or asked.startswith(s.rstrip("/") + "/") or real == r.target
         }
     )
+    access: EffAccess
+    lexical_access: EffAccess
     if eff.unrestricted:
         access = lexical_access = "write"
     else:
@@ -181,8 +183,8 @@ def explain(
         mode=mode,
         profile_id=profile.profile_id,
         cwd=cwd,
-        access=access,  # type: ignore[arg-type]
-        lexical_access=lexical_access,  # type: ignore[arg-type]
+        access=access,
+        lexical_access=lexical_access,
         unrestricted=eff.unrestricted,
         network_enabled=eff.network_enabled or eff.unrestricted,
         winner=winner,
