@@ -52,7 +52,7 @@ def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
         return [f"<p><b>{e(title)}:</b> nothing</p>"]
     out = [f"<p><b>{e(title)}:</b></p>", "<ul>"]
     out += [
-        f'<li><code>{e(i.path)}</code> <span class="muted">(key {e(i.key)})</span></li>'
+        f'<li><code>{e(i.path)}</code> <span class="muted">(decided by {e(i.key)})</span></li>'
         for i in items
     ]
     out.append("</ul>")

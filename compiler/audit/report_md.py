@@ -32,7 +32,7 @@ def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
     if not items:
         return [f"- **{title}:** nothing"]
     out = [f"- **{title}:**"]
-    out += [f"  - {md(i.path)} (key {md(i.key)})" for i in items]
+    out += [f"  - {md(i.path)} (decided by {md(i.key)})" for i in items]
     return out
 
 
