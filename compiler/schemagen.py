@@ -106,10 +106,11 @@ BUNDLE_DOC: dict[str, Any] = {
         "launcher": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["config_overrides", "acp"],
+            "required": ["config_overrides", "acp", "config_toml"],
             "properties": {
                 "config_overrides": {"$ref": "overrides.schema.json"},
                 "acp": {"$ref": "acp-launch.schema.json"},
+                "config_toml": {"type": "string"},
             },
         },
         "content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},

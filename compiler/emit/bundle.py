@@ -16,6 +16,7 @@ from typing import Any
 from ..models import CompiledBundle
 from ..settings import codex_version
 from .acp_json import render_acp_json
+from .codex_toml import render_toml
 from .overrides import override_lines
 
 PROFILEC_VERSION = "0.1.0"
@@ -54,6 +55,8 @@ def bundle_document(
         "launcher": {
             "config_overrides": override_lines(bundle),
             "acp": json.loads(render_acp_json(bundle)),
+            # Also what `--format codex-home` writes as CODEX_HOME/config.toml.
+            "config_toml": render_toml(bundle),
         },
         "mount_plan": mount_plan,
         "provenance": provenance,

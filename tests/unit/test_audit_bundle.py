@@ -25,6 +25,10 @@ def test_same_inputs_give_the_same_bytes_and_hash_and_the_schema_holds(
     assert doc["codex_version_range"] == ">=0.171.0,<0.172.0"
     assert doc["mount_plan"] is None
     assert lay.marker not in out1
+    _, toml_text, _ = run(capsys, "compile", *flags, "--format", "toml")
+    _, overrides, _ = run(capsys, "compile", *flags, "--format", "overrides")
+    assert doc["launcher"]["config_toml"] == toml_text
+    assert doc["launcher"]["config_overrides"] == overrides.split("\n")[:-1]
 
 
 def test_a_changed_member_changes_the_hash() -> None:
