@@ -172,7 +172,7 @@ def _ancestors(p: str) -> list[str]:
     """`p` and its ancestors, most specific first, ending with `/`."""
     out = [p]
     while p != "/":
-        p = posixpath.dirname(p)
+        p = p[: p.rfind("/")] or "/"  # posixpath.dirname for a normalized absolute path
         out.append(p)
     return out
 
@@ -181,6 +181,8 @@ def normalize_abs(path: str, *, what: str = "path") -> str:
     """Lexically normalize an absolute path (`..`, `.`, `//`, trailing `/`), as Codex does."""
     if not path.startswith("/"):
         raise EvaluationError(f"{what} `{path}` must be absolute")
+    if path == "/" or ("//" not in path and "/." not in path and not path.endswith("/")):
+        return path  # already normal: no empty, `.` or `..` segment, no trailing slash
     n = posixpath.normpath(path)
     # POSIX keeps a leading `//`; Codex does not.
     return "/" + n.lstrip("/")
@@ -222,7 +224,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _has_glob(s: str) -> bool:
-    return any(c in _GLOB_CHARS for c in s)
+    return not _GLOB_CHARS.isdisjoint(s)
 
 
 def _access(value: object) -> Access:

@@ -7,7 +7,11 @@ through tomllib, including paths with quotes, backslashes, `#`, `=`, dots and no
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+#: Characters `string` must escape; a value without any is emitted as is (the common case).
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
 
 _ESCAPES = {
     '"': '\\"',
@@ -22,6 +26,8 @@ _ESCAPES = {
 
 def string(value: str) -> str:
     """A TOML basic string; control characters and DEL are escaped."""
+    if _NEEDS_ESCAPE.search(value) is None:
+        return '"' + value + '"'
     out = ['"']
     for ch in value:
         esc = _ESCAPES.get(ch)
