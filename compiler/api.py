@@ -8,6 +8,7 @@ the pure `compile_bundle`; a daemon that already holds validated models calls th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -83,11 +84,13 @@ def _lite_validator(check: Callable[[object], Any]) -> Callable[[dict[str, Any],
     return validate
 
 
-def _lite_root(spec: Any, workspace_roots: Sequence[str]) -> lite.ResolvedRoot:
+def _lite_root(
+    spec: Any, workspace_roots: Sequence[str], dir_cache: dict[str, os.stat_result]
+) -> lite.ResolvedRoot:
     def hop(index: int, link: str, value: str, spelling: str) -> lite.Hop:
         return lite.Hop(index=index, link=link, value=value, spelling=spelling)
 
-    return lite.ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop))
+    return lite.ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop, dir_cache))
 
 
 def _pipeline(

@@ -18,11 +18,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyError, UnsafeRootError
-from .evaluate import Decision, EffectiveProfile, EvalContext, resolve
+from .evaluate import EffectiveProfile, EvalContext, resolve
 from .lite import ACP_MODES
 from .paths import ancestors, is_within
 
 if TYPE_CHECKING:
+    from .evaluate import Entry
     from .models import (
         CompiledBundle,
         CompiledEntry,
@@ -249,10 +250,13 @@ def compile_mode(
     return profile
 
 
-def _decide_once(eff: EffectiveProfile, decided: dict[str, Decision], path: str) -> Decision:
+Verdict = tuple[str | None, "Entry | None"]
+
+
+def _decide_once(eff: EffectiveProfile, decided: dict[str, Verdict], path: str) -> Verdict:
     d = decided.get(path)
     if d is None:
-        d = decided[path] = eff.decide(path)
+        d = decided[path] = eff.winner(path)
     return d
 
 
@@ -267,7 +271,7 @@ def _prove(
     for ctx in contexts:
         eff = resolve(table, profile.profile_id, ctx)
         # Many roots share holder directories; a decision depends on the path alone.
-        decided: dict[str, Decision] = {}
+        decided: dict[str, Verdict] = {}
         decide = partial(_decide_once, eff, decided)
 
         if eff.unrestricted:
@@ -275,20 +279,20 @@ def _prove(
                 "profile is unrestricted and cannot carry a deny", where=f"mode {profile.mode}"
             )
         for root in roots:
-            d = decide(root.target)
-            if d.access != "deny":
-                winner = d.winner.source if d.winner else "no entry"
+            access, won = decide(root.target)
+            if access != "deny":
+                winner = won.source if won else "no entry"
                 raise UnsafeRootError(
-                    f"root {root.id!r} target {root.target} is {d.access or 'unlisted'} "
+                    f"root {root.id!r} target {root.target} is {access or 'unlisted'} "
                     f"(winner: {winner}), not denied",
                     where=f"mode {profile.mode}, cwd {ctx.cwd}",
                 )
             for hd in root.holder_dirs:
-                dd = decide(hd)
-                if dd.writable:
+                access, won = decide(hd)
+                if access == "write":
                     hop = next((h for h in root.hops if h.link.rsplit("/", 1)[0] == hd), None)
                     what = f"hop {hop.link}" if hop else f"target {root.target}"
-                    winner = dd.winner.source if dd.winner else "no entry"
+                    winner = won.source if won else "no entry"
                     raise UnsafeRootError(
                         f"root {root.id!r}: directory {hd} holding {what} stays writable "
                         f"(winner: {winner}); a model command could replace it",
@@ -297,9 +301,9 @@ def _prove(
                     )
         if home is not None:
             for hd in (home.canonical, *home.holder_dirs):
-                dd = decide(hd)
-                if dd.writable:
-                    winner = dd.winner.source if dd.winner else "no entry"
+                access, won = decide(hd)
+                if access == "write":
+                    winner = won.source if won else "no entry"
                     raise UnsafeRootError(
                         f"private CODEX_HOME directory {hd} stays writable (winner: {winner})",
                         where=f"mode {profile.mode}, cwd {ctx.cwd}",

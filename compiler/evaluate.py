@@ -138,12 +138,8 @@ class EffectiveProfile:
         object.__setattr__(self, "_exact", {k: tuple(v) for k, v in exact.items()})
         object.__setattr__(self, "_globs", tuple(globs))
 
-    def decide(self, path: str) -> Decision:
-        """The access Codex gives `path` (absolute): most specific wins, then deny>write>read."""
-        p = normalize_abs(path, what="query path")
-        if self.unrestricted:
-            return Decision(p, "write", None, ())
-        # (depth, entry) for every entry covering p; depth = components of the covering path.
+    def _matches(self, p: str) -> list[tuple[int, Entry]]:
+        """(depth, entry) for every entry covering normalized `p`; depth = its components."""
         matches: list[tuple[int, Entry]] = []
         for depth, anc in enumerate(reversed(_ancestors(p))):
             for e in self._exact.get(anc, ()):
@@ -157,6 +153,14 @@ class EffectiveProfile:
                     if rx.fullmatch(anc):
                         matches.append((len(chain) - 1 - i, e))
                         break
+        return matches
+
+    def decide(self, path: str) -> Decision:
+        """The access Codex gives `path` (absolute): most specific wins, then deny>write>read."""
+        p = normalize_abs(path, what="query path")
+        if self.unrestricted:
+            return Decision(p, "write", None, ())
+        matches = self._matches(p)
         if not matches:
             return Decision(p, None, None, ())
         best_depth, winner = max(matches, key=lambda m: (m[0], _RANK[m[1].access]))
@@ -166,6 +170,34 @@ class EffectiveProfile:
             if e is not winner
         )
         return Decision(p, winner.access, winner, beaten)
+
+    def winner(self, path: str) -> tuple[Access | None, Entry | None]:
+        """`decide(path)`'s access and winner without ranking the beaten entries (hot loops)."""
+        p = normalize_abs(path, what="query path")
+        if self.unrestricted:
+            return "write", None
+        if not self._globs:
+            # Exact entries only: the most specific covering path decides, so walk up from
+            # `p` and stop at the first that has entries (max rank, first of equals).
+            cur = p
+            while True:
+                here = self._exact.get(cur)
+                if here:
+                    top = here[0]
+                    for e in here[1:]:
+                        if _RANK[e.access] > _RANK[top.access]:
+                            top = e
+                    return top.access, top
+                if cur == "/":
+                    return None, None
+                cur = cur[: cur.rfind("/")] or "/"
+        best: tuple[int, int] | None = None
+        found: Entry | None = None
+        for depth, e in self._matches(p):
+            key = (depth, _RANK[e.access])
+            if best is None or key > best:  # first of equals wins, as max() picks
+                best, found = key, e
+        return (found.access, found) if found is not None else (None, None)
 
 
 def _ancestors(p: str) -> list[str]:

@@ -208,12 +208,15 @@ def walk_chain_with(
     *,
     allow_missing: bool = False,
     what: str = "path",
+    dir_cache: dict[str, os.stat_result] | None = None,
 ) -> tuple[str, tuple[H, ...], str, os.stat_result | None]:
     """Resolve `path` component by component with lstat/readlink only.
 
     Returns (canonical target, hops, kind, lstat of the target or None when missing). Relative
     link values resolve against the link's own (canonical) directory; symlinked directories in
-    the middle of the path are hops too.
+    the middle of the path are hops too. `dir_cache` (one per resolve_roots call) keeps the
+    lstat of every directory met, so roots sharing parents do not lstat them again; links and
+    final components are always lstat'ed afresh.
     """
     pending = list(reversed(_components(path)))
     current = "/"
@@ -226,8 +229,9 @@ def walk_chain_with(
             current = parent(current)
             continue
         cand = _join(current, comp)
+        cached = dir_cache.get(cand) if dir_cache is not None and pending else None
         try:
-            st = os.lstat(cand)
+            st = cached if cached is not None else os.lstat(cand)
         except FileNotFoundError:
             rest = [cand, *reversed(pending)]
             intended = "/".join([rest[0], *rest[1:]]) if len(rest) > 1 else cand
@@ -273,6 +277,8 @@ def walk_chain_with(
                 f"{cand} is not a directory but the path continues (reached from {path})",
                 where=what,
             )
+        if dir_cache is not None and cached is None and stat.S_ISDIR(st.st_mode):
+            dir_cache[cand] = st
         current = cand
     kind = "other"
     if st is not None and stat.S_ISREG(st.st_mode):
@@ -303,22 +309,33 @@ def _last_existing(target: str) -> str:
     return "/"
 
 
-def resolve_root(spec: RootSpec, workspace_roots: Sequence[str] = ()) -> ResolvedRoot:
+def resolve_root(
+    spec: RootSpec,
+    workspace_roots: Sequence[str] = (),
+    dir_cache: dict[str, os.stat_result] | None = None,
+) -> ResolvedRoot:
     """Walk one root's chain and record what the checker needs (paths only)."""
     from .models import Hop, ResolvedRoot
 
     def hop(index: int, link: str, value: str, spelling: str) -> Hop:
         return Hop(index=index, link=link, value=value, spelling=spelling)
 
-    return ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop))
+    return ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop, dir_cache))
 
 
 def resolve_root_fields(
-    spec: Any, workspace_roots: Sequence[str], make_hop: Callable[[int, str, str, str], Any]
+    spec: Any,
+    workspace_roots: Sequence[str],
+    make_hop: Callable[[int, str, str, str], Any],
+    dir_cache: dict[str, os.stat_result] | None = None,
 ) -> dict[str, Any]:
     """The fields of a resolved root (`spec` is a RootSpec or its lite twin)."""
     target, hops, kind, st = walk_chain_with(
-        spec.path, make_hop, allow_missing=spec.allow_missing, what=f"root {spec.id!r}"
+        spec.path,
+        make_hop,
+        allow_missing=spec.allow_missing,
+        what=f"root {spec.id!r}",
+        dir_cache=dir_cache,
     )
     links = [h.link for h in hops]
     nlink = st.st_nlink if (st is not None and kind == "file") else None
@@ -345,14 +362,17 @@ def resolve_roots(
 
 
 def resolve_roots_with(
-    specs: Sequence[Any], workspace_roots: Sequence[str], resolve: Callable[[Any, Sequence[str]], M]
+    specs: Sequence[Any],
+    workspace_roots: Sequence[str],
+    resolve: Callable[[Any, Sequence[str], dict[str, os.stat_result]], M],
 ) -> tuple[M, ...]:
     """`resolve_roots` with the per-root step supplied (the models, or lite's twins)."""
     results: list[M] = []
     failures: list[RootChainError] = []
+    dir_cache: dict[str, os.stat_result] = {}
     for spec in specs:
         try:
-            results.append(resolve(spec, workspace_roots))
+            results.append(resolve(spec, workspace_roots, dir_cache))
         except RootChainError as exc:
             failures.append(exc)
     if failures:
