@@ -108,12 +108,13 @@ def _contexts(workspace_roots: Sequence[str]) -> list[EvalContext]:
 def _check_policy_names_no_root(
     base: ModeProfilePolicy, roots: Sequence[ResolvedRoot], where: str
 ) -> None:
+    keys = [key for key in base.filesystem if key.startswith("/")]
+    if not keys:
+        return
     protected: list[str] = []
     for root in roots:
         protected.extend(root.spellings)
-    for key in base.filesystem:
-        if not key.startswith("/"):
-            continue
+    for key in keys:
         for p in protected:
             if is_within(key, p):
                 raise PolicyError(

@@ -391,7 +391,7 @@ class _Builder:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                     raise EvaluationError("glob_scan_max_depth must be an integer >= 1")
                 continue
-            if isinstance(value, Mapping):
+            if type(value) is dict or isinstance(value, Mapping):
                 # Codex accepts a table holding only "." (the special itself), nothing else.
                 if key in _NO_NESTING and set(value) != {"."}:
                     raise EvaluationError(
@@ -472,7 +472,9 @@ def _check_shapes(permissions: Mapping[str, Any]) -> None:
         for key, value in fs.items():
             if key == "glob_scan_max_depth":
                 continue
-            values = value.values() if isinstance(value, Mapping) else (value,)
+            values = (
+                value.values() if type(value) is dict or isinstance(value, Mapping) else (value,)
+            )
             for v in values:
                 _access(v)
 
