@@ -387,6 +387,9 @@ class _Builder:
         """Expand every key of a merged `filesystem` table."""
         for key in sorted(fs):
             value = fs[key]
+            if key[:1] == "/" and type(value) is str:  # the common case: an absolute path
+                self.add(key, "", _access(value), key, key)
+                continue
             if key == "glob_scan_max_depth":
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                     raise EvaluationError("glob_scan_max_depth must be an integer >= 1")
@@ -460,6 +463,8 @@ def _with_carve_outs(profile: EffectiveProfile) -> tuple[Entry, ...]:
                 extra.append(
                     Entry("path", p, "read", f"carve-out {name} of writable root {e.path}")
                 )
+    if not extra:  # entries arrive de-duplicated from resolve(): only the order changes
+        return tuple(sorted(dict.fromkeys(profile.entries), key=_sort_key))
     return tuple(sorted(set(profile.entries) | set(extra), key=_sort_key))
 
 
