@@ -136,9 +136,10 @@ def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
             dirs.add(root.target)
     kept: dict[str, list[Provenance]] = {}
     for target in sorted(by_target):
-        cover = next(
-            (a for a in ancestors(target) if a != target and a in dirs),
-            None,
+        cover = (
+            next((a for a in ancestors(target) if a != target and a in dirs), None)
+            if dirs  # no directory root: nothing can cover a target
+            else None
         )
         if cover is not None:
             # Minimized: the covering directory's entry carries this root's provenance too.
