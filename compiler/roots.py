@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path ru
     from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec
 
 
-
 class _ManifestShape(Protocol):
     @property
     def roots(self) -> Sequence[Any]: ...

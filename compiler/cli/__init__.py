@@ -92,6 +92,9 @@ def register_commands(argv: list[str] | None) -> None:
         return
     for module in dict.fromkeys(COMMANDS.values()):
         _import_command(module)
+    # Help lists commands in registration order; make it the table's, whatever ran before.
+    order = {name: i for i, name in enumerate(COMMANDS)}
+    __getattr__("app").registered_commands.sort(key=lambda c: order.get(c.name, len(order)))
 
 
 def fail(exc: BaseException) -> int:

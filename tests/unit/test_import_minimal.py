@@ -116,3 +116,21 @@ def test_an_import_added_back_is_caught(
     assert rc == 0
     found = offenders(modules, FAST_FORBIDDEN)
     assert any(o == caught or o.startswith(caught + ".") for o in found), found
+
+
+def test_help_lists_commands_in_table_order_whatever_ran_before(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from compiler.cli import COMMANDS, main
+
+    assert main(["canary", "--help"]) == 0  # registers canary (and compile) first
+    capsys.readouterr()
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    listed = [
+        line.strip("│ ").split(" ")[0]
+        for line in text.split("\n")
+        if line.startswith("│ ") and line.strip("│ ").split(" ")[0] in COMMANDS
+    ]
+    assert listed[:4] == ["compile", "check", "plan", "canary"]
+    assert listed == [name for name in COMMANDS if name in listed]
