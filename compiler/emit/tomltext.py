@@ -12,6 +12,8 @@ from typing import Any
 
 #: Characters `string` must escape; a value without any is emitted as is (the common case).
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
+#: A bare TOML key: one or more ASCII letters, digits, `-` or `_`.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 _ESCAPES = {
     '"': '\\"',
@@ -43,7 +45,7 @@ def string(value: str) -> str:
 
 def key(name: str) -> str:
     """A bare key when it is one, else a quoted key."""
-    if name and all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+    if _BARE_KEY.fullmatch(name) is not None:
         return name
     return string(name)
 
