@@ -388,3 +388,25 @@ def test_winner_agrees_with_decide(entries: list[tuple[str, str, str]], query: s
     eff = EffectiveProfile("p", False, es, False, (), ())
     d = eff.decide(query)
     assert eff.winner(query) == (d.access, d.winner)
+
+
+# ---------------------------------------------------------------------------------------------
+# tomltext shortcuts (regex tests instead of per-character loops) keep the exact output
+
+
+@given(st.text(max_size=12))
+def test_bare_key_and_plain_string_shortcuts_match_the_character_rules(name: str) -> None:
+    from compiler.emit.tomltext import _ESCAPES, key, string
+
+    bare = bool(name) and all(c.isascii() and (c.isalnum() or c in "-_") for c in name)
+    assert (key(name) == name) == bare
+    slow = ['"']
+    for ch in name:
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            slow.append(esc)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            slow.append(f"\\u{ord(ch):04X}")
+        else:
+            slow.append(ch)
+    assert string(name) == "".join([*slow, '"'])
