@@ -97,6 +97,13 @@ def register_commands(argv: list[str] | None) -> None:
     __getattr__("app").registered_commands.sort(key=lambda c: order.get(c.name, len(order)))
 
 
+def full_app() -> Any:
+    """The typer app with every command registered (for typer's CliRunner and other drivers
+    that call the app directly instead of `main`)."""
+    register_commands([])
+    return __getattr__("app")
+
+
 def fail(exc: BaseException) -> int:
     """Print the one line for `exc` and return its exit code (never a traceback)."""
     if isinstance(exc, ProfilecError):

@@ -134,3 +134,16 @@ def test_help_lists_commands_in_table_order_whatever_ran_before(
     ]
     assert listed[:4] == ["compile", "check", "plan", "canary"]
     assert listed == [name for name in COMMANDS if name in listed]
+
+
+def test_full_app_registers_every_command_module_in_the_build() -> None:
+    from compiler.cli import COMMANDS, full_app
+
+    names = {c.name for c in full_app().registered_commands}
+    present = {
+        name
+        for name, module in COMMANDS.items()
+        if (REPO / "compiler" / "cli" / f"{module}.py").is_file()
+    }
+    assert present <= names
+    assert {"compile", "check", "plan", "canary"} <= present
