@@ -2,23 +2,38 @@
 
 `load_and_compile` does the edge work (trust check, lstat/readlink, policy read) and then calls
 the pure `compile_bundle`; a daemon that already holds validated models calls that directly.
+`load_and_compile_lite` is the same pipeline producing compiler/lite.py's pydantic-free twins
+(the `profilec compile` fast path); it raises lite.NotLite for input it cannot vouch for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
-from .compile import compile_bundle
+from . import lite
+from .compile import compile_bundle, get_kit
 from .errors import UsageError
-from .models import CompiledBundle, LaunchLayout, ResolvedHome, ResolvedRoot
 from .paths import parent
-from .policy import load_policy
-from .roots import load_manifest, resolve_home, resolve_roots, resolve_workspace_roots
+from .policy import load_policy, load_policy_with
+from .roots import (
+    load_manifest,
+    load_manifest_with,
+    resolve_home,
+    resolve_home_fields,
+    resolve_root_fields,
+    resolve_roots,
+    resolve_roots_with,
+    resolve_workspace_roots,
+)
 from .session import load_session_config
 
+if TYPE_CHECKING:
+    from .models import CompiledBundle, ResolvedRoot
 
-def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
+
+def default_codex_home(roots: Sequence[ResolvedRoot] | Sequence[lite.ResolvedRoot]) -> str | None:
     """The directory holding a codex root's link (backend or id `codex`), if exactly one."""
     homes = sorted({parent(r.path) for r in roots if r.backend == "codex" or r.id == "codex"})
     if len(homes) > 1:
@@ -37,19 +52,96 @@ def load_and_compile(
     session_config_path: str | None = None,
 ) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
-    manifest = load_manifest(roots_path)
-    policy = load_policy(profiles_dir)
+    bundle = _pipeline(
+        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False
+    )
+    return cast("CompiledBundle", bundle)
+
+
+def load_and_compile_lite(
+    roots_path: str,
+    *,
+    profiles_dir: str | None = None,
+    workspace_roots: Sequence[str] = (),
+    codex_home: str | None = None,
+    session_config_path: str | None = None,
+) -> lite.CompiledBundle:
+    """`load_and_compile` without pydantic: the same steps, lite twins in and out.
+
+    Raises lite.NotLite when the manifest or policy is not one the lite validators vouch for
+    (the caller then runs `load_and_compile`, which reports the exact schema error).
+    """
+    bundle = _pipeline(
+        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True
+    )
+    return cast(lite.CompiledBundle, bundle)
+
+
+def _lite_validator(check: Callable[[object], Any]) -> Callable[[dict[str, Any], str], Any]:
+    def validate(data: dict[str, Any], where: str) -> Any:
+        return check(data)
+
+    return validate
+
+
+def _lite_root(
+    spec: Any, workspace_roots: Sequence[str], dir_cache: dict[str, os.stat_result]
+) -> lite.ResolvedRoot:
+    def hop(index: int, link: str, value: str, spelling: str) -> lite.Hop:
+        return lite.Hop(index=index, link=link, value=value, spelling=spelling)
+
+    return lite.ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop, dir_cache))
+
+
+def _pipeline(
+    roots_path: str,
+    profiles_dir: str | None,
+    workspace_roots: Sequence[str],
+    codex_home: str | None,
+    session_config_path: str | None,
+    *,
+    fast: bool,
+) -> Any:
+    """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
+    if fast:
+        manifest: Any = load_manifest_with(roots_path, _lite_validator(lite.manifest_doc))
+        policy = load_policy_with(
+            profiles_dir, _lite_validator(lite.mode_map_doc), _lite_validator(lite.policy_doc)
+        )
+    else:
+        manifest = load_manifest(roots_path)
+        policy = load_policy(profiles_dir)
     ws = tuple(workspace_roots)
     canonical_ws = resolve_workspace_roots(ws)
     check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
-    roots = resolve_roots(manifest, check_ws)
+    roots: Any = (
+        resolve_roots_with(manifest.roots, check_ws, _lite_root)
+        if fast
+        else resolve_roots(manifest, check_ws)
+    )
     home_path = codex_home or default_codex_home(roots)
-    home: ResolvedHome | None = resolve_home(home_path) if home_path else None
+    home: Any = None
+    if home_path:
+        if fast:
+            home = lite.ResolvedHome(**resolve_home_fields(home_path))
+        else:
+            home = resolve_home(home_path)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     if session_config_path:
         session, stripped = load_session_config(session_config_path)
-    layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
+    if fast:
+        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
+    else:
+        from .models import LaunchLayout
+
+        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
     return compile_bundle(
-        roots, policy, layout, home, session_config=session, stripped_session_keys=stripped
+        roots,
+        policy,
+        layout,
+        home,
+        session_config=session,
+        stripped_session_keys=stripped,
+        kit=get_kit("lite" if fast else "models"),
     )

@@ -12,29 +12,74 @@ holder directory that still is writable, fails compilation for that root, hop an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyError, UnsafeRootError
-from .evaluate import EvalContext, resolve
-from .models import (
-    ACP_MODES,
-    CompiledBundle,
-    CompiledEntry,
-    CompiledProfile,
-    Finding,
-    LaunchLayout,
-    ModeProfilePolicy,
-    Provenance,
-    ResolvedHome,
-    ResolvedRoot,
-)
+from .evaluate import EffectiveProfile, EvalContext, resolve
+from .lite import ACP_MODES
 from .paths import ancestors, is_within
-from .policy import Policy
+
+if TYPE_CHECKING:
+    from .evaluate import Entry
+    from .models import (
+        CompiledBundle,
+        CompiledEntry,
+        CompiledProfile,
+        Finding,
+        LaunchLayout,
+        ModeProfilePolicy,
+        Provenance,
+        ResolvedHome,
+        ResolvedRoot,
+    )
+    from .policy import Policy
 
 #: Where evaluation puts the session cwd when the launcher did not name workspace roots: a
 #: path that holds nothing, so no root is accidentally "inside the workspace".
 PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
+
+
+@dataclass(frozen=True, slots=True)
+class Kit:
+    """The classes compile builds its output from: compiler/models.py (the default, pydantic)
+    or the field-for-field twins in compiler/lite.py (the CLI fast path). One compile logic."""
+
+    provenance: Callable[..., Any]
+    entry: Callable[..., Any]
+    profile: Callable[..., Any]
+    finding: Callable[..., Any]
+    bundle: Callable[..., Any]
+
+
+_KITS: dict[str, Kit] = {}
+
+
+@dataclass(slots=True)
+class Shared:
+    """What compile_mode computes once per bundle: the mode-independent entries, and the entry
+    paths already checked against the symlink rule."""
+
+    deny: list[Any] | None = None
+    holder: list[Any] | None = None
+    passed: set[str] = field(default_factory=set)
+
+
+def get_kit(name: str = "models") -> Kit:
+    """The constructor kit `models` (pydantic) or `lite` (dataclass twins), built once."""
+    found = _KITS.get(name)
+    if found is None:
+        if name == "models":
+            from . import models as m
+        elif name == "lite":
+            from . import lite as m  # type: ignore[no-redef]
+        else:
+            raise KeyError(name)
+        found = Kit(m.Provenance, m.CompiledEntry, m.CompiledProfile, m.Finding, m.CompiledBundle)
+        _KITS[name] = found
+    return found
 
 
 def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict[str, Any]:
@@ -63,12 +108,13 @@ def _contexts(workspace_roots: Sequence[str]) -> list[EvalContext]:
 def _check_policy_names_no_root(
     base: ModeProfilePolicy, roots: Sequence[ResolvedRoot], where: str
 ) -> None:
+    keys = [key for key in base.filesystem if key.startswith("/")]
+    if not keys:
+        return
     protected: list[str] = []
     for root in roots:
         protected.extend(root.spellings)
-    for key in base.filesystem:
-        if not key.startswith("/"):
-            continue
+    for key in keys:
         for p in protected:
             if is_within(key, p):
                 raise PolicyError(
@@ -78,21 +124,22 @@ def _check_policy_names_no_root(
                 )
 
 
-def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
+def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
     """One deny per canonical target; a target inside a denied directory is folded into it."""
     by_target: dict[str, list[Provenance]] = {}
     dirs: set[str] = set()
     for root in roots:
         by_target.setdefault(root.target, []).append(
-            Provenance(reason="target", root_id=root.id, detail=root.path)
+            k.provenance(reason="target", root_id=root.id, detail=root.path)
         )
         if root.kind == "dir":
             dirs.add(root.target)
     kept: dict[str, list[Provenance]] = {}
     for target in sorted(by_target):
-        cover = next(
-            (a for a in ancestors(target) if a != target and a in dirs),
-            None,
+        cover = (
+            next((a for a in ancestors(target) if a != target and a in dirs), None)
+            if dirs  # no directory root: nothing can cover a target
+            else None
         )
         if cover is not None:
             # Minimized: the covering directory's entry carries this root's provenance too.
@@ -101,12 +148,12 @@ def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
         kept[target] = by_target[target]
     # Covered entries were appended after their cover was first seen; rebuild from by_target.
     return [
-        CompiledEntry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)
+        k.entry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)
     ]
 
 
 def _holder_entries(
-    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, denied_dirs: Iterable[str]
+    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, denied_dirs: Iterable[str], k: Kit
 ) -> list[CompiledEntry]:
     """`read` entries for directories that hold a hop, a target, or the private CODEX_HOME."""
     denied = set(denied_dirs)
@@ -115,19 +162,19 @@ def _holder_entries(
         for d in root.holder_dirs:
             hop_index = next((h.index for h in root.hops if h.link.rsplit("/", 1)[0] == d), None)
             holders.setdefault(d, []).append(
-                Provenance(reason="holder-dir", root_id=root.id, hop_index=hop_index)
+                k.provenance(reason="holder-dir", root_id=root.id, hop_index=hop_index)
             )
     if home is not None:
         holders.setdefault(home.canonical, []).append(
-            Provenance(reason="codex-home", detail=home.path)
+            k.provenance(reason="codex-home", detail=home.path)
         )
         for d in home.holder_dirs:
-            holders.setdefault(d, []).append(Provenance(reason="codex-home", detail=home.path))
+            holders.setdefault(d, []).append(k.provenance(reason="codex-home", detail=home.path))
     out: list[CompiledEntry] = []
     for d in sorted(holders):
         if any(a in denied for a in ancestors(d)):
             continue  # already denied: neither readable nor writable
-        out.append(CompiledEntry(path=d, access="read", provenance=tuple(holders[d])))
+        out.append(k.entry(path=d, access="read", provenance=tuple(holders[d])))
     return out
 
 
@@ -144,8 +191,16 @@ def compile_mode(
     home: ResolvedHome | None,
     *,
     where: str = "profiles",
+    kit: Kit | None = None,
+    shared: Shared | None = None,
 ) -> CompiledProfile:
-    """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError."""
+    """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
+
+    `shared` lets compile_bundle reuse the mode-independent deny and holder entries (computed
+    on first use) across modes; they are immutable, so every mode gets equal values.
+    """
+    k = kit or get_kit()
+    cache = Shared() if shared is None else shared
     _check_policy_names_no_root(base, roots, where)
     ws = list(layout.workspace_roots)
     base_table = _base_table(base, ws)
@@ -155,26 +210,34 @@ def compile_mode(
         eff = resolve({profile_id: base_table}, profile_id, ctx)
         if eff.unrestricted or any(e.access == "write" for e in eff.entries):
             base_writes = True
-    denies = _deny_entries(roots)
-    dir_targets = {r.target for r in roots if r.kind == "dir"}
-    denied_dirs = [e.path for e in denies if e.path in dir_targets]
+    if cache.deny is None:
+        cache.deny = _deny_entries(roots, k)
+    denies = cache.deny
     entries = list(denies)
     if base_writes:
-        entries.extend(_holder_entries(roots, home, denied_dirs))
+        if cache.holder is None:
+            dir_targets = {r.target for r in roots if r.kind == "dir"}
+            denied_dirs = [e.path for e in denies if e.path in dir_targets]
+            cache.holder = _holder_entries(roots, home, denied_dirs, k)
+        entries.extend(cache.holder)
     entries.sort(key=lambda e: (e.path, e.access))
 
     # Entries are canonical by construction; this guards the construction itself, because a
     # deny or read entry through a symlink makes Codex refuse to start every command.
+    # (An entry that passed for an earlier mode passes again: same path, same links.)
     links = _link_paths(roots)
     for e in entries:
+        if e.path in cache.passed:
+            continue
         for a in ancestors(e.path):
             if a in links:
                 raise UnsafeRootError(
                     f"entry {e.path} would cross symlink {a}; Codex refuses to start",
                     where=f"mode {mode}",
                 )
+    cache.passed.update(e.path for e in entries)
 
-    profile = CompiledProfile(
+    profile: CompiledProfile = k.profile(
         mode=mode,
         profile_id=profile_id,
         description=base.description,
@@ -189,6 +252,16 @@ def compile_mode(
     return profile
 
 
+Verdict = tuple[str | None, "Entry | None"]
+
+
+def _decide_once(eff: EffectiveProfile, decided: dict[str, Verdict], path: str) -> Verdict:
+    d = decided.get(path)
+    if d is None:
+        d = decided[path] = eff.winner(path)
+    return d
+
+
 def _prove(
     profile: CompiledProfile,
     roots: Sequence[ResolvedRoot],
@@ -199,25 +272,29 @@ def _prove(
     table = {profile.profile_id: profile.codex_table()}
     for ctx in contexts:
         eff = resolve(table, profile.profile_id, ctx)
+        # Many roots share holder directories; a decision depends on the path alone.
+        decided: dict[str, Verdict] = {}
+        decide = partial(_decide_once, eff, decided)
+
         if eff.unrestricted:
             raise UnsafeRootError(
                 "profile is unrestricted and cannot carry a deny", where=f"mode {profile.mode}"
             )
         for root in roots:
-            d = eff.decide(root.target)
-            if d.access != "deny":
-                winner = d.winner.source if d.winner else "no entry"
+            access, won = decide(root.target)
+            if access != "deny":
+                winner = won.source if won else "no entry"
                 raise UnsafeRootError(
-                    f"root {root.id!r} target {root.target} is {d.access or 'unlisted'} "
+                    f"root {root.id!r} target {root.target} is {access or 'unlisted'} "
                     f"(winner: {winner}), not denied",
                     where=f"mode {profile.mode}, cwd {ctx.cwd}",
                 )
             for hd in root.holder_dirs:
-                dd = eff.decide(hd)
-                if dd.writable:
+                access, won = decide(hd)
+                if access == "write":
                     hop = next((h for h in root.hops if h.link.rsplit("/", 1)[0] == hd), None)
                     what = f"hop {hop.link}" if hop else f"target {root.target}"
-                    winner = dd.winner.source if dd.winner else "no entry"
+                    winner = won.source if won else "no entry"
                     raise UnsafeRootError(
                         f"root {root.id!r}: directory {hd} holding {what} stays writable "
                         f"(winner: {winner}); a model command could replace it",
@@ -226,9 +303,9 @@ def _prove(
                     )
         if home is not None:
             for hd in (home.canonical, *home.holder_dirs):
-                dd = eff.decide(hd)
-                if dd.writable:
-                    winner = dd.winner.source if dd.winner else "no entry"
+                access, won = decide(hd)
+                if access == "write":
+                    winner = won.source if won else "no entry"
                     raise UnsafeRootError(
                         f"private CODEX_HOME directory {hd} stays writable (winner: {winner})",
                         where=f"mode {profile.mode}, cwd {ctx.cwd}",
@@ -236,12 +313,14 @@ def _prove(
                     )
 
 
-def _findings(roots: Sequence[ResolvedRoot], stripped: Sequence[str]) -> tuple[Finding, ...]:
+def _findings(
+    roots: Sequence[ResolvedRoot], stripped: Sequence[str], k: Kit
+) -> tuple[Finding, ...]:
     out: list[Finding] = []
     for r in roots:
         if r.nlink is not None and r.nlink > 1:
             out.append(
-                Finding(
+                k.finding(
                     code="hardlinked-target",
                     message=f"target has {r.nlink} hard links; a path deny covers no other",
                     root_id=r.id,
@@ -250,7 +329,7 @@ def _findings(roots: Sequence[ResolvedRoot], stripped: Sequence[str]) -> tuple[F
             )
         for h in r.hops_under_workspace:
             out.append(
-                Finding(
+                k.finding(
                     code="hop-under-workspace",
                     message="a hop of this root lies under a workspace root",
                     root_id=r.id,
@@ -259,7 +338,7 @@ def _findings(roots: Sequence[ResolvedRoot], stripped: Sequence[str]) -> tuple[F
             )
         if r.kind == "missing":
             out.append(
-                Finding(
+                k.finding(
                     code="missing-root",
                     message="root does not exist yet (allow_missing); its intended path is denied",
                     root_id=r.id,
@@ -268,7 +347,7 @@ def _findings(roots: Sequence[ResolvedRoot], stripped: Sequence[str]) -> tuple[F
             )
     for key in stripped:
         out.append(
-            Finding(
+            k.finding(
                 code="session-config-stripped",
                 message=f"session config key {key!r} was stripped; agent config cannot set it",
                 path=None,
@@ -285,8 +364,15 @@ def compile_bundle(
     *,
     session_config: dict[str, Any] | None = None,
     stripped_session_keys: Sequence[str] = (),
+    kit: Kit | None = None,
 ) -> CompiledBundle:
-    """Compile one profile per ACP mode (pure; the call a daemon makes per session launch)."""
+    """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
+
+    `kit` picks the output classes; the default is compiler/models.py. Inputs come from the
+    same family (lite twins in, lite twins out).
+    """
+    k = kit or get_kit()
+    shared = Shared()
     profiles: list[CompiledProfile] = []
     order = [m for m in ACP_MODES if m in policy.mode_map.modes] + sorted(
         m for m in policy.mode_map.modes if m not in ACP_MODES
@@ -302,15 +388,18 @@ def compile_bundle(
                 layout,
                 home,
                 where=f"{policy.source_dir}/{entry.base}",
+                kit=k,
+                shared=shared,
             )
         )
-    return CompiledBundle(
+    bundle: CompiledBundle = k.bundle(
         profiles=tuple(profiles),
         default_mode=policy.mode_map.default_mode,
         roots=tuple(roots),
         layout=layout,
         codex_home=home,
-        findings=_findings(roots, stripped_session_keys),
+        findings=_findings(roots, stripped_session_keys, k),
         session_config=session_config,
         stripped_session_keys=tuple(stripped_session_keys),
     )
+    return bundle

@@ -138,12 +138,8 @@ class EffectiveProfile:
         object.__setattr__(self, "_exact", {k: tuple(v) for k, v in exact.items()})
         object.__setattr__(self, "_globs", tuple(globs))
 
-    def decide(self, path: str) -> Decision:
-        """The access Codex gives `path` (absolute): most specific wins, then deny>write>read."""
-        p = normalize_abs(path, what="query path")
-        if self.unrestricted:
-            return Decision(p, "write", None, ())
-        # (depth, entry) for every entry covering p; depth = components of the covering path.
+    def _matches(self, p: str) -> list[tuple[int, Entry]]:
+        """(depth, entry) for every entry covering normalized `p`; depth = its components."""
         matches: list[tuple[int, Entry]] = []
         for depth, anc in enumerate(reversed(_ancestors(p))):
             for e in self._exact.get(anc, ()):
@@ -157,6 +153,14 @@ class EffectiveProfile:
                     if rx.fullmatch(anc):
                         matches.append((len(chain) - 1 - i, e))
                         break
+        return matches
+
+    def decide(self, path: str) -> Decision:
+        """The access Codex gives `path` (absolute): most specific wins, then deny>write>read."""
+        p = normalize_abs(path, what="query path")
+        if self.unrestricted:
+            return Decision(p, "write", None, ())
+        matches = self._matches(p)
         if not matches:
             return Decision(p, None, None, ())
         best_depth, winner = max(matches, key=lambda m: (m[0], _RANK[m[1].access]))
@@ -167,12 +171,40 @@ class EffectiveProfile:
         )
         return Decision(p, winner.access, winner, beaten)
 
+    def winner(self, path: str) -> tuple[Access | None, Entry | None]:
+        """`decide(path)`'s access and winner without ranking the beaten entries (hot loops)."""
+        p = normalize_abs(path, what="query path")
+        if self.unrestricted:
+            return "write", None
+        if not self._globs:
+            # Exact entries only: the most specific covering path decides, so walk up from
+            # `p` and stop at the first that has entries (max rank, first of equals).
+            cur = p
+            while True:
+                here = self._exact.get(cur)
+                if here:
+                    top = here[0]
+                    for e in here[1:]:
+                        if _RANK[e.access] > _RANK[top.access]:
+                            top = e
+                    return top.access, top
+                if cur == "/":
+                    return None, None
+                cur = cur[: cur.rfind("/")] or "/"
+        best: tuple[int, int] | None = None
+        found: Entry | None = None
+        for depth, e in self._matches(p):
+            key = (depth, _RANK[e.access])
+            if best is None or key > best:  # first of equals wins, as max() picks
+                best, found = key, e
+        return (found.access, found) if found is not None else (None, None)
+
 
 def _ancestors(p: str) -> list[str]:
     """`p` and its ancestors, most specific first, ending with `/`."""
     out = [p]
     while p != "/":
-        p = posixpath.dirname(p)
+        p = p[: p.rfind("/")] or "/"  # posixpath.dirname for a normalized absolute path
         out.append(p)
     return out
 
@@ -181,6 +213,8 @@ def normalize_abs(path: str, *, what: str = "path") -> str:
     """Lexically normalize an absolute path (`..`, `.`, `//`, trailing `/`), as Codex does."""
     if not path.startswith("/"):
         raise EvaluationError(f"{what} `{path}` must be absolute")
+    if path == "/" or ("//" not in path and "/." not in path and not path.endswith("/")):
+        return path  # already normal: no empty, `.` or `..` segment, no trailing slash
     n = posixpath.normpath(path)
     # POSIX keeps a leading `//`; Codex does not.
     return "/" + n.lstrip("/")
@@ -222,7 +256,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _has_glob(s: str) -> bool:
-    return any(c in _GLOB_CHARS for c in s)
+    return not _GLOB_CHARS.isdisjoint(s)
 
 
 def _access(value: object) -> Access:
@@ -353,11 +387,14 @@ class _Builder:
         """Expand every key of a merged `filesystem` table."""
         for key in sorted(fs):
             value = fs[key]
+            if key[:1] == "/" and type(value) is str:  # the common case: an absolute path
+                self.add(key, "", _access(value), key, key)
+                continue
             if key == "glob_scan_max_depth":
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                     raise EvaluationError("glob_scan_max_depth must be an integer >= 1")
                 continue
-            if isinstance(value, Mapping):
+            if type(value) is dict or isinstance(value, Mapping):
                 # Codex accepts a table holding only "." (the special itself), nothing else.
                 if key in _NO_NESTING and set(value) != {"."}:
                     raise EvaluationError(
@@ -426,6 +463,8 @@ def _with_carve_outs(profile: EffectiveProfile) -> tuple[Entry, ...]:
                 extra.append(
                     Entry("path", p, "read", f"carve-out {name} of writable root {e.path}")
                 )
+    if not extra:  # entries arrive de-duplicated from resolve(): only the order changes
+        return tuple(sorted(dict.fromkeys(profile.entries), key=_sort_key))
     return tuple(sorted(set(profile.entries) | set(extra), key=_sort_key))
 
 
@@ -438,7 +477,9 @@ def _check_shapes(permissions: Mapping[str, Any]) -> None:
         for key, value in fs.items():
             if key == "glob_scan_max_depth":
                 continue
-            values = value.values() if isinstance(value, Mapping) else (value,)
+            values = (
+                value.values() if type(value) is dict or isinstance(value, Mapping) else (value,)
+            )
             for v in values:
                 _access(v)
 

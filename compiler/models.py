@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-ACP_MODES: tuple[str, ...] = ("read-only", "agent", "agent-full-access")
+# ACP_MODES lives in lite.py (re-exported here) so the pydantic-free fast path shares it.
+from .lite import ACP_MODES as ACP_MODES
+from .lite import codex_table, root_spellings
 
 Access = Literal["read", "write", "deny"]
 PolicyAccess = Literal["read", "write", "deny", "none"]
@@ -125,12 +127,7 @@ class ResolvedRoot(Frozen):
     @property
     def spellings(self) -> tuple[str, ...]:
         """Every name that reaches the credential: declared path, each hop's path, the target."""
-        seen: dict[str, None] = {self.path: None}
-        for hop in self.hops:
-            seen.setdefault(hop.link, None)
-            seen.setdefault(hop.spelling, None)
-        seen.setdefault(self.target, None)
-        return tuple(seen)
+        return root_spellings(self)
 
 
 class ResolvedHome(Frozen):
@@ -179,22 +176,7 @@ class CompiledProfile(Frozen):
 
     def codex_table(self) -> dict[str, Any]:
         """The `[permissions.<id>]` table in Codex's own shape (no provenance)."""
-        filesystem: dict[str, Any] = {}
-        if self.glob_scan_max_depth is not None:
-            filesystem["glob_scan_max_depth"] = self.glob_scan_max_depth
-        for key in sorted(self.policy_filesystem):
-            value = self.policy_filesystem[key]
-            filesystem[key] = dict(sorted(value.items())) if isinstance(value, dict) else value
-        for entry in self.entries:
-            filesystem[entry.path] = entry.access
-        table: dict[str, Any] = {"description": self.description}
-        if self.extends is not None:
-            table["extends"] = self.extends
-        if self.workspace_roots:
-            table["workspace_roots"] = {root: True for root in self.workspace_roots}
-        table["filesystem"] = filesystem
-        table["network"] = {"enabled": self.network_enabled}
-        return table
+        return codex_table(self)
 
 
 class Finding(Frozen):

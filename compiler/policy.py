@@ -7,14 +7,16 @@ never names a host credential path. Compile checks that no policy key reaches a 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyError
-from .models import ACP_MODES, ModeMap, ModeProfilePolicy
+from .lite import ACP_MODES
 from .roots import parse_toml, validation_message
+
+if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
+    from .models import ModeMap, ModeProfilePolicy
 
 KNOWN_SPECIALS = (":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp")
 SCOPABLE_SPECIALS = (":workspace_roots",)
@@ -31,7 +33,7 @@ class Policy:
 
 def default_profiles_dir() -> str:
     """The shipped policy directory (repo `profiles/`)."""
-    return str(Path(__file__).resolve().parent.parent / "profiles")
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "profiles")
 
 
 def _read(path: str) -> bytes:
@@ -73,15 +75,46 @@ def _check_key(key: str, value: object, where: str) -> None:
         )
 
 
+def _validate_map(data: dict[str, Any], where: str) -> ModeMap:
+    from pydantic import ValidationError
+
+    from .models import ModeMap
+
+    try:
+        return ModeMap.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
+
+
+def _validate_base(data: dict[str, Any], where: str) -> ModeProfilePolicy:
+    from pydantic import ValidationError
+
+    from .models import ModeProfilePolicy
+
+    try:
+        return ModeProfilePolicy.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
+
+
 def load_policy(profiles_dir: str | None = None) -> Policy:
     """Load and validate `profiles/modes.toml` and every base profile it names."""
+    return load_policy_with(profiles_dir, _validate_map, _validate_base)
+
+
+def load_policy_with(
+    profiles_dir: str | None,
+    validate_map: Callable[[dict[str, Any], str], Any],
+    validate_base: Callable[[dict[str, Any], str], Any],
+) -> Policy:
+    """`load_policy` with the schema steps supplied (the models, or lite's fast validators).
+
+    With lite's validators the Policy holds the lite twins (same attributes, no pydantic).
+    """
     pdir = profiles_dir or default_profiles_dir()
     map_path = os.path.join(pdir, "modes.toml")
     data = parse_toml(_read(map_path), where=map_path)
-    try:
-        mode_map = ModeMap.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(f"schema violation: {validation_message(exc)}", where=map_path) from None
+    mode_map = validate_map(data, map_path)
     for mode in ACP_MODES:
         if mode not in mode_map.modes:
             raise PolicyError(f"ACP mode {mode!r} has no mapping", where=map_path)
@@ -92,14 +125,11 @@ def load_policy(profiles_dir: str | None = None) -> Policy:
     ids = [e.profile_id for e in mode_map.modes.values()]
     if len(set(ids)) != len(ids):
         raise PolicyError("two modes map to the same profile_id", where=map_path)
-    bases: dict[str, ModeProfilePolicy] = {}
+    bases: dict[str, Any] = {}
     for mode, entry in sorted(mode_map.modes.items()):
         path = os.path.join(pdir, entry.base)
         raw = parse_toml(_read(path), where=path)
-        try:
-            base = ModeProfilePolicy.model_validate(raw)
-        except ValidationError as exc:
-            raise PolicyError(f"schema violation: {validation_message(exc)}", where=path) from None
+        base = validate_base(raw, path)
         if base.mode != mode:
             raise PolicyError(
                 f"declares mode {base.mode!r} but modes.toml maps it to {mode!r}", where=path

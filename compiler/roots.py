@@ -10,14 +10,29 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
-from collections.abc import Iterable, Sequence
-from typing import Any
-
-from pydantic import ValidationError
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .errors import InputError, RootChainError, TrustError
-from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec
 from .paths import check_absolute, is_within, parent
+
+if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
+    from pydantic import ValidationError
+
+    from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec
+
+
+class _ManifestShape(Protocol):
+    @property
+    def roots(self) -> Sequence[Any]: ...
+
+
+#: A hop as the caller builds it: models.Hop, its lite twin, or a plain tuple.
+H = TypeVar("H")
+#: A validated manifest: models.RootsManifest or its lite twin.
+MF = TypeVar("MF", bound=_ManifestShape)
+#: A resolved root: models.ResolvedRoot or its lite twin.
+M = TypeVar("M")
 
 #: Like the kernel's ELOOP limit: more hops than this is treated as a loop.
 MAX_HOPS = 40
@@ -128,13 +143,26 @@ def validation_message(exc: ValidationError) -> str:
     return msg
 
 
-def load_manifest(path: str) -> RootsManifest:
-    """Trust-check, parse and validate the roots manifest."""
-    data = parse_toml(read_trusted_bytes(path), where=path)
+def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
+    from pydantic import ValidationError
+
+    from .models import RootsManifest
+
     try:
-        manifest = RootsManifest.model_validate(data)
+        return RootsManifest.model_validate(data)
     except ValidationError as exc:
         raise InputError(f"schema violation: {validation_message(exc)}", where=path) from None
+
+
+def load_manifest(path: str) -> RootsManifest:
+    """Trust-check, parse and validate the roots manifest."""
+    return load_manifest_with(path, _validate_manifest)
+
+
+def load_manifest_with(path: str, validate: Callable[[dict[str, Any], str], MF]) -> MF:
+    """`load_manifest` with the schema step supplied (the models, or lite's fast validator)."""
+    data = parse_toml(read_trusted_bytes(path), where=path)
+    manifest = validate(data, path)
     seen: set[str] = set()
     for i, root in enumerate(manifest.roots):
         where = f"{path}: roots[{i}]"
@@ -160,15 +188,38 @@ def _join(base: str, comp: str) -> str:
 def walk_chain(
     path: str, *, allow_missing: bool = False, what: str = "path"
 ) -> tuple[str, tuple[Hop, ...], str, os.stat_result | None]:
+    """`walk_chain_with` building models.Hop for each hop."""
+    from .models import Hop
+
+    def hop(index: int, link: str, value: str, spelling: str) -> Hop:
+        return Hop(index=index, link=link, value=value, spelling=spelling)
+
+    return walk_chain_with(path, hop, allow_missing=allow_missing, what=what)
+
+
+def _tuple_hop(index: int, link: str, value: str, spelling: str) -> tuple[int, str, str, str]:
+    return (index, link, value, spelling)
+
+
+def walk_chain_with(
+    path: str,
+    make_hop: Callable[[int, str, str, str], H],
+    *,
+    allow_missing: bool = False,
+    what: str = "path",
+    dir_cache: dict[str, os.stat_result] | None = None,
+) -> tuple[str, tuple[H, ...], str, os.stat_result | None]:
     """Resolve `path` component by component with lstat/readlink only.
 
     Returns (canonical target, hops, kind, lstat of the target or None when missing). Relative
     link values resolve against the link's own (canonical) directory; symlinked directories in
-    the middle of the path are hops too.
+    the middle of the path are hops too. `dir_cache` (one per resolve_roots call) keeps the
+    lstat of every directory met, so roots sharing parents do not lstat them again; links and
+    final components are always lstat'ed afresh.
     """
     pending = list(reversed(_components(path)))
     current = "/"
-    hops: list[Hop] = []
+    hops: list[H] = []
     seen_states: set[tuple[str, tuple[str, ...]]] = set()
     st: os.stat_result | None = os.lstat("/")
     while pending:
@@ -177,8 +228,9 @@ def walk_chain(
             current = parent(current)
             continue
         cand = _join(current, comp)
+        cached = dir_cache.get(cand) if dir_cache is not None and pending else None
         try:
-            st = os.lstat(cand)
+            st = cached if cached is not None else os.lstat(cand)
         except FileNotFoundError:
             rest = [cand, *reversed(pending)]
             intended = "/".join([rest[0], *rest[1:]]) if len(rest) > 1 else cand
@@ -214,7 +266,7 @@ def walk_chain(
                 ) from None
             remaining = list(reversed(pending))
             spelling = "/".join([cand, *remaining]) if remaining else cand
-            hops.append(Hop(index=len(hops), link=cand, value=value, spelling=spelling))
+            hops.append(make_hop(len(hops), cand, value, spelling))
             if value.startswith("/"):
                 current = "/"
             pending.extend(reversed(_components(value)))
@@ -224,6 +276,8 @@ def walk_chain(
                 f"{cand} is not a directory but the path continues (reached from {path})",
                 where=what,
             )
+        if dir_cache is not None and cached is None and stat.S_ISDIR(st.st_mode):
+            dir_cache[cand] = st
         current = cand
     kind = "other"
     if st is not None and stat.S_ISREG(st.st_mode):
@@ -234,11 +288,11 @@ def walk_chain(
 
 
 def _holder_dirs(
-    target: str, hops: Iterable[Hop], kind: str, last_existing: str
+    target: str, links: Iterable[str], kind: str, last_existing: str
 ) -> tuple[str, ...]:
     dirs: dict[str, None] = {}
-    for hop in hops:
-        dirs.setdefault(parent(hop.link), None)
+    for link in links:
+        dirs.setdefault(parent(link), None)
     dirs.setdefault(last_existing if kind == "missing" else parent(target), None)
     return tuple(sorted(dirs))
 
@@ -254,36 +308,70 @@ def _last_existing(target: str) -> str:
     return "/"
 
 
-def resolve_root(spec: RootSpec, workspace_roots: Sequence[str] = ()) -> ResolvedRoot:
+def resolve_root(
+    spec: RootSpec,
+    workspace_roots: Sequence[str] = (),
+    dir_cache: dict[str, os.stat_result] | None = None,
+) -> ResolvedRoot:
     """Walk one root's chain and record what the checker needs (paths only)."""
-    target, hops, kind, st = walk_chain(
-        spec.path, allow_missing=spec.allow_missing, what=f"root {spec.id!r}"
+    from .models import Hop, ResolvedRoot
+
+    def hop(index: int, link: str, value: str, spelling: str) -> Hop:
+        return Hop(index=index, link=link, value=value, spelling=spelling)
+
+    return ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop, dir_cache))
+
+
+def resolve_root_fields(
+    spec: Any,
+    workspace_roots: Sequence[str],
+    make_hop: Callable[[int, str, str, str], Any],
+    dir_cache: dict[str, os.stat_result] | None = None,
+) -> dict[str, Any]:
+    """The fields of a resolved root (`spec` is a RootSpec or its lite twin)."""
+    target, hops, kind, st = walk_chain_with(
+        spec.path,
+        make_hop,
+        allow_missing=spec.allow_missing,
+        what=f"root {spec.id!r}",
+        dir_cache=dir_cache,
     )
+    links = [h.link for h in hops]
     nlink = st.st_nlink if (st is not None and kind == "file") else None
     last = _last_existing(target) if kind == "missing" else parent(target)
-    under = tuple(sorted({h.link for h in hops for w in workspace_roots if is_within(h.link, w)}))
-    return ResolvedRoot(
-        id=spec.id,
-        path=spec.path,
-        backend=spec.backend,
-        kind=kind,  # type: ignore[arg-type]
-        target=target,
-        hops=hops,
-        nlink=nlink,
-        holder_dirs=_holder_dirs(target, hops, kind, last),
-        hops_under_workspace=under,
-    )
+    under = tuple(sorted({link for link in links for w in workspace_roots if is_within(link, w)}))
+    return {
+        "id": spec.id,
+        "path": spec.path,
+        "backend": spec.backend,
+        "kind": kind,
+        "target": target,
+        "hops": hops,
+        "nlink": nlink,
+        "holder_dirs": _holder_dirs(target, links, kind, last),
+        "hops_under_workspace": under,
+    }
 
 
 def resolve_roots(
     manifest: RootsManifest, workspace_roots: Sequence[str] = ()
 ) -> tuple[ResolvedRoot, ...]:
     """Resolve every root; all run, and the first failure (in manifest order) is raised after."""
-    results: list[ResolvedRoot] = []
+    return resolve_roots_with(manifest.roots, workspace_roots, resolve_root)
+
+
+def resolve_roots_with(
+    specs: Sequence[Any],
+    workspace_roots: Sequence[str],
+    resolve: Callable[[Any, Sequence[str], dict[str, os.stat_result]], M],
+) -> tuple[M, ...]:
+    """`resolve_roots` with the per-root step supplied (the models, or lite's twins)."""
+    results: list[M] = []
     failures: list[RootChainError] = []
-    for spec in manifest.roots:
+    dir_cache: dict[str, os.stat_result] = {}
+    for spec in specs:
         try:
-            results.append(resolve_root(spec, workspace_roots))
+            results.append(resolve(spec, workspace_roots, dir_cache))
         except RootChainError as exc:
             failures.append(exc)
     if failures:
@@ -297,12 +385,19 @@ def resolve_roots(
 
 def resolve_home(path: str) -> ResolvedHome:
     """Resolve the private CODEX_HOME: its canonical directory and the dirs holding its links."""
+    from .models import ResolvedHome
+
+    return ResolvedHome(**resolve_home_fields(path))
+
+
+def resolve_home_fields(path: str) -> dict[str, Any]:
+    """The fields of the resolved CODEX_HOME (for models.ResolvedHome or its lite twin)."""
     check_absolute(path, what="codex home", error=InputError)
-    canonical, hops, kind, _ = walk_chain(path, what="codex home")
+    canonical, hops, kind, _ = walk_chain_with(path, _tuple_hop, what="codex home")
     if kind != "dir":
         raise RootChainError(f"codex home {path} is not a directory", where="codex home")
-    holders = tuple(sorted({parent(h.link) for h in hops}))
-    return ResolvedHome(path=path, canonical=canonical, holder_dirs=holders)
+    holders = tuple(sorted({parent(h[1]) for h in hops}))
+    return {"path": path, "canonical": canonical, "holder_dirs": holders}
 
 
 def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:
@@ -311,7 +406,7 @@ def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:
     for r in roots:
         check_absolute(r, what="--workspace-root", error=InputError)
         try:
-            canonical, _, kind, _ = walk_chain(r, what="--workspace-root")
+            canonical, _, kind, _ = walk_chain_with(r, _tuple_hop, what="--workspace-root")
         except RootChainError:
             canonical, kind = r, "missing"
         out.append(canonical if kind == "dir" else r)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..models import CompiledBundle
+if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+    from ..models import CompiledBundle
 
-Renderer = Callable[[CompiledBundle], str]
+
+Renderer = Callable[["CompiledBundle"], str]
 
 
 def renderer(name: str) -> Renderer:

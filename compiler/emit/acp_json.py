@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from ..models import CompiledBundle
 from .overrides import override_lines
+
+if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+    from ..models import CompiledBundle
 
 
 def render_acp_json(bundle: CompiledBundle) -> str:

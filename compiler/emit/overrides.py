@@ -6,8 +6,12 @@ each profile is one `permissions.<id>={...}` line whose inline-table value holds
 
 from __future__ import annotations
 
-from ..models import CompiledBundle
+from typing import TYPE_CHECKING
+
 from .tomltext import inline, string
+
+if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+    from ..models import CompiledBundle
 
 
 def override_lines(bundle: CompiledBundle) -> list[str]:

@@ -7,7 +7,13 @@ through tomllib, including paths with quotes, backslashes, `#`, `=`, dots and no
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+#: Characters `string` must escape; a value without any is emitted as is (the common case).
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
+#: A bare TOML key: one or more ASCII letters, digits, `-` or `_`.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 _ESCAPES = {
     '"': '\\"',
@@ -22,6 +28,8 @@ _ESCAPES = {
 
 def string(value: str) -> str:
     """A TOML basic string; control characters and DEL are escaped."""
+    if _NEEDS_ESCAPE.search(value) is None:
+        return '"' + value + '"'
     out = ['"']
     for ch in value:
         esc = _ESCAPES.get(ch)
@@ -37,7 +45,7 @@ def string(value: str) -> str:
 
 def key(name: str) -> str:
     """A bare key when it is one, else a quoted key."""
-    if name and all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+    if _BARE_KEY.fullmatch(name) is not None:
         return name
     return string(name)
 

@@ -1,0 +1,149 @@
+"""`profilec compile` imports only what compiling needs.
+
+A fresh interpreter runs `main(["compile", ...])` and reports `sys.modules`. The fast path
+(toml, overrides, acp-json, session-config) loads neither typer nor pydantic; no compile path
+loads docker, jsonschema, tomlkit, the report renderers, the checker, the canaries or the
+mount planner. The negative controls copy the package, add one top-level import back to a
+compile-path module, and show the same check failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import make_layout
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Never on any compile path.
+ALWAYS_FORBIDDEN = (
+    "docker",
+    "jsonschema",
+    "tomlkit",
+    "compiler.report",
+    "compiler.canary",
+    "compiler.check",
+    "compiler.mounts",
+)
+#: Not on the fast path either.
+FAST_FORBIDDEN = (*ALWAYS_FORBIDDEN, "typer", "click", "pydantic", "compiler.models")
+
+PROBE = """
+import json, sys
+from compiler.cli import main
+rc = main(sys.argv[1:])
+import compiler
+print(json.dumps({"rc": rc, "modules": sorted(sys.modules), "from": compiler.__file__}))
+"""
+
+
+def loaded(root: Path, args: list[str]) -> tuple[int, list[str]]:
+    """Exit code and sys.modules of `main(args)` in a fresh interpreter importing from `root`."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=60,
+        check=False,
+    )
+    doc = json.loads(proc.stdout.strip().split("\n")[-1])
+    assert Path(doc["from"]).resolve().is_relative_to(root.resolve())  # the copy under test
+    return int(doc["rc"]), list(doc["modules"])
+
+
+def offenders(modules: list[str], forbidden: tuple[str, ...]) -> list[str]:
+    """The loaded modules that are, or live under, a forbidden name."""
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in forbidden)]
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_layout(tmp_path_factory.mktemp("imports") / "l").manifest
+
+
+@pytest.mark.parametrize("fmt", ["toml", "overrides", "acp-json", "session-config"])
+def test_fast_compile_loads_no_typer_pydantic_docker_or_reports(manifest: Path, fmt: str) -> None:
+    rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", fmt])
+    assert rc == 0
+    assert offenders(modules, FAST_FORBIDDEN) == []
+    assert "compiler.cli.fast" in modules  # the fast path ran
+
+
+@pytest.mark.parametrize("fmt", ["bundle", "yaml"])
+def test_typer_compile_loads_no_docker_reports_checker_or_canaries(
+    manifest: Path, fmt: str
+) -> None:
+    rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", fmt])
+    assert rc == (0 if fmt == "bundle" else 2)
+    assert "typer" in modules  # this one went the full way
+    assert offenders(modules, ALWAYS_FORBIDDEN) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "caught"),
+    [
+        ("compiler/cli/__init__.py", "import docker", "docker"),
+        ("compiler/cli/__init__.py", "import typer", "typer"),
+        ("compiler/compile.py", "from . import models", "compiler.models"),
+        ("compiler/emit/overrides.py", "import compiler.report.json", "compiler.report"),
+        ("compiler/roots.py", "import pydantic", "pydantic"),
+        ("compiler/api.py", "import compiler.check", "compiler.check"),
+        ("compiler/cli/fast.py", "import compiler.canary", "compiler.canary"),
+    ],
+)
+def test_an_import_added_back_is_caught(
+    tmp_path: Path, manifest: Path, module: str, line: str, caught: str
+) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(REPO / "compiler", root / "compiler")
+    shutil.copytree(REPO / "profiles", root / "profiles")
+    path = root / module
+    text = path.read_text()
+    anchor = "from __future__ import annotations\n"
+    assert anchor in text
+    path.write_text(text.replace(anchor, anchor + line + "  # noqa\n", 1))
+    rc, modules = loaded(root, ["compile", "--roots", str(manifest), "--format", "overrides"])
+    assert rc == 0
+    found = offenders(modules, FAST_FORBIDDEN)
+    assert any(o == caught or o.startswith(caught + ".") for o in found), found
+
+
+def test_help_lists_commands_in_table_order_whatever_ran_before(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from compiler.cli import COMMANDS, main
+
+    assert main(["canary", "--help"]) == 0  # registers canary (and compile) first
+    capsys.readouterr()
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    listed = [
+        line.strip("│ ").split(" ")[0]
+        for line in text.split("\n")
+        if line.startswith("│ ") and line.strip("│ ").split(" ")[0] in COMMANDS
+    ]
+    assert listed[:4] == ["compile", "check", "plan", "canary"]
+    assert listed == [name for name in COMMANDS if name in listed]
+
+
+def test_full_app_registers_every_command_module_in_the_build() -> None:
+    from compiler.cli import COMMANDS, full_app
+
+    names = {c.name for c in full_app().registered_commands}
+    present = {
+        name
+        for name, module in COMMANDS.items()
+        if (REPO / "compiler" / "cli" / f"{module}.py").is_file()
+    }
+    assert present <= names
+    assert {"compile", "check", "plan", "canary"} <= present
