@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .check.result import CheckReport
+from .e2e.matrix import CompatibilityMatrix
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 
@@ -29,6 +30,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "mount-plan.schema.json": MountPlan,
     "backends.schema.json": BackendCatalog,
     "check-report.schema.json": CheckReport,
+    "compat-matrix.schema.json": CompatibilityMatrix,
 }
 
 ACP_LAUNCH: dict[str, Any] = {
