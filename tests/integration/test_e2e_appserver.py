@@ -1,0 +1,114 @@
+"""The real pinned `codex app-server`, driven over stdio by a scripted loopback model.
+
+One run (about 15 s) drives every launch method through new, resumed and legacy-sandboxPolicy
+turns plus two negative controls; the tests below pin what Codex 0.171.0 does with each. The
+controls (built-in :workspace; the compiled profile with its deny removed) prove the harness
+can fail: the same probe, the same verdict code, and the marker does reach the model.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compiler.e2e.appserver import (
+    CONTROL_BUILTIN,
+    CONTROL_NO_DENY,
+    LAUNCH_METHODS,
+    LEGACY_LINT,
+    SESSION_ONLY_LINT,
+    AppServerReport,
+    EventOutcome,
+    run_appserver,
+)
+from compiler.e2e.matrix import matrix_json
+
+pytestmark = [pytest.mark.e2e, pytest.mark.codex]
+
+HELD_READS = ("link rc=1 (Permission denied)", "hop rc=1 (Permission denied)",
+              "target rc=1 (Permission denied)", "control rc=0 (read)")
+
+
+@pytest.fixture(scope="module")
+def report(codex_bin: Path) -> AppServerReport:
+    return run_appserver(codex_bin, timeout=90.0)
+
+
+def _one(report: AppServerReport, method: str, event: str) -> EventOutcome:
+    found = [o for o in report.outcomes if o.launch_method == method and o.session_event == event]
+    assert len(found) == 1, (method, event, report.outcomes)
+    return found[0]
+
+
+def test_controls_leak_so_the_harness_can_fail(report: AppServerReport) -> None:
+    names = sorted(c.launch_method for c in report.controls)
+    assert names == sorted([CONTROL_BUILTIN, CONTROL_NO_DENY])
+    for c in report.controls:
+        assert c.result == "lost", c
+        assert "target rc=0 (printed the marker)" in c.evidence
+        assert "control rc=0 (read)" in c.evidence
+    assert report.controls_failed
+
+
+@pytest.mark.parametrize("method", LAUNCH_METHODS)
+@pytest.mark.parametrize("event", ["new", "resumed"])
+def test_deny_holds_for_new_and_truly_resumed_threads(
+    report: AppServerReport, method: str, event: str
+) -> None:
+    o = _one(report, method, event)
+    assert o.result == "held", o
+    for part in HELD_READS:
+        assert part in o.evidence
+    assert "write:codex-home rc=1" in o.evidence  # holder dirs stay read-only
+    assert o.active_profile == "profilec-agent"
+    assert "compiled entries in effect: deny 1/1, read 3/3" in o.evidence
+    assert o.approvals == ()
+
+
+@pytest.mark.parametrize("method", LAUNCH_METHODS)
+def test_legacy_sandbox_policy_replaces_the_profile(report: AppServerReport, method: str) -> None:
+    ro = _one(report, method, "legacy-sandboxPolicy:readOnly")
+    ww = _one(report, method, "legacy-sandboxPolicy:workspaceWrite")
+    full = _one(report, method, "legacy-sandboxPolicy:dangerFullAccess")
+    for o in (ro, ww, full):
+        assert o.active_profile in (None, "None"), o
+        assert "thread/settings/updated activePermissionProfile=None" in o.evidence
+        assert o.row().lint == LEGACY_LINT
+    # readOnly / workspaceWrite keep the deny entries but drop the rest of the profile...
+    for o in (ro, ww):
+        assert "compiled entries in effect: deny 1/1, read 0/3" in o.evidence
+        for part in HELD_READS:
+            assert part in o.evidence
+    assert ro.result == "held"
+    # ...so under workspaceWrite the holder directories in /tmp become writable (link re-pointable)
+    assert ww.result == "lost"
+    assert "write:codex-home rc=0 (writable)" in ww.evidence
+    # dangerFullAccess drops the deny too: the marker reaches the model.
+    assert full.result == "lost"
+    assert "target rc=0 (printed the marker)" in full.evidence
+
+
+def test_thread_config_resumed_without_config_loses_the_profile(report: AppServerReport) -> None:
+    o = _one(report, "thread config", "resumed:no-config")
+    assert o.result == "lost"
+    assert o.active_profile != "profilec-agent"
+    assert o.row().lint == SESSION_ONLY_LINT
+
+
+def test_matrix_rows_are_marker_free_and_render(report: AppServerReport) -> None:
+    text = matrix_json(report.matrix())
+    doc = json.loads(text)
+    assert len(doc["rows"]) == len(report.outcomes) == 3 * 5 + 1
+    assert "PROFILEC-E2E-SECRET" not in text
+    for o in report.outcomes:
+        assert "PROFILEC-E2E-SECRET" not in o.tool_output + o.evidence
+
+
+def test_no_app_server_or_sandbox_process_outlives_the_run(report: AppServerReport) -> None:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, timeout=10)
+    leftovers = [line for line in ps.stdout.split("\n")
+                 if "profilec-e2e-" in line or "profilec_e2e" in line]
+    assert leftovers == []
