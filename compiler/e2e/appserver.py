@@ -30,19 +30,18 @@ reached the model, `error` if the control file's content is absent (the probe di
 otherwise `held`. approvalPolicy is "never" and every approval request is declined (an approved
 escalation would run outside the sandbox); requests are recorded. The controls run the same
 probe under the built-in `:workspace` (no deny) and must come out `lost`, proving the harness
-can fail. Every process is ended by its own pid (its process group, whose id is that pid).
+can fail. Every process is ended by its own pid: the app-server, then each descendant it had
+(Codex leaves sandboxed `--codex-run-as-fs-helper` processes running; see JsonRpcClient.close).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import secrets
 import shlex
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -132,7 +131,7 @@ class Layout:
 
 def build_layout(parent: str = SCRATCH_PARENT) -> Layout:
     """Create the layout in a fresh directory under `parent` (the credential is a marker)."""
-    base = tempfile.mkdtemp(prefix="profilec-e2e-", dir=parent)
+    base = tempfile.mkdtemp(prefix="profilec-e2e-as-", dir=parent)
     os.chmod(base, 0o755)
     marker = f"PROFILEC-E2E-SECRET-{secrets.token_hex(12)}"
     control_marker = f"PROFILEC-E2E-CONTROL-{secrets.token_hex(8)}"
@@ -354,10 +353,7 @@ class AppServer:
         return self.client.inbox(mark)
 
     def close(self) -> None:
-        """End the process group led by this pid (the sandboxed children with it), then the pid."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if self.client.proc.poll() is None:
-                os.killpg(self.client.pid, signal.SIGTERM)
+        """End the app-server by its pid, then each descendant it had (sandbox helpers) by pid."""
         self.client.close(grace=3.0)
 
 

@@ -109,6 +109,5 @@ def test_matrix_rows_are_marker_free_and_render(report: AppServerReport) -> None
 
 def test_no_app_server_or_sandbox_process_outlives_the_run(report: AppServerReport) -> None:
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, timeout=10)
-    leftovers = [line for line in ps.stdout.split("\n")
-                 if "profilec-e2e-" in line or "profilec_e2e" in line]
+    leftovers = [line for line in ps.stdout.split("\n") if "profilec-e2e-as-" in line]
     assert leftovers == []

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from compiler.e2e.jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
+from compiler.e2e.jsonrpc import (
+    JsonRpcClient,
+    RpcClosed,
+    RpcError,
+    RpcTimeout,
+    descendants,
+    session_members,
+)
 
 PEER = textwrap.dedent(
     r'''
@@ -160,3 +167,52 @@ def test_stderr_is_drained_and_kept(tmp_path: Path) -> None:
     c.proc.wait(10)
     c.close()
     assert c.stderr_tail(10).endswith("END")
+
+
+def test_close_ends_descendants_that_would_be_orphaned(tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); "
+        "time.sleep(60)'])\n"
+        "sys.stdout.write('child %d\\n' % child.pid); sys.stdout.flush()\n"
+        "time.sleep(60)\n"
+    )
+    c = JsonRpcClient([sys.executable, str(script)])
+    deadline = time.monotonic() + 10
+    while not c.bad_lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(c.bad_lines[0].split()[1])
+    assert [p for p, _ in descendants(c.pid)] == [child]
+    c.close(grace=1.0)
+    deadline = time.monotonic() + 5
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(child)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2] == "Z"  # a zombie awaiting its reaper is ended
+
+
+def test_close_ends_what_the_peer_spawns_while_shutting_down(tmp_path: Path) -> None:
+    script = tmp_path / "late.py"
+    script.write_text(
+        "import signal, subprocess, sys, time\n"
+        "def bye(*_):\n"
+        "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+        "time.sleep(60)\n"
+    )
+    c = JsonRpcClient([sys.executable, str(script)])
+    deadline = time.monotonic() + 10
+    while not c.bad_lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    c.close(grace=1.0)
+    assert session_members(c.pid) == []
