@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
+from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 
@@ -31,6 +32,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "backends.schema.json": BackendCatalog,
     "check-report.schema.json": CheckReport,
     "compat-matrix.schema.json": CompatibilityMatrix,
+    "adapters-catalog.schema.json": AdapterCatalog,
 }
 
 ACP_LAUNCH: dict[str, Any] = {
@@ -103,6 +105,7 @@ STATIC_SCHEMAS = {
     "acp-launch.schema.json": ACP_LAUNCH,
     "overrides.schema.json": OVERRIDES,
     "session-config.schema.json": SESSION_CONFIG,
+    "launch.schema.json": LAUNCH_SCHEMA,
 }
 
 

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ..emit.launch import AdapterCatalog
 from .acp import Observation, run_adapter_method
 from .adapters import METHOD_NONE, METHODS, Adapter, all_adapters, ts_adapter
 from .matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
@@ -193,3 +194,43 @@ def adapter_verdicts(matrix: CompatibilityMatrix | Iterable[MatrixRow]) -> list[
             )
         out.append(AdapterVerdict(*key, tuple(holding), blocked, failing, tuple(unsupported)))
     return out
+
+
+def catalog_disagreements(
+    verdicts: Sequence[AdapterVerdict], catalog: AdapterCatalog
+) -> list[str]:
+    """Every way the reviewed catalog differs from what the matrix observed (empty: agrees)."""
+    problems: list[str] = []
+    by_key = {(v.adapter, v.adapter_version, v.codex_version): v for v in verdicts}
+    listed = set()
+    for entry in catalog.adapters:
+        key = (entry.package, entry.version, entry.codex_version)
+        listed.add(key)
+        name = f"{entry.package} {entry.version} (codex {entry.codex_version})"
+        v = by_key.get(key)
+        if v is None:
+            problems.append(f"{name}: in the catalog but not observed by this run")
+            continue
+        if sorted(entry.holding_methods) != sorted(v.holding):
+            problems.append(
+                f"{name}: catalog holding_methods {sorted(entry.holding_methods)} but observed "
+                f"{sorted(v.holding)} (failing: {v.failing})"
+            )
+        method = entry.method
+        if method is None:
+            continue
+        if method not in v.holding:
+            problems.append(f"{name}: launch_method {method} did not hold ({v.failing})")
+            continue
+        if sorted(entry.blocked_modes) != sorted(v.blocked_modes.get(method, ())):
+            problems.append(
+                f"{name}: catalog blocked_modes {sorted(entry.blocked_modes)} but under {method} "
+                f"these modes lost the deny: {sorted(v.blocked_modes.get(method, ()))}"
+            )
+    for key, v in sorted(by_key.items()):
+        if key not in listed and key[0].startswith("@"):
+            problems.append(
+                f"{v.adapter} {v.adapter_version} (codex {v.codex_version}): observed but not in "
+                f"the catalog (holding: {list(v.holding)})"
+            )
+    return problems
