@@ -100,12 +100,34 @@ BUNDLE_DOC: dict[str, Any] = {
     },
 }
 
+LAUNCH_REQUEST: dict[str, Any] = {
+    "title": "LaunchRequest",
+    "description": (
+        "One line of `check --launch-requests` (JSON Lines, split on LF only): a JSON-RPC "
+        "request a launcher sends to codex app-server. Lines without `method` are responses "
+        "(they need `id` and `result` or `error`) and are skipped."
+    ),
+    "type": "object",
+    "anyOf": [
+        {
+            "required": ["method"],
+            "properties": {
+                "method": {"type": "string"},
+                "params": {"type": ["object", "null"]},
+            },
+        },
+        {"required": ["id", "result"], "not": {"required": ["method"]}},
+        {"required": ["id", "error"], "not": {"required": ["method"]}},
+    ],
+}
+
 STATIC_SCHEMAS = {
     "bundle.schema.json": BUNDLE_DOC,
     "acp-launch.schema.json": ACP_LAUNCH,
     "overrides.schema.json": OVERRIDES,
     "session-config.schema.json": SESSION_CONFIG,
     "launch.schema.json": LAUNCH_SCHEMA,
+    "launch-request.schema.json": LAUNCH_REQUEST,
 }
 
 

@@ -263,6 +263,17 @@ RULES: tuple[Rule, ...] = (
         ">=0.148.0-alpha.0,<0.149.0",
     ),
     _r(
+        "PC023",
+        "legacy-sandbox-request",
+        "error",
+        "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
+        "Codex replaces the active permission profile (activePermissionProfile null): readOnly "
+        "and workspaceWrite keep only its deny entries, dangerFullAccess drops the deny too "
+        "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
+        "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
+        "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
+    ),
+    _r(
         "PC022",
         "canary-failed",
         "error",

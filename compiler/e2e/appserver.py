@@ -190,6 +190,9 @@ class EventOutcome:
     approvals: tuple[str, ...] = ()
     notifications: tuple[str, ...] = ()
     tool_output: str = ""
+    #: The requests the driver sent for this event (JSON Lines, as `check --launch-requests`
+    #: reads them): thread/start or thread/resume when this event made one, and turn/start.
+    sent: tuple[str, ...] = ()
 
     def row(self) -> MatrixRow:
         """The matrix row for this outcome."""
@@ -394,6 +397,7 @@ class _Session:
     proc: AppServer | None = None
     outcomes: list[EventOutcome] = field(default_factory=list)
     leaked: bool = False
+    sent_mark: int = 0
 
     def argv(self) -> list[str]:
         args = [self.codex, "app-server"]
@@ -421,8 +425,22 @@ class _Session:
     def start(self) -> AppServer:
         self.stop()
         self.proc = AppServer(self.argv(), self.env(), self.layout.workspace)
+        self.sent_mark = 0
         self.proc.initialize(self.timeout)
         return self.proc
+
+    def sent_since_mark(self) -> tuple[str, ...]:
+        """Thread and turn requests sent since the last event, as JSON lines; moves the mark."""
+        assert self.proc is not None
+        entries = self.proc.client.transcript
+        out = tuple(
+            json.dumps(e.message, sort_keys=True, separators=(",", ":"))
+            for e in entries[self.sent_mark:]
+            if e.direction == "out" and str(e.message.get("method", "")).startswith(
+                ("thread/", "turn/"))
+        )
+        self.sent_mark = len(entries)
+        return out
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -478,6 +496,7 @@ class _Session:
             active_profile=active, approvals=tuple(self.proc.approvals[n_appr:]),
             notifications=tuple(sorted({str(n.get("method")) for n in notes})),
             tool_output=excerpt(output or "", [self.layout.marker], limit=600),
+            sent=self.sent_since_mark(),
         )
 
 
@@ -578,7 +597,8 @@ def run_appserver(
         for name, found in ((CONTROL_BUILTIN, builtin), (CONTROL_NO_DENY, no_deny)):
             for o in found:
                 c = EventOutcome(name, o.session_event, o.result, o.evidence,
-                                 o.active_profile, o.approvals, o.notifications, o.tool_output)
+                                 o.active_profile, o.approvals, o.notifications, o.tool_output,
+                                 o.sent)
                 controls.append(c)
                 if progress:
                     progress(c)

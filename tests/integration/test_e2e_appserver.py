@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.check.launcher import launcher_findings, parse_launch_requests
 from compiler.e2e.appserver import (
     CONTROL_BUILTIN,
     CONTROL_NO_DENY,
@@ -111,3 +112,16 @@ def test_no_app_server_or_sandbox_process_outlives_the_run(report: AppServerRepo
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, timeout=10)
     leftovers = [line for line in ps.stdout.split("\n") if "profilec-e2e-as-" in line]
     assert leftovers == []
+
+
+def test_check_flags_exactly_the_requests_that_replace_the_profile(
+    report: AppServerReport,
+) -> None:
+    """PC023 run on what the driver really sent: it fires on the legacy turns and only there."""
+    for o in report.outcomes:
+        assert o.sent, o
+        found = launcher_findings(parse_launch_requests("\n".join(o.sent), where="sent"))
+        if o.session_event.startswith("legacy-sandboxPolicy"):
+            assert [f.rule for f in found] == [LEGACY_LINT], o.session_event
+        else:
+            assert found == [], (o.launch_method, o.session_event)
