@@ -19,7 +19,8 @@ each turn with one tool call running the probe. Per session event it returns an 
   a test cannot pass vacuously);
 * `not-supported`: the adapter has no such event or knob (e.g. no load capability).
 
-Every process is started in its own process group and ended by that group's id (its own pid).
+Every process is started in its own session and process group; on close it, its descendants and
+what is left in its group are ended by their own ids.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ PROMPT_TIMEOUT = 90.0
 #: Zed's built-in approval presets (src/thread.rs APPROVAL_PRESETS); tried even when not offered.
 ZED_BUILTIN_MODES = ("read-only", "auto", "full-access")
 PROMPT_TEXT = "Run the scripted probe."
+#: Every ACP layout's temp dir starts with this (app-server layouts use "profilec-e2e-as-").
+LAYOUT_PREFIX = "profilec-e2e-acp-"
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class Layout:
 
 def make_layout(parent: str | None = None) -> Layout:
     """Build a fresh layout with random markers under `parent` (default: the temp dir)."""
-    base = tempfile.mkdtemp(prefix="profilec-e2e-", dir=parent)
+    base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent)
     os.chmod(base, 0o755)
     marker = f"PROFILEC-CANARY-{secrets.token_hex(12)}"
     control_marker = f"PROFILEC-CONTROL-{secrets.token_hex(8)}"
@@ -149,10 +152,60 @@ def make_layout(parent: str | None = None) -> Layout:
 
 
 def remove_layout(layout: Layout) -> None:
-    """Delete the throwaway tree (links are removed, never followed)."""
+    """End what still runs in the tree, then delete it (links are removed, never followed)."""
     import shutil
 
+    end_tree_processes(layout.base)
     shutil.rmtree(layout.base, ignore_errors=True)
+
+
+def tree_processes(base: str) -> list[int]:
+    """Pids whose command line names the throwaway tree `base` (a fresh random dir of ours)."""
+    needle = base.encode()
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if needle + b"/" in cmdline or cmdline.split(b"\0").count(needle):
+            found.append(int(entry))
+    return found
+
+
+def end_tree_processes(base: str, grace: float = 2.0) -> list[int]:
+    """End, each by its own pid, what is left running in the tree.
+
+    Codex's sandbox helpers run under `bwrap --new-session` and can outlive the adapter and
+    the app-server, re-parented to init; their command line names the tree, which is unique to
+    this run. TERM first, KILL after `grace` seconds (bwrap as pid 1 of its namespace may ignore
+    TERM). Returns the pids found.
+    """
+    pids = tree_processes(base)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,31 +405,27 @@ class AcpClient:
         return str(res.get("stopReason")) if isinstance(res, dict) else ""
 
     def close(self) -> None:
-        """End the adapter and everything it spawned: its process group, by its own pid."""
+        """End the adapter and everything it spawned, each by its own pid.
+
+        `JsonRpcClient.close` lists the adapter's descendants (the TS adapter's `codex
+        app-server`, sandbox helpers in their own sessions) before ending it and ends them and
+        any late members of its session; whatever is still in the adapter's process group after
+        that is killed by the group's id, which is the adapter's own pid.
+        """
         rpc = self.rpc
         if rpc is None:
             return
-        end_group(rpc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 3.0
-        while time.monotonic() < deadline and _group_alive(rpc.pid):
-            time.sleep(0.05)
-        end_group(rpc.pid, signal.SIGKILL)
-        rpc.close(grace=3.0)
         self.rpc = None
+        try:
+            rpc.close(grace=3.0)
+        finally:
+            end_group(rpc.pid, signal.SIGKILL)
 
 
 def end_group(pgid: int, sig: signal.Signals) -> None:
     """Signal the process group whose id is `pgid` (the leader's own pid); gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
 
 
 @contextlib.contextmanager

@@ -315,3 +315,32 @@ def test_e2e_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["e2e", "--only", "nothing"]) == 2
     err = capsys.readouterr().err
     assert "choose json or md" in err and "choose all, acp or appserver" in err
+
+
+def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    base = str(tmp_path / "profilec-e2e-acp-test")
+    os.makedirs(base)
+    # A process that ignores SIGTERM, in its own session (like bwrap --new-session), whose
+    # command line names the tree.
+    code = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('ready', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, base + "/marker-arg"],
+                            start_new_session=True, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert acp.tree_processes(base) == [proc.pid]
+        assert acp.end_tree_processes(base, grace=0.5) == [proc.pid]
+        assert proc.wait(5) == -9  # TERM was ignored, so KILL ended it
+        assert other.poll() is None  # a process not naming the tree is left alone
+        assert acp.tree_processes(base) == []
+    finally:
+        for p in (proc, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait(5)
+        if proc.stdout is not None:
+            proc.stdout.close()
