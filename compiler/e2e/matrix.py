@@ -107,14 +107,21 @@ def merge(*matrices: CompatibilityMatrix) -> CompatibilityMatrix:
     return CompatibilityMatrix(rows=list(rows.values()))
 
 
-def holding_methods(matrix: CompatibilityMatrix) -> dict[str, list[str]]:
+def holding_methods(
+    matrix: CompatibilityMatrix, *, skip_events: tuple[str, ...] = ()
+) -> dict[str, list[str]]:
     """Per adapter, the launch methods tested at least once with every tested event `held`.
 
     `not-supported` rows of a method don't count against it (an event it cannot express); any
-    `lost` or `error` row does. Adapters with no holding method map to an empty list.
+    `lost` or `error` row does. Adapters with no holding method map to an empty list. Rows whose
+    session_event starts with one of `skip_events` are left out (e.g. "legacy-sandboxPolicy":
+    for the bare app-server that is the launcher's own request, which PC023 flags, not a
+    property of the launch method).
     """
     seen: dict[str, dict[str, list[str]]] = {}
     for r in matrix.rows:
+        if skip_events and r.session_event.startswith(skip_events):
+            continue
         seen.setdefault(r.adapter, {}).setdefault(r.launch_method, []).append(r.result)
     out: dict[str, list[str]] = {}
     for adapter, methods in sorted(seen.items()):

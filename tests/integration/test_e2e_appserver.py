@@ -25,7 +25,7 @@ from compiler.e2e.appserver import (
     EventOutcome,
     run_appserver,
 )
-from compiler.e2e.matrix import matrix_json
+from compiler.e2e.matrix import holding_methods, matrix_json
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 
@@ -125,3 +125,9 @@ def test_check_flags_exactly_the_requests_that_replace_the_profile(
             assert [f.rule for f in found] == [LEGACY_LINT], o.session_event
         else:
             assert found == [], (o.launch_method, o.session_event)
+
+
+def test_methods_that_hold_without_launcher_side_legacy_requests(report: AppServerReport) -> None:
+    held = holding_methods(report.matrix(), skip_events=("legacy-sandboxPolicy",))
+    assert held == {"codex app-server": ["app-server -c", "codex-home"]}
+    assert holding_methods(report.matrix()) == {"codex app-server": []}

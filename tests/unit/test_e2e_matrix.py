@@ -113,3 +113,12 @@ def test_excerpt_removes_every_secret_and_stays_one_short_line() -> None:
     assert "SECRET" not in out
     assert "<marker>" in out
     assert "\n" not in out and len(out) <= 80
+
+
+def test_holding_methods_can_leave_out_launcher_side_events() -> None:
+    m = CompatibilityMatrix(rows=[
+        row(launch_method="a", session_event="new"),
+        row(launch_method="a", session_event="legacy-sandboxPolicy:readOnly", result="lost"),
+    ])
+    assert holding_methods(m) == {"codex app-server": []}
+    assert holding_methods(m, skip_events=("legacy-sandboxPolicy",)) == {"codex app-server": ["a"]}
