@@ -5,7 +5,7 @@ Public API:
     report = run_appserver(codex_bin)                 # every launch method, plus the controls
     report.rows()                                     # list[MatrixRow] for the matrix
     report.controls                                   # negative controls (must be `lost`)
-    run_appserver_rows(codex_bin) -> list[MatrixRow]  # what compiler/e2e/run.py calls
+    run_appserver_rows() -> list[MatrixRow]           # for compiler/e2e/run.py (pinned codex)
     build_layout(parent) -> Layout                    # synthetic layout, random marker credential
     compile_layout(layout) -> CompiledBundle          # compiled with compiler.api
 
@@ -52,8 +52,9 @@ from typing import Any
 from ..api import load_and_compile
 from ..emit.codex_home import write_codex_home
 from ..emit.overrides import override_lines
+from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
-from ..settings import codex_version
+from ..settings import codex_binary, codex_version
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .matrix import CompatibilityMatrix, MatrixRow, Result, excerpt
 from .model_server import ScriptedModelServer
@@ -605,8 +606,18 @@ def run_appserver(
     return AppServerReport(tuple(outcomes), tuple(controls), time.monotonic() - t0)
 
 
-def run_appserver_rows(codex: str | Path, *, timeout: float = 90.0) -> list[MatrixRow]:
-    """The app-server rows of the compatibility matrix (raises if the controls did not leak)."""
+def run_appserver_rows(codex: str | Path | None = None, *, timeout: float = 90.0
+                       ) -> list[MatrixRow]:
+    """The app-server rows of the compatibility matrix, with the pinned codex by default.
+
+    Raises EnvironmentMissingError when no codex binary is installed, and RuntimeError when the
+    negative controls did not leak (a harness that cannot fail proves nothing).
+    """
+    if codex is None:
+        codex = codex_binary()
+        if codex is None or not codex.is_file():
+            raise EnvironmentMissingError(
+                f"pinned codex {codex_version()} is not installed (run .ci/tools.sh)")
     report = run_appserver(codex, timeout=timeout)
     if not report.controls_failed:
         raise RuntimeError("app-server negative control did not leak: the harness cannot fail")
