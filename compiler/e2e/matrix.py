@@ -134,17 +134,19 @@ def holding_methods(
 
 def excerpt(text: str, secrets: Iterable[str], limit: int = EVIDENCE_LIMIT) -> str:
     """A one-line evidence excerpt with every secret replaced by `<marker>`, cut to `limit`."""
-    out = text
-    for s in secrets:
-        if s:
-            out = out.replace(s, "<marker>")
-    out = " ".join(out.replace("\r", " ").replace("\n", " ").split())
+    def redact(value: str) -> str:
+        for s in secrets:
+            if s:
+                value = value.replace(s, "<marker>")
+        return value
+
+    # Redact before and after folding whitespace: folding could join a secret back together.
+    out = redact(" ".join(redact(text).split()))
     if len(out) > limit:
-        out = out[: limit - 3] + "..."
-    for s in secrets:
-        # A cut could leave a secret's prefix; never a whole one. Re-check after the cut anyway.
-        if s and s in out:
-            raise ValueError("evidence still holds a secret after redaction")
+        out = out[: max(0, limit - 3)] + "..."
+    if any(s and s in out for s in secrets):
+        # Only when redaction itself composes a secret (e.g. a secret containing "<marker>").
+        raise ValueError("evidence still holds a secret after redaction")
     return out
 
 

@@ -122,3 +122,14 @@ def test_holding_methods_can_leave_out_launcher_side_events() -> None:
     ])
     assert holding_methods(m) == {"codex app-server": []}
     assert holding_methods(m, skip_events=("legacy-sandboxPolicy",)) == {"codex app-server": ["a"]}
+
+
+@given(st.text(), st.lists(st.text(min_size=1, max_size=8), max_size=3), st.integers(8, 200))
+def test_excerpt_never_returns_a_secret(text: str, secrets: list[str], limit: int) -> None:
+    try:
+        out = excerpt(text, secrets, limit=limit)
+    except ValueError:
+        return  # fail closed: only when redaction itself composes a secret
+    assert not any(s in out for s in secrets)
+    assert "\n" not in out and "\r" not in out
+    assert len(out) <= limit
