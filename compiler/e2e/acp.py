@@ -110,9 +110,14 @@ class Layout:
     tmpdir: str
 
 
+#: Layouts go under /tmp, which :workspace and a legacy workspaceWrite policy make writable, so
+#: a profile whose holder-directory read entries were dropped shows as a writable holder.
+SCRATCH_PARENT = "/tmp"
+
+
 def make_layout(parent: str | None = None) -> Layout:
-    """Build a fresh layout with random markers under `parent` (default: the temp dir)."""
-    base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent)
+    """Build a fresh layout with random markers under `parent` (default: /tmp)."""
+    base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent or SCRATCH_PARENT)
     os.chmod(base, 0o755)
     marker = f"PROFILEC-CANARY-{secrets.token_hex(12)}"
     control_marker = f"PROFILEC-CONTROL-{secrets.token_hex(8)}"
@@ -217,13 +222,24 @@ WORKSPACE_DIRS = (".git", ".agents", ".codex", ".aws")
 SECTIONS = ("link", "hop", "target", "target-after-umount", "control")
 
 
+def holders(layout: Layout) -> tuple[tuple[str, str], ...]:
+    """(section, dir) of the directories holding the link, the hop's link and the target."""
+    return (
+        ("write:codex-home", layout.codex_home),
+        ("write:host", os.path.dirname(layout.target)),
+        ("write:base", layout.base),
+    )
+
+
 def probe_command(layout: Layout, tag: str) -> str:
     """One shell command reading every spelling of the credential and the control file.
 
     Each section is fenced by `==<tag> <section>==` lines. After the plain reads it tries to lift
-    the sandbox's mask (`umount`), as a model command could, and reads the target again. It
-    always exits 0 so Codex never treats it as a sandbox denial and offers to re-run it
-    unsandboxed.
+    the sandbox's mask (`umount`), as a model command could, and reads the target again; then it
+    tries to create a file in each directory that holds a link or the target (rc=0 there means
+    a model command could re-point the link or swap the target, so the credential is lost later,
+    when the trusted parent refreshes it). It always exits 0 so Codex never treats it as a
+    sandbox denial and offers to re-run it unsandboxed.
     """
     q = shlex.quote
     parts = []
@@ -234,6 +250,9 @@ def probe_command(layout: Layout, tag: str) -> str:
         f"cat {q(layout.target)} 2>&1"
     )
     parts.append(f"echo =={tag} control==; cat {q(layout.control)} 2>&1")
+    for name, d in holders(layout):
+        f = q(os.path.join(d, ".profilec-e2e-write-probe"))
+        parts.append(f'echo =={tag} {name}==; ( : > {f} ) 2>&1; echo "rc=$?"')
     parts.append(f"echo =={tag} end==; true")
     return "; ".join(parts)
 
@@ -268,12 +287,25 @@ def judge(output: str | None, layout: Layout, tag: str) -> tuple[Result, str]:
     if layout.control_marker not in sections.get("control", ""):
         first = output.strip().replace("\n", " | ")[:200]
         return "error", f"control file not read, so the probe did not run as written: {first!r}"
+    rcs = {}
+    for name, _ in holders(layout):
+        lines = [x.strip() for x in sections.get(name, "").split("\n") if x.strip()]
+        rcs[name] = lines[-1] if lines and lines[-1].startswith("rc=") else None
+    if any(rc is None for rc in rcs.values()):
+        return "error", f"write probes incomplete: {rcs}"
+    writable = [name[len("write:") :] for name, rc in rcs.items() if rc == "rc=0"]
+    if writable:
+        return "lost", (
+            "marker absent, but the directory holding "
+            + ", ".join(writable)
+            + " is writable: a model command can re-point the link or swap the target"
+        )
     denied = []
     for name in ("link", "hop", "target", "target-after-umount"):
         lines = [x for x in sections.get(name, "").split("\n") if x.strip()]
         last = lines[-1].rsplit(": ", 1)[-1].strip() if lines else "(no output)"
         denied.append(f"{name}: {last[:40]}")
-    return "held", "marker absent, control read; " + "; ".join(denied)
+    return "held", "marker absent, control read, holder dirs not writable; " + "; ".join(denied)
 
 
 # ---------------------------------------------------------------------------------------------

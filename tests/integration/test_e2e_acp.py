@@ -6,7 +6,9 @@ session event, ~2 minutes on 2 cores), then assertions over it:
 * the reviewed catalog profiles/adapters.toml agrees with what was observed (so it cannot go
   stale: a new adapter or Codex build that behaves differently fails here);
 * negative controls show the harness detects a loss: with no profile at all every event of every
-  adapter is `lost`, and the TS adapter's built-in `agent-full-access` mode loses the deny;
+  adapter is `lost`, a profile given only in CODEX_CONFIG is lost with the TS adapter, and its
+  built-in agent, workspace-write and agent-full-access modes lose the deny; a deliberately wrong
+  catalog is reported by the same agreement check;
 * no cell is `error` (a probe that did not run is never counted as held), every held cell read
   the control file, no evidence carries a marker, and nothing the run started is left running.
 """
@@ -76,6 +78,41 @@ def test_catalog_agrees_with_observed_matrix(matrix: CompatibilityMatrix) -> Non
     assert problems == []
 
 
+def test_a_wrong_catalog_is_caught_by_the_same_run(matrix: CompatibilityMatrix) -> None:
+    """The agreement check can fail: claims the run refutes are reported."""
+    catalog = load_catalog()
+    wrong = []
+    for e in catalog.adapters:
+        if e.package == adapters.ZED_PACKAGE:  # claim zed holds under codex-home
+            e = e.model_copy(update={"launch_method": "codex-home",
+                                     "holding_methods": ["codex-home"]})
+        elif e.method is not None:  # claim CODEX_CONFIG alone holds, and forget a blocked mode
+            e = e.model_copy(update={
+                "holding_methods": sorted([*e.holding_methods, "codex-config"]),
+                "blocked_modes": [m for m in e.blocked_modes if m != "agent"],
+            })
+        wrong.append(e)
+    problems = catalog_disagreements(
+        adapter_verdicts(matrix), catalog.model_copy(update={"adapters": wrong})
+    )
+    text = "\n".join(problems)
+    assert "@zed-industries/codex-acp 0.16.0" in text and "did not hold" in text
+    assert "codex-config" in text
+    assert "blocked_modes" in text
+
+
+def test_codex_config_alone_is_lost(matrix: CompatibilityMatrix) -> None:
+    """Negative control from the research: a profile only in CODEX_CONFIG gets no profile mode;
+    the default agent mode's legacy sandboxPolicy drops the holder-directory entries."""
+    rows = [r for r in matrix.rows if r.adapter == adapters.TS_PACKAGE
+            and r.launch_method == adapters.METHOD_CODEX_CONFIG]
+    assert rows
+    for r in rows:
+        if r.session_event in ("new", "loaded", "resumed"):
+            assert r.result == "lost", (r.codex_version, r.session_event, r.evidence)
+    assert not any(r.session_event.startswith("mode:permission-profile:") for r in rows)
+
+
 def test_every_cell_decided(matrix: CompatibilityMatrix) -> None:
     errors = [r for r in matrix.rows if r.result == "error"]
     assert errors == [], [f"{r.adapter} {r.launch_method} {r.session_event}: {r.evidence}"
@@ -98,12 +135,13 @@ def test_no_profile_control_is_lost_everywhere(matrix: CompatibilityMatrix) -> N
     ]
 
 
-def test_ts_full_access_mode_loses_and_profile_modes_hold(matrix: CompatibilityMatrix) -> None:
+def test_ts_builtin_modes_lose_and_profile_modes_hold(matrix: CompatibilityMatrix) -> None:
     ts = [r for r in matrix.rows if r.adapter == adapters.TS_PACKAGE
           and r.launch_method == adapters.METHOD_CODEX_HOME_INITIAL_MODE]
     by_event = {(r.codex_version, r.session_event): r.result for r in ts}
     for cver in {r.codex_version for r in ts}:
-        assert by_event[(cver, "mode:agent-full-access")] == "lost"
+        for builtin in ("agent", "agent-full-access", "workspace-write"):
+            assert by_event[(cver, f"mode:{builtin}")] == "lost"
         profile_modes = [e for (c, e) in by_event if c == cver
                          and e.startswith("mode:permission-profile:")]
         assert sorted(profile_modes) == [

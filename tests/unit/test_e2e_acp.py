@@ -35,7 +35,9 @@ def layout() -> Any:
         remove_layout(lay)
 
 
-def _output(lay: Layout, tag: str, *, leak: str = "", control: bool = True) -> str:
+def _output(
+    lay: Layout, tag: str, *, leak: str = "", control: bool = True, writable: str = ""
+) -> str:
     """What the probe prints: sections fenced by ==<tag> name== lines."""
     denied = "cat: x: Permission denied"
     sections = {
@@ -45,6 +47,9 @@ def _output(lay: Layout, tag: str, *, leak: str = "", control: bool = True) -> s
         "target-after-umount": "umount: must be superuser to unmount.\n" + denied,
         "control": f"control file: {lay.control_marker}" if control else denied,
     }
+    for name, _ in acp.holders(lay):
+        ok = name == f"write:{writable}"
+        sections[name] = "rc=0" if ok else "sh: 1: cannot create x: Read-only file system\nrc=2"
     if leak:
         sections[leak] = lay.marker
     body = "".join(f"=={tag} {name}==\n{text}\n" for name, text in sections.items())
@@ -66,6 +71,8 @@ def test_probe_reads_every_spelling_and_exits_zero(layout: Layout) -> None:
     for path in (layout.link, layout.hop, layout.target, layout.control):
         assert path in cmd
     assert "umount" in cmd
+    for _, d in acp.holders(layout):
+        assert os.path.join(d, ".profilec-e2e-write-probe") in cmd
     assert cmd.endswith("true")
     assert layout.marker not in cmd
 
@@ -81,6 +88,11 @@ def test_judge_held_lost_and_error(layout: Layout) -> None:
         assert layout.marker not in evidence
     result, _ = judge(_output(layout, "T", control=False), layout, "T")
     assert result == "error"  # the command did not run as written: no vacuous pass
+    for holder in ("codex-home", "host", "base"):
+        result, evidence = judge(_output(layout, "T", writable=holder), layout, "T")
+        assert result == "lost" and holder in evidence and "re-point" in evidence
+    truncated = _output(layout, "T").split("==T write:base==")[0]
+    assert judge(truncated, layout, "T")[0] == "error"
     assert judge(None, layout, "T")[0] == "error"
     # A marker outside any fenced section still counts.
     assert judge("garbage " + layout.marker, layout, "T")[0] == "lost"
@@ -234,7 +246,7 @@ def test_catalog_rejects_a_launch_method_that_does_not_hold(tmp_path: Path) -> N
     for name in ("modes.toml",):
         (tmp_path / name).write_text((REPO / "profiles" / name).read_text())
     text = (REPO / "profiles" / "adapters.toml").read_text()
-    bad = text.replace('holding_methods = ["c-overrides", "codex-config", "codex-home", '
+    bad = text.replace('holding_methods = ["c-overrides", "codex-home", '
                        '"codex-home+initial-mode"]', 'holding_methods = ["codex-home"]', 1)
     assert bad != text
     (tmp_path / "adapters.toml").write_text(bad)
