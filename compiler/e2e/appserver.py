@@ -19,11 +19,14 @@ Codex the way a launcher passes it:
     thread config   only the thread/start (and thread/resume) `config` map
 
 Session events, in order, on one thread: `new` (thread/start, a probe turn), `resumed` (the
-app-server process is ended and a new one started, thread/resume, a probe turn), for `thread
-config` also `resumed:no-config` (resumed without the config map), and `legacy-sandboxPolicy`
-(a turn/start carrying a legacy workspaceWrite `sandboxPolicy`, as agentclientprotocol/codex-acp
-in `agent` mode sends on every turn). Each probe turn is scripted by the loopback model server:
-one shell call that cats the CODEX_HOME/auth.json link, the hop, the target and the control file.
+app-server process is ended and a new one started, thread/resume, a probe turn), then
+`legacy-sandboxPolicy:<kind>` (turn/start carrying a legacy `sandboxPolicy` readOnly,
+workspaceWrite, dangerFullAccess, as agentclientprotocol/codex-acp's built-in modes send), then
+`turn-permissions:after-legacy` (turn/start selecting the profile again with `permissions`).
+For `thread config` also `resumed:no-config`, on a second thread: resumed without the config
+map. Each probe turn is scripted by the loopback model server: one shell call that reads the
+CODEX_HOME/auth.json link, the hop, the target and the control file, and tries to write into
+each directory holding them.
 
 Verdict (what the model saw, i.e. request bodies at the model server): `lost` if the marker
 reached the model, `error` if the control file's content is absent (the probe did not run),
@@ -77,6 +80,8 @@ LEGACY_SANDBOX_POLICIES: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 LEGACY_EVENTS: tuple[str, ...] = tuple(
     f"legacy-sandboxPolicy:{k}" for k, _ in LEGACY_SANDBOX_POLICIES)
+#: After the legacy turns: a turn/start with `permissions: <profile id>` (experimentalApi).
+RESTORE_EVENT = "turn-permissions:after-legacy"
 #: The check rule that flags a launcher which sends a legacy sandboxPolicy (see docs/check.md).
 LEGACY_LINT = "PC023"
 #: The check rule for profiles that live only in the thread config (CODEX_CONFIG).
@@ -255,7 +260,7 @@ def judge(layout: Layout, output: str | None, visible: str, prior_leak: bool) ->
     """
     secrets_ = [layout.marker]
     parts = _sections(output or "")
-    summary = "; ".join(_summarize(layout, n, text, rc) for n, (text, rc) in parts.items())
+    summary = _group([(n, _status(layout, n, text, rc)) for n, (text, rc) in parts.items()])
     if output is not None and layout.marker in output:
         return "lost", excerpt(summary or output, secrets_)
     if not prior_leak and layout.marker in visible:
@@ -272,16 +277,27 @@ def judge(layout: Layout, output: str | None, visible: str, prior_leak: bool) ->
     return "held", excerpt(summary, secrets_)
 
 
-def _summarize(layout: Layout, name: str, text: str, rc: str) -> str:
+def _status(layout: Layout, name: str, text: str, rc: str) -> str:
     if layout.marker in text:
-        return f"{name} rc={rc} (printed the marker)"
+        return f"rc={rc} (printed the marker)"
     if name == "control" and layout.control_marker in text:
-        return f"{name} rc={rc} (read)"
-    if name.startswith("write:"):
-        return f"{name} rc={rc} ({'writable' if rc == '0' else text.split(':')[-1].strip()})"
+        return f"rc={rc} (read)"
+    if name.startswith("write:") and rc == "0":
+        return f"rc={rc} (writable)"
     if rc != "0":
-        return f"{name} rc={rc} ({text.split(':')[-1].strip()})"
-    return f"{name} rc={rc}"
+        return f"rc={rc} ({text.split(':')[-1].strip()})"
+    return f"rc={rc}"
+
+
+def _group(items: list[tuple[str, str]]) -> str:
+    """`a, b rc=1 (x); c rc=0 (read)`: neighbours with the same status share one entry."""
+    out: list[tuple[list[str], str]] = []
+    for name, status in items:
+        if out and out[-1][1] == status:
+            out[-1][0].append(name)
+        else:
+            out.append(([name], status))
+    return "; ".join(f"{', '.join(names)} {status}" for names, status in out)
 
 
 _ENTRY = re.compile(r'<entry access="([a-z]+)"[^>]*><path>([^<]*)</path></entry>')
@@ -380,7 +396,7 @@ def _settings_updates(notes: list[dict[str, Any]]) -> list[str]:
             active = _profile_id(settings)
             sandbox = (settings or {}).get("sandboxPolicy") or (settings or {}).get("sandbox")
             kind = sandbox.get("type") if isinstance(sandbox, dict) else None
-            out.append(f"thread/settings/updated activePermissionProfile={active} sandbox={kind}")
+            out.append(f"settings/updated: activePermissionProfile={active} sandbox={kind}")
     return out
 
 
@@ -527,7 +543,7 @@ def run_method(
     layout = build_layout(parent)
     out: list[EventOutcome] = []
     wanted = list(events) if events is not None else [
-        "new", "resumed", *LEGACY_EVENTS,
+        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT,
         *(["resumed:no-config"] if method == "thread config" else [])]
     try:
         bundle = None if default_permissions is not None else compile_layout(layout)
@@ -551,6 +567,10 @@ def run_method(
                                               strict=True):
                     if event in wanted:
                         out.append(s.probe(thread_id, event, active, {"sandboxPolicy": policy}))
+                if RESTORE_EVENT in wanted and bundle is not None:
+                    # PC023's fix: select the profile per turn with `permissions` (experimental).
+                    out.append(s.probe(thread_id, RESTORE_EVENT, active,
+                                       {"permissions": bundle.default_profile_id}))
                 if "resumed:no-config" in wanted:
                     # A second thread, so the legacy turns above cannot colour this one.
                     s.leaked = False

@@ -38,7 +38,7 @@ LintId = Annotated[str, StringConstraints(pattern=r"^PC[0-9]{3}$")]
 Evidence = Annotated[str, StringConstraints(max_length=600, pattern=r"^[^\n\r]*$")]
 
 #: Evidence longer than this is cut (with an ellipsis) by `excerpt`.
-EVIDENCE_LIMIT = 400
+EVIDENCE_LIMIT = 500
 
 
 class _Frozen(BaseModel):
