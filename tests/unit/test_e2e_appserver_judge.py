@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler.e2e.appserver import (
+    LEGACY_EVENTS,
+    RESTORE_EVENT,
     build_layout,
     compile_layout,
     drop_denies,
     entries_in_effect,
     judge,
+    run_method,
 )
 
 
@@ -46,3 +49,32 @@ def test_entries_in_effect_counts_what_the_environment_context_shows(tmp_path: P
     assert shown.startswith("compiled entries in effect: deny 1/1, read 0/")
     assert entries_in_effect(bundle, []) == ""
     assert entries_in_effect(None, [body]) == ""
+
+
+FAKE_APP_SERVER = '''#!{python}
+import json, sys
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        reply = {{"id": msg["id"], "result": {{}}}}
+    else:
+        reply = {{"id": msg["id"], "error": {{"code": -32600, "message": "no threads here"}}}}
+    sys.stdout.write(json.dumps(reply) + "\\n")
+    sys.stdout.flush()
+'''
+
+
+def test_a_failing_app_server_gives_error_rows_never_held(tmp_path: Path) -> None:
+    import sys
+
+    fake = tmp_path / "codex"
+    fake.write_text(FAKE_APP_SERVER.format(python=sys.executable))
+    fake.chmod(0o755)
+    out = run_method(str(fake), "app-server -c", timeout=10, parent=str(tmp_path))
+    assert [o.session_event for o in out] == [
+        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT]
+    assert {o.result for o in out} == {"error"}
+    assert all("no threads here" in o.evidence for o in out)
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("profilec-e2e-as-")] == []
