@@ -19,7 +19,15 @@ from typing import Any
 
 from ..emit.launch import AdapterCatalog
 from .acp import Observation, run_adapter_method
-from .adapters import METHOD_NONE, METHODS, Adapter, all_adapters, ts_adapter
+from .adapters import (
+    METHOD_CODEX_CONFIG,
+    METHOD_NONE,
+    METHODS,
+    TS_PACKAGE,
+    Adapter,
+    all_adapters,
+    ts_adapter,
+)
 from .matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
 
 #: Events whose loss no launcher setting can work around (the core of "holds").
@@ -27,6 +35,25 @@ CORE_EVENTS = ("new", "loaded", "resumed")
 PROFILE_MODE_PREFIX = "mode:permission-profile:"
 
 Progress = Callable[[str], None]
+
+
+#: `profilec check` rules that flag the launcher pattern behind a lost ACP cell.
+LINT_SESSION_ONLY = "PC018"  # profiles only in CODEX_CONFIG (thread config)
+LINT_LEGACY_SANDBOX = "PC023"  # a mode that sends a legacy sandboxPolicy
+
+
+def lint_for(o: Observation) -> str | None:
+    """The check rule naming why a TS-adapter cell was lost, when one does (None otherwise).
+
+    zed's loss (a sandbox that keeps capabilities as root) is no config pattern a lint can see.
+    """
+    if o.result != "lost" or o.adapter != TS_PACKAGE:
+        return None
+    if _is_builtin_mode(o.session_event):
+        return LINT_LEGACY_SANDBOX
+    if o.launch_method == METHOD_CODEX_CONFIG:
+        return LINT_SESSION_ONLY
+    return None
 
 
 def _row(o: Observation) -> MatrixRow:
@@ -38,6 +65,7 @@ def _row(o: Observation) -> MatrixRow:
         session_event=o.session_event,
         result=o.result,
         evidence=o.evidence,
+        lint=lint_for(o),
     )
 
 

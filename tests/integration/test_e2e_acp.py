@@ -111,6 +111,8 @@ def test_codex_config_alone_is_lost(matrix: CompatibilityMatrix) -> None:
         if r.session_event in ("new", "loaded", "resumed"):
             assert r.result == "lost", (r.codex_version, r.session_event, r.evidence)
     assert not any(r.session_event.startswith("mode:permission-profile:") for r in rows)
+    core = [r for r in rows if r.session_event in ("new", "loaded", "resumed")]
+    assert all(r.lint == "PC018" for r in core)
 
 
 def test_every_cell_decided(matrix: CompatibilityMatrix) -> None:
@@ -142,6 +144,9 @@ def test_ts_builtin_modes_lose_and_profile_modes_hold(matrix: CompatibilityMatri
     for cver in {r.codex_version for r in ts}:
         for builtin in ("agent", "agent-full-access", "workspace-write"):
             assert by_event[(cver, f"mode:{builtin}")] == "lost"
+            (row,) = [r for r in ts if r.codex_version == cver
+                      and r.session_event == f"mode:{builtin}"]
+            assert row.lint == "PC023"
         profile_modes = [e for (c, e) in by_event if c == cver
                          and e.startswith("mode:permission-profile:")]
         assert sorted(profile_modes) == [

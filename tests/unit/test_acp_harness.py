@@ -356,3 +356,18 @@ def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None
                 p.wait(5)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_lost_cells_name_the_check_rule() -> None:
+    from compiler.e2e.acp import Observation
+    from compiler.e2e.run import lint_for
+
+    def obs(method: str, event: str, result: str, adapter: str = adapters.TS_PACKAGE) -> Any:
+        return Observation(adapter, "2.6.0", "0.171.0", method, event, result, "x")  # type: ignore[arg-type]
+
+    assert lint_for(obs("codex-config", "new", "lost")) == "PC018"
+    assert lint_for(obs("codex-home", "mode:agent", "lost")) == "PC023"
+    assert lint_for(obs("codex-config", "mode:workspace-write", "lost")) == "PC023"
+    assert lint_for(obs("codex-home", "mode:agent", "held")) is None
+    assert lint_for(obs("codex-home", "mode:permission-profile:p", "lost")) is None
+    assert lint_for(obs("codex-home", "new", "lost", adapter=adapters.ZED_PACKAGE)) is None
