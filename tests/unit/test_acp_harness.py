@@ -11,6 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.cli import main
 from compiler.e2e import acp, adapters
@@ -24,6 +26,15 @@ from compiler.emit.launch import AdapterCatalog, load_catalog, render_launch_wit
 from compiler.errors import PolicyError
 
 REPO = Path(__file__).resolve().parents[2]
+#: A layout value for property tests (no files: judge only compares strings).
+_LAYOUT = Layout(
+    base="/nonexistent/b", marker="PROFILEC-CANARY-00112233445566778899aabb",
+    control_marker="PROFILEC-CONTROL-0011223344556677", target="/nonexistent/b/host/auth.json",
+    hop="/nonexistent/b/host-link/auth.json", link="/nonexistent/b/agent/codex-home/auth.json",
+    codex_home="/nonexistent/b/agent/codex-home", workspace="/nonexistent/b/workspace",
+    control="/nonexistent/b/workspace/README.txt", roots="/nonexistent/b/roots.toml",
+    tmpdir="/nonexistent/b/tmp",
+)
 
 
 @pytest.fixture
@@ -371,3 +382,15 @@ def test_lost_cells_name_the_check_rule() -> None:
     assert lint_for(obs("codex-home", "mode:agent", "held")) is None
     assert lint_for(obs("codex-home", "mode:permission-profile:p", "lost")) is None
     assert lint_for(obs("codex-home", "new", "lost", adapter=adapters.ZED_PACKAGE)) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=st.text(), after=st.text(), section=st.sampled_from(acp.SECTIONS))
+def test_marker_anywhere_in_the_output_is_never_held(before: str, after: str, section: str) -> None:
+    lay = _LAYOUT
+    fence = f"==T {section}=="
+    spliced = _output(lay, "T").replace(fence, f"{fence}\n{after}{lay.marker}")
+    for text in (before + lay.marker + after, before + spliced + after):
+        result, evidence = judge(text, lay, "T")
+        assert result == "lost"
+        assert lay.marker not in evidence
