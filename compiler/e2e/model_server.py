@@ -7,6 +7,7 @@ Public API:
         srv.provider_overrides()       # ["model_provider=...", "model_providers.<id>={...}", ...]
         srv.provider_config()          # the same as a dict (thread `config` map / config.toml)
         srv.add_probe("cat /x")        # queue the probe command for the next new turn
+        srv.drop_pending_probes()      # forget queued probes not yet issued
         ... drive Codex ...
         srv.requests                   # RecordedRequest(path, headers (redacted), body) per request
         srv.tool_outputs()             # {call_id: output text Codex sent back for that call}
@@ -270,6 +271,14 @@ class ScriptedModelServer:
         """Queue a probe: the next new turn runs `command`."""
         with self._lock:
             self._state.probes.append(command)
+
+    def drop_pending_probes(self) -> list[str]:
+        """Forget every queued probe not yet issued (e.g. after a prompt that failed); returns
+        them in order."""
+        with self._lock:
+            dropped = list(self._state.probes)
+            self._state.probes.clear()
+            return dropped
 
     def pending_probes(self) -> int:
         """Probes queued but not yet issued."""

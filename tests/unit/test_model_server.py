@@ -153,3 +153,11 @@ def test_server_binds_loopback_and_overrides_parse_as_toml() -> None:
         assert doc["model_providers"][PROVIDER_ID]["wire_api"] == "responses"
     with pytest.raises(RuntimeError):
         _ = srv.base_url
+
+
+def test_dropped_probes_are_not_issued() -> None:
+    with ScriptedModelServer(["a", "b"]) as srv:
+        assert srv.drop_pending_probes() == ["a", "b"]
+        assert srv.pending_probes() == 0
+        assert _item(_post(srv, {"input": [_user("go")], "tools": TOOLS}))["type"] == "message"
+        assert srv.calls == []
