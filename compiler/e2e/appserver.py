@@ -48,7 +48,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,10 +86,6 @@ RESTORE_EVENT = "turn-permissions:after-legacy"
 LEGACY_LINT = "PC023"
 #: The check rule for profiles that live only in the thread config (CODEX_CONFIG).
 SESSION_ONLY_LINT = "PC018"
-APPROVAL_METHODS = (
-    "item/commandExecution/requestApproval", "item/fileChange/requestApproval",
-    "item/permissions/requestApproval", "execCommandApproval", "applyPatchApproval",
-)
 
 
 @dataclass(frozen=True)
@@ -344,6 +340,7 @@ class AppServer:
         self.client = JsonRpcClient(argv, env=env, cwd=cwd, on_request=self._on_request)
 
     def _on_request(self, method: str, params: Any) -> Any:
+        """Decline every server request; never approve (an escalation runs unsandboxed)."""
         self.approvals.append(method)
         if method in ("item/commandExecution/requestApproval", "item/fileChange/requestApproval"):
             return {"decision": "decline"}
@@ -412,7 +409,6 @@ class _Session:
     timeout: float
     default_permissions: str | None = None
     proc: AppServer | None = None
-    outcomes: list[EventOutcome] = field(default_factory=list)
     leaked: bool = False
     sent_mark: int = 0
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from compiler.e2e.appserver import (
     LEGACY_EVENTS,
     RESTORE_EVENT,
+    AppServer,
     build_layout,
     compile_layout,
     drop_denies,
@@ -14,6 +17,7 @@ from compiler.e2e.appserver import (
     judge,
     run_method,
 )
+from compiler.e2e.jsonrpc import RpcError
 
 
 def test_judge_reads_the_model_visible_text_not_the_exit_code(tmp_path: Path) -> None:
@@ -78,3 +82,16 @@ def test_a_failing_app_server_gives_error_rows_never_held(tmp_path: Path) -> Non
     assert {o.result for o in out} == {"error"}
     assert all("no threads here" in o.evidence for o in out)
     assert [p for p in tmp_path.iterdir() if p.name.startswith("profilec-e2e-as-")] == []
+
+
+def test_every_server_request_is_declined_and_recorded() -> None:
+    srv = AppServer.__new__(AppServer)  # the handler alone, no process
+    srv.approvals = []
+    cmd = "item/commandExecution/requestApproval"
+    assert srv._on_request(cmd, {"command": "cat x"}) == {"decision": "decline"}
+    assert srv._on_request("item/fileChange/requestApproval", {}) == {"decision": "decline"}
+    assert srv._on_request("execCommandApproval", {}) == {"decision": "denied"}
+    with pytest.raises(RpcError):
+        srv._on_request("item/permissions/requestApproval", {})
+    assert srv.approvals == [cmd, "item/fileChange/requestApproval", "execCommandApproval",
+                             "item/permissions/requestApproval"]
