@@ -11,7 +11,7 @@ Public API:
     client.transcript             # every message both ways: TranscriptEntry(direction, message)
     client.stderr_tail()          # last bytes the process wrote to stderr (decoded)
     client.close(grace=3.0)       # terminate its own pid (kill after `grace` s), then the
-                                  # descendants it had, each by its own pid
+                                  # descendants it had and its session's members, each by pid
     descendants(pid), session_members(sid), end_processes(procs, grace)   # the same, by pid
 
 Messages are split on b"\\n" only (never splitlines: a U+2028 inside a JSON string is data).
@@ -192,6 +192,8 @@ class JsonRpcClient:
             start_new_session=True,
         )
         self.pid = self.proc.pid
+        started = _stat(self.pid)  # its start time bounds which session members are its own
+        self._started = started[1] if started else 0
         self._reader = threading.Thread(
             target=self._read_loop, name=f"jsonrpc-{self.pid}", daemon=True)
         self._errreader = threading.Thread(
@@ -396,7 +398,6 @@ class JsonRpcClient:
         if self._closed:
             return self.proc.returncode
         self._closed = True
-        leader = _stat(self.pid)
         tree = descendants(self.pid) if self.proc.poll() is None else []
         try:
             if self.proc.stdin is not None:
@@ -411,7 +412,7 @@ class JsonRpcClient:
                 self.proc.kill()
                 self.proc.wait(grace)
         # What it spawned while shutting down is not in `tree`; it is still in its session.
-        late = session_members(self.pid, not_before=leader[1] if leader else 0)
+        late = session_members(self.pid, not_before=self._started)
         end_processes([*tree, *(p for p in late if p not in tree)], grace)
         self._reader.join(grace)
         self._errreader.join(grace)
