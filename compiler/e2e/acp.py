@@ -42,7 +42,9 @@ from .adapters import (
     METHOD_CODEX_CONFIG,
     METHOD_CODEX_HOME,
     METHOD_CODEX_HOME_INITIAL_MODE,
+    NON_ROOT_UID,
     Adapter,
+    split_method,
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .matrix import excerpt
@@ -638,13 +640,21 @@ def run_adapter_method(
     adapter: Adapter, method: str, *, parent: str | None = None
 ) -> list[Observation]:
     """Every session event of one adapter under one launch method."""
+    base, non_root = split_method(method)
     layout = make_layout(parent)
     try:
         with ScriptedModelServer() as server:
             run = _Run(adapter, method, layout, server)
             t0 = time.monotonic()
+            if non_root and os.getuid() != 0:
+                run.record("new", "not-supported", "the harness is not root, so it cannot start "
+                           f"the adapter as another user; {base} already ran as uid "
+                           f"{os.getuid()}", t0)
+                return run.out
             try:
-                launch = build_launch(adapter, method, layout, server)
+                launch = build_launch(adapter, base, layout, server)
+                if non_root:
+                    launch = as_non_root(launch, layout)
             except Exception as exc:  # a compile failure is a matrix error, not a crash
                 run.record("new", "error", f"launch could not be built: {_short(exc)}", t0)
                 return run.out
@@ -652,6 +662,19 @@ def run_adapter_method(
             return run.out
     finally:
         remove_layout(layout)
+
+
+def as_non_root(launch: Launch, layout: Layout, uid: int = NON_ROOT_UID) -> Launch:
+    """The same launch run as `uid`: the tree (CODEX_HOME, the credential chain the trusted
+    parent reads and refreshes, the workspace) is handed to that user, and `setpriv` drops to it
+    before exec, so the adapter keeps its own pid."""
+    for root, dirs, files in os.walk(layout.base):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, uid)
+    os.lchown(layout.base, uid, uid)
+    os.lchown(layout.roots, 0, 0)  # the daemon-owned manifest stays root's
+    prefix = ("setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--")
+    return Launch((*prefix, *launch.argv), launch.env, launch.files)
 
 
 def _events(run: _Run, launch: Launch) -> None:

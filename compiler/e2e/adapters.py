@@ -42,6 +42,10 @@ METHOD_CODEX_CONFIG = "codex-config"
 METHOD_CODEX_HOME_INITIAL_MODE = "codex-home+initial-mode"
 #: Negative control: no profile reaches Codex at all (the harness must see the loss).
 METHOD_NONE = "none"
+#: A method name ending in this runs the adapter as NON_ROOT_UID (the harness must be root):
+#: as root, a sandbox that keeps capabilities lets a model command unmount the deny mask.
+NON_ROOT_SUFFIX = "+non-root"
+NON_ROOT_UID = 65534
 METHODS = (
     METHOD_C_OVERRIDES,
     METHOD_CODEX_HOME,
@@ -88,10 +92,18 @@ class Adapter:
         return self.package
 
     def methods(self) -> tuple[str, ...]:
-        """Launch methods this adapter has a knob for (others are recorded as not-supported)."""
+        """Launch methods run for this adapter (the others of METHODS are not-supported)."""
         if self.kind == "ts":
-            return (*METHODS, METHOD_NONE)
-        return (METHOD_C_OVERRIDES, METHOD_CODEX_HOME, METHOD_NONE)
+            extra = () if self.codex_path is None else (
+                METHOD_CODEX_HOME_INITIAL_MODE + NON_ROOT_SUFFIX,)
+            return (*METHODS, *extra, METHOD_NONE)
+        return (
+            METHOD_C_OVERRIDES,
+            METHOD_CODEX_HOME,
+            METHOD_C_OVERRIDES + NON_ROOT_SUFFIX,
+            METHOD_CODEX_HOME + NON_ROOT_SUFFIX,
+            METHOD_NONE,
+        )
 
     def unsupported_reason(self, method: str) -> str | None:
         """Why `method` does not apply to this adapter, or None."""
@@ -103,6 +115,13 @@ class Adapter:
                 "(absent from the binary; config comes only from CODEX_HOME and -c args)"
             )
         return f"unknown launch method {method}"
+
+
+def split_method(method: str) -> tuple[str, bool]:
+    """(base launch method, whether the adapter runs as a non-root user)."""
+    if method.endswith(NON_ROOT_SUFFIX):
+        return method[: -len(NON_ROOT_SUFFIX)], True
+    return method, False
 
 
 def node_binary() -> str | None:

@@ -99,10 +99,11 @@ def acp_rows(
 ) -> list[MatrixRow]:
     """Every adapter x method, as matrix rows (not-supported where it cannot run)."""
     chosen = tuple(adapters) if adapters is not None else matrix_adapters()
-    wanted = tuple(methods) if methods is not None else (*METHODS, METHOD_NONE)
     rows: list[MatrixRow] = []
     jobs: list[tuple[Adapter, str]] = []
     for ad in chosen:
+        wanted = tuple(methods) if methods is not None else tuple(
+            dict.fromkeys((*METHODS, *ad.methods())))
         for method in wanted:
             if ad.missing is not None:
                 rows.append(_unsupported(ad, method, f"adapter cannot run here: {ad.missing}"))

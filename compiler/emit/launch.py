@@ -23,7 +23,19 @@ from ..models import CompiledBundle, Frozen
 from .codex_toml import render_toml
 from .overrides import override_lines
 
-Method = Literal["c-overrides", "codex-home", "codex-config", "codex-home+initial-mode"]
+Method = Literal[
+    "c-overrides",
+    "codex-home",
+    "codex-config",
+    "codex-home+initial-mode",
+    # The same, with the adapter run as a non-root user (required where, as root, a model
+    # command can unmount the sandbox's deny mask).
+    "c-overrides+non-root",
+    "codex-home+non-root",
+    "codex-config+non-root",
+    "codex-home+initial-mode+non-root",
+]
+NON_ROOT = "+non-root"
 NpmName = Annotated[str, StringConstraints(pattern=r"^@[a-z0-9-]+/[a-z0-9-]+$")]
 Version = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$|^embedded$")]
 ModeId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9:-]{0,80}$")]
@@ -115,14 +127,21 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
         "reason": entry.reason,
         "evidence": entry.evidence,
     }
-    method = entry.method
-    if method is None:
-        doc.update(env={}, args=[], files=[], blocked_modes=[], launcher_supplies={})
+    chosen = entry.method
+    if chosen is None:
+        doc.update(env={}, args=[], files=[], blocked_modes=[], launcher_supplies={},
+                   run_as="nothing holds")
         doc["statement"] = (
             f"no launch method keeps the credential deny for {entry.package} {entry.version}; "
             "do not launch Codex through it"
         )
         return doc
+    non_root = chosen.endswith(NON_ROOT)
+    method = chosen[: -len(NON_ROOT)] if non_root else chosen
+    doc["run_as"] = (
+        "a non-root user that owns CODEX_HOME and can read and refresh the credential; never root"
+        if non_root else "any user"
+    )
     home = _codex_home(bundle)
     env: dict[str, str] = {}
     args: list[str] = []
@@ -207,7 +226,7 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["package", "version", "codex_version", "codex_source", "holds",
                              "launch_method", "reason", "evidence", "env", "args", "files",
-                             "blocked_modes", "launcher_supplies", "statement"],
+                             "blocked_modes", "launcher_supplies", "run_as", "statement"],
                 "properties": {
                     "package": {"type": "string"},
                     "version": {"type": "string"},
@@ -216,8 +235,11 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                     "holds": {"type": "boolean"},
                     "launch_method": {
                         "enum": ["c-overrides", "codex-home", "codex-config",
-                                 "codex-home+initial-mode", None]
+                                 "codex-home+initial-mode", "c-overrides+non-root",
+                                 "codex-home+non-root", "codex-config+non-root",
+                                 "codex-home+initial-mode+non-root", None]
                     },
+                    "run_as": {"type": "string"},
                     "reason": {"type": "string"},
                     "evidence": {"type": "string"},
                     "env": {"type": "object", "additionalProperties": {"type": "string"}},

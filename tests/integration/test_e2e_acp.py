@@ -61,8 +61,8 @@ def matrix() -> Iterator[CompatibilityMatrix]:
         if ad.missing is not None:
             missing(f"{ad.package} {ad.version}: {ad.missing} (run .ci/tools.d/acp.sh)")
     if os.getuid() != 0:
-        pytest.skip("profiles/adapters.toml was measured as root (as CI runs); zed's result "
-                    "depends on it")
+        pytest.skip("profiles/adapters.toml was measured as root (as CI runs): zed's result "
+                    "depends on it, and the +non-root methods need root to switch users")
     before = set(_leftovers())
     lines: list[str] = []
     result = rows_from(acp_rows(builds, progress=lines.append))
@@ -83,7 +83,7 @@ def test_a_wrong_catalog_is_caught_by_the_same_run(matrix: CompatibilityMatrix) 
     catalog = load_catalog()
     wrong = []
     for e in catalog.adapters:
-        if e.package == adapters.ZED_PACKAGE:  # claim zed holds under codex-home
+        if e.package == adapters.ZED_PACKAGE:  # claim zed holds under codex-home as root
             e = e.model_copy(update={"launch_method": "codex-home",
                                      "holding_methods": ["codex-home"]})
         elif e.method is not None:  # claim CODEX_CONFIG alone holds, and forget a blocked mode
@@ -160,9 +160,14 @@ def test_ts_builtin_modes_lose_and_profile_modes_hold(matrix: CompatibilityMatri
         assert by_event[(cver, "resumed")] == "held"
 
 
-def test_zed_has_no_holding_method_and_no_env_knobs(matrix: CompatibilityMatrix) -> None:
+def test_zed_holds_only_as_non_root(matrix: CompatibilityMatrix) -> None:
     zed = [r for r in matrix.rows if r.adapter == adapters.ZED_PACKAGE]
     unsupported = {r.launch_method for r in zed if r.result == "not-supported"}
     assert {adapters.METHOD_CODEX_CONFIG, adapters.METHOD_CODEX_HOME_INITIAL_MODE} <= unsupported
+    for method in (adapters.METHOD_C_OVERRIDES, adapters.METHOD_CODEX_HOME):
+        as_root = [r for r in zed if r.launch_method == method]
+        assert as_root and all(r.result == "lost" for r in as_root)
+        assert any("umount of the mask succeeded as uid 0" in r.evidence for r in as_root)
     (v,) = [v for v in adapter_verdicts(matrix) if v.adapter == adapters.ZED_PACKAGE]
-    assert v.holding == ()
+    assert v.holding == ("c-overrides+non-root", "codex-home+non-root")
+    assert v.blocked_modes["c-overrides+non-root"] == ("auto", "full-access")

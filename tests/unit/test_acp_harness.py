@@ -257,8 +257,8 @@ def test_catalog_rejects_a_launch_method_that_does_not_hold(tmp_path: Path) -> N
     for name in ("modes.toml",):
         (tmp_path / name).write_text((REPO / "profiles" / name).read_text())
     text = (REPO / "profiles" / "adapters.toml").read_text()
-    bad = text.replace('holding_methods = ["c-overrides", "codex-home", '
-                       '"codex-home+initial-mode"]', 'holding_methods = ["codex-home"]', 1)
+    bad = text.replace('holding_methods = ["c-overrides+non-root", "codex-home+non-root"]',
+                       'holding_methods = ["codex-home+non-root"]', 1)
     assert bad != text
     (tmp_path / "adapters.toml").write_text(bad)
     with pytest.raises(PolicyError, match="not in holding_methods"):
@@ -285,7 +285,7 @@ def _bundle(layout: Layout) -> Any:
 def test_launch_document_per_method(layout: Layout) -> None:
     bundle = _bundle(layout)
     schema = json.loads((REPO / "schemas" / "launch.schema.json").read_text())
-    for method in adapters.METHODS:
+    for method in [*adapters.METHODS, *(m + "+non-root" for m in adapters.METHODS)]:
         for source in ("CODEX_PATH", "bundled", "embedded"):
             cat = _catalog([method], method, ["agent-full-access"])
             entry = cat.adapters[0].model_copy(update={"codex_source": source})
@@ -294,6 +294,8 @@ def test_launch_document_per_method(layout: Layout) -> None:
             jsonschema.validate(doc, schema)
             (a,) = doc["adapters"]
             assert a["holds"] and a["launch_method"] == method
+            assert a["run_as"].startswith("a non-root") == method.endswith("+non-root")
+            method = method.removesuffix("+non-root")
             assert a["env"]["CODEX_HOME"] == layout.codex_home
             assert a["blocked_modes"] == ["agent-full-access"]
             assert "agent-full-access" in a["statement"]
@@ -326,10 +328,14 @@ def test_compile_launch_cli(layout: Layout, capsys: pytest.CaptureFixture[str]) 
     assert rc == 0
     doc = json.loads(out)
     by = {(a["package"], a["codex_version"]): a for a in doc["adapters"]}
-    assert by[(adapters.ZED_PACKAGE, "embedded")]["holds"] is False
-    assert "no launch method holds for @zed-industries/codex-acp" in err
+    zed = by[(adapters.ZED_PACKAGE, "embedded")]
+    assert zed["holds"] is True and zed["run_as"].startswith("a non-root user")
+    assert zed["args"][:2] == ["-c", "default_permissions=\"profilec-agent\""]
+    assert zed["blocked_modes"] == ["auto", "full-access"]
     ts = by[(adapters.TS_PACKAGE, "0.171.0")]
     assert ts["env"]["INITIAL_AGENT_MODE"] == "permission-profile:profilec-agent"
+    assert ts["run_as"] == "any user"
+    assert "warning" not in err  # every catalog entry has a holding method
     assert layout.marker not in out + err
 
 
@@ -394,3 +400,17 @@ def test_marker_anywhere_in_the_output_is_never_held(before: str, after: str, se
         result, evidence = judge(text, lay, "T")
         assert result == "lost"
         assert lay.marker not in evidence
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="handing the tree to another uid needs root")
+def test_non_root_launch_hands_the_tree_over_and_drops_privileges(layout: Layout) -> None:
+    launch = acp.Launch(("/opt/codex-acp", "-c", "x=1"), {"A": "b"}, ())
+    out = acp.as_non_root(launch, layout, uid=adapters.NON_ROOT_UID)
+    assert out.argv == ("setpriv", f"--reuid={adapters.NON_ROOT_UID}",
+                        f"--regid={adapters.NON_ROOT_UID}", "--clear-groups", "--",
+                        "/opt/codex-acp", "-c", "x=1")
+    for path in (layout.base, layout.codex_home, layout.link, layout.target, layout.workspace):
+        assert os.lstat(path).st_uid == adapters.NON_ROOT_UID
+    assert os.lstat(layout.roots).st_uid == 0
+    assert adapters.split_method("codex-home+non-root") == ("codex-home", True)
+    assert adapters.split_method("codex-home") == ("codex-home", False)
