@@ -11,6 +11,9 @@ TS_VER="${PROFILEC_ACP_TS_VERSION:-2.6.0}"
 ZED_VER="${PROFILEC_ACP_ZED_VERSION:-0.16.0}"
 
 command -v npm >/dev/null || { echo "tools: npm not found (needs node >= 20)" >&2; exit 1; }
+# The +non-root launch methods start the adapter as another uid with setpriv (util-linux).
+command -v setpriv >/dev/null || { echo "tools: setpriv not found (util-linux)" >&2; exit 1; }
+echo "tools: setpriv $(command -v setpriv) (present)"
 
 install_pkg() {  # <npm name> <version> <dir> <file that proves the install>
     local name="$1" ver="$2" dest="$3" probe="$4" state="present"
