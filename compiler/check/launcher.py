@@ -6,9 +6,9 @@ transcript holds them (schemas/launch-request.schema.json describes one line; re
 lines without `method`, are skipped). PC023 fires for every request that carries a legacy
 sandbox field: `sandboxPolicy` on turn/start, thread/settings/update or command/exec, `sandbox`
 on thread/start, thread/resume or thread/fork. The e2e run (docs/e2e.md) observed on Codex
-0.171.0 that such a request replaces the active permission profile (thread/settings/updated
-with activePermissionProfile null): readOnly and workspaceWrite keep only the profile's deny
-entries, dangerFullAccess drops the deny as well.
+0.171.0 that such a request replaces the active permission profile (activePermissionProfile
+null): a turn/start readOnly or workspaceWrite policy keeps only the profile's deny entries,
+dangerFullAccess drops the deny as well, and a thread/start `sandbox` (any mode) drops it too.
 
     requests = load_launch_requests(path)        # InputError (exit 2) on a malformed line
     findings = launcher_findings(requests, file=path)
@@ -100,12 +100,13 @@ def launcher_findings(
         if field is None or r.params.get(field) is None:
             continue
         kind = _kind(r.params[field])
-        effect = (
-            "the profile and its deny are dropped (no sandbox)"
-            if kind in _NO_SANDBOX
-            else "the profile is replaced; only its deny entries survive (read-only holder "
-            "directories and the rest are dropped)"
-        )
+        if field == "sandbox":
+            effect = "the thread runs the legacy sandbox, not the profile; its deny is dropped"
+        elif kind in _NO_SANDBOX:
+            effect = "the profile and its deny are dropped (no sandbox)"
+        else:
+            effect = ("the profile is replaced; only its deny entries survive (read-only holder "
+                      "directories and the rest are dropped)")
         out.append(
             CheckFinding(
                 rule=RULE,

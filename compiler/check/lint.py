@@ -267,8 +267,9 @@ RULES: tuple[Rule, ...] = (
         "legacy-sandbox-request",
         "error",
         "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
-        "Codex replaces the active permission profile (activePermissionProfile null): readOnly "
-        "and workspaceWrite keep only its deny entries, dangerFullAccess drops the deny too "
+        "Codex replaces the active permission profile (activePermissionProfile null): a "
+        "turn/start readOnly or workspaceWrite policy keeps only its deny entries; "
+        "dangerFullAccess, and a thread/start sandbox of any mode, drop the deny too "
         "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
         "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
         "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",

@@ -23,10 +23,12 @@ app-server process is ended and a new one started, thread/resume, a probe turn),
 `legacy-sandboxPolicy:<kind>` (turn/start carrying a legacy `sandboxPolicy` readOnly,
 workspaceWrite, dangerFullAccess, as agentclientprotocol/codex-acp's built-in modes send), then
 `turn-permissions:after-legacy` (turn/start selecting the profile again with `permissions`).
-For `thread config` also `resumed:no-config`, on a second thread: resumed without the config
-map. Each probe turn is scripted by the loopback model server: one shell call that reads the
-CODEX_HOME/auth.json link, the hop, the target and the control file, and tries to write into
-each directory holding them.
+Then `legacy-sandbox-thread-start:<mode>`: a fresh thread per legacy `sandbox` mode on
+thread/start (read-only, workspace-write, danger-full-access), probed once. For `thread config`
+also `resumed:no-config`, on another thread: resumed without the config map. Each probe turn
+is scripted by the loopback model server: one shell call that reads the CODEX_HOME/auth.json
+link, the hop, the target and the control file, and tries to write into each directory holding
+them.
 
 Verdict (what the model saw, i.e. request bodies at the model server): `lost` if the marker
 reached the model, `error` if the control file's content is absent (the probe did not run),
@@ -80,6 +82,10 @@ LEGACY_SANDBOX_POLICIES: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 LEGACY_EVENTS: tuple[str, ...] = tuple(
     f"legacy-sandboxPolicy:{k}" for k, _ in LEGACY_SANDBOX_POLICIES)
+#: Legacy `sandbox` modes a launcher may put on thread/start (each gets a fresh thread).
+THREAD_SANDBOX_MODES: tuple[str, ...] = ("read-only", "workspace-write", "danger-full-access")
+THREAD_SANDBOX_EVENTS: tuple[str, ...] = tuple(
+    f"legacy-sandbox-thread-start:{m}" for m in THREAD_SANDBOX_MODES)
 #: After the legacy turns: a turn/start with `permissions: <profile id>` (experimentalApi).
 RESTORE_EVENT = "turn-permissions:after-legacy"
 #: The check rule that flags a launcher which sends a legacy sandboxPolicy (see docs/check.md).
@@ -199,7 +205,7 @@ class EventOutcome:
     def row(self) -> MatrixRow:
         """The matrix row for this outcome."""
         lint: str | None = None
-        if self.session_event.startswith("legacy-sandboxPolicy"):
+        if self.session_event.startswith(("legacy-sandboxPolicy", "legacy-sandbox-thread-start")):
             lint = LEGACY_LINT
         elif self.session_event == "resumed:no-config" and self.result == "lost":
             lint = SESSION_ONLY_LINT
@@ -539,7 +545,7 @@ def run_method(
     layout = build_layout(parent)
     out: list[EventOutcome] = []
     wanted = list(events) if events is not None else [
-        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT,
+        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS,
         *(["resumed:no-config"] if method == "thread config" else [])]
     try:
         bundle = None if default_permissions is not None else compile_layout(layout)
@@ -567,6 +573,16 @@ def run_method(
                     # PC023's fix: select the profile per turn with `permissions` (experimental).
                     out.append(s.probe(thread_id, RESTORE_EVENT, active,
                                        {"permissions": bundle.default_profile_id}))
+                for mode, event in zip(THREAD_SANDBOX_MODES, THREAD_SANDBOX_EVENTS,
+                                       strict=True):
+                    if event in wanted:
+                        # A fresh thread each, so an earlier leak cannot colour this one.
+                        s.leaked = False
+                        started = s.proc.client.request(
+                            "thread/start", {**s.thread_params(), "sandbox": mode},
+                            timeout=timeout) if s.proc else {}
+                        out.append(s.probe(str(started["thread"]["id"]), event,
+                                           _profile_id(started)))
                 if "resumed:no-config" in wanted:
                     # A second thread, so the legacy turns above cannot colour this one.
                     s.leaked = False

@@ -114,7 +114,7 @@ def holding_methods(
 
     `not-supported` rows of a method don't count against it (an event it cannot express); any
     `lost` or `error` row does. Adapters with no holding method map to an empty list. Rows whose
-    session_event starts with one of `skip_events` are left out (e.g. "legacy-sandboxPolicy":
+    session_event starts with one of `skip_events` are left out (e.g. "legacy-":
     for the bare app-server that is the launcher's own request, which PC023 flags, not a
     property of the launch method).
     """

@@ -22,6 +22,7 @@ from compiler.e2e.appserver import (
     LEGACY_LINT,
     RESTORE_EVENT,
     SESSION_ONLY_LINT,
+    THREAD_SANDBOX_EVENTS,
     AppServerReport,
     EventOutcome,
     run_appserver,
@@ -103,7 +104,7 @@ def test_thread_config_resumed_without_config_loses_the_profile(report: AppServe
 def test_matrix_rows_are_marker_free_and_render(report: AppServerReport) -> None:
     text = matrix_json(report.matrix())
     doc = json.loads(text)
-    assert len(doc["rows"]) == len(report.outcomes) == 3 * 6 + 1
+    assert len(doc["rows"]) == len(report.outcomes) == 3 * 9 + 1
     assert "PROFILEC-E2E-SECRET" not in text
     for o in report.outcomes:
         assert "PROFILEC-E2E-SECRET" not in o.tool_output + o.evidence
@@ -122,14 +123,14 @@ def test_check_flags_exactly_the_requests_that_replace_the_profile(
     for o in report.outcomes:
         assert o.sent, o
         found = launcher_findings(parse_launch_requests("\n".join(o.sent), where="sent"))
-        if o.session_event.startswith("legacy-sandboxPolicy"):
+        if o.session_event.startswith("legacy-"):
             assert [f.rule for f in found] == [LEGACY_LINT], o.session_event
         else:
             assert found == [], (o.launch_method, o.session_event)
 
 
 def test_methods_that_hold_without_launcher_side_legacy_requests(report: AppServerReport) -> None:
-    held = holding_methods(report.matrix(), skip_events=("legacy-sandboxPolicy",))
+    held = holding_methods(report.matrix(), skip_events=("legacy-",))
     assert held == {"codex app-server": ["app-server -c", "codex-home"]}
     assert holding_methods(report.matrix()) == {"codex app-server": []}
 
@@ -145,3 +146,16 @@ def test_turn_permissions_restore_the_profile_after_a_legacy_policy(
     for part in HELD_READS:
         assert part in o.evidence
     assert "compiled entries in effect: deny 1/1, read 3/3" in o.evidence
+
+
+@pytest.mark.parametrize("method", LAUNCH_METHODS)
+@pytest.mark.parametrize("event", THREAD_SANDBOX_EVENTS)
+def test_legacy_sandbox_on_thread_start_drops_the_deny(
+    report: AppServerReport, method: str, event: str
+) -> None:
+    """Unlike turn/start sandboxPolicy, a thread/start `sandbox` of any mode loses the deny."""
+    o = _one(report, method, event)
+    assert o.result == "lost", o
+    assert "link, hop, target rc=0 (printed the marker)" in o.evidence
+    assert o.active_profile in (None, "None")
+    assert o.row().lint == LEGACY_LINT

@@ -9,6 +9,7 @@ import pytest
 from compiler.e2e.appserver import (
     LEGACY_EVENTS,
     RESTORE_EVENT,
+    THREAD_SANDBOX_EVENTS,
     AppServer,
     build_layout,
     compile_layout,
@@ -78,7 +79,7 @@ def test_a_failing_app_server_gives_error_rows_never_held(tmp_path: Path) -> Non
     fake.chmod(0o755)
     out = run_method(str(fake), "app-server -c", timeout=10, parent=str(tmp_path))
     assert [o.session_event for o in out] == [
-        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT]
+        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS]
     assert {o.result for o in out} == {"error"}
     assert all("no threads here" in o.evidence for o in out)
     assert [p for p in tmp_path.iterdir() if p.name.startswith("profilec-e2e-as-")] == []
