@@ -8,7 +8,8 @@ sandbox field: `sandboxPolicy` on turn/start, thread/settings/update or command/
 on thread/start, thread/resume or thread/fork. The e2e run (docs/e2e.md) observed on Codex
 0.171.0 that such a request replaces the active permission profile (activePermissionProfile
 null): a turn/start readOnly or workspaceWrite policy keeps only the profile's deny entries,
-dangerFullAccess drops the deny as well, and a thread/start `sandbox` (any mode) drops it too.
+dangerFullAccess drops the deny as well, and a `sandbox` (any mode) on thread/start, thread/fork
+or thread/resume drops it too.
 
     requests = load_launch_requests(path)        # InputError (exit 2) on a malformed line
     findings = launcher_findings(requests, file=path)

@@ -24,7 +24,9 @@ app-server process is ended and a new one started, thread/resume, a probe turn),
 workspaceWrite, dangerFullAccess, as agentclientprotocol/codex-acp's built-in modes send), then
 `turn-permissions:after-legacy` (turn/start selecting the profile again with `permissions`).
 Then `legacy-sandbox-thread-start:<mode>`: a fresh thread per legacy `sandbox` mode on
-thread/start (read-only, workspace-write, danger-full-access), probed once. For `thread config`
+thread/start (read-only, workspace-write, danger-full-access), probed once; then
+`legacy-sandbox-thread-fork:read-only` and `legacy-sandbox-thread-resume:read-only` (a fresh
+thread forked, then truly resumed, each request with `sandbox`). For `thread config`
 also `resumed:no-config`, on another thread: resumed without the config map. Each probe turn
 is scripted by the loopback model server: one shell call that reads the CODEX_HOME/auth.json
 link, the hop, the target and the control file, and tries to write into each directory holding
@@ -86,6 +88,9 @@ LEGACY_EVENTS: tuple[str, ...] = tuple(
 THREAD_SANDBOX_MODES: tuple[str, ...] = ("read-only", "workspace-write", "danger-full-access")
 THREAD_SANDBOX_EVENTS: tuple[str, ...] = tuple(
     f"legacy-sandbox-thread-start:{m}" for m in THREAD_SANDBOX_MODES)
+#: The same legacy `sandbox` on thread/fork and on a true thread/resume (read-only).
+FORK_SANDBOX_EVENT = "legacy-sandbox-thread-fork:read-only"
+RESUME_SANDBOX_EVENT = "legacy-sandbox-thread-resume:read-only"
 #: After the legacy turns: a turn/start with `permissions: <profile id>` (experimentalApi).
 RESTORE_EVENT = "turn-permissions:after-legacy"
 #: The check rule that flags a launcher which sends a legacy sandboxPolicy (see docs/check.md).
@@ -205,7 +210,7 @@ class EventOutcome:
     def row(self) -> MatrixRow:
         """The matrix row for this outcome."""
         lint: str | None = None
-        if self.session_event.startswith(("legacy-sandboxPolicy", "legacy-sandbox-thread-start")):
+        if self.session_event.startswith(("legacy-sandboxPolicy", "legacy-sandbox-thread-")):
             lint = LEGACY_LINT
         elif self.session_event == "resumed:no-config" and self.result == "lost":
             lint = SESSION_ONLY_LINT
@@ -546,6 +551,7 @@ def run_method(
     out: list[EventOutcome] = []
     wanted = list(events) if events is not None else [
         "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS,
+        FORK_SANDBOX_EVENT, RESUME_SANDBOX_EVENT,
         *(["resumed:no-config"] if method == "thread config" else [])]
     try:
         bundle = None if default_permissions is not None else compile_layout(layout)
@@ -583,6 +589,28 @@ def run_method(
                             timeout=timeout) if s.proc else {}
                         out.append(s.probe(str(started["thread"]["id"]), event,
                                            _profile_id(started)))
+                if FORK_SANDBOX_EVENT in wanted or RESUME_SANDBOX_EVENT in wanted:
+                    # A fresh thread with a rollout on disk: fork it, then resume it, each
+                    # request carrying a legacy `sandbox`.
+                    s.leaked = False
+                    proc = s.start()
+                    started = proc.client.request("thread/start", s.thread_params(),
+                                                  timeout=timeout)
+                    fresh = str(started["thread"]["id"])
+                    s.warm(fresh)
+                    if FORK_SANDBOX_EVENT in wanted:
+                        forked = proc.client.request(
+                            "thread/fork", {"threadId": fresh, **s.thread_params(),
+                                            "sandbox": "read-only"}, timeout=timeout)
+                        out.append(s.probe(str(forked["thread"]["id"]), FORK_SANDBOX_EVENT,
+                                           _profile_id(forked)))
+                        s.leaked = False
+                    if RESUME_SANDBOX_EVENT in wanted:
+                        proc = s.start()
+                        resumed = proc.client.request(
+                            "thread/resume", {"threadId": fresh, **s.thread_params(),
+                                              "sandbox": "read-only"}, timeout=timeout)
+                        out.append(s.probe(fresh, RESUME_SANDBOX_EVENT, _profile_id(resumed)))
                 if "resumed:no-config" in wanted:
                     # A second thread, so the legacy turns above cannot colour this one.
                     s.leaked = False

@@ -18,9 +18,11 @@ from compiler.check.launcher import launcher_findings, parse_launch_requests
 from compiler.e2e.appserver import (
     CONTROL_BUILTIN,
     CONTROL_NO_DENY,
+    FORK_SANDBOX_EVENT,
     LAUNCH_METHODS,
     LEGACY_LINT,
     RESTORE_EVENT,
+    RESUME_SANDBOX_EVENT,
     SESSION_ONLY_LINT,
     THREAD_SANDBOX_EVENTS,
     AppServerReport,
@@ -104,7 +106,7 @@ def test_thread_config_resumed_without_config_loses_the_profile(report: AppServe
 def test_matrix_rows_are_marker_free_and_render(report: AppServerReport) -> None:
     text = matrix_json(report.matrix())
     doc = json.loads(text)
-    assert len(doc["rows"]) == len(report.outcomes) == 3 * 9 + 1
+    assert len(doc["rows"]) == len(report.outcomes) == 3 * 11 + 1
     assert "PROFILEC-E2E-SECRET" not in text
     for o in report.outcomes:
         assert "PROFILEC-E2E-SECRET" not in o.tool_output + o.evidence
@@ -149,11 +151,12 @@ def test_turn_permissions_restore_the_profile_after_a_legacy_policy(
 
 
 @pytest.mark.parametrize("method", LAUNCH_METHODS)
-@pytest.mark.parametrize("event", THREAD_SANDBOX_EVENTS)
-def test_legacy_sandbox_on_thread_start_drops_the_deny(
+@pytest.mark.parametrize("event", [*THREAD_SANDBOX_EVENTS, FORK_SANDBOX_EVENT,
+                                   RESUME_SANDBOX_EVENT])
+def test_legacy_sandbox_on_thread_start_fork_resume_drops_the_deny(
     report: AppServerReport, method: str, event: str
 ) -> None:
-    """Unlike turn/start sandboxPolicy, a thread/start `sandbox` of any mode loses the deny."""
+    """Unlike turn/start sandboxPolicy, a thread `sandbox` of any mode loses the deny."""
     o = _one(report, method, event)
     assert o.result == "lost", o
     assert "link, hop, target rc=0 (printed the marker)" in o.evidence

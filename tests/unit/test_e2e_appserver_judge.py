@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from compiler.e2e.appserver import (
+    FORK_SANDBOX_EVENT,
     LEGACY_EVENTS,
     RESTORE_EVENT,
+    RESUME_SANDBOX_EVENT,
     THREAD_SANDBOX_EVENTS,
     AppServer,
     build_layout,
@@ -79,7 +81,8 @@ def test_a_failing_app_server_gives_error_rows_never_held(tmp_path: Path) -> Non
     fake.chmod(0o755)
     out = run_method(str(fake), "app-server -c", timeout=10, parent=str(tmp_path))
     assert [o.session_event for o in out] == [
-        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS]
+        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS,
+        FORK_SANDBOX_EVENT, RESUME_SANDBOX_EVENT]
     assert {o.result for o in out} == {"error"}
     assert all("no threads here" in o.evidence for o in out)
     assert [p for p in tmp_path.iterdir() if p.name.startswith("profilec-e2e-as-")] == []
