@@ -269,7 +269,8 @@ RULES: tuple[Rule, ...] = (
         "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
         "Codex replaces the active permission profile (activePermissionProfile null): a "
         "turn/start readOnly or workspaceWrite policy keeps only its deny entries; "
-        "dangerFullAccess, and a thread/start sandbox of any mode, drop the deny too "
+        "dangerFullAccess, and a sandbox of any mode on thread/start, fork or resume, drop the "
+        "deny too "
         "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
         "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
         "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
