@@ -112,6 +112,15 @@ class Layout:
     tmpdir: str
 
 
+#: Every layout dir this process created (so a check for leftovers counts only its own runs).
+_CREATED: list[str] = []
+
+
+def created_layouts() -> tuple[str, ...]:
+    """The layout dirs `make_layout` created in this process, oldest first."""
+    return tuple(_CREATED)
+
+
 #: Layouts go under /tmp, which :workspace and a legacy workspaceWrite policy make writable, so
 #: a profile whose holder-directory read entries were dropped shows as a writable holder.
 SCRATCH_PARENT = "/tmp"
@@ -120,6 +129,7 @@ SCRATCH_PARENT = "/tmp"
 def make_layout(parent: str | None = None) -> Layout:
     """Build a fresh layout with random markers under `parent` (default: /tmp)."""
     base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent or SCRATCH_PARENT)
+    _CREATED.append(base)
     os.chmod(base, 0o755)
     marker = f"PROFILEC-CANARY-{secrets.token_hex(12)}"
     control_marker = f"PROFILEC-CONTROL-{secrets.token_hex(8)}"

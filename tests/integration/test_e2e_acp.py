@@ -35,8 +35,8 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _leftovers() -> list[int]:
-    """Pids whose command line names an ACP layout dir (ours, by prefix)."""
+def _leftovers(bases: tuple[str, ...]) -> list[int]:
+    """Pids (not zombies) whose command line names one of this run's layout dirs."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -49,7 +49,7 @@ def _leftovers() -> list[int]:
         except OSError:
             continue
         zombie = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
-        if acp.LAYOUT_PREFIX.encode() in cmdline and not zombie:
+        if not zombie and any(b.encode() + b"/" in cmdline for b in bases):
             found.append(int(entry))
     return found
 
@@ -63,13 +63,16 @@ def matrix() -> Iterator[CompatibilityMatrix]:
     if os.getuid() != 0:
         pytest.skip("profiles/adapters.toml was measured as root (as CI runs): zed's result "
                     "depends on it, and the +non-root methods need root to switch users")
-    before = set(_leftovers())
+    already = set(acp.created_layouts())
     lines: list[str] = []
     result = rows_from(acp_rows(builds, progress=lines.append))
     print("\n".join(lines))
     print(matrix_json(result))
-    after = [p for p in _leftovers() if p not in before]
+    ours = tuple(b for b in acp.created_layouts() if b not in already)
+    assert len(ours) >= len(builds)
+    after = _leftovers(ours)
     assert after == [], f"processes left running after the matrix: {after}"
+    assert not any(os.path.exists(b) for b in ours), "a layout dir was left behind"
     yield result
 
 
