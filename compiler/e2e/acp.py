@@ -626,20 +626,8 @@ class _Run:
         self.record(event, result, (note + "; " if note else "") + evidence, t0)
 
     def _drain(self) -> None:
-        """Drop a probe the model never handed out (so it cannot leak into the next prompt)."""
-        while self.server.pending_probes():
-            # The queue is private to the server; consume it by a no-op pop through its API.
-            _pop_probe(self.server)
-
-
-def _pop_probe(server: ScriptedModelServer) -> None:
-    state = getattr(server, "_state", None)
-    lock = getattr(server, "_lock", None)
-    if state is None or lock is None:
-        return
-    with lock:
-        if state.probes:
-            state.probes.popleft()
+        """Drop a probe the model never handed out (so it cannot run in the next prompt)."""
+        self.server.drop_pending_probes()
 
 
 def _short(exc: BaseException) -> str:
