@@ -15,6 +15,8 @@ from pydantic import BaseModel
 
 from .audit.models import BundleProvenance, DiffReport, Explanation, LockFile
 from .check.result import CheckReport
+from .e2e.matrix import CompatibilityMatrix
+from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 
@@ -34,6 +36,8 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "lock.schema.json": LockFile,
     "explain.schema.json": Explanation,
     "diff.schema.json": DiffReport,
+    "compat-matrix.schema.json": CompatibilityMatrix,
+    "adapters-catalog.schema.json": AdapterCatalog,
 }
 
 ACP_LAUNCH: dict[str, Any] = {
@@ -192,12 +196,35 @@ CANARY_REPORT: dict[str, Any] = {
 #: Model members that hold another published document: (schema file, property) -> its schema.
 EXTERNAL_REFS: dict[tuple[str, str], str] = {("lock.schema.json", "bundle"): "bundle.schema.json"}
 
+LAUNCH_REQUEST: dict[str, Any] = {
+    "title": "LaunchRequest",
+    "description": (
+        "One line of `check --launch-requests` (JSON Lines, split on LF only): a JSON-RPC "
+        "request a launcher sends to codex app-server. Lines without `method` are responses "
+        "(they need `id` and `result` or `error`) and are skipped."
+    ),
+    "type": "object",
+    "anyOf": [
+        {
+            "required": ["method"],
+            "properties": {
+                "method": {"type": "string"},
+                "params": {"type": ["object", "null"]},
+            },
+        },
+        {"required": ["id", "result"], "not": {"required": ["method"]}},
+        {"required": ["id", "error"], "not": {"required": ["method"]}},
+    ],
+}
+
 STATIC_SCHEMAS = {
     "bundle.schema.json": BUNDLE_DOC,
     "acp-launch.schema.json": ACP_LAUNCH,
     "overrides.schema.json": OVERRIDES,
     "session-config.schema.json": SESSION_CONFIG,
     "canary-report.schema.json": CANARY_REPORT,
+    "launch.schema.json": LAUNCH_SCHEMA,
+    "launch-request.schema.json": LAUNCH_REQUEST,
 }
 
 

@@ -263,6 +263,19 @@ RULES: tuple[Rule, ...] = (
         ">=0.148.0-alpha.0,<0.149.0",
     ),
     _r(
+        "PC023",
+        "legacy-sandbox-request",
+        "error",
+        "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
+        "Codex replaces the active permission profile (activePermissionProfile null): a "
+        "turn/start readOnly or workspaceWrite policy keeps only its deny entries; "
+        "dangerFullAccess, and a sandbox of any mode on thread/start, fork or resume, drop the "
+        "deny too "
+        "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
+        "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
+        "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
+    ),
+    _r(
         "PC022",
         "canary-failed",
         "error",

@@ -134,6 +134,13 @@ def check_command(
             "--mode-map", help="ACP mode -> profile id (JSON object, acp-json, or modes.toml)."
         ),
     ] = None,
+    launch_requests: Annotated[
+        Path | None,
+        typer.Option(
+            "--launch-requests",
+            help="JSON Lines of the requests a launcher sends to codex app-server (PC023).",
+        ),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="text | json | junit | sarif | github")
     ] = "text",
@@ -275,6 +282,11 @@ def check_command(
             tmpdir=os.environ.get("TMPDIR"),
         )
 
+    if launch_requests:
+        from ..check.launcher import launcher_findings, load_launch_requests
+
+        lfile = str(launch_requests)
+        extra = [*extra, *launcher_findings(load_launch_requests(lfile), file=lfile)]
     report = run_check(
         inputs,
         fail_on=fail_on,  # type: ignore[arg-type]  # checked against SEVERITY_RANK above

@@ -54,7 +54,8 @@ def compile_command(
     fmt: Annotated[
         str,
         typer.Option(
-            "--format", help="toml | overrides | acp-json | session-config | bundle | codex-home"
+            "--format",
+            help="toml | overrides | acp-json | session-config | bundle | codex-home | launch",
         ),
     ] = "toml",
     out: Annotated[
@@ -108,6 +109,16 @@ def compile_command(
 
         assert out is not None
         write_codex_home(bundle, str(out))
+        return
+    if fmt == "launch":  # the adapter catalog comes from the same policy directory
+        from ..emit.launch import load_catalog, render_launch_with
+
+        catalog = load_catalog(str(profiles) if profiles else None)
+        emit(render_launch_with(bundle, catalog), out)
+        for entry in catalog.adapters:
+            if entry.method is None:
+                print(f"profilec: warning: no launch method holds for {entry.package} "
+                      f"{entry.version}", file=sys.stderr)
         return
     try:
         render = renderer(fmt)

@@ -34,7 +34,11 @@ def renderer(name: str) -> Renderer:
         from .bundle import render_bundle
 
         return render_bundle
+    if name == "launch":
+        from .launch import render_launch
+
+        return render_launch
     raise KeyError(name)
 
 
-FORMATS = ("toml", "overrides", "acp-json", "session-config", "bundle", "codex-home")
+FORMATS = ("toml", "overrides", "acp-json", "session-config", "bundle", "codex-home", "launch")

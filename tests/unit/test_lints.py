@@ -12,6 +12,7 @@ import pytest
 from compiler.api import load_and_compile
 from compiler.check.checker import CheckInputs, from_bundle, run_check
 from compiler.check.configstack import ConfigStack, Layer, parse_override_lines
+from compiler.check.launcher import launcher_findings, parse_launch_requests
 from compiler.check.lint import RULES, in_range
 from compiler.check.result import CheckReport
 from compiler.emit.overrides import render_overrides
@@ -189,6 +190,12 @@ def _nested_table(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(_cfg(b), text)], version="0.148.0-alpha.9")
 
 
+def _legacy_request(lay: Layout, b: CompiledBundle) -> CheckReport:
+    line = '{"method":"turn/start","params":{"sandboxPolicy":{"type":"workspaceWrite"}}}\n'
+    found = launcher_findings(parse_launch_requests(line, where="requests.jsonl"))
+    return run_check(from_bundle(b, b.mode_profiles), extra=found)
+
+
 FIRING: list[tuple[str, Case]] = [
     ("PC001", _legacy_sandbox),
     ("PC002", _legacy_none),
@@ -213,6 +220,7 @@ FIRING: list[tuple[str, Case]] = [
     ("PC019", _old_codex),
     ("PC020", _no_extends_codex),
     ("PC021", _nested_table),
+    ("PC023", _legacy_request),
 ]
 
 

@@ -1,0 +1,120 @@
+"""Launcher requests: what a launcher sends to `codex app-server`, linted for PC023.
+
+`profilec check --launch-requests FILE` reads JSON Lines, one JSON-RPC message per line (split
+on "\\n" only), as a launcher logs the requests it sends, or as compiler.e2e.jsonrpc's
+transcript holds them (schemas/launch-request.schema.json describes one line; responses, i.e.
+lines without `method`, are skipped). PC023 fires for every request that carries a legacy
+sandbox field: `sandboxPolicy` on turn/start, thread/settings/update or command/exec, `sandbox`
+on thread/start, thread/resume or thread/fork. The e2e run (docs/e2e.md) observed on Codex
+0.171.0 that such a request replaces the active permission profile (activePermissionProfile
+null): a turn/start readOnly or workspaceWrite policy keeps only the profile's deny entries,
+dangerFullAccess drops the deny as well, and a `sandbox` (any mode) on thread/start, thread/fork
+or thread/resume drops it too.
+
+    requests = load_launch_requests(path)        # InputError (exit 2) on a malformed line
+    findings = launcher_findings(requests, file=path)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from .lint import RULE_BY_ID
+from .result import CheckFinding
+
+RULE = "PC023"
+#: Request method -> its legacy sandbox field.
+LEGACY_FIELDS: dict[str, str] = {
+    "turn/start": "sandboxPolicy",
+    "thread/settings/update": "sandboxPolicy",
+    "command/exec": "sandboxPolicy",
+    "thread/start": "sandbox",
+    "thread/resume": "sandbox",
+    "thread/fork": "sandbox",
+}
+_NO_SANDBOX = ("dangerFullAccess", "danger-full-access", "externalSandbox")
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchRequest:
+    """One request a launcher sends (1-based line in its file)."""
+
+    line: int
+    method: str
+    params: dict[str, Any]
+
+
+def parse_launch_requests(text: str, *, where: str) -> tuple[LaunchRequest, ...]:
+    """Every request line of a JSON Lines text; blank lines and responses are skipped."""
+    out: list[LaunchRequest] = []
+    for n, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            msg = json.loads(raw)
+        except ValueError as exc:
+            raise InputError(f"not JSON: {exc}", where=f"{where}:{n}") from None
+        if not isinstance(msg, dict):
+            raise InputError("a line must be a JSON object", where=f"{where}:{n}")
+        if "method" not in msg:
+            if "id" in msg and ("result" in msg or "error" in msg):
+                continue  # a response in a transcript
+            raise InputError("a request needs a string `method`", where=f"{where}:{n}")
+        method, params = msg["method"], msg.get("params", {})
+        if not isinstance(method, str):
+            raise InputError("`method` must be a string", where=f"{where}:{n}")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise InputError("`params` must be an object", where=f"{where}:{n}")
+        out.append(LaunchRequest(n, method, params))
+    return tuple(out)
+
+
+def load_launch_requests(path: str) -> tuple[LaunchRequest, ...]:
+    """Read and parse a launcher's request log (UTF-8 JSON Lines)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read launch requests: {exc}", where=path) from None
+    return parse_launch_requests(text, where=path)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("type", "object"))
+    return str(value)
+
+
+def launcher_findings(
+    requests: Sequence[LaunchRequest], *, file: str | None = None
+) -> list[CheckFinding]:
+    """PC023 for each request that carries a legacy sandbox field."""
+    out: list[CheckFinding] = []
+    for r in requests:
+        field = LEGACY_FIELDS.get(r.method)
+        if field is None or r.params.get(field) is None:
+            continue
+        kind = _kind(r.params[field])
+        if field == "sandbox":
+            effect = "the thread runs the legacy sandbox, not the profile; its deny is dropped"
+        elif kind in _NO_SANDBOX:
+            effect = "the profile and its deny are dropped (no sandbox)"
+        else:
+            effect = ("the profile is replaced; only its deny entries survive (read-only holder "
+                      "directories and the rest are dropped)")
+        out.append(
+            CheckFinding(
+                rule=RULE,
+                severity=RULE_BY_ID[RULE].severity,
+                message=f"{r.method} sends legacy {field} {kind}: {effect}",
+                file=file,
+                line=r.line,
+            )
+        )
+    return out

@@ -1,0 +1,723 @@
+"""Drive an ACP adapter over stdio and judge, from what the *model* saw, whether the deny held.
+
+`AcpClient` speaks the Agent Client Protocol (JSON-RPC 2.0, one message per "\\n" line) through
+`jsonrpc.JsonRpcClient`: `initialize` (fs and terminal capabilities off), `session/new` (cwd = the
+workspace, no MCP servers), `session/set_mode`, `session/prompt`, `session/load`,
+`session/resume`. Every `session/request_permission` is answered by REJECTING it (the reject
+option if one is offered, else `cancelled`) and recorded: an approval could run a command outside
+the sandbox, so the harness never grants one. Other client methods (fs, terminal) are refused.
+
+`run_adapter_method` runs one adapter under one launch method against a fresh synthetic layout
+(a random marker as the credential behind a two-hop link chain, a control file in the
+workspace), compiled with `compiler.api`, and a scripted model (`model_server`) that answers
+each turn with one tool call running the probe. Per session event it returns an `Observation`:
+
+* `held`: the probe's output reached the model, the control file's marker is in it, and the
+  credential marker is not;
+* `lost`: the credential marker is in a tool output the model received;
+* `error`: the probe did not run or its output never reached the model (so no verdict:
+  a test cannot pass vacuously);
+* `not-supported`: the adapter has no such event or knob (e.g. no load capability).
+
+Every process is started in its own session and process group; on close it, its descendants and
+what is left in its group are ended by their own ids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import signal
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .adapters import (
+    METHOD_C_OVERRIDES,
+    METHOD_CODEX_CONFIG,
+    METHOD_CODEX_HOME,
+    METHOD_CODEX_HOME_INITIAL_MODE,
+    NON_ROOT_UID,
+    Adapter,
+    split_method,
+)
+from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
+from .matrix import excerpt
+from .model_server import ScriptedModelServer
+
+Result = Literal["held", "lost", "not-supported", "error"]
+
+#: ACP protocol version the client speaks.
+PROTOCOL_VERSION = 1
+#: Seconds allowed for one request of each kind.
+INIT_TIMEOUT = 60.0
+SESSION_TIMEOUT = 60.0
+PROMPT_TIMEOUT = 90.0
+#: Zed's built-in approval presets (src/thread.rs APPROVAL_PRESETS); tried even when not offered.
+ZED_BUILTIN_MODES = ("read-only", "auto", "full-access")
+PROMPT_TEXT = "Run the scripted probe."
+#: Every ACP layout's temp dir starts with this (app-server layouts use "profilec-e2e-as-").
+LAYOUT_PREFIX = "profilec-e2e-acp-"
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One matrix cell as observed."""
+
+    adapter: str
+    adapter_version: str
+    codex_version: str
+    launch_method: str
+    session_event: str
+    result: Result
+    evidence: str
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the matrix row)."""
+        return {
+            "adapter": self.adapter,
+            "adapter_version": self.adapter_version,
+            "codex_version": self.codex_version,
+            "launch_method": self.launch_method,
+            "session_event": self.session_event,
+            "result": self.result,
+            "evidence": self.evidence,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic layout
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A throwaway layout: credential behind link -> hop -> target, a workspace, a CODEX_HOME."""
+
+    base: str
+    marker: str
+    control_marker: str
+    target: str  # host/auth.json (the marker)
+    hop: str  # host-link/auth.json (host-link -> host)
+    link: str  # agent/codex-home/auth.json -> hop
+    codex_home: str
+    workspace: str
+    control: str
+    roots: str
+    tmpdir: str
+
+
+#: Every layout dir this process created (so a check for leftovers counts only its own runs).
+_CREATED: list[str] = []
+
+
+def created_layouts() -> tuple[str, ...]:
+    """The layout dirs `make_layout` created in this process, oldest first."""
+    return tuple(_CREATED)
+
+
+#: Layouts go under /tmp, which :workspace and a legacy workspaceWrite policy make writable, so
+#: a profile whose holder-directory read entries were dropped shows as a writable holder.
+SCRATCH_PARENT = "/tmp"
+
+
+def make_layout(parent: str | None = None) -> Layout:
+    """Build a fresh layout with random markers under `parent` (default: /tmp)."""
+    base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent or SCRATCH_PARENT)
+    _CREATED.append(base)
+    os.chmod(base, 0o755)
+    marker = f"PROFILEC-CANARY-{secrets.token_hex(12)}"
+    control_marker = f"PROFILEC-CONTROL-{secrets.token_hex(8)}"
+    host = os.path.join(base, "host")
+    home = os.path.join(base, "agent", "codex-home")
+    ws = os.path.join(base, "workspace")
+    tmp = os.path.join(base, "tmp")
+    for d in (host, home, ws, tmp):
+        os.makedirs(d, exist_ok=True)
+    target = os.path.join(host, "auth.json")
+    # The fake credential IS the marker: a trusted parent that needs auth.json reads it.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"OPENAI_API_KEY": marker}) + "\n")
+    os.symlink("host", os.path.join(base, "host-link"))
+    hop = os.path.join(base, "host-link", "auth.json")
+    link = os.path.join(home, "auth.json")
+    os.symlink(hop, link)
+    # A workspace as launchers have it (a checkout): the carve-out dirs Codex masks read-only
+    # exist. Zed's embedded core cannot start its sandbox without them ("bwrap: Can't mkdir
+    # <ws>/.agents: Read-only file system"), see docs/e2e-acp.md.
+    for sub in WORKSPACE_DIRS:
+        os.makedirs(os.path.join(ws, sub), exist_ok=True)
+    control = os.path.join(ws, "README.txt")
+    with open(control, "w", encoding="utf-8") as fh:
+        fh.write(f"control file: {control_marker}\n")
+    roots = os.path.join(base, "roots.toml")
+    fd = os.open(roots, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(
+            "schema_version = 1\n\n[[roots]]\n"
+            'id = "codex-auth"\n'
+            f"path = {json.dumps(link)}\n"
+            'backend = "codex"\n'
+        )
+    return Layout(base, marker, control_marker, target, hop, link, home, ws, control, roots, tmp)
+
+
+def remove_layout(layout: Layout) -> None:
+    """End what still runs in the tree, then delete it (links are removed, never followed)."""
+    import shutil
+
+    end_tree_processes(layout.base)
+    shutil.rmtree(layout.base, ignore_errors=True)
+
+
+def tree_processes(base: str) -> list[int]:
+    """Pids whose command line names the throwaway tree `base` (a fresh random dir of ours)."""
+    needle = base.encode()
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if needle + b"/" in cmdline or cmdline.split(b"\0").count(needle):
+            found.append(int(entry))
+    return found
+
+
+def end_tree_processes(base: str, grace: float = 2.0) -> list[int]:
+    """End, each by its own pid, what is left running in the tree.
+
+    Codex's sandbox helpers run under `bwrap --new-session` and can outlive the adapter and
+    the app-server, re-parented to init; their command line names the tree, which is unique to
+    this run. TERM first, KILL after `grace` seconds (bwrap as pid 1 of its namespace may ignore
+    TERM). Returns the pids found.
+    """
+    pids = tree_processes(base)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
+
+
+# ---------------------------------------------------------------------------------------------
+# Probe and verdict
+
+#: Directories a real workspace holds and Codex masks read-only inside writable roots.
+WORKSPACE_DIRS = (".git", ".agents", ".codex", ".aws")
+
+SECTIONS = ("link", "hop", "target", "target-after-umount", "control")
+
+
+def holders(layout: Layout) -> tuple[tuple[str, str], ...]:
+    """(section, dir) of the directories holding the link, the hop's link and the target."""
+    return (
+        ("write:codex-home", layout.codex_home),
+        ("write:host", os.path.dirname(layout.target)),
+        ("write:base", layout.base),
+    )
+
+
+def probe_command(layout: Layout, tag: str) -> str:
+    """One shell command reading every spelling of the credential and the control file.
+
+    Each section is fenced by `==<tag> <section>==` lines. After the plain reads it tries to lift
+    the sandbox's mask (`umount`), as a model command could, and reads the target again; then it
+    tries to create a file in each directory that holds a link or the target (rc=0 there means
+    a model command could re-point the link or swap the target, so the credential is lost later,
+    when the trusted parent refreshes it). It always exits 0 so Codex never treats it as a
+    sandbox denial and offers to re-run it unsandboxed.
+    """
+    q = shlex.quote
+    parts = []
+    for name, path in (("link", layout.link), ("hop", layout.hop), ("target", layout.target)):
+        parts.append(f"echo =={tag} {name}==; cat {q(path)} 2>&1")
+    parts.append(
+        f"echo =={tag} target-after-umount==; umount {q(layout.target)} 2>&1; "
+        f"cat {q(layout.target)} 2>&1"
+    )
+    parts.append(f"echo =={tag} control==; cat {q(layout.control)} 2>&1")
+    for name, d in holders(layout):
+        f = q(os.path.join(d, ".profilec-e2e-write-probe"))
+        parts.append(f'echo =={tag} {name}==; ( : > {f} ) 2>&1; echo "rc=$?"')
+    parts.append(f"echo =={tag} end==; true")
+    return "; ".join(parts)
+
+
+def split_sections(output: str, tag: str) -> dict[str, str]:
+    """The probe output by section (split on "\\n" only)."""
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in output.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(f"=={tag} ") and stripped.endswith("=="):
+            current = stripped[len(tag) + 3 : -2]
+            found.setdefault(current, [])
+            continue
+        if current is not None:
+            found[current].append(line)
+    return {k: "\n".join(v) for k, v in found.items()}
+
+
+def judge(output: str | None, layout: Layout, tag: str) -> tuple[Result, str]:
+    """Held / lost / error from the tool output the model received (None: none received)."""
+    if output is None:
+        return "error", "no tool output reached the model (the probe did not run)"
+    sections = split_sections(output, tag)
+    leaked = [name for name, text in sections.items() if layout.marker in text]
+    if layout.marker in output:
+        where = ", ".join(leaked) if leaked else "unfenced output"
+        note = ""
+        if leaked == ["target-after-umount"]:
+            note = f"; plain reads denied, but umount of the mask succeeded as uid {os.getuid()}"
+        return "lost", f"credential marker in the model-visible tool output ({where}){note}"
+    if layout.control_marker not in sections.get("control", ""):
+        first = output.strip().replace("\n", " | ")[:200]
+        return "error", f"control file not read, so the probe did not run as written: {first!r}"
+    rcs = {}
+    for name, _ in holders(layout):
+        lines = [x.strip() for x in sections.get(name, "").split("\n") if x.strip()]
+        rcs[name] = lines[-1] if lines and lines[-1].startswith("rc=") else None
+    if any(rc is None for rc in rcs.values()):
+        return "error", f"write probes incomplete: {rcs}"
+    writable = [name[len("write:") :] for name, rc in rcs.items() if rc == "rc=0"]
+    if writable:
+        return "lost", (
+            "marker absent, but the directory holding "
+            + ", ".join(writable)
+            + " is writable: a model command can re-point the link or swap the target"
+        )
+    denied = []
+    for name in ("link", "hop", "target", "target-after-umount"):
+        lines = [x for x in sections.get(name, "").split("\n") if x.strip()]
+        last = lines[-1].rsplit(": ", 1)[-1].strip() if lines else "(no output)"
+        denied.append(f"{name}: {last[:40]}")
+    return "held", "marker absent, control read, holder dirs not writable; " + "; ".join(denied)
+
+
+# ---------------------------------------------------------------------------------------------
+# ACP client
+
+
+@dataclass
+class PermissionRecord:
+    """A `session/request_permission` the harness rejected."""
+
+    session_id: str
+    title: str
+    answer: str
+
+
+@dataclass
+class AcpClient:
+    """One adapter process speaking ACP; ended by its process group."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    cwd: str
+    permissions: list[PermissionRecord] = field(default_factory=list)
+    rpc: JsonRpcClient | None = None
+    init_result: dict[str, Any] = field(default_factory=dict)
+
+    def start(self) -> AcpClient:
+        """Spawn the adapter (own session / process group)."""
+        self.rpc = JsonRpcClient(self.argv, env=self.env, cwd=self.cwd, on_request=self._on_request)
+        return self
+
+    def _on_request(self, method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            p = params if isinstance(params, dict) else {}
+            options = [o for o in p.get("options") or [] if isinstance(o, dict)]
+            reject = next(
+                (o for o in options if str(o.get("kind", "")).startswith("reject")), None
+            )
+            tool = p.get("toolCall") if isinstance(p.get("toolCall"), dict) else {}
+            title = str((tool or {}).get("title", ""))[:200]
+            if reject is not None:
+                answer: dict[str, Any] = {"outcome": "selected", "optionId": reject["optionId"]}
+                label = f"rejected ({reject.get('optionId')})"
+            else:
+                answer = {"outcome": "cancelled"}
+                label = "cancelled"
+            self.permissions.append(PermissionRecord(str(p.get("sessionId", "")), title, label))
+            return {"outcome": answer}
+        raise RpcError(-32601, f"client does not offer {method}")
+
+    @property
+    def client(self) -> JsonRpcClient:
+        """The running JSON-RPC client."""
+        if self.rpc is None:
+            raise RuntimeError("ACP client is not started")
+        return self.rpc
+
+    def initialize(self) -> dict[str, Any]:
+        """`initialize` with fs and terminal off; returns the agent's answer."""
+        result = self.client.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": {
+                    "fs": {"readTextFile": False, "writeTextFile": False},
+                    "terminal": False,
+                },
+                "clientInfo": {"name": "profilec-e2e", "version": "1"},
+            },
+            timeout=INIT_TIMEOUT,
+        )
+        self.init_result = result if isinstance(result, dict) else {}
+        return self.init_result
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """`agentCapabilities` from initialize."""
+        caps = self.init_result.get("agentCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    def can_load(self) -> bool:
+        """The agent advertises `loadSession`."""
+        return bool(self.capabilities.get("loadSession"))
+
+    def can_resume(self) -> bool:
+        """The agent advertises `sessionCapabilities.resume`."""
+        sc = self.capabilities.get("sessionCapabilities")
+        return isinstance(sc, dict) and "resume" in sc
+
+    def new_session(self) -> dict[str, Any]:
+        """`session/new` in the workspace with no MCP servers."""
+        res = self.client.request(
+            "session/new", {"cwd": self.cwd, "mcpServers": []}, timeout=SESSION_TIMEOUT
+        )
+        return res if isinstance(res, dict) else {}
+
+    def load_session(self, session_id: str) -> dict[str, Any]:
+        """`session/load` (history is replayed as notifications)."""
+        res = self.client.request(
+            "session/load",
+            {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
+            timeout=SESSION_TIMEOUT,
+        )
+        return res if isinstance(res, dict) else {}
+
+    def resume_session(self, session_id: str) -> dict[str, Any]:
+        """`session/resume` (no history replay)."""
+        res = self.client.request(
+            "session/resume",
+            {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
+            timeout=SESSION_TIMEOUT,
+        )
+        return res if isinstance(res, dict) else {}
+
+    def set_mode(self, session_id: str, mode_id: str) -> None:
+        """`session/set_mode`."""
+        self.client.request(
+            "session/set_mode", {"sessionId": session_id, "modeId": mode_id},
+            timeout=SESSION_TIMEOUT,
+        )
+
+    def prompt(self, session_id: str, text: str) -> str:
+        """`session/prompt`; returns the stop reason."""
+        res = self.client.request(
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
+            timeout=PROMPT_TIMEOUT,
+        )
+        return str(res.get("stopReason")) if isinstance(res, dict) else ""
+
+    def close(self) -> None:
+        """End the adapter and everything it spawned, each by its own pid.
+
+        `JsonRpcClient.close` lists the adapter's descendants (the TS adapter's `codex
+        app-server`, sandbox helpers in their own sessions) before ending it and ends them and
+        any late members of its session; whatever is still in the adapter's process group after
+        that is killed by the group's id, which is the adapter's own pid.
+        """
+        rpc = self.rpc
+        if rpc is None:
+            return
+        self.rpc = None
+        try:
+            rpc.close(grace=3.0)
+        finally:
+            end_group(rpc.pid, signal.SIGKILL)
+
+
+def end_group(pgid: int, sig: signal.Signals) -> None:
+    """Signal the process group whose id is `pgid` (the leader's own pid); gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+@contextlib.contextmanager
+def acp_process(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> Iterator[AcpClient]:
+    """A started and initialized adapter, always ended on exit."""
+    client = AcpClient(argv, env, cwd).start()
+    try:
+        client.initialize()
+        yield client
+    finally:
+        client.close()
+
+
+def modes_of(session: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """Offered mode ids and the current one, from a session/new|load|resume answer."""
+    modes = session.get("modes")
+    if not isinstance(modes, dict):
+        return [], None
+    ids = [
+        str(m["id"])
+        for m in modes.get("availableModes") or []
+        if isinstance(m, dict) and "id" in m
+    ]
+    cur = modes.get("currentModeId")
+    return ids, str(cur) if cur is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Launch methods
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a launcher sets for one method: argv, environment, files written."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    files: tuple[str, ...]
+
+
+def _write_wrapper(path: str, codex: str, overrides: Sequence[str]) -> None:
+    """A CODEX_PATH wrapper: exec the real codex with the arguments, then `-c` per override."""
+    flags = " ".join(f"-c {shlex.quote(o)}" for o in overrides)
+    text = f'#!/bin/sh\nexec {shlex.quote(codex)} "$@" {flags}\n'
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def build_launch(
+    adapter: Adapter, method: str, layout: Layout, server: ScriptedModelServer
+) -> Launch:
+    """Compile the layout and prepare the adapter's launch for `method`."""
+    from ..api import load_and_compile
+    from ..emit.codex_home import write_codex_home
+    from ..emit.overrides import override_lines
+
+    bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
+    env = _base_env(layout)
+    argv = list(adapter.argv)
+    files: list[str] = []
+    lines = override_lines(bundle)
+    if method in (METHOD_CODEX_HOME, METHOD_CODEX_HOME_INITIAL_MODE):
+        files.append(write_codex_home(bundle, layout.codex_home))
+    if adapter.kind == "ts":
+        provider = server.provider_config()
+        config: dict[str, Any] = dict(provider)
+        if method == METHOD_CODEX_CONFIG:
+            config["default_permissions"] = bundle.default_profile_id
+            config["permissions"] = {p.profile_id: p.codex_table() for p in bundle.profiles}
+        env["CODEX_CONFIG"] = json.dumps(config, sort_keys=True)
+        codex = adapter.codex_path
+        if method == METHOD_C_OVERRIDES:
+            if adapter.wrap_codex is None:
+                raise RuntimeError("the -c method needs a native codex binary to wrap")
+            wrapper = os.path.join(layout.base, "codex-wrapper")
+            _write_wrapper(wrapper, adapter.wrap_codex, lines)
+            files.append(wrapper)
+            env["CODEX_PATH"] = wrapper
+        elif codex is not None:
+            env["CODEX_PATH"] = codex
+        if method == METHOD_CODEX_HOME_INITIAL_MODE:
+            env["INITIAL_AGENT_MODE"] = f"permission-profile:{bundle.default_profile_id}"
+    else:
+        for o in server.provider_overrides():
+            argv += ["-c", o]
+        if method == METHOD_C_OVERRIDES:
+            for line in lines:
+                argv += ["-c", line]
+    return Launch(tuple(argv), env, tuple(files))
+
+
+def _base_env(layout: Layout) -> dict[str, str]:
+    """A small, explicit environment: no inherited API keys, loopback model only."""
+    keep = ("PATH", "LANG", "LC_ALL", "TERM")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env["HOME"] = os.path.join(layout.base, "home")
+    os.makedirs(env["HOME"], exist_ok=True)
+    env["CODEX_HOME"] = layout.codex_home
+    env["TMPDIR"] = layout.tmpdir
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    env["RUST_LOG"] = "error"
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# One adapter x method
+
+
+@dataclass
+class _Run:
+    adapter: Adapter
+    method: str
+    layout: Layout
+    server: ScriptedModelServer
+    out: list[Observation] = field(default_factory=list)
+    counter: int = 0
+
+    def record(self, event: str, result: Result, evidence: str, t0: float) -> None:
+        text = evidence.replace(self.layout.base, "<tree>")
+        clean = excerpt(text, [self.layout.marker])
+        self.out.append(
+            Observation(
+                self.adapter.name, self.adapter.version, self.adapter.codex_version,
+                self.method, event, result, clean, round(time.monotonic() - t0, 2),
+            )
+        )
+
+    def probe(self, client: AcpClient, session_id: str, event: str, note: str = "") -> None:
+        """Queue the probe, prompt, and judge what the model saw."""
+        t0 = time.monotonic()
+        self.counter += 1
+        tag = f"P{self.counter}x{secrets.token_hex(3)}"
+        command = probe_command(self.layout, tag)
+        before = len(self.server.calls)
+        rejected_before = len(client.permissions)
+        self.server.add_probe(command)
+        try:
+            stop = client.prompt(session_id, PROMPT_TEXT)
+        except (RpcError, RpcTimeout, RpcClosed) as exc:
+            self._drain()
+            self.record(event, "error", f"session/prompt failed: {_short(exc)}", t0)
+            return
+        self._drain()
+        calls = [c for c in self.server.calls[before:] if c.command == command]
+        outputs = self.server.tool_outputs()
+        output = outputs.get(calls[0].call_id) if calls else None
+        result, evidence = judge(output, self.layout, tag)
+        rejected = client.permissions[rejected_before:]
+        if rejected:
+            evidence += f"; {len(rejected)} permission request(s) rejected"
+        if result == "error":
+            evidence += f" (stopReason={stop}; calls={len(calls)})"
+        self.record(event, result, (note + "; " if note else "") + evidence, t0)
+
+    def _drain(self) -> None:
+        """Drop a probe the model never handed out (so it cannot run in the next prompt)."""
+        self.server.drop_pending_probes()
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).replace("\n", " ")[:300]
+
+
+def run_adapter_method(
+    adapter: Adapter, method: str, *, parent: str | None = None
+) -> list[Observation]:
+    """Every session event of one adapter under one launch method."""
+    base, non_root = split_method(method)
+    layout = make_layout(parent)
+    try:
+        with ScriptedModelServer() as server:
+            run = _Run(adapter, method, layout, server)
+            t0 = time.monotonic()
+            if non_root and os.getuid() != 0:
+                run.record("new", "not-supported", "the harness is not root, so it cannot start "
+                           f"the adapter as another user; {base} already ran as uid "
+                           f"{os.getuid()}", t0)
+                return run.out
+            try:
+                launch = build_launch(adapter, base, layout, server)
+                if non_root:
+                    launch = as_non_root(launch, layout)
+            except Exception as exc:  # a compile failure is a matrix error, not a crash
+                run.record("new", "error", f"launch could not be built: {_short(exc)}", t0)
+                return run.out
+            _events(run, launch)
+            return run.out
+    finally:
+        remove_layout(layout)
+
+
+def as_non_root(launch: Launch, layout: Layout, uid: int = NON_ROOT_UID) -> Launch:
+    """The same launch run as `uid`: the tree (CODEX_HOME, the credential chain the trusted
+    parent reads and refreshes, the workspace) is handed to that user, and `setpriv` drops to it
+    before exec, so the adapter keeps its own pid."""
+    for root, dirs, files in os.walk(layout.base):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, uid)
+    os.lchown(layout.base, uid, uid)
+    os.lchown(layout.roots, 0, 0)  # the daemon-owned manifest stays root's
+    prefix = ("setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--")
+    return Launch((*prefix, *launch.argv), launch.env, launch.files)
+
+
+def _events(run: _Run, launch: Launch) -> None:
+    cwd = run.layout.workspace
+    t0 = time.monotonic()
+    first: str | None = None
+    try:
+        with acp_process(launch.argv, launch.env, cwd) as client:
+            can_load, can_resume = client.can_load(), client.can_resume()
+            a = client.new_session()
+            first = str(a.get("sessionId") or "")
+            ids, current = modes_of(a)
+            run.probe(client, first, "new", f"mode {current or 'none offered'}")
+            b = client.new_session()
+            second = str(b.get("sessionId") or "")
+            targets = list(ids)
+            if run.adapter.kind == "zed":
+                targets += [m for m in ZED_BUILTIN_MODES if m not in targets]
+            for mode in targets:
+                t1 = time.monotonic()
+                event = f"mode:{mode}"
+                note = "offered" if mode in ids else "not offered, tried anyway"
+                try:
+                    client.set_mode(second, mode)
+                except (RpcError, RpcTimeout, RpcClosed) as exc:
+                    run.record(event, "not-supported", f"set_mode refused: {_short(exc)}", t1)
+                    continue
+                run.probe(client, second, event, note)
+    except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
+        run.record("new", "error", f"adapter session failed: {_short(exc)}", t0)
+        return
+    for kind, able in (("loaded", can_load), ("resumed", can_resume)):
+        t1 = time.monotonic()
+        if not able:
+            cap = "loadSession" if kind == "loaded" else "sessionCapabilities.resume"
+            run.record(kind, "not-supported", f"the adapter does not advertise {cap}", t1)
+            continue
+        try:
+            with acp_process(launch.argv, launch.env, cwd) as client:
+                res = (
+                    client.load_session(first) if kind == "loaded" else client.resume_session(first)
+                )
+                _, current = modes_of(res)
+                note = f"new adapter process, mode {current or 'none offered'}"
+                run.probe(client, first, kind, note)
+        except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
+            run.record(kind, "error", f"session/{'load' if kind == 'loaded' else 'resume'} "
+                       f"failed: {_short(exc)}", t1)

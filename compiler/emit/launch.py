@@ -1,0 +1,272 @@
+"""`launch`: per ACP adapter, exactly what a launcher sets for the method the matrix shows holding.
+
+The reviewed catalog `profiles/adapters.toml` (schemas/adapters-catalog.schema.json) records, per
+adapter build (npm package, version, Codex core), the launch method that the end-to-end matrix
+(`profilec e2e`) observed keeping the credential deny for new, loaded and resumed sessions and
+every `permission-profile:*` mode, plus the built-in modes that lose it (a launcher must not
+forward `session/set_mode` to them). tests/integration/test_e2e_acp.py re-runs the matrix and
+fails when the catalog disagrees. This renderer turns one entry and the compiled bundle into the
+environment, arguments and files to set; where no method holds it says so and sets nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, ValidationError
+
+from ..errors import PolicyError
+from ..models import CompiledBundle, Frozen
+from .codex_toml import render_toml
+from .overrides import override_lines
+
+Method = Literal[
+    "c-overrides",
+    "codex-home",
+    "codex-config",
+    "codex-home+initial-mode",
+    # The same, with the adapter run as a non-root user (required where, as root, a model
+    # command can unmount the sandbox's deny mask).
+    "c-overrides+non-root",
+    "codex-home+non-root",
+    "codex-config+non-root",
+    "codex-home+initial-mode+non-root",
+]
+NON_ROOT = "+non-root"
+NpmName = Annotated[str, StringConstraints(pattern=r"^@[a-z0-9-]+/[a-z0-9-]+$")]
+Version = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$|^embedded$")]
+ModeId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9:-]{0,80}$")]
+OneLine = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\n\r]+$")]
+
+CATALOG_FILE = "adapters.toml"
+
+
+class AdapterEntry(Frozen):
+    """One adapter build and the launch method the matrix shows holding (or none)."""
+
+    package: NpmName
+    version: Version
+    codex_version: Version
+    #: How the Codex core is chosen: the TS adapter's CODEX_PATH, its bundled @openai/codex, or
+    #: the core compiled into the adapter.
+    codex_source: Literal["CODEX_PATH", "bundled", "embedded"]
+    #: The chosen holding method, or "none" when no method holds (TOML has no null).
+    launch_method: Method | Literal["none"]
+    holding_methods: list[Method] = Field(default_factory=list)
+    blocked_modes: list[ModeId] = Field(default_factory=list)
+    reason: OneLine
+    evidence: OneLine
+
+    @property
+    def method(self) -> Method | None:
+        """The chosen method, None when no method holds."""
+        return None if self.launch_method == "none" else self.launch_method
+
+
+class AdapterCatalog(Frozen):
+    """`profiles/adapters.toml`."""
+
+    schema_version: Literal[1]
+    adapters: Annotated[list[AdapterEntry], Field(min_length=1)]
+
+
+def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
+    """Read and validate `<profiles_dir>/adapters.toml` (default: the shipped one)."""
+    from ..policy import default_profiles_dir
+    from ..roots import parse_toml, validation_message
+
+    path = os.path.join(profiles_dir or default_profiles_dir(), CATALOG_FILE)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise PolicyError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    data = parse_toml(raw, where=path)
+    try:
+        catalog = AdapterCatalog.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=path) from None
+    for entry in catalog.adapters:
+        held = entry.method
+        if held is not None and held not in entry.holding_methods:
+            raise PolicyError(
+                f"{entry.package} {entry.version}: launch_method {held} is not in holding_methods",
+                where=path,
+            )
+        if held is None and entry.holding_methods:
+            raise PolicyError(
+                f"{entry.package} {entry.version}: methods hold but no launch_method is chosen",
+                where=path,
+            )
+    return catalog
+
+
+def _codex_home(bundle: CompiledBundle) -> str | None:
+    if bundle.codex_home is not None:
+        return bundle.codex_home.path
+    return bundle.layout.codex_home
+
+
+def _wrapper_text(lines: list[str]) -> str:
+    flags = " ".join(f"-c {shlex.quote(line)}" for line in lines)
+    return f'#!/bin/sh\nexec "$PROFILEC_REAL_CODEX" "$@" {flags}\n'
+
+
+def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
+    """What to set for one adapter build (JSON-ready, deterministic)."""
+    doc: dict[str, Any] = {
+        "package": entry.package,
+        "version": entry.version,
+        "codex_version": entry.codex_version,
+        "codex_source": entry.codex_source,
+        "holds": entry.method is not None,
+        "launch_method": entry.method,
+        "reason": entry.reason,
+        "evidence": entry.evidence,
+    }
+    chosen = entry.method
+    if chosen is None:
+        doc.update(env={}, args=[], files=[], blocked_modes=[], launcher_supplies={},
+                   run_as="nothing holds")
+        doc["statement"] = (
+            f"no launch method keeps the credential deny for {entry.package} {entry.version}; "
+            "do not launch Codex through it"
+        )
+        return doc
+    non_root = chosen.endswith(NON_ROOT)
+    method = chosen[: -len(NON_ROOT)] if non_root else chosen
+    doc["run_as"] = (
+        "a non-root user that owns CODEX_HOME and can read and refresh the credential; never root"
+        if non_root else "any user"
+    )
+    home = _codex_home(bundle)
+    env: dict[str, str] = {}
+    args: list[str] = []
+    files: list[dict[str, str]] = []
+    lines = override_lines(bundle)
+    if home is not None:
+        env["CODEX_HOME"] = home
+    if method in ("codex-home", "codex-home+initial-mode"):
+        if home is None:
+            raise PolicyError("the launch method writes CODEX_HOME/config.toml: pass --codex-home")
+        path = os.path.join(home, "config.toml")
+        files.append({"path": path, "mode": "0600", "content": render_toml(bundle)})
+    if method == "codex-home+initial-mode":
+        env["INITIAL_AGENT_MODE"] = f"permission-profile:{bundle.default_profile_id}"
+    if method == "codex-config":
+        config = {
+            "default_permissions": bundle.default_profile_id,
+            "permissions": {p.profile_id: p.codex_table() for p in bundle.profiles},
+        }
+        env["CODEX_CONFIG"] = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    supplies: dict[str, str] = {}
+    if method == "c-overrides":
+        if entry.codex_source == "embedded":
+            for line in lines:
+                args += ["-c", line]
+        else:
+            # The TS adapter runs `$CODEX_PATH app-server`: a wrapper appends the -c flags. It
+            # lives in the private CODEX_HOME, which every compiled profile keeps read-only.
+            if home is None:
+                raise PolicyError("the -c wrapper lives in CODEX_HOME: pass --codex-home")
+            wrapper = os.path.join(home, "profilec-codex-wrapper")
+            files.append({"path": wrapper, "mode": "0700", "content": _wrapper_text(lines)})
+            env["CODEX_PATH"] = wrapper
+            supplies["PROFILEC_REAL_CODEX"] = f"path of a codex {entry.codex_version} binary"
+    elif entry.codex_source == "CODEX_PATH":
+        supplies["CODEX_PATH"] = f"path of a codex {entry.codex_version} binary"
+    doc.update(env=env, args=args, files=files, blocked_modes=list(entry.blocked_modes))
+    doc["launcher_supplies"] = supplies
+    if entry.blocked_modes:
+        doc["statement"] = (
+            "never forward session/set_mode to "
+            + ", ".join(entry.blocked_modes)
+            + ": that mode drops the credential deny"
+        )
+    else:
+        doc["statement"] = "every mode the adapter offers keeps the credential deny"
+    return doc
+
+
+def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
+    """The launch document: one entry per catalog adapter build, LF-terminated JSON."""
+    doc = {
+        "schema_version": 1,
+        "default_profile_id": bundle.default_profile_id,
+        "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render_launch(bundle: CompiledBundle) -> str:
+    """The launch document against the shipped catalog."""
+    return render_launch_with(bundle, load_catalog())
+
+
+LAUNCH_SCHEMA: dict[str, Any] = {
+    "title": "LaunchDocument",
+    "description": (
+        "`compile --format launch`: per ACP adapter build, the environment, arguments and files a "
+        "launcher sets for the launch method the end-to-end matrix shows holding, the modes it "
+        "must not forward, or a statement that no method holds."
+    ),
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["schema_version", "default_profile_id", "adapters"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "default_profile_id": {"type": "string"},
+        "adapters": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["package", "version", "codex_version", "codex_source", "holds",
+                             "launch_method", "reason", "evidence", "env", "args", "files",
+                             "blocked_modes", "launcher_supplies", "run_as", "statement"],
+                "properties": {
+                    "package": {"type": "string"},
+                    "version": {"type": "string"},
+                    "codex_version": {"type": "string"},
+                    "codex_source": {"enum": ["CODEX_PATH", "bundled", "embedded"]},
+                    "holds": {"type": "boolean"},
+                    "launch_method": {
+                        "enum": ["c-overrides", "codex-home", "codex-config",
+                                 "codex-home+initial-mode", "c-overrides+non-root",
+                                 "codex-home+non-root", "codex-config+non-root",
+                                 "codex-home+initial-mode+non-root", None]
+                    },
+                    "run_as": {"type": "string"},
+                    "reason": {"type": "string"},
+                    "evidence": {"type": "string"},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "files": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["path", "mode", "content"],
+                            "properties": {
+                                "path": {"type": "string"},
+                                "mode": {"type": "string", "pattern": "^0[0-7]{3}$"},
+                                "content": {"type": "string"},
+                            },
+                        },
+                    },
+                    "blocked_modes": {"type": "array", "items": {"type": "string"}},
+                    "launcher_supplies": {
+                        "description": "Env vars whose value only the launcher knows (e.g. a "
+                        "codex binary's path), with what the value must be.",
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                    },
+                    "statement": {"type": "string"},
+                },
+            },
+        },
+    },
+}
