@@ -4,13 +4,30 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 
 from .errors import OutputError
 
 
 def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace `path` with `data` all at once; on any error nothing is left behind."""
+    """Replace `path` with `data` all at once; on any error nothing is left behind.
+
+    A target that already exists as a device, FIFO or socket (`--out /dev/null`,
+    `/dev/stdout`) is written in place: renaming a file over it would replace the device
+    node itself, which as root turns the host's /dev/null into a regular file.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(f"cannot inspect the target: {exc.strerror}", where=path) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError("the target is a directory", where=path)
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        _write_in_place(path, data)
+        return
     directory = os.path.dirname(os.path.abspath(path)) or "."
     try:
         fd, tmp = tempfile.mkstemp(prefix=".profilec-", suffix=".tmp", dir=directory)
@@ -28,6 +45,19 @@ def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise OutputError(f"cannot write: {exc.strerror}", where=path) from None
+
+
+def _write_in_place(path: str, data: bytes) -> None:
+    """Write to an existing special file without creating, truncating or replacing it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise OutputError(f"cannot open the target: {exc.strerror}", where=path) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
         raise OutputError(f"cannot write: {exc.strerror}", where=path) from None
 
 
