@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .procs import end_processes, session_members, start_time
+
 OracleKind = Literal["path", "special", "glob"]
 
 _ENTRY_RE = re.compile(
@@ -162,18 +164,29 @@ def prompt_input(
     child_env = {"PATH": "/usr/bin:/bin", "HOME": env.home, "CODEX_HOME": env.codex_home}
     if env.tmpdir is not None:
         child_env["TMPDIR"] = env.tmpdir
-    proc = subprocess.run(
+    # Its own session, so the sandbox helpers Codex leaves behind (re-parented to init, still in
+    # that session) can be ended by pid once it is done.
+    child = subprocess.Popen(
         argv,
         cwd=env.cwd,
         env=child_env,
-        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
+        start_new_session=True,
     )
-    if proc.returncode != 0:
-        return OracleResult(False, error_line(proc.stderr), None, False, (), None, ())
-    return parse_prompt_input(proc.stdout)
+    born = start_time(child.pid) or 0
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    finally:
+        end_processes([(child.pid, born), *session_members(child.pid, not_before=born)], 2.0)
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+    if child.returncode != 0:
+        return OracleResult(False, error_line(stderr), None, False, (), None, ())
+    return parse_prompt_input(stdout)
 
 
 def prompt_input_many(

@@ -12,7 +12,7 @@ Public API:
     client.stderr_tail()          # last bytes the process wrote to stderr (decoded)
     client.close(grace=3.0)       # terminate its own pid (kill after `grace` s), then the
                                   # descendants it had and its session's members, each by pid
-    descendants(pid), session_members(sid), end_processes(procs, grace)   # the same, by pid
+    descendants, session_members, end_processes: re-exported from compiler.procs
 
 Messages are split on b"\\n" only (never splitlines: a U+2028 inside a JSON string is data).
 A reader thread correlates responses to requests by id; server->client requests go to
@@ -27,7 +27,6 @@ import contextlib
 import itertools
 import json
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -36,98 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..procs import _stat, descendants, end_processes, session_members
+
 Handler = Callable[[str, Any], Any]
 Direction = Literal["out", "in"]
 
 #: Bytes of stderr kept for diagnostics (the rest is drained and dropped).
 STDERR_KEEP = 64 * 1024
-
-
-def _stat3(pid: int) -> tuple[int, int, int] | None:
-    """(ppid, session id, start time in clock ticks) of a live pid; None if gone (Linux /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = raw[raw.rfind(")") + 2 :].split(" ")  # comm may hold spaces and parentheses
-    try:
-        if fields[0] == "Z":
-            return None  # a zombie is already ended; only its reaper can remove it
-        return int(fields[1]), int(fields[3]), int(fields[19])
-    except (IndexError, ValueError):
-        return None
-
-
-def _stat(pid: int) -> tuple[int, int] | None:
-    st = _stat3(pid)
-    return None if st is None else (st[0], st[2])
-
-
-def session_members(sid: int, *, not_before: int = 0) -> list[tuple[int, int]]:
-    """Live processes of session `sid` (other than its leader), as (pid, start time).
-
-    A child started with start_new_session leads a session whose id is its pid; what it spawns
-    stays in that session even after being re-parented to init, unless it calls setsid itself.
-    `not_before` (a start time) skips processes older than the leader (a recycled id).
-    """
-    out: list[tuple[int, int]] = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if name.isdigit() and int(name) != sid:
-            st = _stat3(int(name))
-            if st is not None and st[1] == sid and st[2] >= not_before:
-                out.append((int(name), st[2]))
-    return out
-
-
-def descendants(pid: int) -> list[tuple[int, int]]:
-    """Every live descendant of `pid` as (pid, start time), parents before children (Linux)."""
-    children: dict[int, list[int]] = {}
-    starts: dict[int, int] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in names:
-        if not name.isdigit():
-            continue
-        st = _stat(int(name))
-        if st is not None:
-            children.setdefault(st[0], []).append(int(name))
-            starts[int(name)] = st[1]
-    out: list[tuple[int, int]] = []
-    todo = list(children.get(pid, []))
-    while todo:
-        p = todo.pop(0)
-        out.append((p, starts[p]))
-        todo.extend(children.get(p, []))
-    return out
-
-
-def end_processes(procs: Sequence[tuple[int, int]], grace: float) -> None:
-    """SIGTERM each (pid, start time) still alive as that same process; SIGKILL after `grace`.
-
-    The start time guards against a recycled pid: a pid whose process changed is left alone.
-    """
-    def same(pid: int, start: int) -> bool:
-        st = _stat(pid)
-        return st is not None and st[1] == start
-
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = [(p, t) for p, t in procs if same(p, t)]
-        for p, _ in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(p, sig)
-        deadline = time.monotonic() + grace
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.05)
-            alive = [(p, t) for p, t in alive if same(p, t)]
-        if not alive:
-            return
 
 
 class RpcError(Exception):
