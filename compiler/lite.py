@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 ACP_MODES: tuple[str, ...] = ("read-only", "agent", "agent-full-access")
 
@@ -102,6 +102,24 @@ def codex_table(profile: _ProfileShape) -> dict[str, Any]:
     table["filesystem"] = filesystem
     table["network"] = {"enabled": profile.network_enabled}
     return table
+
+
+class _ModeProfileShape(Protocol):
+    @property
+    def mode(self) -> str: ...
+    @property
+    def profile_id(self) -> str: ...
+
+
+_P = TypeVar("_P", bound=_ModeProfileShape)
+
+
+def profile_for_mode(profiles: Sequence[_P], mode: str) -> _P:
+    """The compiled profile serving ACP `mode` (KeyError when none does)."""
+    for profile in profiles:
+        if profile.mode == mode:
+            return profile
+    raise KeyError(mode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,10 +300,7 @@ class CompiledBundle:
 
     def profile_for(self, mode: str) -> CompiledProfile:
         """The compiled profile serving `mode`."""
-        for p in self.profiles:
-            if p.mode == mode:
-                return p
-        raise KeyError(mode)
+        return profile_for_mode(self.profiles, mode)
 
     @property
     def default_profile_id(self) -> str:

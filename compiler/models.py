@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 # ACP_MODES lives in lite.py (re-exported here) so the pydantic-free fast path shares it.
 from .lite import ACP_MODES as ACP_MODES
-from .lite import codex_table, root_spellings
+from .lite import codex_table, profile_for_mode, root_spellings
 
 Access = Literal["read", "write", "deny"]
 PolicyAccess = Literal["read", "write", "deny", "none"]
@@ -207,10 +207,7 @@ class CompiledBundle(Frozen):
 
     def profile_for(self, mode: str) -> CompiledProfile:
         """The compiled profile serving `mode`."""
-        for p in self.profiles:
-            if p.mode == mode:
-                return p
-        raise KeyError(mode)
+        return profile_for_mode(self.profiles, mode)
 
     @property
     def default_profile_id(self) -> str:
