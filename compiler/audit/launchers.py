@@ -5,8 +5,10 @@ schemas/compat-matrix.schema.json and the model (InputError, exit 2, on any mism
 `launcher_section(matrix, catalog)` turns it into what the renderers show: every row (adapter x
 version x launch method x session event -> held / lost / not-supported / error, lint, evidence)
 in the matrix's own stable order, and per adapter build a summary: the launch methods that held
-for every tested session event (`holding_methods`), what each other method lost, and the method
-the reviewed catalog (profiles/adapters.toml) names, with a note when this matrix contradicts it.
+for every tested session event (`holding_methods`), those that held except in events only a
+launcher's own request causes (a built-in mode, a legacy sandboxPolicy), what each other
+method lost, and the method the reviewed catalog (profiles/adapters.toml) names, with a note when
+this matrix contradicts it.
 Evidence is shown as recorded (the matrix never holds the marker; `excerpt` saw to that); the
 renderers escape every string.
 """
@@ -53,6 +55,9 @@ class AdapterSummary:
     codex_version: str
     #: Methods with at least one `held` and nothing but held / not-supported.
     held_every_event: tuple[str, ...]
+    #: (method, events to avoid): methods that held every event except launcher-chosen ones
+    #: (a built-in mode switch, a legacy sandboxPolicy request) which lost the deny.
+    held_unless: tuple[tuple[str, tuple[str, ...]], ...]
     #: (method, "lost: ev (PC023), ev; error: ev") for each tested method that did not.
     not_holding: tuple[tuple[str, str], ...]
     #: Methods this build cannot express at all (every row not-supported).
@@ -105,6 +110,19 @@ def load_e2e_matrix(path: str) -> CompatibilityMatrix:
         ) from None
 
 
+PROFILE_MODE_PREFIX = "mode:permission-profile:"
+
+
+def launcher_chosen(event: str) -> bool:
+    """An event only a launcher's own request causes: a built-in mode or a legacy sandboxPolicy.
+
+    Both are flagged by `profilec check` (PC023); a launcher that never sends them avoids them.
+    """
+    if event.startswith("legacy-"):
+        return True
+    return event.startswith("mode:") and not event.startswith(PROFILE_MODE_PREFIX)
+
+
 def _failures(rows: list[MatrixRow], skip: frozenset[str] = frozenset()) -> str:
     """'lost: a (PC023), b; error: c' over rows not held (events in `skip` left out)."""
     parts: list[str] = []
@@ -130,12 +148,24 @@ def _summary(
     for r in ordered:
         by_method.setdefault(r.launch_method, []).append(r)
     not_holding: list[tuple[str, str]] = []
+    unless: list[tuple[str, tuple[str, ...]]] = []
     unsupported: list[str] = []
     for method, mrows in sorted(by_method.items()):
         if method in held:
             continue
         if all(r.result == "not-supported" for r in mrows):
             unsupported.append(method)
+            continue
+        core = [r for r in mrows if not launcher_chosen(r.session_event)]
+        chosen = [r for r in mrows if launcher_chosen(r.session_event)]
+        if (
+            any(r.result == "held" for r in core)
+            and all(r.result in ("held", "not-supported") for r in core)
+            and all(r.result != "error" for r in chosen)
+        ):
+            unless.append(
+                (method, tuple(r.session_event for r in chosen if r.result == "lost"))
+            )
             continue
         not_holding.append((method, _failures(mrows) or "nothing held"))
     reviewed: str | None = None
@@ -167,6 +197,7 @@ def _summary(
         adapter_version=key[1],
         codex_version=key[2],
         held_every_event=held,
+        held_unless=tuple(unless),
         not_holding=tuple(not_holding),
         not_supported=tuple(unsupported),
         reviewed=reviewed,
@@ -212,6 +243,11 @@ def summary_text(s: AdapterSummary) -> tuple[str, str]:
         "Held for every session event: "
         + (", ".join(s.held_every_event) if s.held_every_event else "no launch method")
     ]
+    if s.held_unless:
+        parts.append(
+            "Held unless the launcher switches to a built-in mode or sends a legacy sandboxPolicy: "
+            + "; ".join(f"{m} (avoid {', '.join(ev)})" for m, ev in s.held_unless)
+        )
     if s.not_holding:
         parts.append(
             "Did not hold: " + "; ".join(f"{m} ({why})" for m, why in s.not_holding)

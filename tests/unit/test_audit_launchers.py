@@ -184,13 +184,15 @@ def test_markdown_launcher_section_escapes_evidence_and_shows_losses(
     assert len(summary) == 3  # one line per adapter build
     ts = next(x for x in summary if x.startswith(f"- **{md_escape(TS)} 2.6.0"))
     assert "Held for every session event: c-overrides." in ts
-    assert "Did not hold: codex-config (lost: new (PC018))" in ts
-    assert "codex-home+initial-mode (lost: mode:agent (PC023))" in ts
+    assert "Held unless the launcher switches to a built-in mode or sends a legacy " \
+        "sandboxPolicy: codex-home+initial-mode (avoid mode:agent)." in ts
+    assert "Did not hold: codex-config (lost: new (PC018))." in ts
     assert "Reviewed method (profiles/adapters.toml): codex-home+initial-mode" in ts
     assert "DISAGREES" not in ts  # mode:agent is one of the catalog's blocked modes
     app = next(x for x in summary if "codex app-server" in x)
     assert "Held for every session event: no launch method" in app
-    assert "legacy-sandboxPolicy (PC023)" in app and "error: new" in app
+    assert "sandboxPolicy: app-server -c (avoid legacy-sandboxPolicy)." in app
+    assert "Did not hold: codex-home (error: new)." in app
     assert "not in profiles/adapters.toml" in app
     zed = next(x for x in summary if md_escape(ZED) in x)
     assert "Not supported: codex-config" in zed and "DISAGREES" not in zed
@@ -301,6 +303,28 @@ def test_a_reviewed_method_the_matrix_contradicts_is_flagged(
     line = next(x for x in out.split("\n") if x.startswith(f"- **{md_escape(TS)}"))
     assert "Held for every session event: no launch method" in line
     assert "THIS MATRIX DISAGREES: codex-home+initial-mode here: lost: resumed" in line
+    assert "Held unless" not in line  # a lost resumed session is no launcher's choice
+
+
+def test_held_unless_needs_every_other_event_held_and_no_error() -> None:
+    from compiler.audit.launchers import launcher_section
+
+    rows = [
+        _row(launch_method="a"), _row(launch_method="a", session_event="mode:agent",
+                                      result="lost"),
+        _row(launch_method="b"), _row(launch_method="b", session_event="mode:agent",
+                                      result="error"),
+        _row(launch_method="c"), _row(launch_method="c", session_event="resumed", result="lost"),
+        _row(launch_method="d"),
+        _row(launch_method="d", session_event="mode:permission-profile:x", result="lost"),
+        _row(launch_method="e", result="not-supported"),
+    ]
+    m = CompatibilityMatrix(rows=[MatrixRow(**r) for r in rows])
+    (s,) = launcher_section(m, None).summaries
+    assert s.held_every_event == ()
+    assert s.held_unless == (("a", ("mode:agent",)),)
+    assert [x for x, _ in s.not_holding] == ["b", "c", "d"]
+    assert s.not_supported == ("e",) and s.reviewed is None
 
 
 @pytest.mark.parametrize(
