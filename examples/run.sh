@@ -39,6 +39,11 @@ cj=()
 if [ "${#canary[@]}" -gt 0 ] && profilec canary "${common[@]}" --format json >"$out/canary.json"; then
   cj=(--canary-json "$out/canary.json")
 fi
+# The launchers section needs the end-to-end matrix; this script does not run it (about a
+# minute): run `profilec e2e --out out/example/matrix.json` first to have it in the report.
+if [ -f "$out/matrix.json" ]; then
+  cj+=(--e2e-matrix "$out/matrix.json")
+fi
 for fmt in md html; do
   profilec audit "${common[@]}" "${cj[@]}" --format "$fmt" --out "$out/audit.$fmt"
   echo "report: $out/audit.$fmt"

@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compile import PLACEHOLDER_CWD
 from ..errors import InputError, UsageError
 from ..evaluate import EvalContext, resolve
 from ..models import CompiledBundle
+
+if TYPE_CHECKING:
+    from .launchers import LauncherSection
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,8 @@ class AuditReport:
     #: Host paths the outer sandbox keeps out: path, reason, how.
     hidden: tuple[tuple[str, str, str], ...] = ()
     plan_network: bool | None = None
+    #: The end-to-end matrix (`--e2e-matrix`), or None: launchers not tested end-to-end.
+    launchers: LauncherSection | None = None
 
 
 def report_time(now: str | None) -> datetime | None:
@@ -244,6 +249,7 @@ def build_report(
     *,
     canary: dict[str, Any] | None,
     now: datetime | None,
+    launchers: LauncherSection | None = None,
 ) -> AuditReport:
     """Evaluate and check the bundle, and gather what the report shows."""
     from ..check.checker import from_bundle, run_check
@@ -317,6 +323,7 @@ def build_report(
             for h in (plan.get("hidden", []) if isinstance(plan, dict) else [])
         ),
         plan_network=bool(plan.get("network")) if isinstance(plan, dict) else None,
+        launchers=launchers,
     )
 
 

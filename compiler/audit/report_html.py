@@ -178,5 +178,45 @@ def render_html(r: AuditReport) -> str:
                 for p in c.probes
             ],
         )
+    out += _launchers(r)
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+_RESULT_CLASS = {"held": "ok", "lost": "fail", "error": "fail", "not-supported": "muted"}
+
+
+def _launchers(r: AuditReport) -> list[str]:
+    """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
+    from .launchers import NOT_TESTED_E2E, summary_text
+
+    out = ["<h2>Launchers (end-to-end)</h2>"]
+    s = r.launchers
+    if s is None:
+        return [*out, f'<p id="launchers-none">Launchers: {e(NOT_TESTED_E2E)}.</p>']
+    out.append(
+        f"<p>Compatibility matrix <code>{e(s.digest)}</code>: {len(s.rows)} observations "
+        "(adapter &times; version &times; launch method &times; session event).</p>"
+    )
+    out.append('<ul id="launcher-summary">')
+    for a in s.summaries:
+        name, rest = summary_text(a)
+        out.append(f"<li><b>{e(name)}</b>: {e(rest)}</li>")
+    out.append("</ul>")
+    header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
+              "lint", "evidence")
+    out += [
+        '<table id="launchers">',
+        "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",
+        "<tbody>",
+    ]
+    for x in s.rows:
+        cells = [f"<td>{e(c)}</td>" for c in (x.adapter, x.adapter_version, x.codex_version,
+                                               x.launch_method, x.session_event)]
+        cls = _RESULT_CLASS.get(x.result, "fail")
+        cells.append(f'<td class="{cls}">{e(x.result)}</td>')
+        cells.append(f"<td>{e(x.lint or '-')}</td>")
+        cells.append(f'<td class="p">{e(x.evidence)}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return out

@@ -155,4 +155,35 @@ def render_md(r: AuditReport) -> str:
                 for p in c.probes
             ],
         )
+    lines += ["", *_launchers(r)]
     return "\n".join(lines) + "\n"
+
+
+def _launchers(r: AuditReport) -> list[str]:
+    """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
+    from .launchers import NOT_TESTED_E2E, summary_text
+
+    out = ["## Launchers (end-to-end)", ""]
+    s = r.launchers
+    if s is None:
+        return [*out, f"Launchers: {md(NOT_TESTED_E2E)}."]
+    out += [
+        f"Compatibility matrix {md(s.digest)}: {len(s.rows)} observations "
+        "(adapter x version x launch method x session event).",
+        "",
+    ]
+    for a in s.summaries:
+        name, rest = summary_text(a)
+        out.append(f"- **{md(name)}**: {md(rest)}")
+    out.append("")
+    header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
+              "lint", "evidence")
+    out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for x in s.rows:
+        cells = [md(c) for c in (x.adapter, x.adapter_version, x.codex_version, x.launch_method,
+                                 x.session_event)]
+        # held stays plain; anything else is bold so a loss cannot pass for a hold at a glance.
+        cells.append(md(x.result) if x.result == "held" else f"**{md(x.result)}**")
+        cells += [md(x.lint or "-"), md(x.evidence)]
+        out.append("| " + " | ".join(cells) + " |")
+    return out

@@ -190,6 +190,14 @@ def audit_command(
     canary: Annotated[
         bool, typer.Option("--canary", help="Run the canaries now (Docker + pinned codex).")
     ] = False,
+    e2e_matrix: Annotated[
+        Path | None,
+        typer.Option(
+            "--e2e-matrix",
+            help="Compatibility matrix (`profilec e2e --out FILE`): the launchers section.",
+            dir_okay=False,
+        ),
+    ] = None,
     now: Annotated[
         str | None,
         typer.Option(
@@ -215,13 +223,21 @@ def audit_command(
         if bundle
         else _inputs(roots, profiles, workspace_root, codex_home, session_config, plan_layout)
     )
+    launchers = None
+    if e2e_matrix is not None:
+        from ..audit.launchers import launcher_section, load_e2e_matrix
+        from ..emit.launch import load_catalog
+
+        launchers = launcher_section(
+            load_e2e_matrix(str(e2e_matrix)), load_catalog(str(profiles) if profiles else None)
+        )
     b, doc, _ = _bundle_or_compile(bundle, inp)
     canary_doc = load_canary_json(str(canary_json)) if canary_json else None
     if canary:
         from .check_cmd import _canary
 
         canary_doc, _, _ = _canary(b)
-    rep = build_report(b, doc, canary=canary_doc, now=report_time(now))
+    rep = build_report(b, doc, canary=canary_doc, now=report_time(now), launchers=launchers)
     if fmt == "html":
         from ..audit.report_html import render_html
 

@@ -1,6 +1,7 @@
 """The HTML audit report in a real headless Chromium: it loads, the matrix is there, a PNG.
 
-The screenshot lands in artifacts/ (gitignored) as a test artifact. Chromium comes from
+The screenshot lands in artifacts/ (gitignored) as a test artifact. With `--e2e-matrix` the
+launcher table renders too, its hostile evidence as text. Chromium comes from
 .ci/tools.d/chromium.sh; with CI=true a missing browser fails the test, elsewhere it skips.
 """
 
@@ -13,6 +14,7 @@ import struct
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,14 +55,15 @@ def _run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[s
 
 
 class _Rows(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, table_id: str = "coverage-matrix") -> None:
         super().__init__()
+        self.table_id = table_id
         self.in_matrix = False
         self.rows: list[list[str]] = []
         self._cell: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table" and ("id", "coverage-matrix") in attrs:
+        if tag == "table" and ("id", self.table_id) in attrs:
             self.in_matrix = True
         elif self.in_matrix and tag == "tr":
             self.rows.append([])
@@ -127,3 +130,56 @@ def test_report_renders_in_headless_chromium_with_the_matrix_and_a_screenshot(
     data = png.read_bytes()
     assert _png_size(data) == (WIDTH, HEIGHT)
     assert len(data) > 20_000  # a rendered page, not a blank image
+
+
+HOSTILE_EVIDENCE = "cat: a<b>x</b>|`c`&amp; **held**"
+
+
+def _e2e_row(**kw: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "adapter": "@agentclientprotocol/codex-acp", "adapter_version": "2.6.0",
+        "codex_version": "0.171.0", "launch_method": "codex-home+initial-mode",
+        "session_event": "new", "result": "held", "evidence": "cat: Permission denied",
+        "lint": None,
+    }
+    base.update(kw)
+    return base
+
+
+def test_launcher_table_renders_in_headless_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    browser = _chromium()
+    _, flags = setup(tmp_path / "l")
+    rows = [
+        _e2e_row(),
+        _e2e_row(session_event="resumed"),
+        _e2e_row(launch_method="codex-config", result="lost", lint="PC018",
+                 evidence=HOSTILE_EVIDENCE),
+    ]
+    matrix = tmp_path / "matrix.json"
+    matrix.write_text(json.dumps({"schema_version": 1, "rows": rows}), encoding="utf-8")
+    html = tmp_path / "audit.html"
+    argv = ["audit", *flags, "--e2e-matrix", str(matrix), "--format", "html", "--now", "0"]
+    assert main([*argv, "--out", str(html)]) == 0
+    capsys.readouterr()
+    dom = _run([
+        browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", html.as_uri(),
+    ])
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    parsed = _Rows("launchers")
+    parsed.feed(dom.stdout)
+    assert parsed.rows, "no launcher table in the rendered DOM"
+    header, *cells = parsed.rows
+    assert header == ["adapter", "adapter version", "codex", "launch method", "session event",
+                      "result", "lint", "evidence"]
+    assert len(cells) == 3 and {len(c) for c in cells} == {8}
+    lost = next(c for c in cells if c[3] == "codex-config")
+    assert lost[5] == "lost" and lost[6] == "PC018"
+    assert lost[7] == HOSTILE_EVIDENCE  # the browser made no element of it
+    assert "<b>x</b>" not in dom.stdout
+    assert {c[5] for c in cells if c[3] == "codex-home+initial-mode"} == {"held"}
+    assert "not tested end-to-end" not in dom.stdout

@@ -31,6 +31,11 @@ ALWAYS_FORBIDDEN = (
     "compiler.canary",
     "compiler.check",
     "compiler.mounts",
+    "compiler.audit.report",
+    "compiler.audit.report_md",
+    "compiler.audit.report_html",
+    "compiler.audit.launchers",
+    "compiler.e2e",
 )
 #: Not on the fast path either.
 FAST_FORBIDDEN = (*ALWAYS_FORBIDDEN, "typer", "click", "pydantic", "compiler.models")
@@ -99,6 +104,9 @@ def test_typer_compile_loads_no_docker_reports_checker_or_canaries(
         ("compiler/roots.py", "import pydantic", "pydantic"),
         ("compiler/api.py", "import compiler.check", "compiler.check"),
         ("compiler/cli/fast.py", "import compiler.canary", "compiler.canary"),
+        ("compiler/emit/overrides.py", "import compiler.audit.report_md",
+         "compiler.audit.report_md"),
+        ("compiler/api.py", "import compiler.audit.launchers", "compiler.audit.launchers"),
     ],
 )
 def test_an_import_added_back_is_caught(
