@@ -10,14 +10,8 @@ from typing import Any
 
 import pytest
 
-from compiler.e2e.jsonrpc import (
-    JsonRpcClient,
-    RpcClosed,
-    RpcError,
-    RpcTimeout,
-    descendants,
-    session_members,
-)
+from compiler.e2e.jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
+from compiler.procs import descendants, session_members
 
 PEER = textwrap.dedent(
     r'''
