@@ -14,7 +14,8 @@ _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#111;background:#fff}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0;max-width:100%}th,td{border:1px solid #bbb;
-padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}li{overflow-wrap:anywhere}th{background:#eee}code,td.p{font-family:monospace}
+padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}li{overflow-wrap:anywhere}
+th{background:#eee}code,td.p{font-family:monospace}
 .ok{color:#064}.fail{color:#a00;font-weight:bold}.mode{border:1px solid #ccc;padding:.5em 1em;
 margin:.6em 0}.muted{color:#555}
 """
