@@ -9,8 +9,8 @@ one bare `codex sandbox -- true` per probe). Each child process is reaped with o
 peak RSS and CPU time are its own (RUSAGE_CHILDREN would be a running maximum). Prints a
 Markdown table and the fitted growth exponent 1,000 -> 10,000 roots; asserts nothing.
 
-Output goes to stdout (discarded), never `--out /dev/null`: profilec writes atomically by
-renaming a temp file over the target, which as root would replace the device node.
+Output goes to stdout (discarded), never `--out /dev/null`, so an --out write's cost stays out
+of the figures (compiler/fsio.py writes a device in place; it once renamed over /dev/null).
 """
 
 from __future__ import annotations
