@@ -463,3 +463,32 @@ def test_refusal_messages_match_codex(tree: Tree) -> None:
                 f"{_toml(perms)}\n  codex: {res.error}\n  ours:  {info.value.message}"
             )
     assert not mismatches, "\n".join(mismatches)
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Live pids whose command line mentions `text` (this test's own tree path)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmd = fh.read()
+        except OSError:
+            continue
+        if text.encode() in cmd:
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.codex
+def test_prompt_input_leaves_no_process_behind(tree: Tree) -> None:
+    """Codex leaves sandbox fs-helpers running after prompt-input; the oracle ends them by pid."""
+    table = {"p": {"extends": ":workspace", "filesystem": {tree.p("other/x.txt"): "deny"}}}
+    for _ in range(3):
+        result = prompt_input(tree.env_a, table, "p", skip_project_docs=False)
+        assert result.ok, result.error
+    deadline = time.monotonic() + 5
+    while _processes_naming(tree.base) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_naming(tree.base) == []
