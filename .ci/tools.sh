@@ -78,6 +78,8 @@ fi
 # --- per-feature tool scripts ---------------------------------------------------------------------
 # Each feature that needs more tools (a browser, ACP adapters, a newer node) adds its own
 # idempotent script here, run in name order with the same environment.
+# PROFILEC_TOOLS_CORE_ONLY=1 (examples/run.sh) stops here: the main job needs no browser or adapters.
+[ "${PROFILEC_TOOLS_CORE_ONLY:-0}" = 1 ] && exit 0
 for extra in "$repo"/.ci/tools.d/*.sh; do
     [ -e "$extra" ] || continue
     PROFILEC_CACHE="$cache" bash "$extra"

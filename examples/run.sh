@@ -24,7 +24,7 @@ echo "compiled: $out/codex-home/config.toml"
 cat "$out/profiles.toml"
 canary=()
 if [ -f .ci/tools.sh ] && { docker info >/dev/null 2>&1 || [ "${PROFILEC_EXAMPLE_SETUP:-1}" = 1 ]; }; then
-  bash .ci/tools.sh >/dev/null 2>&1 || true
+  PROFILEC_TOOLS_CORE_ONLY=1 bash .ci/tools.sh >/dev/null 2>&1 || true
 fi
 if docker info >/dev/null 2>&1 && python3 -c 'import compiler.canary.run' 2>/dev/null; then
   canary=(--canary)
