@@ -55,6 +55,13 @@ def test_shipped_policy_passes_every_mode(
     assert report.passed, report.to_text()
     for m in report.modes:
         assert len(m.probes) >= 20
+    net = {m.mode: next(p for p in m.probes if p.name == "net-loopback") for m in report.modes}
+    assert {k: p.observed for k, p in net.items()} == {
+        "read-only": "deny",
+        "agent": "deny",
+        "agent-full-access": "allow",
+    }
+    assert "Operation not permitted" in net["agent"].output
     assert leftovers(docker_client, canary_run) == []
     assert '"passed": true' in report.to_json()
 
@@ -201,6 +208,24 @@ def test_danger_full_access_is_a_leak(
     assert not report.mismatch_only
     leaked = [p for p in report.modes[0].probes if "leak" in p.failures]
     assert any(p.name.startswith("cat-") for p in leaked)
+
+
+def test_network_enabled_in_agent_is_caught(
+    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
+) -> None:
+    """The agent profile emitted with `network.enabled = true`: the sandboxed `nc` reaches the
+    trusted listener on the container's loopback (the container itself has no other network),
+    which the agent mode's contract forbids: class `network`. The static prediction follows the
+    broken table (allow), so this is not a mismatch."""
+    bundle = _bundle(tmp_path)
+
+    def fix(p: CompiledProfile) -> CompiledProfile:
+        return p.model_copy(update={"network_enabled": True}) if p.mode == "agent" else p
+
+    report = _one_mode(_profiles(bundle, fix), codex_bin, docker_client, canary_run, "agent")
+    assert report.failures == ("network",), report.to_text()
+    net = next(p for p in report.modes[0].probes if p.name == "net-loopback")
+    assert net.observed == "allow" and net.failures == ("network",)
 
 
 def _predict_everything(*_: object) -> EffectiveProfile:
