@@ -334,6 +334,11 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
         suffix = secret[len(tree.prefix + root.target) :]
         for i, spelling in enumerate(root.spellings):
             path = tree.at(spelling) + suffix
+            if os.path.isdir(path):
+                # A hop's own spelling (a symlinked holder dir): `cat` of a directory fails
+                # whatever the sandbox does, so the probe could never see a leak. The file
+                # behind it is probed through the longer spelling (hop link + rest).
+                continue
             specs.append(
                 _Spec(
                     f"cat-{root.id}-{i}", "model", f"cat '{path}'", "deny", readable(path, secret)

@@ -155,7 +155,7 @@ def test_deny_on_link_instead_of_target_is_caught(
     assert report.failures == ("mismatch",), report.to_text()
     assert report.mismatch_only
     bad = {p.name for p in report.modes[0].probes if not p.ok}
-    assert {"cat-codex-auth-1", "cp-codex-auth"} <= bad, bad
+    assert {"cat-codex-auth-2", "cp-codex-auth"} <= bad, bad
     assert all(p.observed == "deny" for p in report.modes[0].probes if p.name in bad)
 
     full = _one_mode(broken, codex_bin, docker_client, canary_run, "agent-full-access")
@@ -206,8 +206,10 @@ def test_danger_full_access_is_a_leak(
     assert "leak" in report.failures, report.to_text()
     assert "tamper" in report.failures
     assert not report.mismatch_only
-    leaked = [p for p in report.modes[0].probes if "leak" in p.failures]
-    assert any(p.name.startswith("cat-") for p in leaked)
+    # Without a sandbox every `cat` probe must leak: none of them targets a path (such as a
+    # symlinked holder dir) that fails whatever the sandbox does.
+    cats = [p for p in report.modes[0].probes if p.name.startswith("cat-")]
+    assert len(cats) >= 3 and all("leak" in p.failures for p in cats), report.to_text()
 
 
 def test_network_enabled_in_agent_is_caught(
