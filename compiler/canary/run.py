@@ -9,8 +9,14 @@ of probes: trusted (no sandbox), model (through `codex sandbox -P <id>`), outer 
 Decoy markers (host HOME, sibling agent) live beside the tree and are never mounted.
 
 Failure classes: `leak` (credential marker in a model output), `decoy`, `control`, `trusted`,
-`tamper` (link or target changed afterwards), `mismatch` (observed allow/deny differs from
+`tamper` (link or target changed afterwards), `network` (a model command reached the loopback
+listener in a mode whose contract is no network), `mismatch` (observed allow/deny differs from
 compiler.evaluate's static prediction), `error` (the probe could not run).
+
+Network: the container is `--network none`, so only its own loopback exists. A trusted
+`nc` listener on 127.0.0.1:NET_PORT answers with a fresh marker; the model probe `net-loopback`
+connects to it. Expected by the ACP mode contract (NETWORK_MODES: only agent-full-access has
+network), predicted from the compiled profile's `network.enabled`.
 """
 
 from __future__ import annotations
@@ -42,6 +48,10 @@ Expect = Literal["allow", "deny", "absent", "any"]
 
 #: Where synthetic trees go: outside /tmp, which is a tmpfs inside the container.
 SCRATCH_PARENT = "/var/tmp"
+#: The ACP modes whose contract includes network (read-only and agent have none).
+NETWORK_MODES = frozenset({"agent-full-access"})
+#: The loopback port of the in-container listener (the container's own network namespace).
+NET_PORT = 17171
 
 
 @dataclass(frozen=True)
@@ -177,6 +187,7 @@ class _Tree:
     control: str
     control_marker: str
     codex_home: str
+    net_marker: str
 
     def at(self, real: str) -> str:
         return self.prefix + real
@@ -253,6 +264,7 @@ def build_tree(bundle: CompiledBundle, uid: int) -> _Tree:
         control,
         control_marker,
         home,
+        _marker("NET"),
     )
 
 
@@ -299,6 +311,7 @@ class _Spec:
     predicted: Expect | None = None
     control: bool = False
     needle: str | None = None  # output must contain this for "allow" (control reads)
+    network: bool = False  # a connection attempt: "allow" outside NETWORK_MODES is `network`
 
 
 def _allow(ok: bool) -> Expect:
@@ -321,6 +334,11 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
         suffix = secret[len(tree.prefix + root.target) :]
         for i, spelling in enumerate(root.spellings):
             path = tree.at(spelling) + suffix
+            if os.path.isdir(path):
+                # A hop's own spelling (a symlinked holder dir): `cat` of a directory fails
+                # whatever the sandbox does, so the probe could never see a leak. The file
+                # behind it is probed through the longer spelling (hop link + rest).
+                continue
             specs.append(
                 _Spec(
                     f"cat-{root.id}-{i}", "model", f"cat '{path}'", "deny", readable(path, secret)
@@ -380,6 +398,15 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             "deny" if mode == "read-only" else "allow",
             writable(ws + "/canary-w.txt"),
             control=True,
+        ),
+        _Spec(
+            "net-loopback",
+            "model",
+            f"nc -w 2 127.0.0.1 {NET_PORT} </dev/null",
+            "allow" if mode in NETWORK_MODES else "deny",
+            _allow(pred.network_enabled),
+            needle=tree.net_marker,
+            network=True,
         ),
         _Spec("parent-env", "model", "cat /proc/1/environ; ls -l /proc/1/fd", "any", None),
         _Spec("outer-decoys", "outer", f"ls '{tree.decoy_dir}'", "absent", None),
@@ -447,6 +474,8 @@ def _judge(spec: _Spec, rc: int, out: str, tree: _Tree, cmd: tuple[str, ...]) ->
             failures.append("decoy")
         if spec.needle is not None and spec.needle not in out:
             observed = "deny"
+        if spec.network and observed == "allow" and spec.expected == "deny":
+            failures.append("network")
         if spec.control and spec.expected != "any" and observed != spec.expected:
             failures.append("control")
         if spec.predicted is not None and observed != spec.predicted:
@@ -524,6 +553,20 @@ def _run_mode(
                 rc, out = _exec(container, cmd)
                 spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
                 probes.append(_judge(spec, rc, out, tree, cmd))
+        # Trusted loopback listener: every connection gets the net marker, then is closed.
+        container.exec_run(
+            ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
+        )
+        script = (
+            f"for i in 1 2 3 4 5 6 7 8 9 10; do nc -w 1 127.0.0.1 {NET_PORT} </dev/null "
+            "&& exit 0; sleep 0.2; done; exit 1"
+        )
+        cmd = ("sh", "-c", script)
+        rc, out = _exec(container, cmd)
+        spec = _Spec(
+            "trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker
+        )
+        probes.append(_judge(spec, rc, out, tree, cmd))
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
         for spec in _specs(tree, synth, pred, mode):

@@ -279,7 +279,7 @@ RULES: tuple[Rule, ...] = (
         "PC022",
         "canary-failed",
         "error",
-        "a canary observed a failure (leak, control, tamper or mismatch)",
+        "a canary probe failed (leak, decoy, control, trusted, tamper, network, mismatch or error)",
         "the real sandbox disagrees with the static proof or leaks",
         "read the canary section of the report",
     ),

@@ -45,7 +45,7 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
     """Run the canary hook (compiler/canary/run.py run_canaries) or fail with exit 7."""
     import importlib
 
-    from ..check.result import CheckFinding
+    from ..check.canary import canary_findings
     from ..errors import EnvironmentMissingError
     from ..settings import codex_binary, codex_version
 
@@ -67,15 +67,7 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
         )
     report = run(bundle, codex_bin=binary)
     doc: dict[str, Any] = report.to_dict()
-    findings: list[CheckFinding] = []
-    if not report.passed:
-        findings.append(
-            CheckFinding(
-                rule="PC022",
-                severity="error",
-                message="canary failures: " + ", ".join(report.failures),
-            )
-        )
+    findings = canary_findings(doc)  # one PC022 per failed probe
     return doc, findings, bool(report.mismatch_only)
 
 
@@ -155,7 +147,8 @@ def check_command(
     lock: Annotated[
         Path | None,
         typer.Option(
-            "--lock", help="Fail (exit 9) with a diff when the recompiled bundle differs.",
+            "--lock",
+            help="Fail (exit 9) with a diff when the recompiled bundle differs.",
             dir_okay=False,
         ),
     ] = None,

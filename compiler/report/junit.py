@@ -1,10 +1,14 @@
-"""`junit`: one JUnit <testsuite>: a testcase per coverage cell, then a testcase per lint rule."""
+"""`junit`: one JUnit <testsuite>: a testcase per coverage cell, a testcase per lint rule, then
+(with --canary) a testcase per canary probe and mode (classname `canary.<mode>`; a failed probe's
+failure carries rule PC022, its failure classes and decisions, never its output)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from datetime import datetime
 
+from ..check.canary import RULE as CANARY_RULE
+from ..check.canary import mode_error, probe_failure
 from ..check.result import CheckReport, at_or_above
 
 
@@ -44,6 +48,19 @@ def render(report: CheckReport, now: datetime) -> str:
             ET.SubElement(case, "system-out").text = "\n".join(
                 f"{f.severity}: {f.message}" for f in below
             )
+    for mode in (report.canary or {}).get("modes") or ():
+        classname = f"canary.{mode.get('mode')}"
+        for probe in mode.get("probes") or ():
+            case = ET.SubElement(
+                suite, "testcase", {"classname": classname, "name": str(probe.get("name"))}
+            )
+            if not probe.get("ok"):
+                ET.SubElement(
+                    case, "failure", {"type": CANARY_RULE, "message": probe_failure(probe)}
+                )
+        if mode.get("error"):
+            case = ET.SubElement(suite, "testcase", {"classname": classname, "name": "run"})
+            ET.SubElement(case, "failure", {"type": CANARY_RULE, "message": mode_error(mode)})
     cases = suite.findall("testcase")
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))

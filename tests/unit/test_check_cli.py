@@ -168,3 +168,36 @@ def test_canary_failures_merge_into_the_report(
     doc = json.loads(capsys.readouterr().out)
     assert doc["canary"]["failures"] == ["leak"]
     assert "PC022" in {f["rule"] for f in doc["findings"]}
+
+
+def test_check_canary_sarif_has_one_result_per_failed_probe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.unit.test_reports import OUTPUT_MARK, _canary_doc
+
+    _, base = _base(tmp_path)
+    codex = tmp_path / "codex"
+    codex.write_text("", encoding="utf-8")
+    monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex))
+    doc = _canary_doc(True)
+
+    class FakeReport:
+        passed = False
+        failures = ("leak", "mismatch", "tamper", "error")
+        mismatch_only = False
+
+        def to_dict(self) -> dict[str, object]:
+            return doc
+
+    fake = types.ModuleType("compiler.canary.run")
+    fake.run_canaries = lambda bundle, **kw: FakeReport()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "compiler.canary.run", fake)
+    assert main([*base, "--canary", "--format", "sarif"]) == 1
+    out = capsys.readouterr().out
+    assert OUTPUT_MARK not in out
+    results = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "PC022"]
+    assert sorted(r["properties"]["mode"] for r in results) == [
+        "agent",
+        "agent-full-access",
+        "read-only",
+    ]

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from compiler.api import load_and_compile
+from compiler.check.canary import canary_findings
 from compiler.check.checker import from_bundle, run_check
 from compiler.check.result import CheckReport
 from compiler.report import FORMATS, render
@@ -107,3 +108,130 @@ def test_source_date_epoch_fixes_the_report_time(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     assert render("sarif", broken) == render("sarif", broken)
     assert "2023-11-14T22:13:20Z" in render("sarif", broken)
+
+
+# ---------------------------------------------------------------------------------------------
+# Canary results: one PC022 finding / testcase per failed probe, never the probe's output.
+
+OUTPUT_MARK = "PROFILEC-CANARY-SECRET-0123456789abcdef01234567"
+
+
+def _probe(name: str, failures: list[str], observed: str = "deny") -> dict[str, object]:
+    return {
+        "name": name,
+        "kind": "model",
+        "command": ["codex", "sandbox", "--", "sh", "-c", f"cat /x/{name}"],
+        "exit_code": 0 if observed == "allow" else 1,
+        "output": f"{OUTPUT_MARK} printed by {name}\n",
+        "expected": "deny",
+        "predicted": "deny",
+        "observed": observed,
+        "ok": not failures,
+        "failures": failures,
+    }
+
+
+def _canary_doc(failing: bool) -> dict[str, object]:
+    agent = [_probe("control-read", []), _probe("cat-codex-auth-0", [])]
+    full = [_probe("net-loopback", []), _probe("tamper-relink-codex-auth", [])]
+    if failing:
+        agent[1] = _probe("cat-codex-auth-0", ["leak", "mismatch"], "allow")
+        full[1] = _probe("tamper-relink-codex-auth", ["tamper"], "allow")
+    modes = [
+        ("agent", agent, None),
+        ("agent-full-access", full, None),
+        ("read-only", [], "APIError: boom" if failing else None),
+    ]
+    classes = sorted({c for _, ps, _ in modes for p in ps for c in p["failures"]})  # type: ignore[attr-defined]
+    return {
+        "run_id": "r1",
+        "passed": not failing,
+        "failures": classes + (["error"] if failing else []),
+        "seconds": 1.0,
+        "image": "profilec-canary:test",
+        "modes": [
+            {
+                "mode": m,
+                "profile_id": f"profilec-{m}",
+                "passed": not any(not p["ok"] for p in ps) and err is None,
+                "failures": [],
+                "seconds": 0.5,
+                "error": err,
+                "probes": ps,
+            }
+            for m, ps, err in modes
+        ],
+    }
+
+
+def _canary_report(tmp_path: Path, failing: bool) -> CheckReport:
+    lay = make_layout(tmp_path / "c")
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    doc = _canary_doc(failing)
+    inputs = from_bundle(bundle, bundle.mode_profiles, manifest_file=str(lay.manifest))
+    return run_check(inputs, canary=doc, extra=canary_findings(doc))
+
+
+def test_canary_findings_one_per_failed_probe_and_mode_error() -> None:
+    assert canary_findings(_canary_doc(False)) == []
+    found = canary_findings(_canary_doc(True))
+    assert [(f.rule, f.mode) for f in found] == [
+        ("PC022", "agent"),
+        ("PC022", "agent-full-access"),
+        ("PC022", "read-only"),
+    ]
+    assert "probe cat-codex-auth-0: leak,mismatch" in found[0].message
+    assert "observed allow" in found[0].message
+    assert "probe tamper-relink-codex-auth: tamper" in found[1].message
+    assert "error" in found[2].message and "boom" in found[2].message
+    assert all(OUTPUT_MARK not in f.message for f in found)
+    # A failed run with nothing to pin on a probe still yields one finding.
+    bare = canary_findings({"passed": False, "failures": ["error"], "modes": []})
+    assert len(bare) == 1 and "error" in bare[0].message
+
+
+def test_junit_has_a_testcase_per_canary_probe(tmp_path: Path) -> None:
+    clean = ET.fromstring(render("junit", _canary_report(tmp_path / "a", False), NOW))
+    cases = [
+        c for c in clean.findall("testcase") if (c.get("classname") or "").startswith("canary.")
+    ]
+    assert len(cases) == 4 and all(c.find("failure") is None for c in cases)
+    text = render("junit", _canary_report(tmp_path / "b", True), NOW)
+    assert OUTPUT_MARK not in text
+    bad = ET.fromstring(text)
+    failed = {
+        (c.get("classname"), c.get("name")): c.find("failure")
+        for c in bad.findall("testcase")
+        if (c.get("classname") or "").startswith("canary.") and c.find("failure") is not None
+    }
+    assert set(failed) == {
+        ("canary.agent", "cat-codex-auth-0"),
+        ("canary.agent-full-access", "tamper-relink-codex-auth"),
+        ("canary.read-only", "run"),
+    }
+    leak = failed[("canary.agent", "cat-codex-auth-0")]
+    assert leak is not None and leak.get("type") == "PC022"
+    assert (leak.get("message") or "").startswith("leak,mismatch (expected deny")
+    assert int(bad.get("failures") or 0) == len(bad.findall("testcase/failure"))
+    # The PC022 lint testcase (stable rule id) still fails alongside the per-probe cases.
+    lint = [c for c in bad.findall("testcase") if c.get("name", "").startswith("PC022 ")]
+    assert len(lint) == 1 and lint[0].find("failure") is not None
+
+
+def test_sarif_has_a_result_per_failed_canary_probe(tmp_path: Path) -> None:
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    text = render("sarif", _canary_report(tmp_path, True), NOW)
+    assert OUTPUT_MARK not in text
+    doc = json.loads(text)
+    jsonschema.Draft4Validator(schema).validate(doc)
+    run = doc["runs"][0]
+    results = [r for r in run["results"] if r["ruleId"] == "PC022"]
+    assert len(results) == 3
+    assert {r["properties"]["mode"] for r in results} == {"agent", "agent-full-access", "read-only"}
+    assert len({r["partialFingerprints"]["profilecFinding/v1"] for r in results}) == 3
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert all(rule_ids[r["ruleIndex"]] == "PC022" for r in results)
+    clean = json.loads(render("sarif", _canary_report(tmp_path / "ok", False), NOW))
+    assert not [r for r in clean["runs"][0]["results"] if r["ruleId"] == "PC022"]
