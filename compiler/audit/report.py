@@ -122,6 +122,60 @@ class AuditReport:
     launchers: LauncherSection | None = None
 
 
+#: One table of the report: its header and its rows, the same for every output format.
+Table = tuple[tuple[str, ...], list[tuple[str, ...]]]
+
+
+def versions_table(r: AuditReport) -> Table:
+    """Versions, hashes and whether a mount plan is included."""
+    return (
+        ("what", "value"),
+        [
+            ("profilec", r.profilec_version),
+            ("Codex (pinned)", r.codex_version),
+            ("Codex rules verified for", r.codex_version_range),
+            ("bundle content hash", r.content_hash),
+            *[(f"input {k}", v) for k, v in r.input_hashes],
+            ("mount plan", "included" if r.has_mount_plan else "not included"),
+        ],
+    )
+
+
+def roots_table(r: AuditReport) -> Table:
+    """Each protected root with its declared path, link chain and canonical target."""
+    return ("root", "declared path", "link chain", "canonical target"), [tuple(x) for x in r.roots]
+
+
+def coverage_table(r: AuditReport) -> Table:
+    """The mode x root x spelling matrix; a cell passes only on deny."""
+    header = ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok")
+    rows: list[tuple[str, ...]] = [
+        (c.mode, c.root, c.kind, c.spelling, c.real_path, c.access, c.winner,
+         "ok" if c.ok else "FAIL")
+        for c in r.matrix
+    ]
+    return header, rows
+
+
+def lints_table(r: AuditReport) -> Table:
+    """Static-check findings."""
+    return (
+        ("severity", "rule", "name", "message", "where"),
+        [(f.severity, f.rule, f.name, f.message, f.where) for f in r.lints],
+    )
+
+
+def canary_table(c: CanarySummary) -> Table:
+    """Canary probes as decisions (never their output)."""
+    header = ("mode", "kind", "probe", "expected", "predicted", "observed", "result")
+    rows: list[tuple[str, ...]] = [
+        (p.mode, p.kind, p.name, p.expected, p.predicted, p.observed,
+         "ok" if p.ok else f"FAIL {p.failures}")
+        for p in c.probes
+    ]
+    return header, rows
+
+
 def report_time(now: str | None) -> datetime | None:
     """`--now` (epoch seconds or 'none'), else SOURCE_DATE_EPOCH, else the current time."""
     if now is not None:

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from html import escape
 
-from .report import NOT_TESTED, AccessItem, AuditReport
+from .report import (
+    NOT_TESTED,
+    AccessItem,
+    AuditReport,
+    canary_table,
+    coverage_table,
+    lints_table,
+    roots_table,
+    versions_table,
+)
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#111;background:#fff}
@@ -73,25 +82,9 @@ def render_html(r: AuditReport) -> str:
     if r.generated:
         out.append(f'<p class="muted">Generated {e(r.generated)}</p>')
     out.append("<h2>Versions and hashes</h2>")
-    out += _table(
-        "versions",
-        ("what", "value"),
-        [
-            ("profilec", r.profilec_version),
-            ("Codex (pinned)", r.codex_version),
-            ("Codex rules verified for", r.codex_version_range),
-            ("bundle content hash", r.content_hash),
-            *[(f"input {k}", v) for k, v in r.input_hashes],
-            ("mount plan", "included" if r.has_mount_plan else "not included"),
-        ],
-    )
+    out += _table("versions", *versions_table(r))
     out.append("<h2>Protected roots</h2>")
-    out += _table(
-        "roots",
-        ("root", "declared path", "link chain", "canonical target"),
-        [tuple(x) for x in r.roots],
-        (1, 2, 3),
-    )
+    out += _table("roots", *roots_table(r), (1, 2, 3))
     ws = ", ".join(f"<code>{e(w)}</code>" for w in r.workspace_roots) or "none"
     out.append(f"<p>Workspace roots: {ws}. Default mode: {e(r.default_mode)}.</p>")
     out.append("<h2>Modes</h2>")
@@ -125,33 +118,12 @@ def render_html(r: AuditReport) -> str:
         else ('<span class="fail">SOME NOT DENIED</span>')
     )
     out.append(f"<p>Every mode &times; root &times; spelling must be denied: {verdict}.</p>")
-    out += _table(
-        "coverage-matrix",
-        ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok"),
-        [
-            (
-                c.mode,
-                c.root,
-                c.kind,
-                c.spelling,
-                c.real_path,
-                c.access,
-                c.winner,
-                "ok" if c.ok else "FAIL",
-            )
-            for c in r.matrix
-        ],
-        (3, 4),
-    )
+    out += _table("coverage-matrix", *coverage_table(r), (3, 4))
     out.append("<h2>Lints</h2>")
     passed = "pass" if r.check_passed else '<span class="fail">FAIL</span>'
     out.append(f"<p>Static check: {passed}.</p>")
     if r.lints:
-        out += _table(
-            "lints",
-            ("severity", "rule", "name", "message", "where"),
-            [(f.severity, f.rule, f.name, f.message, f.where) for f in r.lints],
-        )
+        out += _table("lints", *lints_table(r))
     else:
         out.append("<p>No findings.</p>")
     out.append("<h2>Canaries</h2>")
@@ -163,22 +135,7 @@ def render_html(r: AuditReport) -> str:
             f"<p>Canary run {e(c.run_id)}: {'pass' if c.passed else 'FAIL'} "
             f"(image {e(c.image or 'unknown')}).</p>"
         )
-        out += _table(
-            "canary-probes",
-            ("mode", "kind", "probe", "expected", "predicted", "observed", "result"),
-            [
-                (
-                    p.mode,
-                    p.kind,
-                    p.name,
-                    p.expected,
-                    p.predicted,
-                    p.observed,
-                    "ok" if p.ok else f"FAIL {p.failures}",
-                )
-                for p in c.probes
-            ],
-        )
+        out += _table("canary-probes", *canary_table(c))
     out += _launchers(r)
     out.append("</body></html>")
     return "\n".join(out) + "\n"

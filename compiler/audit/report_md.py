@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import html
 
-from .report import NOT_TESTED, AccessItem, AuditReport
+from .report import (
+    NOT_TESTED,
+    AccessItem,
+    AuditReport,
+    canary_table,
+    coverage_table,
+    lints_table,
+    roots_table,
+    versions_table,
+)
 
 #: Inline-significant characters (`<`, `>`, `&` are turned into entities before this).
 _MD_SPECIAL = "\\`*_[]|~"
@@ -44,24 +53,11 @@ def render_md(r: AuditReport) -> str:
     lines += [
         "## Versions and hashes",
         "",
-        *_table(
-            ("what", "value"),
-            [
-                ("profilec", r.profilec_version),
-                ("Codex (pinned)", r.codex_version),
-                ("Codex rules verified for", r.codex_version_range),
-                ("bundle content hash", r.content_hash),
-                *[(f"input {k}", v) for k, v in r.input_hashes],
-                ("mount plan", "included" if r.has_mount_plan else "not included"),
-            ],
-        ),
+        *_table(*versions_table(r)),
         "",
         "## Protected roots",
         "",
-        *_table(
-            ("root", "declared path", "link chain", "canonical target"),
-            [tuple(x) for x in r.roots],
-        ),
+        *_table(*roots_table(r)),
         "",
         "Workspace roots: "
         + (", ".join(md(w) for w in r.workspace_roots) if r.workspace_roots else "none")
@@ -101,22 +97,7 @@ def render_md(r: AuditReport) -> str:
         f"Every mode x root x spelling must be denied: "
         f"{'all denied' if all(c.ok for c in r.matrix) else 'SOME NOT DENIED'}.",
         "",
-        *_table(
-            ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok"),
-            [
-                (
-                    c.mode,
-                    c.root,
-                    c.kind,
-                    c.spelling,
-                    c.real_path,
-                    c.access,
-                    c.winner,
-                    "ok" if c.ok else "FAIL",
-                )
-                for c in r.matrix
-            ],
-        ),
+        *_table(*coverage_table(r)),
         "",
         "## Lints",
         "",
@@ -124,10 +105,7 @@ def render_md(r: AuditReport) -> str:
         "",
     ]
     if r.lints:
-        lines += _table(
-            ("severity", "rule", "name", "message", "where"),
-            [(f.severity, f.rule, f.name, f.message, f.where) for f in r.lints],
-        )
+        lines += _table(*lints_table(r))
     else:
         lines.append("No findings.")
     lines += ["", "## Canaries", ""]
@@ -140,21 +118,7 @@ def render_md(r: AuditReport) -> str:
             f"(image {md(c.image or 'unknown')})."
         )
         lines.append("")
-        lines += _table(
-            ("mode", "kind", "probe", "expected", "predicted", "observed", "result"),
-            [
-                (
-                    p.mode,
-                    p.kind,
-                    p.name,
-                    p.expected,
-                    p.predicted,
-                    p.observed,
-                    "ok" if p.ok else f"FAIL {p.failures}",
-                )
-                for p in c.probes
-            ],
-        )
+        lines += _table(*canary_table(c))
     lines += ["", *_launchers(r)]
     return "\n".join(lines) + "\n"
 
