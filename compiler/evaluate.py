@@ -19,7 +19,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .errors import InputError
 
@@ -124,6 +124,8 @@ class EffectiveProfile:
     network_enabled: bool
     workspace_roots: tuple[str, ...]
     warnings: tuple[str, ...]
+    #: `filesystem.glob_scan_max_depth` of the merged profile (None: uncapped scan).
+    glob_scan_max_depth: int | None = None
     _exact: dict[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
     _globs: tuple[tuple[Entry, re.Pattern[str]], ...] = field(init=False, repr=False, compare=False)
 
@@ -221,12 +223,28 @@ def normalize_abs(path: str, *, what: str = "path") -> str:
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a Codex deny glob: `*`/`?` stay in one component, `**/` spans zero or more."""
+    """Compile a Codex deny glob as the Linux sandbox matches it (measured on 0.171.0).
+
+    `*`/`?` stay inside one component, `**/` spans zero or more components, `\\` escapes the
+    next character (`\\x` is `x`), `[...]` is a class (`!`/`^` negate, a leading `]` is literal,
+    an unclosed `[` is a literal `[`), `{a,b}` is an alternation.
+    """
+    return re.compile(_glob_body(pattern))
+
+
+def _glob_body(pattern: str, *, in_brace: bool = False) -> str:
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
-        if pattern.startswith("**/", i):
+        if c == "\\":
+            if i + 1 < n:
+                out.append(re.escape(pattern[i + 1]))
+                i += 2
+            else:
+                out.append(re.escape(c))
+                i += 1
+        elif pattern.startswith("**/", i):
             out.append("(?:[^/]*/)*")
             i += 3
         elif pattern.startswith("**", i):
@@ -239,20 +257,72 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append("[^/]")
             i += 1
         elif c == "[":
-            j = pattern.find("]", i + 2)
-            if j < 0:
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1  # a leading `]` is part of the class
+            k = pattern.find("]", j)
+            if k < 0:
                 out.append(re.escape(c))
                 i += 1
                 continue
-            body = pattern[i + 1 : j]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = j + 1
+            body = pattern[i + 1 : k]
+            neg = body[:1] in ("!", "^")
+            if neg:
+                body = body[1:]
+            cls = "".join("\\" + ch if ch in "\\^[]" else ch for ch in body)
+            out.append("[" + ("^/" if neg else "") + cls + "]")
+            i = k + 1
+        elif c == "{" and not in_brace:
+            k = _brace_end(pattern, i)
+            if k < 0:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            alts = _split_top(pattern[i + 1 : k])
+            out.append("(?:" + "|".join(_glob_body(a, in_brace=True) for a in alts) + ")")
+            i = k + 1
         else:
             out.append(re.escape(c))
             i += 1
-    return re.compile("".join(out))
+    return "".join(out)
+
+
+def _brace_end(pattern: str, i: int) -> int:
+    j = i + 1
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 2
+            continue
+        if pattern[j] == "}":
+            return j
+        j += 1
+    return -1
+
+
+def _split_top(body: str) -> list[str]:
+    parts: list[str] = []
+    cur: list[str] = []
+    j = 0
+    while j < len(body):
+        ch = body[j]
+        if ch == "\\" and j + 1 < len(body):
+            cur.append(body[j : j + 2])
+            j += 2
+            continue
+        if ch == ",":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        j += 1
+    parts.append("".join(cur))
+    return parts
+
+
+def _escape_glob(s: str) -> str:
+    return "".join("\\" + c if c in "\\*?[]{}" else c for c in s)
 
 
 def _has_glob(s: str) -> bool:
@@ -344,17 +414,34 @@ class _Builder:
         self.warnings: list[str] = []
 
     def add(self, base: str, sub: str, access: Access, source: str, key: str) -> None:
-        """Add base/sub, turning glob subpaths into deny globs or `/**` subtree rules."""
+        """Add base/sub, turning glob subpaths into deny globs or `/**` subtree rules.
+
+        Only the text the user wrote can make a glob: a special's expansion (the cwd, TMPDIR,
+        HOME) is literal even when it holds `*?[]` (measured: a cwd named `q?` stays a root).
+        """
         full = base if not sub else base.rstrip("/") + "/" + sub
-        if _has_glob(full):
+        lit = self._literal_prefix(key, base, sub)
+        if _has_glob(full[lit:]):
             if access == "deny":
-                self.entries.append(Entry("glob", _norm_glob(full), "deny", source))
+                pattern = _escape_glob(full[:lit]) + full[lit:]
+                self.entries.append(Entry("glob", _norm_glob(pattern), "deny", source))
                 return
             stem = full[: -len("/**")] if full.endswith("/**") else None
-            if stem is None or _has_glob(stem):
+            if stem is None or _has_glob(stem[lit:]):
                 raise EvaluationError(_glob_error(key, access))
             full = stem
         self.entries.append(Entry("path", normalize_abs(full), access, source))
+
+    def _literal_prefix(self, key: str, base: str, sub: str) -> int:
+        """How many leading characters of base/sub came from an expansion, not from the key."""
+        top = key.split("/", 1)[0] if key.startswith(":") else key
+        if sub:
+            return len(base)  # a scoped table's base is literal (measured: `/d/x*y`={m=read})
+        if key.startswith("/"):
+            return 0
+        if top == "~" or key.startswith("~/"):
+            return len((self.ctx.home or "").rstrip("/"))
+        return len(base)
 
     def bases(self, key: str) -> list[str] | None:
         """Absolute bases a top-level key stands for; None = ignored (warned)."""
@@ -528,7 +615,445 @@ def resolve(permissions: Mapping[str, Any], profile_id: str, ctx: EvalContext) -
     net = merged.get("network")
     network = isinstance(net, Mapping) and net.get("enabled") is True
     entries = tuple(dict.fromkeys(b.entries))
+    depth = fs.get("glob_scan_max_depth") if isinstance(fs, Mapping) else None
+    gdepth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
     base = EffectiveProfile(profile_id, False, entries, network, roots, ())
     return EffectiveProfile(
-        profile_id, False, _with_carve_outs(base), network, roots, tuple(b.warnings)
+        profile_id, False, _with_carve_outs(base), network, roots, tuple(b.warnings), gdepth
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Enforcement: what the Linux sandbox really does with a resolved profile (docs/codex-semantics.md
+# "Enforcement"). `decide()` above answers what the compiled policy says; `enforce()` answers what
+# a sandboxed command sees, given the filesystem as it is when the sandbox starts. Rule: this
+# model may be stricter than the sandbox only where the docs say so, never looser.
+
+FsKind = Literal["file", "dir", "link", "other"]
+#: Symlinks followed per resolution before the kernel gives up (ELOOP).
+_MAX_LINKS = 40
+
+
+class FsView(Protocol):
+    """The filesystem at sandbox start, as lstat/readlink see it (never opened)."""
+
+    def kind(self, path: str) -> FsKind | None:
+        """lstat's file type of `path` (links not followed), None when it does not exist."""
+        ...
+
+    def readlink(self, path: str) -> str | None:
+        """The value of the symlink `path`, None when it is not a link."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FsSnapshot:
+    """A pure FsView from recorded facts (absolute normalized path -> kind / link value).
+
+    Paths outside `scope` (when set) are asked of `outside` (e.g. a live lstat view).
+    """
+
+    kinds: Mapping[str, FsKind]
+    links: Mapping[str, str] = field(default_factory=dict)
+    scope: str | None = None
+    outside: FsView | None = None
+
+    def _out(self, path: str) -> bool:
+        return self.outside is not None and self.scope is not None and not _under(path, self.scope)
+
+    def kind(self, path: str) -> FsKind | None:
+        """The recorded kind; unknown paths are missing."""
+        if path not in self.kinds and self._out(path):
+            assert self.outside is not None
+            return self.outside.kind(path)
+        return self.kinds.get(path)
+
+    def readlink(self, path: str) -> str | None:
+        """The recorded link value."""
+        if path not in self.kinds and self._out(path):
+            assert self.outside is not None
+            return self.outside.readlink(path)
+        return self.links.get(path)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Where a spelling lands: its real path and every directory a lookup happened in."""
+
+    real: str
+    searched: tuple[str, ...]
+    loop: bool = False
+
+
+def resolve_path(fs: FsView | None, path: str) -> Resolution:
+    """Follow symlinks component by component as the kernel does (`..` after a link is physical)."""
+    p = normalize_abs(path, what="path")
+    if fs is None or p == "/":
+        return Resolution(p, tuple(_ancestors(p)[1:][::-1]))
+    todo = [c for c in p.split("/") if c]
+    cur = "/"
+    searched: list[str] = []
+    hops = 0
+    while todo:
+        comp = todo.pop(0)
+        if comp == ".":
+            continue
+        if comp == "..":
+            cur = posixpath.dirname(cur) if cur != "/" else "/"
+            continue
+        searched.append(cur)
+        cand = (cur.rstrip("/") + "/" + comp) if cur != "/" else "/" + comp
+        if fs.kind(cand) == "link":
+            value = fs.readlink(cand) or ""
+            hops += 1
+            if hops > _MAX_LINKS or not value:
+                return Resolution(cand, tuple(dict.fromkeys(searched)), loop=True)
+            if value.startswith("/"):
+                cur = "/"
+            todo = [c for c in value.split("/") if c] + todo
+            continue
+        cur = cand
+    return Resolution(cur, tuple(dict.fromkeys(searched)))
+
+
+def _under(path: str, base: str) -> bool:
+    return base == "/" or path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def _is_carve_out(e: Entry) -> bool:
+    return e.source.startswith(("carve-out ", ":workspace carve-out "))
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A configuration the sandbox refuses to start with (no command runs)."""
+
+    code: str
+    path: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """An entry of the compiled policy that the sandbox does not enforce, and why."""
+
+    entry: Entry
+    reason: str
+
+
+_NESTED = " (inside a denied directory)"
+_GLOB_STATIC = re.compile(r"[*?\[\]{}\\]")
+
+
+def _glob_static_prefix(pattern: str) -> str:
+    """The directory a glob scan starts from: the components before the first glob character."""
+    parts = pattern.split("/")
+    keep: list[str] = []
+    for part in parts[1:]:
+        if _GLOB_STATIC.search(part):
+            break
+        keep.append(part)
+    return "/" + "/".join(keep)
+
+
+def _glob_scan_ok(pattern: str) -> bool:
+    """False for globs whose scan finds nothing: a `{`/`}` in a directory component (measured)."""
+    parts = pattern.split("/")
+    return not any("{" in part or "}" in part for part in parts[1:-1])
+
+
+@dataclass(frozen=True, slots=True)
+class Enforced:
+    """A resolved profile as the Linux sandbox applies it on one filesystem."""
+
+    profile: EffectiveProfile
+    fs: FsView | None
+    exact: tuple[tuple[Entry, str], ...]  # (entry, real path) that the sandbox mounts
+    globs: tuple[tuple[Entry, re.Pattern[str], str], ...]  # (entry, regex, scan start)
+    dropped: tuple[Dropped, ...]
+    refusals: tuple[Refusal, ...]
+    #: (writable root as spelled, its real location): mounts under the real location that are
+    #: not spelled under the root are hidden by the root's bind.
+    shadows: tuple[tuple[str, str], ...]
+
+    def _base(self, real: str) -> tuple[Access | None, Entry | None, int]:
+        """Most specific enforced entry covering `real`; depth of the winner (components)."""
+        best: tuple[int, int] | None = None
+        found: Entry | None = None
+        for e, rp in self.exact:
+            if _under(real, rp):
+                key = (0 if rp == "/" else rp.count("/"), _RANK[e.access])
+                if best is None or key > best:
+                    best, found = key, e
+        depth = 0 if real == "/" else real.count("/")
+        for e, rx, start in self.globs:
+            if rx.fullmatch(real) and self._glob_masks(e, real, start):
+                key = (depth, _RANK["deny"])
+                if best is None or key > best:
+                    best, found = key, e
+        if found is None or best is None:
+            return None, None, -1
+        return found.access, found, best[0]
+
+    def _glob_masks(self, e: Entry, real: str, start: str) -> bool:
+        if self.fs is None:
+            return False  # a glob masks only files that exist at start: unknown, so nothing
+        if self.fs.kind(real) not in ("file", "other"):
+            return False
+        depth = self.profile.glob_scan_max_depth
+        if (
+            depth is not None
+            and real.count("/") - (0 if start == "/" else start.count("/")) > depth
+        ):
+            return False
+        return not any(_under(real, r) and not _under(start, w) for w, r in self.shadows)
+
+    def decide(self, spelling: str) -> Decision:
+        """The access a sandboxed command gets at `spelling` (links followed, mounts applied)."""
+        if self.profile.unrestricted:
+            return Decision(normalize_abs(spelling, what="query path"), "write", None, ())
+        res = resolve_path(self.fs, spelling)
+        access, winner, depth = self._base(res.real)
+        if res.loop:
+            return Decision(res.real, "deny", winner, ())
+        for d in res.searched:
+            a, w, wd = self._base(d)
+            # A lookup inside a denied directory fails, except on the way to a writable root
+            # nested below the deny (measured: a cwd under a denied HOME works).
+            if (
+                a == "deny"
+                and w is not None
+                and w.kind == "path"
+                and not (access == "write" and depth > wd)
+            ):
+                return Decision(res.real, "deny", w, ())
+        return Decision(res.real, access, winner, ())
+
+
+def _real(fs: FsView | None, path: str) -> str:
+    return resolve_path(fs, path).real
+
+
+def enforce(profile: EffectiveProfile, fs: FsView | None = None) -> Enforced:
+    """Model the sandbox: which entries it mounts, where, and whether it starts at all."""
+    if profile.unrestricted:
+        return Enforced(profile, fs, (), (), (), (), ())
+    entries = list(profile.entries)
+    dropped: list[Dropped] = []
+    keep: list[Entry] = []
+    full_write = profile.winner("/")[0] == "write" and not any(
+        e.access != "write" and not _is_carve_out(e) for e in entries
+    )
+    for e in entries:
+        if e.source == ":minimal" and e.access == "deny":
+            dropped.append(Dropped(e, '":minimal" = "deny" is not enforced'))
+        elif full_write and _is_carve_out(e):
+            dropped.append(
+                Dropped(e, 'a write-only profile with ":root" = "write" mounts no carve-outs')
+            )
+        else:
+            keep.append(e)
+    shadows: list[tuple[str, str]] = []
+    for e in keep:
+        if e.kind == "path" and e.access == "write":
+            r = _real(fs, e.path)
+            if r != e.path:
+                shadows.append((e.path, r))
+    exact: list[tuple[Entry, str]] = []
+    globs: list[tuple[Entry, re.Pattern[str], str]] = []
+    for e in keep:
+        if e.kind == "glob":
+            if not _glob_scan_ok(e.path):
+                dropped.append(
+                    Dropped(e, "a `{` or `}` in a directory component: the scan finds nothing")
+                )
+                continue
+            start = _glob_static_prefix(e.path)
+            if _real(fs, start) != start:
+                dropped.append(
+                    Dropped(e, "the glob's scan starts at a symlinked path (not modelled)")
+                )
+                continue
+            globs.append((e, glob_regex(e.path), start))
+            continue
+        r = _real(fs, e.path)
+        if e.access != "write":
+            hidden = next((w for w, wr in shadows if _under(r, wr) and not _under(e.path, w)), None)
+            if hidden is not None:
+                dropped.append(
+                    Dropped(e, f"under writable root {hidden}, spelled through a symlink")
+                )
+                continue
+        exact.append((e, r))
+    # A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it).
+    adjusted: list[tuple[Entry, str]] = []
+    for e, r in exact:
+        if e.access == "read":
+            outer = [
+                (o, orp) for o, orp in exact if o.access == "deny" and orp != r and _under(r, orp)
+            ]
+            writes_between = [
+                w
+                for w, wrp in exact
+                if w.access == "write"
+                and _under(r, wrp)
+                and any(_under(wrp, orp) and wrp != orp for _, orp in outer)
+            ]
+            if outer and not writes_between:
+                adjusted.append((Entry(e.kind, e.path, "deny", e.source + _NESTED), r))
+                continue
+        adjusted.append((e, r))
+    enf = Enforced(profile, fs, tuple(adjusted), tuple(globs), tuple(dropped), (), tuple(shadows))
+    return Enforced(
+        profile,
+        fs,
+        enf.exact,
+        enf.globs,
+        enf.dropped,
+        tuple(_refusals(enf, full_write)),
+        enf.shadows,
+    )
+
+
+def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
+    """The start-up failures measured on 0.171.0 (research §5); empty when the fs is unknown."""
+    fs = enf.fs
+    if fs is None:
+        return []
+    out: list[Refusal] = []
+    prof = enf.profile
+    carve = not full_write
+    enforced_entries = {e for e, _r in enf.exact}
+    for e in prof.entries:
+        if e.kind != "path" or (e.access != "write" and e not in enforced_entries):
+            continue
+        res = resolve_path(fs, e.path)
+        if e.access == "write" and carve and fs.kind(res.real) in ("file", "other"):
+            out.append(
+                Refusal(
+                    "write-on-file",
+                    e.path,
+                    f"bwrap: Can't mkdir parents for {e.path}/.git: Not a directory",
+                )
+            )
+        if e.access in ("read", "deny") and not _is_carve_out(e):
+            link = _writable_symlink(enf, e.path)
+            if link is not None:
+                what = "read-only" if e.access == "read" else "deny-read"
+                out.append(
+                    Refusal(
+                        "crosses-writable-symlink",
+                        e.path,
+                        f"Fatal error: cannot enforce sandbox {what} path {e.path} because it "
+                        f"crosses writable symlink {link}",
+                    )
+                )
+    denies = [
+        (e, r)
+        for e, r in enf.exact
+        if e.access == "deny" and e.kind == "path" and not e.source.endswith(_NESTED)
+    ]
+    for _e, r in denies:
+        if fs.kind(r) != "dir":
+            continue
+        for e2, r2 in denies:
+            if r2 != r and _under(r2, r) and fs.kind(r2) in ("file", "other"):
+                out.append(
+                    Refusal(
+                        "deny-file-in-denied-dir",
+                        e2.path,
+                        f"bwrap: Can't create file at {r2}: Read-only file system",
+                    )
+                )
+    if isinstance(fs, FsSnapshot) and enf.globs:
+        # A deny glob is expanded to the existing files it matches; one inside a denied
+        # directory refuses like an exact deny there.
+        dirs = [r for _e, r in denies if fs.kind(r) == "dir"]
+        for path, kind in sorted(fs.kinds.items()):
+            if kind not in ("file", "other") or not any(
+                _under(path, d) and path != d for d in dirs
+            ):
+                continue
+            if any(rx.fullmatch(path) for _g, rx, _s in enf.globs):
+                out.append(
+                    Refusal(
+                        "deny-file-in-denied-dir",
+                        path,
+                        f"bwrap: Can't create file at {path}: Read-only file system",
+                    )
+                )
+    # The first missing component M of an entry inside a writable root is created as a file
+    # (the mask's mount point); a second entry below M, or a carve-out directory at M, then
+    # cannot be mounted.
+    below: dict[str, set[str]] = {}
+    for e, r in enf.exact:
+        if e.access == "write" or _is_carve_out(e) or r != e.path:
+            continue
+        first = _first_missing(fs, r)
+        if first is None or first == r:
+            continue
+        if enf.decide(posixpath.dirname(first)).access != "write":
+            continue
+        below.setdefault(first, set()).add(r)
+    for m, kids in sorted(below.items()):
+        if len(kids) >= 2:
+            out.append(
+                Refusal(
+                    "missing-nested-entries",
+                    m,
+                    f"bwrap: Can't bind mount /bindfileXXXXXX on /newroot{m}: Unable to mount "
+                    "source on destination: No such file or directory",
+                )
+            )
+    return sorted(set(out), key=lambda x: (x.code, x.path))
+
+
+def _first_missing(fs: FsView, real: str) -> str | None:
+    for anc in reversed(_ancestors(real)):
+        if fs.kind(anc) is None:
+            return anc
+    return None
+
+
+def _writable_symlink(enf: Enforced, path: str) -> str | None:
+    """The first symlink on `path` (itself included) that sits in a writable place."""
+    fs = enf.fs
+    if fs is None:
+        return None
+    parts = [c for c in normalize_abs(path).split("/") if c]
+    for i in range(1, len(parts) + 1):
+        cand = "/" + "/".join(parts[:i])
+        k = fs.kind(cand)
+        if k is None:
+            return None
+        if k == "link":
+            if enf.decide(posixpath.dirname(cand) or "/").access == "write":
+                return cand
+            return None
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Literal names in deny keys (docs/codex-semantics.md "Glob characters"; measured on 0.171.0).
+
+_KEY_GLOB = frozenset("*?[]")
+_ESCAPE = frozenset("\\*?[]{}")
+
+
+def escape_literal(path: str, *, access: Access = "deny", is_dir: bool = False) -> str | None:
+    """The key that makes Codex match exactly `path`, or None when no key can.
+
+    A key without `* ? [ ]` is literal, whatever else it holds (`\\`, `{`, `}`, spaces). A key
+    with one of them is a deny glob: `\\` escapes the next character, so each of `\\ * ? [ ] { }`
+    is escaped. A glob only supports `deny`, masks only an existing non-directory, and a `{` or
+    `}` in a directory component makes its scan find nothing: those cases return None.
+    """
+    p = normalize_abs(path)
+    if _KEY_GLOB.isdisjoint(p):
+        return p
+    if access != "deny" or is_dir:
+        return None
+    parts = p.split("/")
+    if any("{" in part or "}" in part for part in parts[1:-1]):
+        return None
+    return "".join("\\" + c if c in _ESCAPE else c for c in p)

@@ -1,0 +1,7 @@
+"""Differential tester: random trees and profiles run through the real `codex sandbox`.
+
+`gen` builds a seeded case as data (tree, profile, launch context, probes), `run` materializes it,
+runs ONE sandboxed script per case and judges what the command saw, `compare` sets that beside
+`compiler.evaluate.enforce()`'s prediction and classifies every probe, `__main__` is the CLI
+(`python3 -m compiler.difftest --help`). See docs/codex-semantics.md "Differential testing".
+"""

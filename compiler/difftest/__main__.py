@@ -1,0 +1,67 @@
+"""`python3 -m compiler.difftest`: run the differential tester against the real Codex."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+from ..settings import codex_binary, codex_version
+from .compare import (
+    cases_for,
+    default_workdir,
+    disagreement_lines,
+    run_many,
+    table,
+    unsafe,
+    wrong_predictor,
+)
+from .gen import make_case
+from .run import predict
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse, run, print the table and disagreements; exit 1 on any UNSAFE probe."""
+    ap = argparse.ArgumentParser(prog="python3 -m compiler.difftest")
+    ap.add_argument("--seed", type=int, default=20261203)
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--case", help="replay one case: SEED:INDEX")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--self-test", action="store_true", help="use a wrong predictor; must disagree")
+    ap.add_argument("--show", type=int, default=50, help="disagreement lines to print")
+    a = ap.parse_args(argv)
+    codex = codex_binary()
+    if codex is None or not codex.is_file():
+        print(f"difftest: codex {codex_version()} is not installed (.ci/tools.sh)", file=sys.stderr)
+        return 7
+    if a.case:
+        seed_s, _, idx_s = a.case.partition(":")
+        cases = [make_case(int(seed_s), int(idx_s))]
+    else:
+        cases = cases_for(a.seed, a.cases)
+    workdir = default_workdir()
+    try:
+        results = run_many(
+            codex,
+            cases,
+            workdir,
+            workers=a.workers,
+            predictor=wrong_predictor if a.self_test else predict,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"codex {codex_version()} ({codex}); seed {a.seed}; {len(results)} cases")
+    print(table(results))
+    for line in disagreement_lines(results, a.show):
+        print(line)
+    bad = unsafe(results)
+    print(f"UNSAFE probes (sandbox allows, evaluator denies): {len(bad)}")
+    if a.self_test:
+        n = sum(len(r.disagreements) for r in results)
+        print(f"self-test: the wrong predictor produced {n} disagreements")
+        return 0 if n > 0 else 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,240 @@
+"""Seeded random cases for the differential tester: pure data, no I/O.
+
+A case is a temp tree (dirs, marker files, absolute/relative/chained/dangling symlinks, names with
+glob metacharacters and spaces), one profile (extends, 0-6 entries on tree paths and specials,
+workspace_roots, deny globs, scoped tables), a cwd/HOME/TMPDIR, and ~40 probes. Every path in a
+case is relative to the case's base directory, spelled `@/...` until the runner places it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+NodeKind = Literal["dir", "file", "link"]
+ProbeKind = Literal["read", "list", "write"]
+
+#: Names that exercise Codex's key parsing: glob metacharacters, escapes, spaces, carve-outs.
+AWKWARD = ("a b", "x*y", "q?", "[br]", "{c,d}", "back\\slash", "s p*", "]z", "w{", ".git", ".codex")
+PLAIN = ("src", "lib", "docs", "data", "cfg", "k1", "k2", "n3", "vault", "inner")
+PROFILE_ID = "dt"
+PARENT_ID = "dtbase"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One tree node: `rel` below the base; `target` is a link's value (`@/` = the base)."""
+
+    rel: str
+    kind: NodeKind
+    target: str = ""
+    marker: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One access tried from inside the sandbox, at a spelling relative to the base."""
+
+    idx: int
+    kind: ProbeKind
+    rel: str
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One generated case: tree, permissions table, launch context and probes."""
+
+    seed: int
+    index: int
+    nodes: tuple[Node, ...]
+    permissions: dict[str, Any]
+    cwd: str  # relative spelling of the cwd (may go through a link)
+    home: str
+    tmpdir: str | None
+    probes: tuple[Probe, ...]
+    tags: tuple[str, ...] = field(default=())
+
+    @property
+    def case_id(self) -> str:
+        """`<seed>:<index>`, what `--case` replays."""
+        return f"{self.seed}:{self.index}"
+
+
+def _name(rng: random.Random, awkward: float) -> str:
+    return rng.choice(AWKWARD) if rng.random() < awkward else rng.choice(PLAIN)
+
+
+def _tree(rng: random.Random, tag: str) -> list[Node]:
+    nodes: list[Node] = []
+    dirs = ["ws", "home", "tmp", "o"]
+    for d in dirs:
+        nodes.append(Node(d, "dir"))
+    n_dirs = rng.randint(3, 8)
+    for _ in range(n_dirs):
+        parent = rng.choice(dirs)
+        rel = f"{parent}/{_name(rng, 0.35)}"
+        if rel in dirs or parent.count("/") >= 3:
+            continue
+        dirs.append(rel)
+        nodes.append(Node(rel, "dir"))
+    files: list[str] = []
+    for i, d in enumerate(dirs):
+        # Every directory holds a marker file, so listing it shows a known child.
+        rel = f"{d}/m{i}"
+        files.append(rel)
+        nodes.append(Node(rel, "file", marker=f"PCM{tag}f{i}"))
+    for j in range(rng.randint(2, 6)):
+        d = rng.choice(dirs)
+        rel = f"{d}/{_name(rng, 0.5)}.t{j}" if rng.random() < 0.7 else f"{d}/{_name(rng, 0.6)}"
+        if any(n.rel == rel for n in nodes):
+            continue
+        files.append(rel)
+        nodes.append(Node(rel, "file", marker=f"PCM{tag}g{j}"))
+    taken = {n.rel for n in nodes}
+    links: list[str] = []
+    for k in range(rng.randint(1, 5)):
+        d = rng.choice(dirs)
+        rel = f"{d}/l{k}" if rng.random() < 0.7 else f"{d}/{_name(rng, 0.5)}l{k}"
+        if rel in taken:
+            continue
+        style = rng.choice(("abs-dir", "rel-dir", "abs-file", "rel-file", "chain", "dangling"))
+        if style == "dangling":
+            target = f"@/{rng.choice(dirs)}/missing{k}"
+        elif style == "chain" and links:
+            target = "@/" + rng.choice(links)
+        else:
+            pool = dirs if style.endswith("dir") or style == "chain" else files
+            target = "@/" + rng.choice(pool)
+        if style.startswith("rel") and target.startswith("@/"):
+            target = _relative(rel, target[2:])
+        taken.add(rel)
+        links.append(rel)
+        nodes.append(Node(rel, "link", target=target))
+    return nodes
+
+
+def _relative(link_rel: str, dest_rel: str) -> str:
+    import posixpath
+
+    return posixpath.relpath(dest_rel, posixpath.dirname(link_rel) or ".")
+
+
+def _profile(rng: random.Random, nodes: list[Node], tags: list[str]) -> dict[str, Any]:
+    paths = [n.rel for n in nodes]
+    dirs = [n.rel for n in nodes if n.kind == "dir"]
+    files = [n.rel for n in nodes if n.kind == "file"]
+    fs: dict[str, Any] = {}
+    ext = rng.choice((":read-only", ":workspace", ":workspace", None, "parent"))
+    if ext is None:
+        fs[":root"] = rng.choice(("read", "read", "write"))
+        if rng.random() < 0.5:
+            fs[":workspace_roots"] = "write"
+    access = ("read", "write", "deny", "deny")
+    for _ in range(rng.randint(0, 6)):
+        r = rng.random()
+        if r < 0.45:
+            p = rng.choice(paths)
+            acc = rng.choice(access)
+            if acc == "write" and p in files:
+                acc = rng.choice(("read", "deny"))  # a write file entry only refuses
+            fs[f"@/{p}"] = acc
+        elif r < 0.55:
+            fs[rng.choice((":tmpdir", ":slash_tmp", ":minimal"))] = rng.choice(access)
+            tags.append("special")
+        elif r < 0.62:
+            fs[":root"] = rng.choice(("read", "write"))
+            tags.append("root")
+        elif r < 0.78:
+            p = rng.choice(files + dirs)
+            stem, _, last = p.rpartition("/")
+            pat = rng.choice(("*", "?" * len(last), last[:1] + "*", "*" + last[-1:], last))
+            fs[f"@/{stem}/{pat}"] = "deny"
+            tags.append("glob")
+        elif r < 0.9:
+            sub = rng.choice([p for p in paths if p.startswith("ws/")] or ["ws/m0"])[3:]
+            table = fs.setdefault(":workspace_roots", {})
+            if isinstance(table, dict):
+                table[sub] = rng.choice(access)
+            tags.append("scoped")
+        else:
+            d = rng.choice(dirs)
+            kids = [p[len(d) + 1 :] for p in paths if p.startswith(d + "/")]
+            if kids:
+                fs[f"@/{d}"] = {rng.choice(kids): rng.choice(access)}
+                tags.append("scoped")
+    prof: dict[str, Any] = {"filesystem": fs}
+    if rng.random() < 0.25:
+        prof["workspace_roots"] = {f"@/{rng.choice(dirs)}": True}
+        tags.append("workspace_roots")
+    perms: dict[str, Any] = {PROFILE_ID: prof}
+    if ext == "parent":
+        base_fs: dict[str, Any] = {":root": "read"}
+        if rng.random() < 0.6:
+            base_fs[":workspace_roots"] = "write"
+        if rng.random() < 0.5:
+            base_fs[f"@/{rng.choice(paths)}"] = rng.choice(access)
+        perms[PARENT_ID] = {"extends": ":workspace", "filesystem": base_fs}
+        prof["extends"] = PARENT_ID
+        tags.append("extends-user")
+    elif ext is not None:
+        prof["extends"] = ext
+    return perms
+
+
+def _probes(rng: random.Random, nodes: list[Node], n: int) -> list[Probe]:
+    cands: list[tuple[ProbeKind, str]] = []
+    for node in nodes:
+        if node.kind == "file":
+            cands += [("read", node.rel), ("write", node.rel)]
+        elif node.kind == "dir":
+            cands += [("list", node.rel), ("write", node.rel)]
+        else:
+            cands += [("read", node.rel), ("list", node.rel), ("write", node.rel)]
+    # Spellings through links: each link to a directory, one level below.
+    for link in (x for x in nodes if x.kind == "link"):
+        for node in nodes:
+            if node.kind == "file" and "/" in node.rel:
+                cands.append(("read", f"{link.rel}/{node.rel.rsplit('/', 1)[1]}"))
+    rng.shuffle(cands)
+    seen: set[tuple[str, str]] = set()
+    out: list[Probe] = []
+    for kind, rel in cands:
+        if (kind, rel) in seen:
+            continue
+        seen.add((kind, rel))
+        out.append(Probe(len(out), kind, rel))
+        if len(out) >= n:
+            break
+    return out
+
+
+def make_case(seed: int, index: int, *, probes: int = 40) -> Case:
+    """The case `index` of the run seeded `seed` (same inputs, same case)."""
+    rng = random.Random(f"{seed}:{index}")
+    tag = f"{seed % 100000}x{index}"
+    nodes = _tree(rng, tag)
+    tags: list[str] = []
+    perms = _profile(rng, nodes, tags)
+    dirs = [n.rel for n in nodes if n.kind == "dir"]
+    dir_links = [n.rel for n in nodes if n.kind == "link"]
+    if dir_links and rng.random() < 0.25:
+        cwd = rng.choice(dir_links)
+        tags.append("cwd-link")
+    else:
+        cwd = rng.choice(["ws", "ws", *dirs])
+    home = rng.choice(["home", *dirs])
+    tmpdir = rng.choice(["tmp", "tmp", None, *dirs])
+    if any(n.kind == "link" for n in nodes):
+        tags.append("links")
+    return Case(
+        seed,
+        index,
+        tuple(nodes),
+        perms,
+        cwd,
+        home,
+        tmpdir,
+        tuple(_probes(rng, nodes, probes)),
+        tuple(sorted(set(tags))),
+    )

@@ -1,0 +1,289 @@
+"""Materialize a case, run its ONE sandboxed probe script, judge, and compare with the evaluator.
+
+Reads and lists are judged from the script's output (the marker of the file the spelling really
+reaches, a known child of the directory); writes are judged from outside afterwards (the write
+marker in the file, or the new file, on the host). The expected marker and child come from the
+host kernel (os.path.realpath), never from the evaluator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import posixpath
+import shutil
+import stat
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..codex_oracle import toml_inline
+from ..evaluate import (
+    EvalContext,
+    EvaluationError,
+    FsKind,
+    FsSnapshot,
+    enforce,
+    resolve,
+)
+from ..procs import end_processes, session_members, start_time
+from .gen import PROFILE_ID, Case, Probe
+
+Outcome = Literal["allow", "deny"]
+#: A predictor: (case, placed permissions, context, fs snapshot) -> (refused?, per-probe outcome).
+Predictor = Callable[
+    [Case, Mapping[str, Any], EvalContext, FsSnapshot, str],
+    tuple[bool, dict[int, Outcome], str],
+]
+_BEGIN = "@@BEGIN@@"
+
+
+def place(value: Any, base: str) -> Any:
+    """Replace the `@/` spelling with the real base, in keys and values, recursively."""
+    if isinstance(value, str):
+        return base + value[1:] if value.startswith("@/") else value
+    if isinstance(value, dict):
+        return {place(k, base): place(v, base) for k, v in value.items()}
+    return value
+
+
+def overrides(perms: Mapping[str, Any]) -> list[str]:
+    """The exact `-c` arguments of a case."""
+    return [
+        "-c",
+        f"default_permissions={toml_inline(PROFILE_ID)}",
+        "-c",
+        f"permissions={toml_inline(perms)}",
+    ]
+
+
+def materialize(case: Case, base: Path) -> Case:
+    """Create the tree under `base` (fresh); returns the case with a usable cwd."""
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    for n in case.nodes:
+        p = base / n.rel
+        if n.kind == "dir":
+            p.mkdir(parents=True, exist_ok=True)
+        elif n.kind == "file":
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(n.marker + "\n")
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            t = n.target
+            os.symlink(str(base) + t[1:] if t.startswith("@/") else t, p)
+    if not (base / case.cwd).is_dir():
+        case = dataclasses.replace(case, cwd="ws", tags=tuple(sorted({*case.tags} - {"cwd-link"})))
+    return case
+
+
+def snapshot(base: Path) -> FsSnapshot:
+    """lstat/readlink facts for the base, its ancestors and everything below (never opened)."""
+    kinds: dict[str, FsKind] = {}
+    links: dict[str, str] = {}
+
+    def note(p: str) -> None:
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            kinds[p] = "link"
+            links[p] = os.readlink(p)
+        elif stat.S_ISDIR(st.st_mode):
+            kinds[p] = "dir"
+        elif stat.S_ISREG(st.st_mode):
+            kinds[p] = "file"
+        else:
+            kinds[p] = "other"
+
+    b = str(base)
+    cur = b
+    while True:
+        note(cur)
+        if cur == "/":
+            break
+        cur = posixpath.dirname(cur)
+    for root, dnames, fnames in os.walk(b):
+        for name in dnames + fnames:
+            note(posixpath.join(root, name))
+    from ..check.fsview import LiveFs
+
+    return FsSnapshot(kinds, links, scope=b, outside=LiveFs())
+
+
+def context(case: Case, perms: Mapping[str, Any], base: str) -> EvalContext:
+    """The launch context the sandbox gets: spelled cwd, HOME, TMPDIR."""
+    return EvalContext(
+        cwd=f"{base}/{case.cwd}",
+        tmpdir=f"{base}/{case.tmpdir}" if case.tmpdir else None,
+        home=f"{base}/{case.home}",
+    )
+
+
+def predict(
+    case: Case, perms: Mapping[str, Any], ctx: EvalContext, fs: FsSnapshot, base: str
+) -> tuple[bool, dict[int, Outcome], str]:
+    """The evaluator's prediction: refused?, and allow/deny per probe (even when refused)."""
+    try:
+        eff = resolve(perms, PROFILE_ID, ctx)
+    except EvaluationError as exc:
+        return True, {p.idx: "deny" for p in case.probes}, f"config: {exc.message}"
+    enf = enforce(eff, fs)
+    out: dict[int, Outcome] = {}
+    for p in case.probes:
+        spelled = f"{base}/{p.rel}"
+        if p.kind == "write":
+            target = (
+                spelled
+                if fs.kind(spelled) != "dir" and _follows_to_file(fs, spelled)
+                else (f"{spelled}/pcw{p.idx}")
+            )
+            ok = enf.decide(target).writable
+        else:
+            ok = enf.decide(spelled).readable
+        out[p.idx] = "allow" if ok else "deny"
+    why = "; ".join(r.message for r in enf.refusals)
+    return bool(enf.refusals), out, why
+
+
+def _follows_to_file(fs: FsSnapshot, spelled: str) -> bool:
+    from ..evaluate import resolve_path
+
+    return fs.kind(resolve_path(fs, spelled).real) in ("file", "other")
+
+
+def _q(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the script does per probe and how the host judges it."""
+
+    probe: Probe
+    spelled: str
+    expect: str | None  # marker (read), child name (list), None = probe not judgeable
+    write_path: str | None  # host path the write lands on when it succeeds
+
+
+def plan(case: Case, base: str) -> list[Plan]:
+    """Per probe: the expected marker/child from the host kernel, or why it cannot be judged."""
+    markers = {f"{base}/{n.rel}": n.marker for n in case.nodes if n.kind == "file"}
+    out: list[Plan] = []
+    for p in case.probes:
+        spelled = f"{base}/{p.rel}"
+        real = os.path.realpath(spelled)
+        expect: str | None = None
+        write_path: str | None = None
+        if p.kind == "read":
+            expect = markers.get(real) if os.path.isfile(real) else None
+        elif p.kind == "list":
+            if os.path.isdir(real):
+                kids = sorted(os.listdir(real))
+                expect = kids[0] if kids else None
+        else:
+            if os.path.isfile(real):
+                write_path = real
+            elif os.path.isdir(real):
+                write_path = f"{real}/pcw{p.idx}"
+        out.append(Plan(p, spelled, expect, write_path))
+    return out
+
+
+def script(plans: Sequence[Plan], wmark: str) -> str:
+    """ONE shell script: reads and lists first, then writes."""
+    lines = [f"echo {_BEGIN}"]
+    for pl in plans:
+        s = _q(pl.spelled)
+        if pl.probe.kind == "read":
+            lines.append(
+                f"printf '@@R{pl.probe.idx}@@'; cat -- {s} 2>/dev/null | tr -d '\\n'; echo"
+            )
+        elif pl.probe.kind == "list":
+            lines.append(
+                f"printf '@@R{pl.probe.idx}@@/'; ls -A -- {s} 2>/dev/null | tr '\\n' '/'; echo"
+            )
+    for pl in plans:
+        if pl.probe.kind == "write" and pl.write_path is not None:
+            tgt = (
+                pl.spelled
+                if pl.write_path.rsplit("/", 1)[-1] != f"pcw{pl.probe.idx}"
+                else (f"{pl.spelled}/pcw{pl.probe.idx}")
+            )
+            lines.append(f"printf %s {wmark} >> {_q(tgt)} 2>/dev/null")
+    lines.append("exit 0")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What one run showed: refused (no command ran) and allow/deny per judgeable probe."""
+
+    refused: bool
+    outcomes: dict[int, Outcome]
+    stderr: str
+
+
+def run_codex(
+    codex: Path,
+    case: Case,
+    perms: Mapping[str, Any],
+    base: str,
+    codex_home: str,
+    plans: Sequence[Plan],
+    *,
+    timeout: float = 60.0,
+) -> Observed:
+    """Run the case's script under `codex sandbox -P` and judge each probe."""
+    wmark = f"PCW{case.seed % 100000}x{case.index}"
+    argv = [str(codex), "sandbox", "-P", PROFILE_ID, *overrides(perms), "-C", f"{base}/{case.cwd}"]
+    argv += ["--", "sh", "-c", script(plans, wmark)]
+    env = {"PATH": "/usr/bin:/bin", "HOME": f"{base}/{case.home}", "CODEX_HOME": codex_home}
+    if case.tmpdir:
+        env["TMPDIR"] = f"{base}/{case.tmpdir}"
+    child = subprocess.Popen(
+        argv,
+        cwd="/",
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    born = start_time(child.pid) or 0
+    try:
+        out_b, err_b = child.communicate(timeout=timeout)
+    finally:
+        end_processes([(child.pid, born), *session_members(child.pid, not_before=born)], 2.0)
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+    out = out_b.decode("utf-8", "replace")
+    err = err_b.decode("utf-8", "replace")
+    lines = out.split("\n")
+    if _BEGIN not in lines:
+        return Observed(True, {}, err.strip())
+    seen: dict[int, str] = {}
+    for line in lines:
+        if line.startswith("@@R"):
+            head, _, rest = line[3:].partition("@@")
+            if head.isdigit():
+                seen[int(head)] = rest
+    outcomes: dict[int, Outcome] = {}
+    for pl in plans:
+        i = pl.probe.idx
+        if pl.probe.kind in ("read", "list"):
+            if pl.expect is None:
+                continue
+            text = seen.get(i, "")
+            hit = pl.expect in text if pl.probe.kind == "read" else f"/{pl.expect}/" in text
+            outcomes[i] = "allow" if hit else "deny"
+        elif pl.write_path is not None:
+            try:
+                st = os.lstat(pl.write_path)
+                ok = stat.S_ISREG(st.st_mode) and wmark.encode() in Path(pl.write_path).read_bytes()
+            except OSError:
+                ok = False
+            outcomes[i] = "allow" if ok else "deny"
+    return Observed(False, outcomes, err.strip())
