@@ -126,7 +126,9 @@ def run_check(
     """The whole static check; deterministic for the same inputs."""
     merged = inp.stack.merged()
     modes, findings = evaluate_modes(inp, merged)
-    cells = coverage(modes, inp.roots)
+    from .fsview import LiveFs
+
+    cells = coverage(modes, inp.roots, LiveFs())
     findings += cell_findings(cells, file=inp.manifest_file)
     findings += lint(
         LintInputs(
@@ -141,6 +143,7 @@ def run_check(
             session_file=inp.session_file,
             manifest_file=inp.manifest_file,
             codex_version=codex_version,
+            tmpdir=inp.tmpdir,
         )
     )
     findings += list(extra)

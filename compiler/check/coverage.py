@@ -22,7 +22,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..evaluate import Decision, EffectiveProfile
+from ..evaluate import Decision, EffectiveProfile, Enforced, FsView, enforce
 from ..models import ResolvedRoot
 from ..roots import MAX_HOPS
 from .result import Cell, CellAccess, CheckFinding, Severity, SpellingKind
@@ -92,6 +92,20 @@ def _winner(eff: EffectiveProfile, d: Decision) -> str | None:
     return d.winner.source if d.winner else None
 
 
+def _enforced_access(
+    enf: Enforced, path: str, access: CellAccess, winner: str | None
+) -> tuple[CellAccess, str | None]:
+    """A policy deny counts only when the sandbox enforces it (compiler.evaluate.enforce)."""
+    if access != "deny":
+        return access, winner
+    ed = enf.decide(path)
+    if ed.access == "deny":
+        return access, winner
+    why = next((x.reason for x in enf.dropped if x.entry.source == winner), None)
+    note = f"{winner} not enforced" + (f": {why}" if why else " by the sandbox")
+    return (ed.access if ed.access is not None else "unlisted"), note
+
+
 def _cell(
     me: ModeEval,
     root: ResolvedRoot,
@@ -99,12 +113,15 @@ def _cell(
     kind: SpellingKind,
     real: str,
     must_reach: str,
+    enfs: dict[int, Enforced] | None = None,
 ) -> Cell:
     """The worst cell over every session cwd of the mode."""
     worst: Cell | None = None
     for cwd, eff in me.contexts:
         d = eff.decide(real)
         access, winner = _access(eff, d), _winner(eff, d)
+        if enfs is not None and not eff.unrestricted:
+            access, winner = _enforced_access(enfs[id(eff)], real, access, winner)
         if must_reach != real:
             # The recorded chain did not land on the target: hold both to the deny.
             d2 = eff.decide(must_reach)
@@ -129,8 +146,14 @@ def _cell(
     return worst
 
 
-def coverage(modes: Sequence[ModeEval], roots: Sequence[ResolvedRoot]) -> list[Cell]:
-    """The whole matrix, in mode, root, spelling order."""
+def coverage(
+    modes: Sequence[ModeEval], roots: Sequence[ResolvedRoot], fs: FsView | None = None
+) -> list[Cell]:
+    """The whole matrix, in mode, root, spelling order.
+
+    With `fs` (the filesystem at launch, lstat/readlink only) a cell counts as denied only when
+    the sandbox enforces the deny there (a symlinked writable root, a glob on a directory, ...).
+    """
     plan: list[tuple[ResolvedRoot, str, SpellingKind, str, str]] = []
     for root in roots:
         for spelling, kind in spellings(root):
@@ -139,12 +162,15 @@ def coverage(modes: Sequence[ModeEval], roots: Sequence[ResolvedRoot]) -> list[C
             if kind == "child":
                 must = f"{root.target.rstrip('/')}/{CHILD_PROBE}"
             plan.append((root, spelling, kind, real, must))
+    enfs: dict[int, Enforced] | None = None
+    if fs is not None:
+        enfs = {id(eff): enforce(eff, fs) for me in modes for _c, eff in me.contexts}
     cells: list[Cell] = []
     for me in modes:
         if not me.contexts:
             continue
         for root, spelling, kind, real, must in plan:
-            cells.append(_cell(me, root, spelling, kind, real, must))
+            cells.append(_cell(me, root, spelling, kind, real, must, enfs))
     return cells
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evaluate import EffectiveProfile
+from ..evaluate import EffectiveProfile, enforce, resolve_path
 from ..models import ACP_MODES, ResolvedRoot
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
@@ -283,6 +283,78 @@ RULES: tuple[Rule, ...] = (
         "the real sandbox disagrees with the static proof or leaks",
         "read the canary section of the report",
     ),
+    _r(
+        "PC030",
+        "writable-root-through-symlink",
+        "error",
+        "a writable root or the session cwd is spelled through a symlink",
+        "the sandbox binds the real directory but drops every deny and read-only entry spelled "
+        "by its real path below it (measured on 0.171.0: `-C <link>` with :workspace and a deny "
+        "on <real>/f: a sandboxed cat read the file; the compiled policy still lists the deny)",
+        "spell every writable root and the cwd by its canonical path (realpath)",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC031",
+        "write-entry-on-file",
+        "error",
+        "a `write` entry names a regular file: the sandbox refuses to start",
+        "measured: 'bwrap: Can't mkdir parents for <file>/.git: Not a directory', then a panic "
+        "'failed to inspect synthetic bubblewrap mount target ...' (no command runs)",
+        "grant write on the directory that holds the file, or read on the file",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC032",
+        "deny-file-in-denied-dir",
+        "error",
+        "a denied directory plus a deny (exact or glob) on an existing file inside it",
+        "measured: 'bwrap: Can't create file at <file>: Read-only file system' (no command runs)",
+        "drop the inner deny: the directory deny already hides the file",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC033",
+        "read-entry-crosses-writable-symlink",
+        "error",
+        "a `read` entry is, or passes through, a symlink inside a writable root",
+        "measured: 'error building bubblewrap command: Fatal error: cannot enforce sandbox "
+        "read-only path <p> because it crosses writable symlink <l>' (no command runs)",
+        "spell the entry by its canonical path, and keep links out of writable roots",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC034",
+        "missing-nested-entries",
+        "error",
+        "two or more entries below the same missing directory inside a writable root",
+        "measured: 'bwrap: Can't bind mount /bindfileXXXXXX on /newroot<dir>: Unable to mount "
+        "source on destination: No such file or directory' (no command runs)",
+        "create the directory before launch, or drop the entries below it",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC035",
+        "codex-home-under-tmp",
+        "warning",
+        "CODEX_HOME lies under the system temp dir ($TMPDIR or /tmp)",
+        "measured: 'Refusing to create helper binaries under temporary dir', then the sandbox "
+        "helper cannot be exec'd and no command runs",
+        "put CODEX_HOME under a persistent directory (e.g. /var/lib, $HOME)",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC036",
+        "deny-not-enforced",
+        "error",
+        "a deny in the compiled policy that the sandbox does not enforce",
+        'measured on 0.171.0: `":minimal" = "deny"` is ignored; a deny glob masks only '
+        "existing non-directories at sandbox start; a glob with `{`/`}` in a directory "
+        "component masks nothing; a deny under a writable root spelled through a symlink is "
+        "dropped",
+        "deny exact canonical paths of existing files or directories",
+        ">=0.165.0,<=0.171.0",
+    ),
 )
 RULES = tuple(sorted(RULES, key=lambda r: r.id))
 RULE_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
@@ -342,6 +414,7 @@ class LintInputs:
     session_file: str | None = None
     manifest_file: str | None = None
     codex_version: str = "0.171.0"
+    tmpdir: str | None = None
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
@@ -725,6 +798,88 @@ def _roots_and_home(o: _Out) -> None:
                     )
 
 
+_REFUSAL_RULES = {
+    "write-on-file": "PC031",
+    "deny-file-in-denied-dir": "PC032",
+    "crosses-writable-symlink": "PC033",
+    "missing-nested-entries": "PC034",
+}
+
+
+def _enforcement(o: _Out) -> None:
+    """PC030-PC036: what the sandbox does with each mode's profile on this filesystem."""
+    from .fsview import LiveFs
+
+    inp = o.inp
+    fs = LiveFs()
+    for me in inp.modes:
+        layer = inp.stack.layer_defining(me.profile_id)
+        for cwd, eff in me.contexts:
+            if eff.unrestricted:
+                continue
+            kw: dict[str, Any] = {"mode": me.mode, "profile": me.profile_id}
+            real_cwd = resolve_path(fs, cwd).real
+            if real_cwd != cwd:
+                o.add(
+                    "PC030",
+                    f"mode {me.mode}: the session cwd {cwd} is spelled through a symlink "
+                    f"(real: {real_cwd}); denies below {real_cwd} are not enforced",
+                    path=cwd,
+                    **kw,
+                )
+            for e in eff.entries:
+                if e.kind == "path" and e.access == "write":
+                    real = resolve_path(fs, e.path).real
+                    if real != e.path and e.path != cwd:
+                        o.add(
+                            "PC030",
+                            f"mode {me.mode}: writable root {e.path} (from {e.source}) is "
+                            f"spelled through a symlink (real: {real})",
+                            layer=layer,
+                            needles=(e.source, e.path),
+                            path=e.path,
+                            **kw,
+                        )
+            enf = enforce(eff, fs)
+            for r in enf.refusals:
+                rule = _REFUSAL_RULES.get(r.code)
+                if rule is None or (rule == "PC033" and r.message.find("deny-read") >= 0):
+                    continue  # a deny crossing a writable symlink is PC017
+                o.add(
+                    rule,
+                    f"mode {me.mode}: the sandbox will not start: {r.message}",
+                    layer=layer,
+                    needles=(r.path,),
+                    path=r.path,
+                    **kw,
+                )
+            for dr in enf.dropped:
+                if dr.entry.access != "deny":
+                    continue
+                o.add(
+                    "PC036",
+                    f"mode {me.mode}: deny {dr.entry.path} (from {dr.entry.source}) is not "
+                    f"enforced: {dr.reason}",
+                    layer=layer,
+                    needles=(dr.entry.source, dr.entry.path),
+                    path=dr.entry.path,
+                    **kw,
+                )
+    if inp.codex_home and inp.tmpdir:
+        # The launch TMPDIR (check --tmpdir, else the environment's); /tmp is Codex's default
+        # when TMPDIR is unset, checked when the launch context names it.
+        for tmp in (inp.tmpdir,):
+            t = tmp.rstrip("/") or "/"
+            if inp.codex_home == t or inp.codex_home.startswith(t + "/"):
+                o.add(
+                    "PC035",
+                    f"CODEX_HOME {inp.codex_home} is under the temp dir {t}: Codex refuses to "
+                    "create its sandbox helper there",
+                    path=inp.codex_home,
+                )
+                break
+
+
 def lint(inp: LintInputs) -> list[CheckFinding]:
     """Every rule over the inputs; order is fixed later by the checker."""
     o = _Out(inp)
@@ -736,4 +891,5 @@ def lint(inp: LintInputs) -> list[CheckFinding]:
     _session(o)
     _filesystem(o)
     _roots_and_home(o)
+    _enforcement(o)
     return o.items

@@ -180,7 +180,9 @@ def plan(case: Case, base: str) -> list[Plan]:
             expect = markers.get(real) if os.path.isfile(real) else None
         elif p.kind == "list":
             if os.path.isdir(real):
-                kids = sorted(os.listdir(real))
+                # A regular file: a nested mount's skeleton directories show up in a masked
+                # parent's listing without revealing its content.
+                kids = sorted(k for k in os.listdir(real) if os.path.isfile(f"{real}/{k}"))
                 expect = kids[0] if kids else None
         else:
             if os.path.isfile(real):

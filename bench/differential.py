@@ -1,0 +1,19 @@
+"""The long differential run: 2,000 seeded cases against the real Codex; prints the table.
+
+    PROFILEC_CACHE=... python3 bench/differential.py [--cases 2000] [--seed S]
+PROFILEC_CODEX_VERSION picks another installed version (.cache/codex-<ver>).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from compiler.difftest.__main__ import main  # noqa: E402
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if "--cases" not in args:
+        args = ["--cases", "2000", *args]
+    raise SystemExit(main(args))

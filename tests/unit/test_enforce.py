@@ -1,0 +1,196 @@
+"""The enforcement model (compiler.evaluate.enforce): one test per class, each a minimized case
+from the differential tester or the measurements in docs/codex-semantics.md (Codex 0.171.0)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.evaluate import (
+    EvalContext,
+    FsKind,
+    FsSnapshot,
+    enforce,
+    escape_literal,
+    glob_regex,
+    resolve,
+)
+
+B = "/b"
+
+
+def _fs(kinds: dict[str, FsKind], links: dict[str, str] | None = None) -> FsSnapshot:
+    base: dict[str, FsKind] = {"/": "dir", B: "dir"}
+    base.update(kinds)
+    for p, _v in (links or {}).items():
+        base[p] = "link"
+    return FsSnapshot(base, links or {})
+
+
+def _enf(fs_table: dict[str, Any], fs: FsSnapshot, cwd: str = f"{B}/ws", **kw: Any) -> Any:
+    perms = {"p": {"filesystem": fs_table, **kw}}
+    return enforce(resolve(perms, "p", EvalContext(cwd=cwd, tmpdir=f"{B}/tmp")), fs)
+
+
+TREE = _fs(
+    {
+        f"{B}/ws": "dir",
+        f"{B}/tmp": "dir",
+        f"{B}/real": "dir",
+        f"{B}/real/d": "dir",
+        f"{B}/real/d/f": "file",
+        f"{B}/real/e": "dir",
+    },
+    {f"{B}/lnk": "real"},
+)
+
+
+def test_symlinked_cwd_drops_denies_spelled_by_the_real_path() -> None:
+    # measured: -C <link> with :workspace, deny on <real>/d/f -> `cat` read the file
+    enf = _enf(
+        {":workspace_roots": "write", ":root": "read", f"{B}/real/d/f": "deny"},
+        TREE,
+        cwd=f"{B}/lnk",
+    )
+    assert enf.decide(f"{B}/real/d/f").readable
+    assert enf.decide(f"{B}/lnk/d/f").readable
+    # the policy still says deny: only enforcement differs
+    assert enf.profile.decide(f"{B}/real/d/f").access == "deny"
+    # the same deny with the cwd spelled by its real path is enforced
+    ok = _enf(
+        {":workspace_roots": "write", ":root": "read", f"{B}/real/d/f": "deny"},
+        TREE,
+        cwd=f"{B}/real",
+    )
+    assert ok.decide(f"{B}/real/d/f").access == "deny"
+
+
+def test_symlinked_writable_root_keeps_denies_spelled_through_the_link() -> None:
+    enf = _enf(
+        {":workspace_roots": "write", ":root": "read", f"{B}/lnk/d/f": "deny"}, TREE, cwd=f"{B}/lnk"
+    )
+    assert enf.decide(f"{B}/real/d/f").access == "deny"
+
+
+def test_symlinked_write_key_makes_read_entries_under_the_real_dir_writable() -> None:
+    enf = _enf({":root": "read", f"{B}/lnk": "write", f"{B}/real/e": "read"}, TREE)
+    assert enf.decide(f"{B}/real/e/new").writable
+    assert enf.decide(f"{B}/real/.git/x").access == "read"  # carve-out still applies
+
+
+def test_deny_glob_masks_existing_files_only() -> None:
+    fs = _fs(
+        {
+            f"{B}/g": "dir",
+            f"{B}/g/dd": "dir",
+            f"{B}/g/dd/in": "file",
+            f"{B}/g/f": "file",
+            f"{B}/ws": "dir",
+        }
+    )
+    enf = _enf({":root": "read", f"{B}/g/*": "deny"}, fs)
+    assert enf.decide(f"{B}/g/f").access == "deny"
+    assert enf.decide(f"{B}/g/dd").readable  # a matched directory stays readable
+    assert enf.decide(f"{B}/g/dd/in").readable
+    assert enf.decide(f"{B}/g/later").readable  # created after start: not masked
+    # without filesystem facts no glob counts as enforced (the proof stays on the safe side)
+    assert enforce(enf.profile, None).decide(f"{B}/g/f").readable
+
+
+def test_backslash_escapes_in_globs_and_literal_keys_with_metacharacters_are_patterns() -> None:
+    names = ["a*b", "aXb", "ab", "a?b"]
+    fs = _fs({f"{B}/g": "dir", f"{B}/ws": "dir", **{f"{B}/g/{n}": "file" for n in names}})
+    pattern = _enf({":root": "read", f"{B}/g/a*b": "deny"}, fs)
+    assert all(pattern.decide(f"{B}/g/{n}").access == "deny" for n in names)
+    escaped = _enf({":root": "read", f"{B}/g/a\\*b": "deny"}, fs)
+    assert [n for n in names if escaped.decide(f"{B}/g/{n}").access == "deny"] == ["a*b"]
+
+
+def test_globset_syntax_measured() -> None:
+    assert glob_regex("/g/a{X,x}*").fullmatch("/g/ax")
+    assert glob_regex("/g/a[!X]b").fullmatch("/g/aYb") and not glob_regex("/g/a[!X]b").fullmatch(
+        "/g/aXb"
+    )
+    assert glob_regex("/g/a[b*").fullmatch("/g/a[b")  # an unclosed `[` is literal
+    assert not glob_regex("/g/d*n").fullmatch("/g/dd/in")  # `*` stays in one component
+    assert glob_regex("/g/a\\\\*").fullmatch("/g/a\\b")
+
+
+def test_brace_in_a_directory_component_masks_nothing() -> None:
+    fs = _fs({f"{B}/h": "dir", f"{B}/h/dd": "dir", f"{B}/h/dd/in": "file", f"{B}/ws": "dir"})
+    enf = _enf({":root": "read", f"{B}/h/{{dd,x}}/in": "deny"}, fs)
+    assert enf.decide(f"{B}/h/dd/in").readable
+
+
+def test_minimal_deny_is_not_enforced() -> None:
+    enf = _enf({":root": "read", ":minimal": "deny"}, TREE)
+    assert enf.profile.decide("/etc/hostname").access == "deny"
+    assert enf.decide("/etc/hostname").readable
+
+
+def test_root_write_without_restrictions_lifts_nested_carve_outs() -> None:
+    enf = _enf({":root": "write", ":workspace_roots": "write"}, TREE)
+    assert enf.profile.decide(f"{B}/ws/.git/x").access == "read"
+    assert enf.decide(f"{B}/ws/.git/x").writable
+    kept = _enf({":root": "write", ":workspace_roots": "write", f"{B}/real/d/f": "deny"}, TREE)
+    assert kept.decide(f"{B}/ws/.git/x").access == "read"
+
+
+def test_read_entry_inside_a_denied_directory_is_unreachable_but_write_is_not() -> None:
+    fs = _fs({f"{B}/d": "dir", f"{B}/d/x": "dir", f"{B}/d/x/s": "file", f"{B}/ws": "dir"})
+    enf = _enf({":root": "read", f"{B}/d": "deny", f"{B}/d/x": "read"}, fs)
+    assert enf.profile.decide(f"{B}/d/x/s").access == "read"
+    assert enf.decide(f"{B}/d/x/s").access == "deny"
+    w = _enf({":root": "read", f"{B}/d": "deny", f"{B}/d/x": "write"}, fs)
+    assert w.decide(f"{B}/d/x/s").writable
+
+
+def test_cwd_with_glob_characters_is_a_literal_root() -> None:
+    # difftest 20261203:13: a cwd named `q?` made resolve() refuse; Codex runs it
+    fs = _fs({f"{B}/q?": "dir"})
+    perms = {"p": {"extends": ":workspace", "filesystem": {}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/q?"))
+    assert enforce(eff, fs).decide(f"{B}/q?/x").writable
+    # and a scoped table under a literal path holding `*` (20261203:59)
+    scoped = {"p": {"filesystem": {":root": "read", f"{B}/x*y": {"m": "read"}}}}
+    assert resolve(scoped, "p", EvalContext(cwd=f"{B}/ws")).decide(f"{B}/x*y/m").access == "read"
+
+
+def test_refusals_measured() -> None:
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/d": "dir", f"{B}/d/file": "file", f"{B}/tgt": "dir"},
+        {f"{B}/ws/dl": f"{B}/tgt"},
+    )
+    codes = lambda t: {r.code for r in _enf(t, fs).refusals}  # noqa: E731
+    assert codes({":root": "read", f"{B}/d/file": "write"}) == {"write-on-file"}
+    assert codes({":root": "read", f"{B}/d": "deny", f"{B}/d/file": "deny"}) == {
+        "deny-file-in-denied-dir"
+    }
+    assert codes({":root": "read", f"{B}/d": "deny", f"{B}/d/nofile": "deny"}) == set()
+    assert codes({":root": "read", ":workspace_roots": "write", f"{B}/ws/dl": "read"}) == {
+        "crosses-writable-symlink"
+    }
+    assert codes(
+        {
+            ":root": "read",
+            ":workspace_roots": "write",
+            f"{B}/ws/m1/a": "read",
+            f"{B}/ws/m1/b": "deny",
+        }
+    ) == {"missing-nested-entries"}
+    assert codes({":root": "read", ":workspace_roots": "write", f"{B}/ws/m2/a": "read"}) == set()
+
+
+def test_escape_literal() -> None:
+    assert escape_literal("/x/a b/{c,d}/back\\slash") == "/x/a b/{c,d}/back\\slash"
+    assert escape_literal("/x/auth\\*.json") == "/x/auth\\\\\\*.json"
+    assert escape_literal("/x/a[b]/q?") == "/x/a\\[b\\]/q\\?"
+    assert escape_literal("/x/a*b", access="read") is None
+    assert escape_literal("/x/a*b", is_dir=True) is None
+    assert escape_literal("/x/w{/a*") is None  # `{` in a directory component of a glob
+    # every escaped key matches exactly its own name
+    for name in ("a*b", "a\\*b", "q?", "[br]", "s p*", "]z", "w{*", "x}?"):
+        key = escape_literal(f"/g/{name}")
+        assert key is not None
+        rx = glob_regex(key)
+        assert rx.fullmatch(f"/g/{name}")
+        assert not any(rx.fullmatch(f"/g/{o}") for o in ("aXb", "ab", "q", "b", "s p", "z"))

@@ -1,0 +1,120 @@
+"""PC030-PC036: each enforcement lint fires on its minimized case (filesystem via lstat only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compiler.check.checker import CheckInputs, from_bundle, run_check
+from compiler.check.configstack import ConfigStack
+from compiler.check.result import CheckReport
+from compiler.models import CompiledBundle
+from tests.helpers import Layout
+from tests.unit.test_lints import AGENT, _bundle, _cfg, _run, _toml
+
+
+def _cwd_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    link = lay.base / "wslink"
+    link.symlink_to(lay.workspace)
+    base = from_bundle(b, b.mode_profiles)
+    inp = CheckInputs(
+        stack=ConfigStack((_toml(_cfg(b)),)),
+        mode_map=b.mode_profiles,
+        roots=base.roots,
+        workspace_roots=(str(link),),
+        codex_home=base.codex_home,
+    )
+    return run_check(inp)
+
+
+def _write_on_file(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.control)] = "write"
+    return _run(b, [_toml(cfg)])
+
+
+def _deny_in_denied(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.workspace)] = "deny"
+    cfg["permissions"][AGENT]["filesystem"][str(lay.control)] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _read_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.workspace / "dl").symlink_to(lay.base / "host")
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][str(lay.workspace / "dl")] = "read"
+    return _run(b, [_toml(cfg)])
+
+
+def _missing_nested(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    fs = cfg["permissions"][AGENT]["filesystem"]
+    fs[str(lay.workspace / "m1" / "a")] = "read"
+    fs[str(lay.workspace / "m1" / "b")] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _home_in_tmp(lay: Layout, b: CompiledBundle) -> CheckReport:
+    base = from_bundle(b, b.mode_profiles)
+    inp = CheckInputs(
+        stack=ConfigStack((_toml(_cfg(b)),)),
+        mode_map=b.mode_profiles,
+        roots=base.roots,
+        workspace_roots=base.workspace_roots,
+        codex_home=base.codex_home,
+        tmpdir=str(lay.base),
+    )
+    return run_check(inp)
+
+
+def _minimal_deny(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][":minimal"] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+ENFORCE_FIRING: list[tuple[str, Callable[[Layout, CompiledBundle], CheckReport]]] = [
+    ("PC030", _cwd_link),
+    ("PC031", _write_on_file),
+    ("PC032", _deny_in_denied),
+    ("PC033", _read_link),
+    ("PC034", _missing_nested),
+    ("PC035", _home_in_tmp),
+    ("PC036", _minimal_deny),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "case"), ENFORCE_FIRING, ids=[f"{r}-{c.__name__}" for r, c in ENFORCE_FIRING]
+)
+def test_enforcement_rule_fires(
+    tmp_path: Path, rule: str, case: Callable[..., CheckReport]
+) -> None:
+    lay, bundle = _bundle(tmp_path)
+    report = case(lay, bundle)
+    hits = [f for f in report.findings if f.rule == rule]
+    assert hits, [f.rule for f in report.findings]
+    assert all(f.severity == report.rule(rule).severity for f in hits)
+
+
+def test_symlinked_cwd_makes_the_proof_count_the_deny_as_not_enforced(tmp_path: Path) -> None:
+    """check must not PASS when the cwd is a link to the dir that holds the credential."""
+    lay, bundle = _bundle(tmp_path)
+    # the credential's holder made a writable root through a link: the sandbox drops its denies
+    link = lay.base / "hostcwd"
+    link.symlink_to(lay.host_target.parent)
+    base = from_bundle(bundle, bundle.mode_profiles)
+    inp = CheckInputs(
+        stack=ConfigStack((_toml(_cfg(bundle)),)),
+        mode_map=bundle.mode_profiles,
+        roots=base.roots,
+        workspace_roots=(str(link),),
+        codex_home=base.codex_home,
+    )
+    report = run_check(inp)
+    assert not report.passed
+    cells = [c for c in report.cells if c.spelling == str(lay.host_target) and c.access != "deny"]
+    assert cells and all("not enforced" in (c.winner or "") for c in cells)
