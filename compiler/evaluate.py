@@ -813,20 +813,11 @@ class Enforced:
         if self.profile.unrestricted:
             return Decision(normalize_abs(spelling, what="query path"), "write", None, ())
         res = resolve_path(self.fs, spelling)
-        access, winner, depth = self._base(res.real)
+        access, winner, _depth = self._base(res.real)
         if res.loop:
             return Decision(res.real, "deny", winner, ())
-        for d in res.searched:
-            a, w, wd = self._base(d)
-            # A lookup inside a denied directory fails, except on the way to a writable root
-            # nested below the deny (measured: a cwd under a denied HOME works).
-            if (
-                a == "deny"
-                and w is not None
-                and w.kind == "path"
-                and not (access == "write" and depth > wd)
-            ):
-                return Decision(res.real, "deny", w, ())
+        # A lookup inside a denied directory is NOT modelled as a failure: the differential
+        # run saw a link inside a denied directory followed to a writable target (20261204:269).
         return Decision(res.real, access, winner, ())
 
 
@@ -878,7 +869,16 @@ def enforce(profile: EffectiveProfile, fs: FsView | None = None) -> Enforced:
             continue
         r = _real(fs, e.path)
         if e.access != "write":
-            hidden = next((w for w, wr in shadows if _under(r, wr) and not _under(e.path, w)), None)
+            parent = _real(fs, posixpath.dirname(e.path)) if e.path != "/" else "/"
+            hidden = next(
+                (
+                    w
+                    for w, wr in shadows
+                    if (_under(r, wr) or _under(e.path, wr) or _under(parent, wr))
+                    and not _under(e.path, w)
+                ),
+                None,
+            )
             if hidden is not None:
                 dropped.append(
                     Dropped(e, f"under writable root {hidden}, spelled through a symlink")
@@ -948,6 +948,16 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                         f"crosses writable symlink {link}",
                     )
                 )
+    for g in prof.entries:
+        if g.kind == "glob" and _unbalanced_brace(g.path):
+            out.append(
+                Refusal(
+                    "invalid-glob",
+                    g.path,
+                    "Fatal error: unreadable glob pattern is invalid for ...: error parsing glob "
+                    f"'{g.path}': unclosed alternate group; missing '}}'",
+                )
+            )
     denies = [
         (e, r)
         for e, r in enf.exact
@@ -1006,6 +1016,22 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 )
             )
     return sorted(set(out), key=lambda x: (x.code, x.path))
+
+
+def _unbalanced_brace(pattern: str) -> bool:
+    depth = 0
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        i += 1
+    return depth > 0
 
 
 def _first_missing(fs: FsView, real: str) -> str | None:

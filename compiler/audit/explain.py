@@ -17,8 +17,12 @@ from ..compile import PLACEHOLDER_CWD
 from ..errors import UsageError
 from ..evaluate import (
     EQUAL_PATH_RULE,
+    Decision,
+    EffectiveProfile,
     Entry,
     EvalContext,
+    FsView,
+    enforce,
     normalize_abs,
     resolve,
 )
@@ -121,8 +125,11 @@ def explain(
     provenance: Mapping[str, Any] | None = None,
     cwd: str | None = None,
     walker: ChainWalker | None = None,
+    home: str | None = None,
+    tmpdir: str | None = None,
+    fs: FsView | None = None,
 ) -> Explanation:
-    """Why `path` gets the access it gets under `mode` (pure unless a walker is given)."""
+    """Why `path` gets the access it gets under `mode` (pure unless a walker or fs is given)."""
     try:
         profile = bundle.profile_for(mode)
     except KeyError:
@@ -134,7 +141,9 @@ def explain(
         cwd = ws[0] if ws else PLACEHOLDER_CWD
     elif ws and cwd not in ws:
         raise UsageError(f"--cwd {cwd} is not one of the workspace roots ({', '.join(ws)})")
-    ctx = EvalContext(cwd=cwd, workspace_roots=tuple(r for r in ws if r != cwd))
+    ctx = EvalContext(
+        cwd=cwd, workspace_roots=tuple(r for r in ws if r != cwd), tmpdir=tmpdir, home=home
+    )
     eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id, ctx)
     real, steps = recorded_chain(bundle.roots, asked)
     if not steps and walker is not None:
@@ -175,8 +184,11 @@ def explain(
     else:
         where = f" ({winner.file}:{winner.line})" if winner.file and winner.line else ""
         why = f"{winner.access} entry {winner.path} [{winner.key}] wins{where}"
+    enforced, enforcement = _enforcement(eff, asked, fs)
     via = f" via {real}" if real != asked else ""
     summary = f"{asked}{via} is {access} in mode {mode}: {why}"
+    if enforced is not None and enforced != access:
+        summary += f"; the sandbox gives {enforced} ({enforcement})"
     return Explanation(
         path=asked,
         real_path=real,
@@ -192,6 +204,95 @@ def explain(
         chain=tuple(steps),
         roots=tuple(related),
         summary=summary,
+        home=home,
+        tmpdir=tmpdir,
+        enforced_access=enforced,
+        enforcement=enforcement,
+        source="bundle",
+    )
+
+
+def _enforcement(
+    eff: EffectiveProfile, asked: str, fs: FsView | None
+) -> tuple[EffAccess | None, str | None]:
+    """The sandbox's access at `asked` and why it differs from the policy (None: not asked)."""
+    if fs is None:
+        return None, None
+    if eff.unrestricted:
+        return "write", None
+    enf = enforce(eff, fs)
+    if enf.refusals:
+        return "deny", "the sandbox refuses to start: " + "; ".join(r.message for r in enf.refusals)
+    ed = enf.decide(asked)
+    pol = eff.decide(ed.path)
+    access: EffAccess = ed.access or "unlisted"
+    if ed.access == pol.access:
+        return access, None
+    why = [d.reason for d in enf.dropped if pol.winner is not None and d.entry == pol.winner]
+    if not why and ed.winner is not None:
+        why = [f"{ed.winner.access} entry {ed.winner.path} [{ed.winner.source}] applies"]
+    return access, "; ".join(why) or "enforcement differs from the compiled policy"
+
+
+def explain_config(
+    permissions: Mapping[str, Any],
+    profile_id: str,
+    path: str,
+    *,
+    cwd: str,
+    home: str | None,
+    tmpdir: str | None,
+    source: str,
+    mode: str = "-",
+    fs: FsView | None = None,
+) -> Explanation:
+    """`explain` on a config profilec did not write: one profile of a `[permissions]` table."""
+    asked = normalize_abs(path, what="PATH")
+    ctx = EvalContext(cwd=normalize_abs(cwd, what="--cwd"), tmpdir=tmpdir, home=home)
+    eff = resolve(permissions, profile_id, ctx)
+    d: Decision = eff.decide(asked)
+    access: EffAccess = "write" if eff.unrestricted else (d.access or "unlisted")
+    winner = None
+    if d.winner is not None and not eff.unrestricted:
+        tied = any(rule == EQUAL_PATH_RULE for _, rule in d.beaten)
+        rule = "most specific covering entry" + (", and deny > write > read" if tied else "")
+        winner = _explain_entry(d.winner, rule, {})
+    beaten = tuple(_explain_entry(e, f"lost: {rule}", {}) for e, rule in d.beaten)
+    enforced, enforcement = _enforcement(eff, asked, fs)
+    real = asked
+    if fs is not None:
+        from ..evaluate import resolve_path
+
+        real = resolve_path(fs, asked).real
+    if eff.unrestricted:
+        why = f"profile {profile_id} is unrestricted"
+    elif winner is None:
+        why = "no entry covers it (Codex gives no access to unlisted paths)"
+    else:
+        why = f"{winner.access} entry {winner.path} [{winner.key}] wins"
+    summary = f"{asked} is {access} under profile {profile_id} ({source}): {why}"
+    if enforced is not None and enforced != access:
+        summary += f"; the sandbox gives {enforced} ({enforcement})"
+    return Explanation(
+        path=asked,
+        real_path=real,
+        mode=mode,
+        profile_id=profile_id,
+        cwd=ctx.cwd,
+        access=access,
+        lexical_access=access,
+        unrestricted=eff.unrestricted,
+        network_enabled=eff.network_enabled or eff.unrestricted,
+        winner=winner,
+        beaten=beaten,
+        chain=(),
+        roots=(),
+        summary=summary,
+        home=home,
+        tmpdir=tmpdir,
+        enforced_access=enforced,
+        enforcement=enforcement,
+        source=source,
     )
 
 
@@ -214,6 +315,7 @@ def render_text(x: Explanation) -> str:
         f"access:  {x.access}"
         + (f" (lexically {x.lexical_access})" if x.lexical_access != x.access else ""),
         f"network: {'enabled' if x.network_enabled else 'disabled'}",
+        f"launch context: cwd {x.cwd}; HOME {x.home or '(unset)'}; TMPDIR {x.tmpdir or '(unset)'}",
     ]
     if x.chain:
         lines.append("chain:")
@@ -228,6 +330,9 @@ def render_text(x: Explanation) -> str:
     for b in x.beaten:
         lines.append(f"beaten:  {_entry_line(b)}")
         lines.append(f"         rule: {b.rule}")
+    if x.enforced_access is not None:
+        extra = f" ({x.enforcement})" if x.enforcement else ""
+        lines.append(f"enforced: {x.enforced_access}{extra}")
     lines.append(x.summary)
     return "\n".join(lines) + "\n"
 

@@ -97,6 +97,15 @@ class Explanation(Frozen):
     chain: tuple[ChainStep, ...]
     roots: tuple[str, ...]
     summary: str
+    #: The launch context the decision was made in (`~` and `:tmpdir` expand from these).
+    home: str | None = None
+    tmpdir: str | None = None
+    #: What the sandbox really gives (compiler.evaluate.enforce on the host filesystem), when
+    #: it differs from the compiled policy's `access`, and why; None when not evaluated.
+    enforced_access: EffAccess | None = None
+    enforcement: str | None = None
+    #: Where the profile came from: "bundle", or the foreign config/override file.
+    source: str | None = None
 
 
 class Change(Frozen):

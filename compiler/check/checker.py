@@ -46,11 +46,34 @@ class CheckInputs:
     manifest_file: str | None = None
     home: str | None = None
     tmpdir: str | None = None
+    #: The session cwd as the launcher spells it (`check --cwd`); None: each workspace root.
+    cwd: str | None = None
+
+
+def launch_context_line(inp: CheckInputs) -> str:
+    """The launch context every report prints: `~`, `:tmpdir` and the cwd decide access."""
+    if inp.cwd:
+        cwd = inp.cwd
+    elif inp.workspace_roots:
+        cwd = "each workspace root in turn"
+    else:
+        cwd = f"{PLACEHOLDER_CWD} (placeholder: no workspace root, no --cwd)"
+    tmp = inp.tmpdir or "(unset: :tmpdir covers nothing; Codex's temp dir is /tmp)"
+    return f"launch context: cwd {cwd}; HOME {inp.home or '(unset)'}; TMPDIR {tmp}"
 
 
 def contexts(inp: CheckInputs) -> list[EvalContext]:
-    """One evaluation context per possible session cwd (each workspace root in turn)."""
+    """One evaluation context per possible session cwd (--cwd, else each workspace root)."""
     ws = inp.workspace_roots
+    if inp.cwd:
+        return [
+            EvalContext(
+                cwd=inp.cwd,
+                workspace_roots=tuple(r for r in ws if r != inp.cwd),
+                tmpdir=inp.tmpdir,
+                home=inp.home,
+            )
+        ]
     if not ws:
         return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=inp.tmpdir, home=inp.home)]
     return [
@@ -169,7 +192,10 @@ def run_check(
         codex_version=codex_version,
         fail_on=fail_on,
         passed=not any(at_or_above(f.severity, fail_on) for f in unique),
-        inputs=tuple(f"{ly.name}: {ly.file or '(generated)'}" for ly in inp.stack.layers),
+        inputs=(
+            *(f"{ly.name}: {ly.file or '(generated)'}" for ly in inp.stack.layers),
+            launch_context_line(inp),
+        ),
         modes={m.mode: m.profile_id for m in modes},
         summary=summary,
         cells=tuple(cells),

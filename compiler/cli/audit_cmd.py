@@ -136,7 +136,9 @@ def diff_command(
 @app.command("explain")
 def explain_command(
     path: Annotated[str, typer.Argument(help="Absolute path to explain.")],
-    mode: Annotated[str, typer.Option("--mode", help="ACP mode (read-only, agent, ...).")],
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="ACP mode (read-only, agent, ...).")
+    ] = None,
     roots: OptRootsOpt = None,
     profiles: ProfilesOpt = None,
     workspace_root: WorkspaceOpt = None,
@@ -144,26 +146,93 @@ def explain_command(
     session_config: SessionOpt = None,
     bundle: BundleOpt = None,
     cwd: Annotated[
-        str | None, typer.Option("--cwd", help="Session cwd (default: first workspace root).")
+        str | None,
+        typer.Option(
+            "--cwd", help="Session cwd (default: first workspace root; foreign: current dir)."
+        ),
+    ] = None,
+    home_dir: Annotated[
+        str | None, typer.Option("--home", help="HOME of the session (default: $HOME).")
+    ] = None,
+    tmp_dir: Annotated[
+        str | None, typer.Option("--tmpdir", help="TMPDIR of the session (default: $TMPDIR).")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Explain a Codex config.toml profilec did not write."),
+    ] = None,
+    overrides: Annotated[
+        Path | None,
+        typer.Option("--overrides", help="Explain a -c override list (one value per line)."),
+    ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile", help="Profile id (foreign config; default: default_permissions)."
+        ),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
 ) -> None:
     """Print the effective access of PATH under MODE, the winning entry and what it beat."""
     import json
+    import os
 
-    from ..audit.explain import explain, live_walker, render_text
+    from ..audit.explain import explain, explain_config, live_walker, render_text
+    from ..check.fsview import LiveFs
+    from ..errors import UsageError
 
     _check_fmt(fmt, ("text", "json"))
-    inp = None if bundle else _inputs(roots, profiles, workspace_root, codex_home, session_config)
-    b, doc, live = _bundle_or_compile(bundle, inp)
-    x = explain(
-        b,
-        path,
-        mode,
-        provenance=doc.get("provenance"),
-        cwd=cwd,
-        walker=live_walker if live else None,
-    )
+    for name, value in (("--cwd", cwd), ("--home", home_dir), ("--tmpdir", tmp_dir)):
+        if value is not None and not value.startswith("/"):
+            raise UsageError(f"{name} {value!r} must be an absolute path")
+    home = home_dir if home_dir is not None else os.environ.get("HOME")
+    tmpdir = tmp_dir if tmp_dir is not None else os.environ.get("TMPDIR")
+    if config or overrides:
+        from ..check.configstack import ConfigStack, load_config_toml, load_overrides
+
+        layers = []
+        if config:
+            layers.append(load_config_toml(str(config)))
+        if overrides:
+            layers.append(load_overrides(str(overrides)))
+        merged = ConfigStack(tuple(layers)).merged()
+        perms = merged.get("permissions")
+        table = perms if isinstance(perms, dict) else {}
+        pid = profile or merged.get("default_permissions")
+        if not isinstance(pid, str):
+            raise UsageError("give --profile ID: the config sets no default_permissions")
+        source = ", ".join(str(p) for p in (config, overrides) if p)
+        x = explain_config(
+            table,
+            pid,
+            path,
+            cwd=cwd or os.getcwd(),
+            home=home,
+            tmpdir=tmpdir,
+            source=source,
+            mode=mode or "-",
+            fs=LiveFs(),
+        )
+    else:
+        if mode is None:
+            raise UsageError("give --mode (or --config/--overrides with --profile)")
+        if profile is not None:
+            raise UsageError("--profile applies to --config/--overrides; use --mode")
+        inp = (
+            None if bundle else _inputs(roots, profiles, workspace_root, codex_home, session_config)
+        )
+        b, doc, live = _bundle_or_compile(bundle, inp)
+        x = explain(
+            b,
+            path,
+            mode,
+            provenance=doc.get("provenance"),
+            cwd=cwd,
+            walker=live_walker if live else None,
+            home=home,
+            tmpdir=tmpdir,
+            fs=LiveFs(),
+        )
     if fmt == "json":
         sys.stdout.write(json.dumps(x.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
     else:

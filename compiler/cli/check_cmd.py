@@ -152,6 +152,19 @@ def check_command(
             dir_okay=False,
         ),
     ] = None,
+    cwd: Annotated[
+        str | None,
+        typer.Option(
+            "--cwd",
+            help="Session cwd as the launcher spells it (default: each workspace root).",
+        ),
+    ] = None,
+    home_dir: Annotated[
+        str | None, typer.Option("--home", help="HOME of the session (default: $HOME).")
+    ] = None,
+    tmp_dir: Annotated[
+        str | None, typer.Option("--tmpdir", help="TMPDIR of the session (default: $TMPDIR).")
+    ] = None,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     import json
@@ -275,6 +288,18 @@ def check_command(
             tmpdir=os.environ.get("TMPDIR"),
         )
 
+    import dataclasses
+    import os
+
+    for name, value in (("--cwd", cwd), ("--home", home_dir), ("--tmpdir", tmp_dir)):
+        if value is not None and not value.startswith("/"):
+            raise UsageError(f"{name} {value!r} must be an absolute path")
+    inputs = dataclasses.replace(
+        inputs,
+        cwd=cwd,
+        home=home_dir if home_dir is not None else os.environ.get("HOME"),
+        tmpdir=tmp_dir if tmp_dir is not None else os.environ.get("TMPDIR"),
+    )
     if launch_requests:
         from ..check.launcher import launcher_findings, load_launch_requests
 

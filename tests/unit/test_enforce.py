@@ -160,7 +160,10 @@ def test_refusals_measured() -> None:
         {f"{B}/ws": "dir", f"{B}/d": "dir", f"{B}/d/file": "file", f"{B}/tgt": "dir"},
         {f"{B}/ws/dl": f"{B}/tgt"},
     )
-    codes = lambda t: {r.code for r in _enf(t, fs).refusals}  # noqa: E731
+
+    def codes(t: dict[str, Any]) -> set[str]:
+        return {r.code for r in _enf(t, fs).refusals}
+
     assert codes({":root": "read", f"{B}/d/file": "write"}) == {"write-on-file"}
     assert codes({":root": "read", f"{B}/d": "deny", f"{B}/d/file": "deny"}) == {
         "deny-file-in-denied-dir"
