@@ -915,17 +915,60 @@ def enforce(profile: EffectiveProfile, fs: FsView | None = None) -> Enforced:
     )
 
 
+def _wins(prof: EffectiveProfile, e: Entry) -> bool:
+    """True when `e` decides its own path in the policy (an equal-path stronger entry beats it)."""
+    w = prof.winner(e.path)[1]
+    return w is not None and w.access == e.access
+
+
+def _containing_root(prof: EffectiveProfile, path: str) -> str | None:
+    """The deepest write entry that lexically contains `path` (`/` excluded: measured)."""
+    roots = [
+        w.path
+        for w in prof.entries
+        if w.kind == "path" and w.access == "write" and w.path != "/" and _under(path, w.path)
+    ]
+    return max(roots, key=len) if roots else None
+
+
+def _crossed_link(fs: FsView, root: str, path: str) -> str | None:
+    """The first symlink among `path`'s components strictly below `root` (spelled)."""
+    if path == root:
+        return None
+    rest = path[len(root.rstrip("/")) + 1 :].split("/")
+    spelled = root.rstrip("/")
+    parent_real = resolve_path(fs, root).real
+    for comp in rest:
+        spelled = f"{spelled}/{comp}"
+        cand = f"{parent_real.rstrip('/')}/{comp}"
+        k = fs.kind(cand)
+        if k == "link":
+            return spelled
+        if k is None:
+            return None
+        parent_real = cand
+    return None
+
+
+def _glob_tail(pattern: str) -> str:
+    """The part of a glob after its static prefix (components without `* ? [ ]`)."""
+    parts = pattern.split("/")
+    for i, part in enumerate(parts[1:], start=1):
+        if any(c in part for c in "*?[]"):
+            return "/" + "/".join(parts[i:])
+    return ""
+
+
 def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
-    """The start-up failures measured on 0.171.0 (research §5); empty when the fs is unknown."""
+    """The start-up failures measured on 0.171.0 (research §5, difftest); [] without an fs."""
     fs = enf.fs
     if fs is None:
         return []
     out: list[Refusal] = []
     prof = enf.profile
     carve = not full_write
-    enforced_entries = {e for e, _r in enf.exact}
     for e in prof.entries:
-        if e.kind != "path" or (e.access != "write" and e not in enforced_entries):
+        if e.kind != "path" or not _wins(prof, e):
             continue
         res = resolve_path(fs, e.path)
         if e.access == "write" and carve and fs.kind(res.real) in ("file", "other"):
@@ -936,26 +979,43 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                     f"bwrap: Can't mkdir parents for {e.path}/.git: Not a directory",
                 )
             )
-        if e.access in ("read", "deny") and not _is_carve_out(e):
-            link = _writable_symlink(enf, e.path)
-            if link is not None:
-                what = "read-only" if e.access == "read" else "deny-read"
-                out.append(
-                    Refusal(
-                        "crosses-writable-symlink",
-                        e.path,
-                        f"Fatal error: cannot enforce sandbox {what} path {e.path} because it "
-                        f"crosses writable symlink {link}",
-                    )
+        if e.access == "write" or _is_carve_out(e) or e.source == ":minimal":
+            continue
+        root = _containing_root(prof, e.path)
+        link = _crossed_link(fs, root, e.path) if root is not None else None
+        if link is not None:
+            what = "read-only" if e.access == "read" else "deny-read"
+            out.append(
+                Refusal(
+                    "crosses-writable-symlink",
+                    e.path,
+                    f"Fatal error: cannot enforce sandbox {what} path {e.path} because it "
+                    f"crosses writable symlink {link}",
                 )
+            )
+            continue
+        if fs.kind(e.path) == "link" and fs.kind(res.real) != "dir":
+            # A read/deny key that is itself a link to a file or to nothing (difftest).
+            out.append(
+                Refusal(
+                    "entry-on-symlink",
+                    e.path,
+                    f"bwrap: Can't mount tmpfs on /newroot{e.path}: No such file or directory "
+                    "(or: Can't create file / Can't bind mount at the link)",
+                )
+            )
     for g in prof.entries:
-        if g.kind == "glob" and _unbalanced_brace(g.path):
+        if g.kind != "glob":
+            continue
+        tail = _glob_tail(g.path)
+        bad = _brace_error(tail)
+        if bad:
             out.append(
                 Refusal(
                     "invalid-glob",
                     g.path,
                     "Fatal error: unreadable glob pattern is invalid for ...: error parsing glob "
-                    f"'{g.path}': unclosed alternate group; missing '}}'",
+                    f"'{tail}': {bad}",
                 )
             )
     denies = [
@@ -963,16 +1023,36 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
         for e, r in enf.exact
         if e.access == "deny" and e.kind == "path" and not e.source.endswith(_NESTED)
     ]
+    writes = [r for e, r in enf.exact if e.access == "write"]
+
+    def shielded(inner: str, outer: str) -> bool:
+        # a writable root between the denied directory and the inner entry mounts it first
+        return any(_under(inner, w) and _under(w, outer) and w != outer for w in writes)
+
     for _e, r in denies:
         if fs.kind(r) != "dir":
             continue
-        for e2, r2 in denies:
-            if r2 != r and _under(r2, r) and fs.kind(r2) in ("file", "other"):
+        for e2, _r2 in denies:
+            spelled = e2.path
+            if spelled == r or not _under(spelled, r) or shielded(spelled, r):
+                continue
+            k = fs.kind(spelled)
+            parent = fs.kind(posixpath.dirname(spelled))
+            if k is not None:
                 out.append(
                     Refusal(
-                        "deny-file-in-denied-dir",
-                        e2.path,
-                        f"bwrap: Can't create file at {r2}: Read-only file system",
+                        "deny-inside-denied-dir",
+                        spelled,
+                        f"bwrap: Can't create file at {spelled}: Read-only file system "
+                        "(a directory: Can't mkdir)",
+                    )
+                )
+            elif parent is None:
+                out.append(
+                    Refusal(
+                        "deny-inside-denied-dir",
+                        spelled,
+                        f"bwrap: Can't mkdir parents for {spelled}: Read-only file system",
                     )
                 )
     if isinstance(fs, FsSnapshot) and enf.globs:
@@ -981,32 +1061,40 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
         dirs = [r for _e, r in denies if fs.kind(r) == "dir"]
         for path, kind in sorted(fs.kinds.items()):
             if kind not in ("file", "other") or not any(
-                _under(path, d) and path != d for d in dirs
+                _under(path, d) and path != d and not shielded(path, d) for d in dirs
             ):
                 continue
             if any(rx.fullmatch(path) for _g, rx, _s in enf.globs):
                 out.append(
                     Refusal(
-                        "deny-file-in-denied-dir",
+                        "deny-inside-denied-dir",
                         path,
                         f"bwrap: Can't create file at {path}: Read-only file system",
                     )
                 )
-    # The first missing component M of an entry inside a writable root is created as a file
-    # (the mask's mount point); a second entry below M, or a carve-out directory at M, then
-    # cannot be mounted.
+    # The first missing component M of an entry inside a writable root becomes the mask's
+    # mount point (a file); a second entry below M, an entry at M plus one below it, or a
+    # carve-out directory at M then cannot be mounted.
     below: dict[str, set[str]] = {}
+    at: set[str] = set()
+    carve_missing: set[str] = set()
     for e, r in enf.exact:
-        if e.access == "write" or _is_carve_out(e) or r != e.path:
+        if e.access == "write" or r != e.path:
             continue
         first = _first_missing(fs, r)
-        if first is None or first == r:
+        if first is None or enf.decide(posixpath.dirname(first)).access != "write":
             continue
-        if enf.decide(posixpath.dirname(first)).access != "write":
+        if _is_carve_out(e):
+            if first == r:
+                carve_missing.add(r)
             continue
-        below.setdefault(first, set()).add(r)
-    for m, kids in sorted(below.items()):
-        if len(kids) >= 2:
+        if first == r:
+            at.add(r)
+        else:
+            below.setdefault(first, set()).add(r)
+    for m in sorted(set(below) | (at & carve_missing)):
+        kids = below.get(m, set())
+        if len(kids) >= 2 or (kids and m in at) or m in carve_missing:
             out.append(
                 Refusal(
                     "missing-nested-entries",
@@ -1015,47 +1103,34 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                     "source on destination: No such file or directory",
                 )
             )
+    cwd = prof.workspace_roots[0] if prof.workspace_roots else None
+    if cwd is not None and resolve_path(fs, cwd).real != cwd and enf.decide(cwd).access == "deny":
+        out.append(Refusal("cwd-denied", cwd, f"bwrap: Can't chdir to {cwd}: Permission denied"))
     return sorted(set(out), key=lambda x: (x.code, x.path))
 
 
-def _unbalanced_brace(pattern: str) -> bool:
+def _brace_error(tail: str) -> str | None:
     depth = 0
     i = 0
-    while i < len(pattern):
-        c = pattern[i]
+    while i < len(tail):
+        c = tail[i]
         if c == "\\":
             i += 2
             continue
         if c == "{":
             depth += 1
-        elif c == "}" and depth:
+        elif c == "}":
+            if depth == 0:
+                return "unopened alternate group; missing '{'"
             depth -= 1
         i += 1
-    return depth > 0
+    return "unclosed alternate group; missing '}'" if depth else None
 
 
 def _first_missing(fs: FsView, real: str) -> str | None:
     for anc in reversed(_ancestors(real)):
         if fs.kind(anc) is None:
             return anc
-    return None
-
-
-def _writable_symlink(enf: Enforced, path: str) -> str | None:
-    """The first symlink on `path` (itself included) that sits in a writable place."""
-    fs = enf.fs
-    if fs is None:
-        return None
-    parts = [c for c in normalize_abs(path).split("/") if c]
-    for i in range(1, len(parts) + 1):
-        cand = "/" + "/".join(parts[:i])
-        k = fs.kind(cand)
-        if k is None:
-            return None
-        if k == "link":
-            if enf.decide(posixpath.dirname(cand) or "/").access == "write":
-                return cand
-            return None
     return None
 
 

@@ -308,16 +308,21 @@ RULES: tuple[Rule, ...] = (
         "PC032",
         "deny-file-in-denied-dir",
         "error",
-        "a denied directory plus a deny (exact or glob) on an existing file inside it",
-        "measured: 'bwrap: Can't create file at <file>: Read-only file system' (no command runs)",
-        "drop the inner deny: the directory deny already hides the file",
+        "a denied directory plus a deny (exact or glob) on an existing path inside it (or on a "
+        "path whose parent is missing)",
+        "measured: 'bwrap: Can't create file at <file>: Read-only file system', for a directory "
+        "'Can't mkdir <dir>: Read-only file system', for a missing parent 'Can't mkdir parents "
+        "for <path>: Read-only file system' (no command runs); a writable root between them "
+        "mounts first and avoids it",
+        "drop the inner deny: the directory deny already hides it",
         ">=0.165.0,<=0.171.0",
     ),
     _r(
         "PC033",
         "read-entry-crosses-writable-symlink",
         "error",
-        "a `read` entry is, or passes through, a symlink inside a writable root",
+        "a `read` entry is, or passes through, a symlink inside a writable root (or a deny key is "
+        "such a symlink; a deny crossing one above its key is PC017)",
         "measured: 'error building bubblewrap command: Fatal error: cannot enforce sandbox "
         "read-only path <p> because it crosses writable symlink <l>' (no command runs)",
         "spell the entry by its canonical path, and keep links out of writable roots",
@@ -341,6 +346,37 @@ RULES: tuple[Rule, ...] = (
         "measured: 'Refusing to create helper binaries under temporary dir', then the sandbox "
         "helper cannot be exec'd and no command runs",
         "put CODEX_HOME under a persistent directory (e.g. /var/lib, $HOME)",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC037",
+        "entry-key-is-symlink",
+        "error",
+        "a read or deny key is itself a symlink to a file or to nothing",
+        "measured (difftest, 0.171.0): 'bwrap: Can't mount tmpfs on /newroot<key>: No such file "
+        "or directory', 'Can't create file at <key>: No such file or directory' or 'Can't bind "
+        "mount ... on /newroot<key>' (no command runs)",
+        "name the canonical target (realpath), never the link",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC038",
+        "invalid-deny-glob",
+        "error",
+        "a deny glob has an unbalanced `{` or `}` after its literal prefix",
+        "measured: 'Fatal error: unreadable glob pattern is invalid for <dir>: error parsing glob "
+        "...: unclosed alternate group; missing '}'' (or 'unopened alternate group') (no "
+        "command runs)",
+        "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)",
+        ">=0.165.0,<=0.171.0",
+    ),
+    _r(
+        "PC039",
+        "cwd-through-symlink-denied",
+        "error",
+        "the session cwd is spelled through a symlink and its real directory is denied",
+        "measured: 'bwrap: Can't chdir to <cwd>: Permission denied' (no command runs)",
+        "start the session in a directory the profile does not deny, spelled canonically",
         ">=0.165.0,<=0.171.0",
     ),
     _r(
@@ -800,7 +836,10 @@ def _roots_and_home(o: _Out) -> None:
 
 _REFUSAL_RULES = {
     "write-on-file": "PC031",
-    "deny-file-in-denied-dir": "PC032",
+    "deny-inside-denied-dir": "PC032",
+    "entry-on-symlink": "PC037",
+    "invalid-glob": "PC038",
+    "cwd-denied": "PC039",
     "crosses-writable-symlink": "PC033",
     "missing-nested-entries": "PC034",
 }
@@ -843,8 +882,11 @@ def _enforcement(o: _Out) -> None:
             enf = enforce(eff, fs)
             for r in enf.refusals:
                 rule = _REFUSAL_RULES.get(r.code)
-                if rule is None or (rule == "PC033" and r.message.find("deny-read") >= 0):
-                    continue  # a deny crossing a writable symlink is PC017
+                crossing_above = not r.message.endswith(f"crosses writable symlink {r.path}")
+                if rule is None or (
+                    rule == "PC033" and "deny-read" in r.message and crossing_above
+                ):
+                    continue  # a deny crossing a writable symlink above its key is PC017
                 o.add(
                     rule,
                     f"mode {me.mode}: the sandbox will not start: {r.message}",

@@ -166,7 +166,7 @@ def test_refusals_measured() -> None:
 
     assert codes({":root": "read", f"{B}/d/file": "write"}) == {"write-on-file"}
     assert codes({":root": "read", f"{B}/d": "deny", f"{B}/d/file": "deny"}) == {
-        "deny-file-in-denied-dir"
+        "deny-inside-denied-dir"
     }
     assert codes({":root": "read", f"{B}/d": "deny", f"{B}/d/nofile": "deny"}) == set()
     assert codes({":root": "read", ":workspace_roots": "write", f"{B}/ws/dl": "read"}) == {

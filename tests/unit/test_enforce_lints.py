@@ -76,6 +76,39 @@ def _minimal_deny(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(cfg)])
 
 
+def _key_is_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # read-only mode: no writable root holds the link (else it is PC033's crossing)
+    (lay.base / "ctl").symlink_to(lay.control)
+    cfg = _cfg(b)
+    ro = b.mode_profiles["read-only"]
+    cfg["permissions"][ro]["filesystem"][str(lay.base / "ctl")] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _bad_glob(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][f"{lay.base}/*}}"] = "deny"
+    return _run(b, [_toml(cfg)])
+
+
+def _cwd_link_denied(lay: Layout, b: CompiledBundle) -> CheckReport:
+    link = lay.base / "vaultcwd"
+    link.symlink_to(lay.host_target.parent)
+    base = from_bundle(b, b.mode_profiles)
+    cfg = _cfg(b)
+    ro = b.mode_profiles["read-only"]  # the cwd is no writable root there
+    cfg["permissions"][ro]["filesystem"][str(lay.host_target.parent)] = "deny"
+    inp = CheckInputs(
+        stack=ConfigStack((_toml(cfg),)),
+        mode_map=b.mode_profiles,
+        roots=base.roots,
+        workspace_roots=base.workspace_roots,
+        codex_home=base.codex_home,
+        cwd=str(link),
+    )
+    return run_check(inp)
+
+
 ENFORCE_FIRING: list[tuple[str, Callable[[Layout, CompiledBundle], CheckReport]]] = [
     ("PC030", _cwd_link),
     ("PC031", _write_on_file),
@@ -84,6 +117,9 @@ ENFORCE_FIRING: list[tuple[str, Callable[[Layout, CompiledBundle], CheckReport]]
     ("PC034", _missing_nested),
     ("PC035", _home_in_tmp),
     ("PC036", _minimal_deny),
+    ("PC037", _key_is_link),
+    ("PC038", _bad_glob),
+    ("PC039", _cwd_link_denied),
 ]
 
 
