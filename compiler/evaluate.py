@@ -921,14 +921,14 @@ def _wins(prof: EffectiveProfile, e: Entry) -> bool:
     return w is not None and w.access == e.access
 
 
-def _containing_root(prof: EffectiveProfile, path: str) -> str | None:
-    """The deepest write entry that lexically contains `path` (`/` excluded: measured)."""
-    roots = [
+def _containing_roots(prof: EffectiveProfile, path: str) -> list[str]:
+    """Every write entry that lexically contains `path`, deepest first."""
+    roots = {
         w.path
         for w in prof.entries
-        if w.kind == "path" and w.access == "write" and w.path != "/" and _under(path, w.path)
-    ]
-    return max(roots, key=len) if roots else None
+        if w.kind == "path" and w.access == "write" and _under(path, w.path)
+    }
+    return sorted(roots, key=len, reverse=True)
 
 
 def _crossed_link(fs: FsView, root: str, path: str) -> str | None:
@@ -981,8 +981,10 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
             )
         if e.access == "write" or _is_carve_out(e) or e.source == ":minimal":
             continue
-        root = _containing_root(prof, e.path)
-        link = _crossed_link(fs, root, e.path) if root is not None else None
+        link = next(
+            (x for w in _containing_roots(prof, e.path) if (x := _crossed_link(fs, w, e.path))),
+            None,
+        )
         if link is not None:
             what = "read-only" if e.access == "read" else "deny-read"
             out.append(
@@ -994,8 +996,13 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 )
             )
             continue
-        if fs.kind(e.path) == "link" and fs.kind(res.real) != "dir":
-            # A read/deny key that is itself a link to a file or to nothing (difftest).
+        target = fs.kind(res.real)
+        value = fs.readlink(e.path) if fs.kind(e.path) == "link" else None
+        if value is not None and (
+            target in ("file", "other") or (target == "dir" and value.startswith("/"))
+        ):
+            # A read/deny key that is itself a link to a file, or an absolute link to a
+            # directory (difftest; a dangling link or a relative link to a dir starts).
             out.append(
                 Refusal(
                     "entry-on-symlink",
@@ -1026,18 +1033,26 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
     writes = [r for e, r in enf.exact if e.access == "write"]
 
     def shielded(inner: str, outer: str) -> bool:
-        # a writable root between the denied directory and the inner entry mounts it first
-        return any(_under(inner, w) and _under(w, outer) and w != outer for w in writes)
+        # a writable root inside the denied directory, above or below the inner entry, has its
+        # mount point (and the directories to it) made first
+        return any(
+            _under(w, outer) and w != outer and (_under(inner, w) or _under(w, inner))
+            for w in writes
+        )
 
     for _e, r in denies:
         if fs.kind(r) != "dir":
             continue
-        for e2, _r2 in denies:
-            spelled = e2.path
-            if spelled == r or not _under(spelled, r) or shielded(spelled, r):
+        for e2, r2 in denies:
+            if r2 == r or not _under(r2, r) or shielded(r2, r):
                 continue
-            k = fs.kind(spelled)
-            parent = fs.kind(posixpath.dirname(spelled))
+            spelled = r2
+            k = fs.kind(
+                resolve_path(fs, posixpath.dirname(e2.path)).real
+                + "/"
+                + posixpath.basename(e2.path)
+            )
+            parent = fs.kind(resolve_path(fs, posixpath.dirname(e2.path)).real)
             if k is not None:
                 out.append(
                     Refusal(
