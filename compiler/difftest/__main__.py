@@ -11,6 +11,7 @@ from .compare import (
     cases_for,
     default_workdir,
     disagreement_lines,
+    policy_predictor,
     run_many,
     table,
     unsafe,
@@ -29,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--self-test", action="store_true", help="use a wrong predictor; must disagree")
     ap.add_argument("--show", type=int, default=50, help="disagreement lines to print")
+    ap.add_argument(
+        "--predictor",
+        choices=("enforce", "policy"),
+        default="enforce",
+        help="policy = the compiled policy alone (a control that must show UNSAFE probes)",
+    )
     a = ap.parse_args(argv)
     codex = codex_binary()
     if codex is None or not codex.is_file():
@@ -46,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
             cases,
             workdir,
             workers=a.workers,
-            predictor=wrong_predictor if a.self_test else predict,
+            predictor=wrong_predictor
+            if a.self_test
+            else (policy_predictor if a.predictor == "policy" else predict),
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

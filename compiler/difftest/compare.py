@@ -220,6 +220,28 @@ def wrong_predictor(
     return False, {p.idx: "deny" for p in case.probes}, ""
 
 
+def policy_predictor(
+    case: Case, perms: Any, ctx: EvalContext, fs: FsSnapshot, base: str
+) -> tuple[bool, dict[int, Outcome], str]:
+    """Control: the compiled policy alone (`decide()` at the lexical spelling, no enforcement).
+
+    This is what `check` proved before the enforcement model; the tester must catch it.
+    """
+    from ..evaluate import EvaluationError, resolve
+    from .gen import PROFILE_ID
+
+    try:
+        eff = resolve(perms, PROFILE_ID, ctx)
+    except EvaluationError as exc:
+        return True, {p.idx: "deny" for p in case.probes}, exc.message
+    out: dict[int, Outcome] = {}
+    for p in case.probes:
+        d = eff.decide(f"{base}/{p.rel}")
+        ok = d.writable if p.kind == "write" else d.readable
+        out[p.idx] = "allow" if ok else "deny"
+    return False, out, ""
+
+
 def default_workdir() -> Path:
     """Scratch for trees and CODEX_HOME: never under /tmp (Codex refuses its helper there)."""
     env = os.environ.get("PROFILEC_DIFFTEST_DIR")

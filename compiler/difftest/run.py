@@ -261,8 +261,11 @@ def run_codex(
         if child.poll() is None:
             child.kill()
         child.wait()
-    out = out_b.decode("utf-8", "replace")
-    err = err_b.decode("utf-8", "replace")
+    return judge(out_b.decode("utf-8", "replace"), err_b.decode("utf-8", "replace"), plans, wmark)
+
+
+def judge(out: str, err: str, plans: Sequence[Plan], wmark: str) -> Observed:
+    """Turn the script's output (and the host after it) into allow/deny per judgeable probe."""
     lines = out.split("\n")
     if _BEGIN not in lines:
         return Observed(True, {}, err.strip())

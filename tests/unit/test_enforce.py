@@ -197,3 +197,80 @@ def test_escape_literal() -> None:
         rx = glob_regex(key)
         assert rx.fullmatch(f"/g/{name}")
         assert not any(rx.fullmatch(f"/g/{o}") for o in ("aXb", "ab", "q", "b", "s p", "z"))
+
+
+def test_a_link_inside_a_denied_directory_is_followed() -> None:
+    # difftest 20261204:269: `<tmp>` denied, `<tmp>/l0 -> <ws>/docs/m4`, ws writable: written
+    fs = _fs(
+        {f"{B}/tmp": "dir", f"{B}/ws": "dir", f"{B}/ws/docs": "dir", f"{B}/ws/docs/m4": "file"},
+        {f"{B}/tmp/l0": f"{B}/ws/docs/m4"},
+    )
+    enf = _enf({":root": "read", ":workspace_roots": "write", f"{B}/tmp": "deny"}, fs)
+    assert enf.decide(f"{B}/tmp/l0").writable
+
+
+def test_a_deny_key_that_is_a_link_under_a_symlinked_cwd_is_dropped() -> None:
+    # difftest 20261204:567: cwd `<tmp>/src/l2 -> <home>`, deny `<home>/vaultl0 -> <tmp>/src/.git`
+    fs = _fs(
+        {
+            f"{B}/tmp": "dir",
+            f"{B}/tmp/src": "dir",
+            f"{B}/tmp/src/.git": "dir",
+            f"{B}/tmp/src/.git/m7": "file",
+            f"{B}/home": "dir",
+        },
+        {f"{B}/tmp/src/l2": f"{B}/home", f"{B}/home/vaultl0": f"{B}/tmp/src/.git"},
+    )
+    perms = {"p": {"extends": ":workspace", "filesystem": {f"{B}/home/vaultl0": "deny"}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/tmp/src/l2"))
+    enf = enforce(eff, fs)
+    assert enf.decide(f"{B}/tmp/src/.git/m7").readable
+    assert [d.entry.path for d in enf.dropped] == [f"{B}/home/vaultl0"]
+
+
+def test_link_keys_refuse_by_target_kind_and_spelling() -> None:
+    # 20261204:66/383/619 (absolute link to a dir) and 1294 (to a file) refuse; 98/247
+    # (dangling) and a relative link to a dir (measured by hand) start
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/d": "dir", f"{B}/o/f": "file"},
+        {
+            f"{B}/o/abs": f"{B}/o/d",
+            f"{B}/o/rel": "d",
+            f"{B}/o/file": "f",
+            f"{B}/o/dangling": f"{B}/o/missing",
+        },
+    )
+
+    def refused(key: str) -> bool:
+        return bool(_enf({":root": "read", f"{B}/o/{key}": "deny"}, fs).refusals)
+
+    assert refused("abs") and refused("file")
+    assert not refused("rel") and not refused("dangling")
+
+
+def test_crossing_is_checked_below_every_containing_writable_root() -> None:
+    # 20261204:148: cwd `<tmp>/k1/innerl0 -> .` plus workspace root `<tmp>/k1`: a deny under the
+    # cwd spelling crosses the link below `<tmp>/k1`; with the cwd alone it does not (by hand)
+    fs = _fs({f"{B}/k1": "dir", f"{B}/k1/m0": "file"}, {f"{B}/k1/innerl0": "."})
+    both = {
+        "p": {
+            "extends": ":workspace",
+            "workspace_roots": {f"{B}/k1": True},
+            "filesystem": {":workspace_roots": {"m0": "deny"}},
+        }
+    }
+    eff = resolve(both, "p", EvalContext(cwd=f"{B}/k1/innerl0"))
+    assert {r.code for r in enforce(eff, fs).refusals} == {"crosses-writable-symlink"}
+    alone = {"p": {"extends": ":workspace", "filesystem": {f"{B}/k1/innerl0/m0": "deny"}}}
+    eff = resolve(alone, "p", EvalContext(cwd=f"{B}/k1/innerl0"))
+    assert not enforce(eff, fs).refusals
+
+
+def test_a_writable_root_below_an_inner_deny_shields_the_refusal() -> None:
+    # 20261204:204: deny <tmp> and <tmp>/.codex (a dir) start when a writable root lies below
+    fs = _fs(
+        {f"{B}/tmp": "dir", f"{B}/tmp/.codex": "dir", f"{B}/tmp/.codex/w": "dir", f"{B}/ws": "dir"}
+    )
+    base = {":root": "read", f"{B}/tmp": "deny", f"{B}/tmp/.codex": "deny"}
+    assert {r.code for r in _enf(base, fs).refusals} == {"deny-inside-denied-dir"}
+    assert not _enf({**base, f"{B}/tmp/.codex/w": "write"}, fs).refusals
