@@ -21,7 +21,7 @@ def test_cases_are_deterministic_and_varied() -> None:
 
 
 def test_the_script_unsandboxed_allows_every_probe(tmp_path: Path) -> None:
-    for i in range(8):
+    for i in range(3):
         case = materialize(make_case(9, i), tmp_path / f"c{i}")
         base = str(tmp_path / f"c{i}")
         plans = plan(case, base)
