@@ -352,10 +352,11 @@ RULES: tuple[Rule, ...] = (
         "PC037",
         "entry-key-is-symlink",
         "error",
-        "a read or deny key is itself a symlink to a file or to nothing",
-        "measured (difftest, 0.171.0): 'bwrap: Can't mount tmpfs on /newroot<key>: No such file "
-        "or directory', 'Can't create file at <key>: No such file or directory' or 'Can't bind "
-        "mount ... on /newroot<key>' (no command runs)",
+        "a read or deny key is itself a symlink (absolute to an existing path, or relative `.`)",
+        "measured on 0.171.0: 'bwrap: Can't mount tmpfs on /newroot<key>: No such file or "
+        "directory' (absolute link to a dir), 'Can't create file at <key>: No such file or "
+        "directory' (to a file), 'Can't remount readonly on /newroot<key>: realpath(destination)' "
+        "(relative `.`) (no command runs)",
         "name the canonical target (realpath), never the link",
         ">=0.165.0,<=0.171.0",
     ),
