@@ -825,8 +825,31 @@ def _real(fs: FsView | None, path: str) -> str:
     return resolve_path(fs, path).real
 
 
-def enforce(profile: EffectiveProfile, fs: FsView | None = None) -> Enforced:
-    """Model the sandbox: which entries it mounts, where, and whether it starts at all."""
+#: The Codex release the enforcement model was measured on; older releases differ (below).
+ENFORCEMENT_VERSION = "0.171.0"
+
+
+def _version_key(v: str) -> tuple[int, int, int]:
+    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)", v.strip())
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
+
+
+def _glob_in_directory(pattern: str) -> bool:
+    """True when a glob character sits in a directory component after the literal prefix."""
+    tail = _glob_tail(pattern)
+    return "/" in tail[1:]
+
+
+def enforce(
+    profile: EffectiveProfile, fs: FsView | None = None, *, codex_version: str | None = None
+) -> Enforced:
+    """Model the sandbox: which entries it mounts, where, and whether it starts at all.
+
+    `codex_version` (default: the measured 0.171.0) selects version differences seen by the
+    differential tester: before 0.171.0 (0.165.0 measured) a deny glob with a glob character
+    in a directory component after its literal prefix masks nothing.
+    """
+    old = _version_key(codex_version or ENFORCEMENT_VERSION) < (0, 171, 0)
     if profile.unrestricted:
         return Enforced(profile, fs, (), (), (), (), ())
     entries = list(profile.entries)
@@ -857,6 +880,15 @@ def enforce(profile: EffectiveProfile, fs: FsView | None = None) -> Enforced:
             if not _glob_scan_ok(e.path):
                 dropped.append(
                     Dropped(e, "a `{` or `}` in a directory component: the scan finds nothing")
+                )
+                continue
+            if old and _glob_in_directory(e.path):
+                dropped.append(
+                    Dropped(
+                        e,
+                        "Codex < 0.171.0 masks nothing for a glob character in a directory "
+                        "component (measured on 0.165.0)",
+                    )
                 )
                 continue
             start = _glob_static_prefix(e.path)

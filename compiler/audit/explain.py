@@ -220,7 +220,9 @@ def _enforcement(
         return None, None
     if eff.unrestricted:
         return "write", None
-    enf = enforce(eff, fs)
+    from ..settings import codex_version
+
+    enf = enforce(eff, fs, codex_version=codex_version())
     if enf.refusals:
         return "deny", "the sandbox refuses to start: " + "; ".join(r.message for r in enf.refusals)
     ed = enf.decide(asked)

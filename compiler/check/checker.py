@@ -151,7 +151,7 @@ def run_check(
     modes, findings = evaluate_modes(inp, merged)
     from .fsview import LiveFs
 
-    cells = coverage(modes, inp.roots, LiveFs())
+    cells = coverage(modes, inp.roots, LiveFs(), codex_version=codex_version)
     findings += cell_findings(cells, file=inp.manifest_file)
     findings += lint(
         LintInputs(

@@ -147,7 +147,11 @@ def _cell(
 
 
 def coverage(
-    modes: Sequence[ModeEval], roots: Sequence[ResolvedRoot], fs: FsView | None = None
+    modes: Sequence[ModeEval],
+    roots: Sequence[ResolvedRoot],
+    fs: FsView | None = None,
+    *,
+    codex_version: str | None = None,
 ) -> list[Cell]:
     """The whole matrix, in mode, root, spelling order.
 
@@ -164,7 +168,11 @@ def coverage(
             plan.append((root, spelling, kind, real, must))
     enfs: dict[int, Enforced] | None = None
     if fs is not None:
-        enfs = {id(eff): enforce(eff, fs) for me in modes for _c, eff in me.contexts}
+        enfs = {
+            id(eff): enforce(eff, fs, codex_version=codex_version)
+            for me in modes
+            for _c, eff in me.contexts
+        }
     cells: list[Cell] = []
     for me in modes:
         if not me.contexts:

@@ -880,7 +880,7 @@ def _enforcement(o: _Out) -> None:
                             path=e.path,
                             **kw,
                         )
-            enf = enforce(eff, fs)
+            enf = enforce(eff, fs, codex_version=inp.codex_version)
             for r in enf.refusals:
                 rule = _REFUSAL_RULES.get(r.code)
                 crossing_above = not r.message.endswith(f"crosses writable symlink {r.path}")

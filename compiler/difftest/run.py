@@ -129,7 +129,9 @@ def predict(
         eff = resolve(perms, PROFILE_ID, ctx)
     except EvaluationError as exc:
         return True, {p.idx: "deny" for p in case.probes}, f"config: {exc.message}"
-    enf = enforce(eff, fs)
+    from ..settings import codex_version
+
+    enf = enforce(eff, fs, codex_version=codex_version())
     out: dict[int, Outcome] = {}
     for p in case.probes:
         spelled = f"{base}/{p.rel}"

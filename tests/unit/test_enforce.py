@@ -282,3 +282,12 @@ def test_a_writable_root_below_an_inner_deny_shields_the_refusal() -> None:
     base = {":root": "read", f"{B}/tmp": "deny", f"{B}/tmp/.codex": "deny"}
     assert {r.code for r in _enf(base, fs).refusals} == {"deny-inside-denied-dir"}
     assert not _enf({**base, f"{B}/tmp/.codex/w": "write"}, fs).refusals
+
+
+def test_before_0_171_a_glob_in_a_directory_component_masks_nothing() -> None:
+    # difftest on 0.165.0 (20261204:38, 522, ...): `/o/x*y/m7` = deny left m7 readable
+    fs = _fs({f"{B}/o": "dir", f"{B}/o/x*y": "dir", f"{B}/o/x*y/m7": "file", f"{B}/ws": "dir"})
+    perms = {"p": {"filesystem": {":root": "read", f"{B}/o/x*y/m7": "deny"}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
+    assert enforce(eff, fs).decide(f"{B}/o/x*y/m7").access == "deny"
+    assert enforce(eff, fs, codex_version="0.165.0").decide(f"{B}/o/x*y/m7").readable
