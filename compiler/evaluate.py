@@ -289,6 +289,17 @@ def _glob_body(pattern: str, *, in_brace: bool = False) -> str:
     return "".join(out)
 
 
+def enforced_glob_regex(pattern: str) -> re.Pattern[str]:
+    """A deny glob as the sandbox's scan matches it: the literal prefix (the components before
+    the first one holding `* ? [ ]`) is a plain directory name, `\\`, `{` and `}` included
+    (measured: `/o/back\\slash/m*` masked `/o/back\\slash/m6`); the rest is a globset pattern.
+    """
+    start = _glob_static_prefix(pattern)
+    if start == "/":
+        return glob_regex(pattern)
+    return re.compile(re.escape(start) + _glob_body(pattern[len(start) :]))
+
+
 def _brace_end(pattern: str, i: int) -> int:
     j = i + 1
     while j < len(pattern):
@@ -319,10 +330,6 @@ def _split_top(body: str) -> list[str]:
         j += 1
     parts.append("".join(cur))
     return parts
-
-
-def _escape_glob(s: str) -> str:
-    return "".join("\\" + c if c in "\\*?[]{}" else c for c in s)
 
 
 def _has_glob(s: str) -> bool:
@@ -423,8 +430,8 @@ class _Builder:
         lit = self._literal_prefix(key, base, sub)
         if _has_glob(full[lit:]):
             if access == "deny":
-                pattern = _escape_glob(full[:lit]) + full[lit:]
-                self.entries.append(Entry("glob", _norm_glob(pattern), "deny", source))
+                # Codex joins base and subpath unescaped (what prompt-input prints).
+                self.entries.append(Entry("glob", _norm_glob(full), "deny", source))
                 return
             stem = full[: -len("/**")] if full.endswith("/**") else None
             if stem is None or _has_glob(stem[lit:]):
@@ -742,7 +749,7 @@ class Dropped:
 
 
 _NESTED = " (inside a denied directory)"
-_GLOB_STATIC = re.compile(r"[*?\[\]{}\\]")
+_GLOB_STATIC = re.compile(r"[*?\[\]]")
 
 
 def _glob_static_prefix(pattern: str) -> str:
@@ -757,9 +764,10 @@ def _glob_static_prefix(pattern: str) -> str:
 
 
 def _glob_scan_ok(pattern: str) -> bool:
-    """False for globs whose scan finds nothing: a `{`/`}` in a directory component (measured)."""
-    parts = pattern.split("/")
-    return not any("{" in part or "}" in part for part in parts[1:-1])
+    """False when a `{`/`}` sits in a directory component of the pattern part (after the
+    literal prefix): such a scan found nothing (measured `/h/x*/{dd,x}/in` shape)."""
+    tail = _glob_tail(pattern).split("/")
+    return not any("{" in part or "}" in part for part in tail[1:-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -816,8 +824,14 @@ class Enforced:
         access, winner, _depth = self._base(res.real)
         if res.loop:
             return Decision(res.real, "deny", winner, ())
-        # A lookup inside a denied directory is NOT modelled as a failure: the differential
-        # run saw a link inside a denied directory followed to a writable target (20261204:269).
+        # A lookup inside a denied directory fails (difftest 20261204:67: `<denied>/l1 -> ws`
+        # read nothing), except on the way to a writable target (20261204:269 wrote through
+        # `<denied>/l0`; a cwd below a denied HOME works).
+        if access != "write":
+            for d in res.searched:
+                a, w, _wd = self._base(d)
+                if a == "deny" and w is not None and w.kind == "path":
+                    return Decision(res.real, "deny", w, ())
         return Decision(res.real, access, winner, ())
 
 
@@ -897,9 +911,14 @@ def enforce(
                     Dropped(e, "the glob's scan starts at a symlinked path (not modelled)")
                 )
                 continue
-            globs.append((e, glob_regex(e.path), start))
+            globs.append((e, enforced_glob_regex(e.path), start))
             continue
         r = _real(fs, e.path)
+        if e.access == "read" and fs is not None and fs.kind(e.path) == "link":
+            # difftest 7:161: a read key that is a link to a file in a writable root left the
+            # file writable; the read-only mount is not modelled at the target
+            dropped.append(Dropped(e, "a read key that is a symlink is not applied at its target"))
+            continue
         if e.access != "write":
             parent = _real(fs, posixpath.dirname(e.path)) if e.path != "/" else "/"
             hidden = next(
@@ -1058,7 +1077,7 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 )
             )
             continue
-        refusal = _link_key_refusal(fs, e.path)
+        refusal = _link_key_refusal(fs, e.path) if e.access == "deny" else None
         if refusal is not None:
             out.append(Refusal("entry-on-symlink", e.path, refusal))
     for g in prof.entries:
@@ -1210,9 +1229,11 @@ def escape_literal(path: str, *, access: Access = "deny", is_dir: bool = False) 
     """The key that makes Codex match exactly `path`, or None when no key can.
 
     A key without `* ? [ ]` is literal, whatever else it holds (`\\`, `{`, `}`, spaces). A key
-    with one of them is a deny glob: `\\` escapes the next character, so each of `\\ * ? [ ] { }`
-    is escaped. A glob only supports `deny`, masks only an existing non-directory, and a `{` or
-    `}` in a directory component makes its scan find nothing: those cases return None.
+    with one of them is a deny glob whose literal prefix (the components before the first one
+    holding `* ? [ ]`) is taken as written; from that component on, `\\` escapes the next
+    character, so each of `\\ * ? [ ] { }` there is escaped. A glob only supports `deny`, masks
+    only an existing non-directory, and a `{` or `}` in a directory component of the pattern
+    part makes its scan find nothing: those cases return None.
     """
     p = normalize_abs(path)
     if _KEY_GLOB.isdisjoint(p):
@@ -1220,6 +1241,8 @@ def escape_literal(path: str, *, access: Access = "deny", is_dir: bool = False) 
     if access != "deny" or is_dir:
         return None
     parts = p.split("/")
-    if any("{" in part or "}" in part for part in parts[1:-1]):
+    first = next(i for i, part in enumerate(parts) if not _KEY_GLOB.isdisjoint(part))
+    if any("{" in part or "}" in part for part in parts[first:-1]):
         return None
-    return "".join("\\" + c if c in _ESCAPE else c for c in p)
+    tail = ["".join("\\" + c if c in _ESCAPE else c for c in part) for part in parts[first:]]
+    return "/".join([*parts[:first], *tail])

@@ -115,10 +115,23 @@ def test_globset_syntax_measured() -> None:
     assert glob_regex("/g/a\\\\*").fullmatch("/g/a\\b")
 
 
-def test_brace_in_a_directory_component_masks_nothing() -> None:
-    fs = _fs({f"{B}/h": "dir", f"{B}/h/dd": "dir", f"{B}/h/dd/in": "file", f"{B}/ws": "dir"})
-    enf = _enf({":root": "read", f"{B}/h/{{dd,x}}/in": "deny"}, fs)
+def test_the_literal_prefix_of_a_glob_is_a_plain_name() -> None:
+    # measured: `/h/{dd,x}/in` and `/h/d\{z/f*` masked nothing (no directory of that name);
+    # difftest 20261204:97: `/o/back\slash/m*` masked `/o/back\slash/m6`
+    fs = _fs(
+        {
+            f"{B}/h": "dir",
+            f"{B}/h/dd": "dir",
+            f"{B}/h/dd/in": "file",
+            f"{B}/ws": "dir",
+            f"{B}/o": "dir",
+            f"{B}/o/back\\slash": "dir",
+            f"{B}/o/back\\slash/m6": "file",
+        }
+    )
+    enf = _enf({":root": "read", f"{B}/h/{{dd,x}}/in": "deny", f"{B}/o/back\\slash/m*": "deny"}, fs)
     assert enf.decide(f"{B}/h/dd/in").readable
+    assert enf.decide(f"{B}/o/back\\slash/m6").access == "deny"
 
 
 def test_minimal_deny_is_not_enforced() -> None:
@@ -189,7 +202,9 @@ def test_escape_literal() -> None:
     assert escape_literal("/x/a[b]/q?") == "/x/a\\[b\\]/q\\?"
     assert escape_literal("/x/a*b", access="read") is None
     assert escape_literal("/x/a*b", is_dir=True) is None
-    assert escape_literal("/x/w{/a*") is None  # `{` in a directory component of a glob
+    assert escape_literal("/x/w{/a*") == "/x/w{/a\\*"  # the literal prefix stays as written
+    assert escape_literal("/x/a*/w{/f") is None  # `{` in a directory component of the pattern
+    assert escape_literal("/x/back\\slash/a*") == "/x/back\\slash/a\\*"
     # every escaped key matches exactly its own name
     for name in ("a*b", "a\\*b", "q?", "[br]", "s p*", "]z", "w{*", "x}?"):
         key = escape_literal(f"/g/{name}")
@@ -291,3 +306,32 @@ def test_before_0_171_a_glob_in_a_directory_component_masks_nothing() -> None:
     eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
     assert enforce(eff, fs).decide(f"{B}/o/x*y/m7").access == "deny"
     assert enforce(eff, fs, codex_version="0.165.0").decide(f"{B}/o/x*y/m7").readable
+
+
+def test_a_lookup_in_a_denied_directory_fails_unless_the_target_is_writable() -> None:
+    # difftest 20261204:67: `<o>` denied, `<o>/l1 -> <ws>` (read only): `cat <o>/l1/m0` fails
+    fs = _fs(
+        {f"{B}/o": "dir", f"{B}/ws": "dir", f"{B}/ws/m0": "file", f"{B}/tmp": "dir"},
+        {f"{B}/o/l1": f"{B}/ws"},
+    )
+    enf = _enf({":root": "read", f"{B}/o": "deny"}, fs, cwd=f"{B}/tmp")
+    assert enf.decide(f"{B}/o/l1/m0").access == "deny"
+    assert enf.decide(f"{B}/ws/m0").readable
+
+
+def test_a_read_key_that_is_a_link_does_not_make_its_target_read_only() -> None:
+    # difftest 7:161: `<home>/l3 -> <tmp>/cfg/v` (a file under the writable TMPDIR) = read:
+    # the sandbox started and the write through the link landed
+    fs = _fs(
+        {
+            f"{B}/home": "dir",
+            f"{B}/tmp": "dir",
+            f"{B}/tmp/cfg": "dir",
+            f"{B}/tmp/cfg/v": "file",
+            f"{B}/ws": "dir",
+        },
+        {f"{B}/home/l3": f"{B}/tmp/cfg/v"},
+    )
+    enf = _enf({":root": "read", ":tmpdir": "write", f"{B}/home/l3": "read"}, fs)
+    assert not enf.refusals
+    assert enf.decide(f"{B}/home/l3").writable
