@@ -154,3 +154,39 @@ def test_symlinked_cwd_makes_the_proof_count_the_deny_as_not_enforced(tmp_path: 
     assert not report.passed
     cells = [c for c in report.cells if c.spelling == str(lay.host_target) and c.access != "deny"]
     assert cells and all("not enforced" in (c.winner or "") for c in cells)
+
+
+def _foreign_check(b: CompiledBundle, cfg: dict[str, object]) -> CheckReport:
+    base = from_bundle(b, b.mode_profiles)
+    inp = CheckInputs(
+        stack=ConfigStack((_toml(cfg),)),
+        mode_map=b.mode_profiles,
+        roots=base.roots,
+        workspace_roots=base.workspace_roots,
+        codex_home=base.codex_home,
+    )
+    return run_check(inp)
+
+
+def test_a_glob_deny_on_the_credential_directory_is_not_counted(tmp_path: Path) -> None:
+    """Minimized looser class: a glob that matches the holder directory hides nothing."""
+    lay, b = _bundle(tmp_path)
+    cfg = _cfg(b)
+    holder = str(lay.host_target.parent)
+    for prof in cfg["permissions"].values():
+        fs = prof.get("filesystem", {})
+        for key in [k for k, v in fs.items() if v == "deny"]:
+            del fs[key]
+        fs[holder[:-1] + "?"] = "deny"  # `/.../hos?` matches the directory `host`
+    report = _foreign_check(b, cfg)
+    assert not report.passed
+    bad = [c for c in report.cells if c.spelling == str(lay.host_target)]
+    assert bad and all(c.access != "deny" for c in bad)
+    # the same glob on the file itself is enforced (an existing non-directory)
+    for prof in cfg["permissions"].values():
+        fs = prof.get("filesystem", {})
+        del fs[holder[:-1] + "?"]
+        fs[str(lay.host_target)[:-1] + "?"] = "deny"
+    report = _foreign_check(b, cfg)
+    cells = [c for c in report.cells if c.spelling == str(lay.host_target)]
+    assert cells and all(c.access == "deny" for c in cells)
