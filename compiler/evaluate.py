@@ -690,6 +690,8 @@ class Resolution:
     real: str
     searched: tuple[str, ...]
     loop: bool = False
+    #: (directory, the path looked up in it), in order.
+    lookups: tuple[tuple[str, str], ...] = ()
 
 
 def resolve_path(fs: FsView | None, path: str) -> Resolution:
@@ -700,6 +702,7 @@ def resolve_path(fs: FsView | None, path: str) -> Resolution:
     todo = [c for c in p.split("/") if c]
     cur = "/"
     searched: list[str] = []
+    lookups: list[tuple[str, str]] = []
     hops = 0
     while todo:
         comp = todo.pop(0)
@@ -710,17 +713,18 @@ def resolve_path(fs: FsView | None, path: str) -> Resolution:
             continue
         searched.append(cur)
         cand = (cur.rstrip("/") + "/" + comp) if cur != "/" else "/" + comp
+        lookups.append((cur, cand))
         if fs.kind(cand) == "link":
             value = fs.readlink(cand) or ""
             hops += 1
             if hops > _MAX_LINKS or not value:
-                return Resolution(cand, tuple(dict.fromkeys(searched)), loop=True)
+                return Resolution(cand, tuple(dict.fromkeys(searched)), True, tuple(lookups))
             if value.startswith("/"):
                 cur = "/"
             todo = [c for c in value.split("/") if c] + todo
             continue
         cur = cand
-    return Resolution(cur, tuple(dict.fromkeys(searched)))
+    return Resolution(cur, tuple(dict.fromkeys(searched)), False, tuple(lookups))
 
 
 def _under(path: str, base: str) -> bool:
@@ -827,10 +831,15 @@ class Enforced:
         # A lookup inside a denied directory fails (difftest 20261204:67: `<denied>/l1 -> ws`
         # read nothing), except on the way to a writable target (20261204:269 wrote through
         # `<denied>/l0`; a cwd below a denied HOME works).
+        # A name that leads to a writable root's mount point is found (20261204:1308: TMPDIR
+        # below a denied `<tmp>`, then a link in it).
         if access != "write":
-            for d in res.searched:
+            writes = [r for e, r in self.exact if e.access == "write"]
+            for d, cand in res.lookups:
                 a, w, _wd = self._base(d)
                 if a == "deny" and w is not None and w.kind == "path":
+                    if any(_under(wr, cand) for wr in writes):
+                        continue
                     return Decision(res.real, "deny", w, ())
         return Decision(res.real, access, winner, ())
 

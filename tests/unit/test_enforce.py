@@ -335,3 +335,21 @@ def test_a_read_key_that_is_a_link_does_not_make_its_target_read_only() -> None:
     enf = _enf({":root": "read", ":tmpdir": "write", f"{B}/home/l3": "read"}, fs)
     assert not enf.refusals
     assert enf.decide(f"{B}/home/l3").writable
+
+
+def test_a_lookup_toward_a_nested_writable_root_passes_a_denied_directory() -> None:
+    # difftest 20261204:1308: `<tmp>` denied, TMPDIR `<tmp>/vault` writable, `<tmp>/vault/l0 ->
+    # <home>` (read only): `cat <tmp>/vault/l0/m1` read the file
+    fs = _fs(
+        {
+            f"{B}/tmp": "dir",
+            f"{B}/tmp/vault": "dir",
+            f"{B}/home": "dir",
+            f"{B}/home/m1": "file",
+            f"{B}/ws": "dir",
+        },
+        {f"{B}/tmp/vault/l0": f"{B}/home"},
+    )
+    perms = {"p": {"extends": ":workspace", "filesystem": {f"{B}/tmp": "deny"}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", tmpdir=f"{B}/tmp/vault"))
+    assert enforce(eff, fs).decide(f"{B}/tmp/vault/l0/m1").readable
