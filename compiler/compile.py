@@ -147,7 +147,9 @@ def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
             continue
         kept[target] = by_target[target]
     # Covered entries were appended after their cover was first seen; rebuild from by_target.
-    return [k.entry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)]
+    return [
+        k.entry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)
+    ]
 
 
 def _holder_entries(

@@ -150,16 +150,8 @@ def coverage_table(r: AuditReport) -> Table:
     """The mode x root x spelling matrix; a cell passes only on deny."""
     header = ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok")
     rows: list[tuple[str, ...]] = [
-        (
-            c.mode,
-            c.root,
-            c.kind,
-            c.spelling,
-            c.real_path,
-            c.access,
-            c.winner,
-            "ok" if c.ok else "FAIL",
-        )
+        (c.mode, c.root, c.kind, c.spelling, c.real_path, c.access, c.winner,
+         "ok" if c.ok else "FAIL")
         for c in r.matrix
     ]
     return header, rows
@@ -177,15 +169,8 @@ def canary_table(c: CanarySummary) -> Table:
     """Canary probes as decisions (never their output)."""
     header = ("mode", "kind", "probe", "expected", "predicted", "observed", "result")
     rows: list[tuple[str, ...]] = [
-        (
-            p.mode,
-            p.kind,
-            p.name,
-            p.expected,
-            p.predicted,
-            p.observed,
-            "ok" if p.ok else f"FAIL {p.failures}",
-        )
+        (p.mode, p.kind, p.name, p.expected, p.predicted, p.observed,
+         "ok" if p.ok else f"FAIL {p.failures}")
         for p in c.probes
     ]
     return header, rows

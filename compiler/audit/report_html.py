@@ -161,32 +161,16 @@ def _launchers(r: AuditReport) -> list[str]:
         name, rest = summary_text(a)
         out.append(f"<li><b>{e(name)}</b>: {e(rest)}</li>")
     out.append("</ul>")
-    header = (
-        "adapter",
-        "adapter version",
-        "codex",
-        "launch method",
-        "session event",
-        "result",
-        "lint",
-        "evidence",
-    )
+    header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
+              "lint", "evidence")
     out += [
         '<table id="launchers">',
         "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",
         "<tbody>",
     ]
     for x in s.rows:
-        cells = [
-            f"<td>{e(c)}</td>"
-            for c in (
-                x.adapter,
-                x.adapter_version,
-                x.codex_version,
-                x.launch_method,
-                x.session_event,
-            )
-        ]
+        cells = [f"<td>{e(c)}</td>" for c in (x.adapter, x.adapter_version, x.codex_version,
+                                               x.launch_method, x.session_event)]
         cls = _RESULT_CLASS.get(x.result, "fail")
         cells.append(f'<td class="{cls}">{e(x.result)}</td>')
         cells.append(f"<td>{e(x.lint or '-')}</td>")

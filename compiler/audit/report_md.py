@@ -140,28 +140,12 @@ def _launchers(r: AuditReport) -> list[str]:
         name, rest = summary_text(a)
         out.append(f"- **{md(name)}**: {md(rest)}")
     out.append("")
-    header = (
-        "adapter",
-        "adapter version",
-        "codex",
-        "launch method",
-        "session event",
-        "result",
-        "lint",
-        "evidence",
-    )
+    header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
+              "lint", "evidence")
     out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for x in s.rows:
-        cells = [
-            md(c)
-            for c in (
-                x.adapter,
-                x.adapter_version,
-                x.codex_version,
-                x.launch_method,
-                x.session_event,
-            )
-        ]
+        cells = [md(c) for c in (x.adapter, x.adapter_version, x.codex_version, x.launch_method,
+                                 x.session_event)]
         # held stays plain; anything else is bold so a loss cannot pass for a hold at a glance.
         cells.append(md(x.result) if x.result == "held" else f"**{md(x.result)}**")
         cells += [md(x.lint or "-"), md(x.evidence)]

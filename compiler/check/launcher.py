@@ -106,10 +106,8 @@ def launcher_findings(
         elif kind in _NO_SANDBOX:
             effect = "the profile and its deny are dropped (no sandbox)"
         else:
-            effect = (
-                "the profile is replaced; only its deny entries survive (read-only holder "
-                "directories and the rest are dropped)"
-            )
+            effect = ("the profile is replaced; only its deny entries survive (read-only holder "
+                      "directories and the rest are dropped)")
         out.append(
             CheckFinding(
                 rule=RULE,

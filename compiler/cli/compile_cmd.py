@@ -117,11 +117,8 @@ def compile_command(
         emit(render_launch_with(bundle, catalog), out)
         for entry in catalog.adapters:
             if entry.method is None:
-                print(
-                    f"profilec: warning: no launch method holds for {entry.package} "
-                    f"{entry.version}",
-                    file=sys.stderr,
-                )
+                print(f"profilec: warning: no launch method holds for {entry.package} "
+                      f"{entry.version}", file=sys.stderr)
         return
     try:
         render = renderer(fmt)

@@ -102,7 +102,9 @@ def parse(args: list[str]) -> dict[str, str | list[str]] | None:
         if value.startswith("-"):
             return None
         dest, is_path, repeats = spec
-        if is_path and not (as_pathlib_prints(value) and _path_ok(value, dir_okay=dest != "roots")):
+        if is_path and not (
+            as_pathlib_prints(value) and _path_ok(value, dir_okay=dest != "roots")
+        ):
             return None
         if repeats:
             found = opts.setdefault(dest, [])

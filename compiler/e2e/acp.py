@@ -353,7 +353,9 @@ class AcpClient:
         if method == "session/request_permission":
             p = params if isinstance(params, dict) else {}
             options = [o for o in p.get("options") or [] if isinstance(o, dict)]
-            reject = next((o for o in options if str(o.get("kind", "")).startswith("reject")), None)
+            reject = next(
+                (o for o in options if str(o.get("kind", "")).startswith("reject")), None
+            )
             tool = p.get("toolCall") if isinstance(p.get("toolCall"), dict) else {}
             title = str((tool or {}).get("title", ""))[:200]
             if reject is not None:
@@ -433,8 +435,7 @@ class AcpClient:
     def set_mode(self, session_id: str, mode_id: str) -> None:
         """`session/set_mode`."""
         self.client.request(
-            "session/set_mode",
-            {"sessionId": session_id, "modeId": mode_id},
+            "session/set_mode", {"sessionId": session_id, "modeId": mode_id},
             timeout=SESSION_TIMEOUT,
         )
 
@@ -488,7 +489,9 @@ def modes_of(session: Mapping[str, Any]) -> tuple[list[str], str | None]:
     if not isinstance(modes, dict):
         return [], None
     ids = [
-        str(m["id"]) for m in modes.get("availableModes") or [] if isinstance(m, dict) and "id" in m
+        str(m["id"])
+        for m in modes.get("availableModes") or []
+        if isinstance(m, dict) and "id" in m
     ]
     cur = modes.get("currentModeId")
     return ids, str(cur) if cur is not None else None
@@ -590,14 +593,8 @@ class _Run:
         clean = excerpt(text, [self.layout.marker])
         self.out.append(
             Observation(
-                self.adapter.name,
-                self.adapter.version,
-                self.adapter.codex_version,
-                self.method,
-                event,
-                result,
-                clean,
-                round(time.monotonic() - t0, 2),
+                self.adapter.name, self.adapter.version, self.adapter.codex_version,
+                self.method, event, result, clean, round(time.monotonic() - t0, 2),
             )
         )
 
@@ -648,14 +645,9 @@ def run_adapter_method(
             run = _Run(adapter, method, layout, server)
             t0 = time.monotonic()
             if non_root and os.getuid() != 0:
-                run.record(
-                    "new",
-                    "not-supported",
-                    "the harness is not root, so it cannot start "
-                    f"the adapter as another user; {base} already ran as uid "
-                    f"{os.getuid()}",
-                    t0,
-                )
+                run.record("new", "not-supported", "the harness is not root, so it cannot start "
+                           f"the adapter as another user; {base} already ran as uid "
+                           f"{os.getuid()}", t0)
                 return run.out
             try:
                 launch = build_launch(adapter, base, layout, server)
@@ -727,9 +719,5 @@ def _events(run: _Run, launch: Launch) -> None:
                 note = f"new adapter process, mode {current or 'none offered'}"
                 run.probe(client, first, kind, note)
         except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
-            run.record(
-                kind,
-                "error",
-                f"session/{'load' if kind == 'loaded' else 'resume'} failed: {_short(exc)}",
-                t1,
-            )
+            run.record(kind, "error", f"session/{'load' if kind == 'loaded' else 'resume'} "
+                       f"failed: {_short(exc)}", t1)

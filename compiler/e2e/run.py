@@ -102,11 +102,8 @@ def acp_rows(
     rows: list[MatrixRow] = []
     jobs: list[tuple[Adapter, str]] = []
     for ad in chosen:
-        wanted = (
-            tuple(methods)
-            if methods is not None
-            else tuple(dict.fromkeys((*METHODS, *ad.methods())))
-        )
+        wanted = tuple(methods) if methods is not None else tuple(
+            dict.fromkeys((*METHODS, *ad.methods())))
         for method in wanted:
             if ad.missing is not None:
                 rows.append(_unsupported(ad, method, f"adapter cannot run here: {ad.missing}"))
@@ -211,7 +208,8 @@ def adapter_verdicts(matrix: CompatibilityMatrix | Iterable[MatrixRow]) -> list[
             bad = [
                 f"{e}={v}"
                 for e, v in sorted(results.items())
-                if v == "error" or (not _is_builtin_mode(e) and v not in ("held", "not-supported"))
+                if v == "error"
+                or (not _is_builtin_mode(e) and v not in ("held", "not-supported"))
             ]
             if results.get("new") != "held" and not bad:
                 bad.append(f"new={results.get('new', 'missing')}")
@@ -220,17 +218,16 @@ def adapter_verdicts(matrix: CompatibilityMatrix | Iterable[MatrixRow]) -> list[
                 continue
             holding.append(method)
             blocked[method] = tuple(
-                sorted(
-                    e[len("mode:") :]
-                    for e, v in results.items()
-                    if _is_builtin_mode(e) and v == "lost"
-                )
+                sorted(e[len("mode:") :] for e, v in results.items()
+                       if _is_builtin_mode(e) and v == "lost")
             )
         out.append(AdapterVerdict(*key, tuple(holding), blocked, failing, tuple(unsupported)))
     return out
 
 
-def catalog_disagreements(verdicts: Sequence[AdapterVerdict], catalog: AdapterCatalog) -> list[str]:
+def catalog_disagreements(
+    verdicts: Sequence[AdapterVerdict], catalog: AdapterCatalog
+) -> list[str]:
     """Every way the reviewed catalog differs from what the matrix observed (empty: agrees)."""
     problems: list[str] = []
     by_key = {(v.adapter, v.adapter_version, v.codex_version): v for v in verdicts}

@@ -129,14 +129,8 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     }
     chosen = entry.method
     if chosen is None:
-        doc.update(
-            env={},
-            args=[],
-            files=[],
-            blocked_modes=[],
-            launcher_supplies={},
-            run_as="nothing holds",
-        )
+        doc.update(env={}, args=[], files=[], blocked_modes=[], launcher_supplies={},
+                   run_as="nothing holds")
         doc["statement"] = (
             f"no launch method keeps the credential deny for {entry.package} {entry.version}; "
             "do not launch Codex through it"
@@ -146,8 +140,7 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     method = chosen[: -len(NON_ROOT)] if non_root else chosen
     doc["run_as"] = (
         "a non-root user that owns CODEX_HOME and can read and refresh the credential; never root"
-        if non_root
-        else "any user"
+        if non_root else "any user"
     )
     home = _codex_home(bundle)
     env: dict[str, str] = {}
@@ -231,23 +224,9 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": [
-                    "package",
-                    "version",
-                    "codex_version",
-                    "codex_source",
-                    "holds",
-                    "launch_method",
-                    "reason",
-                    "evidence",
-                    "env",
-                    "args",
-                    "files",
-                    "blocked_modes",
-                    "launcher_supplies",
-                    "run_as",
-                    "statement",
-                ],
+                "required": ["package", "version", "codex_version", "codex_source", "holds",
+                             "launch_method", "reason", "evidence", "env", "args", "files",
+                             "blocked_modes", "launcher_supplies", "run_as", "statement"],
                 "properties": {
                     "package": {"type": "string"},
                     "version": {"type": "string"},
@@ -255,17 +234,10 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                     "codex_source": {"enum": ["CODEX_PATH", "bundled", "embedded"]},
                     "holds": {"type": "boolean"},
                     "launch_method": {
-                        "enum": [
-                            "c-overrides",
-                            "codex-home",
-                            "codex-config",
-                            "codex-home+initial-mode",
-                            "c-overrides+non-root",
-                            "codex-home+non-root",
-                            "codex-config+non-root",
-                            "codex-home+initial-mode+non-root",
-                            None,
-                        ]
+                        "enum": ["c-overrides", "codex-home", "codex-config",
+                                 "codex-home+initial-mode", "c-overrides+non-root",
+                                 "codex-home+non-root", "codex-config+non-root",
+                                 "codex-home+initial-mode+non-root", None]
                     },
                     "run_as": {"type": "string"},
                     "reason": {"type": "string"},

@@ -104,11 +104,8 @@ def test_typer_compile_loads_no_docker_reports_checker_or_canaries(
         ("compiler/roots.py", "import pydantic", "pydantic"),
         ("compiler/api.py", "import compiler.check", "compiler.check"),
         ("compiler/cli/fast.py", "import compiler.canary", "compiler.canary"),
-        (
-            "compiler/emit/overrides.py",
-            "import compiler.audit.report_md",
-            "compiler.audit.report_md",
-        ),
+        ("compiler/emit/overrides.py", "import compiler.audit.report_md",
+         "compiler.audit.report_md"),
         ("compiler/api.py", "import compiler.audit.launchers", "compiler.audit.launchers"),
     ],
 )
