@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..emit.overrides import override_lines
 from ..evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, ResolvedRoot
-from . import engine
+from . import dynamic, engine
 from .image import ensure_image
 
 if TYPE_CHECKING:
@@ -246,6 +246,9 @@ def build_tree(bundle: CompiledBundle, uid: int) -> _Tree:
     home = prefix + _codex_home(bundle)
     os.makedirs(home, exist_ok=True)
     Path(home, "config.toml").write_text("# private config\n", encoding="utf-8")
+    # The writer's CODEX_HOME lock exists before any sandbox starts (as `--format codex-home`
+    # leaves it), so a profile entry on it names an existing file.
+    Path(home, dynamic.LOCK_IN_HOME).touch(mode=0o644)
     decoy_dir = base / "decoys"
     decoys = (_marker("HOSTHOME"), _marker("SIBLING"))
     for rel, m in zip((".codex/auth.json", "sibling-agent/auth.json"), decoys, strict=True):
@@ -509,6 +512,7 @@ def _run_mode(
     bundle: CompiledBundle,
     mode: str,
     codex_bin: Path,
+    with_dynamic: bool = True,
 ) -> ModeReport:
     t0 = time.monotonic()
     uid = engine.run_uid()
@@ -519,6 +523,8 @@ def _run_mode(
     try:
         volumes, codex = engine.codex_mount(codex_bin)
         volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
+        flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
+        volumes.update(flock_vols)
         settings = engine.run_settings(run_id, uid=uid)
         # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
         # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
@@ -569,7 +575,9 @@ def _run_mode(
         probes.append(_judge(spec, rc, out, tree, cmd))
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
-        for spec in _specs(tree, synth, pred, mode):
+        specs = _specs(tree, synth, pred, mode)
+        tamper = [s for s in specs if s.name.startswith("tamper")]
+        for spec in [s for s in specs if not s.name.startswith("tamper")]:
             cmd = (
                 tuple([*sandbox, spec.script])
                 if spec.kind == "model"
@@ -577,8 +585,19 @@ def _run_mode(
             )
             rc, out = _exec(container, cmd)
             probes.append(_judge(spec, rc, out, tree, cmd))
+        middle = _snapshot(container, tree, synth)
+        if with_dynamic:
+            # Real saves change the target's bytes on purpose: compare around them, not across.
+            probes += dynamic.run_dynamic(
+                client, container, tree, synth, _codex_home(bundle), sandbox, codex, flock
+            )
+        before_tamper = _snapshot(container, tree, synth)
+        for spec in tamper:
+            cmd = tuple([*sandbox, spec.script])
+            rc, out = _exec(container, cmd)
+            probes.append(_judge(spec, rc, out, tree, cmd))
         after = _snapshot(container, tree, synth)
-        same = before == after and before[0] == 0
+        same = before == middle and before_tamper == after and before[0] == 0
         probes.append(
             Probe(
                 "unchanged-after-tampering",
@@ -613,8 +632,12 @@ def run_canaries(
     client: DockerClient | None = None,
     modes: Sequence[str] | None = None,
     run_id: str | None = None,
+    dynamic_probes: bool = True,
 ) -> CanaryReport:
-    """Probe every mode of `bundle` in its own container (in parallel); always cleans up."""
+    """Probe every mode of `bundle` in its own container (in parallel); always cleans up.
+
+    `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py).
+    """
     t0 = time.monotonic()
     own = client is None
     cli = engine.docker_client() if client is None else client
@@ -623,7 +646,10 @@ def run_canaries(
     try:
         tag = ensure_image(cli)
         with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
-            futures = [pool.submit(_run_mode, cli, tag, rid, bundle, m, codex_bin) for m in wanted]
+            futures = [
+                pool.submit(_run_mode, cli, tag, rid, bundle, m, codex_bin, dynamic_probes)
+                for m in wanted
+            ]
             reports = tuple(f.result() for f in futures)
     finally:
         engine.cleanup(cli, rid)
