@@ -65,6 +65,8 @@ READY_SECONDS = 30.0
 FLOCK_MOUNT = "/opt/profilec-flock"
 #: A `-c` override for the trusted app-server: ChatGPT backend calls fail at once on loopback.
 CHATGPT_BASE_URL = "chatgpt_base_url='http://127.0.0.1:9/backend-api/'"
+#: Quick globs for the writer's temp name between two full passes of the race loop.
+QUICK_CHECKS = 40
 #: Writer temp file and lock names Codex 0.171.0 uses (measured with strace; research §1).
 TEMP_PREFIX = ".auth-"
 LOCK_BESIDE_TARGET = "auth.json.lock"
@@ -172,16 +174,29 @@ TOKEN_HANDLER = (
 )
 
 
-def race_loop(spellings: Sequence[str], dirs: Sequence[str], stop: str) -> str:
+def race_loop(
+    spellings: Sequence[str], dirs: Sequence[str], stop: str, quick: int = QUICK_CHECKS
+) -> str:
     """The model command of the refresh race: a fork-free busybox sh loop until `stop` exists.
 
     Every pass reads every spelling and prints each distinct line holding a marker
     (`S <path> <line>`); lists every dir, prints each name the first time it is seen
-    (`N <path>`) and reads that file at once (`F <path> <line>`). Ends with `LOOP-END <passes>`.
+    (`N <path>`) and reads that file at once (`O <path>` once it is open, then `F <path> <line>`
+    per marker line). Between passes it globs every dir `quick` times for the writer's temp
+    name (`.auth-*`, alive ~1-6 ms per save) and opens what it finds the same way. Ends with
+    `LOOP-END <passes>`.
     """
     q = shlex.quote
     sp = " ".join(q(s) for s in spellings)
     globs = " ".join(f"{q(d)}/* {q(d)}/.[!.]*" for d in dirs)
+    temps = " ".join(f"{q(d)}/{TEMP_PREFIX}*" for d in dirs)
+    open_new = (
+        'case "$seen" in *"|$f|"*) continue;; esac; '
+        '[ -e "$f" ] || [ -L "$f" ] || continue; seen="$seen$f|"; echo "N $f"; '
+        '[ -f "$f" ] || continue; { echo "O $f"; '
+        'while IFS= read -r l || [ -n "$l" ]; do case "$l" in *' + MARKER_PREFIX + "*) "
+        'echo "F $f $l";; esac; done; } 2>/dev/null <"$f"; '
+    )
     return (
         f"stop={q(stop)}; seen='|'; printed='|'; n=0; echo LOOP-READY; "
         'while [ ! -e "$stop" ] && [ "$n" -lt 2000000 ]; do n=$((n+1)); '
@@ -189,12 +204,9 @@ def race_loop(spellings: Sequence[str], dirs: Sequence[str], stop: str) -> str:
         'while IFS= read -r l || [ -n "$l" ]; do case "$l" in *' + MARKER_PREFIX + "*) "
         'case "$printed" in *"|$f $l|"*) ;; *) printed="$printed$f $l|"; echo "S $f $l";; esac;; '
         'esac; done 2>/dev/null <"$f"; done; '
-        f"for f in {globs}; do "
-        'case "$seen" in *"|$f|"*) continue;; esac; '
-        '[ -e "$f" ] || [ -L "$f" ] || continue; seen="$seen$f|"; echo "N $f"; '
-        '[ -f "$f" ] || continue; '
-        'while IFS= read -r l || [ -n "$l" ]; do case "$l" in *' + MARKER_PREFIX + "*) "
-        'echo "F $f $l";; esac; done 2>/dev/null <"$f"; done; '
+        f"for f in {globs}; do {open_new}done; "
+        f"j=0; while [ $j -lt {int(quick)} ]; do j=$((j+1)); "
+        f"for f in {temps}; do {open_new}done; done; "
         'done; echo "LOOP-END $n"'
     )
 
@@ -382,10 +394,10 @@ def classify_race(output: str, target: Target, markers: Sequence[str]) -> list[s
         kind, _, rest = line.partition(" ")
         if kind == "S" and any(m in rest for m in markers):
             failures.append("refresh-leak")
+        elif kind in ("N", "O") and os.path.basename(rest).startswith(TEMP_PREFIX):
+            failures.append("temp-leak")
         elif kind == "F" and any(m in rest for m in markers):
             failures.append("temp-leak" if TEMP_PREFIX in rest.split(" ", 1)[0] else "refresh-leak")
-        elif kind == "N" and os.path.basename(rest).startswith(TEMP_PREFIX):
-            failures.append("temp-leak")
     return list(dict.fromkeys(failures))
 
 
@@ -396,11 +408,11 @@ def condense(output: str) -> str:
     other = 0
     for line in output.split("\n"):
         kind, _, rest = line.partition(" ")
-        if kind == "N" and not os.path.basename(rest).startswith(TEMP_PREFIX):
+        if kind in ("N", "O") and not os.path.basename(rest).startswith(TEMP_PREFIX):
             other += 1
         elif line:
             keep.append(line)
-    keep.append(f"({other} other names listed)")
+    keep.append(f"({other} other names listed or opened)")
     return "\n".join(keep)
 
 

@@ -513,6 +513,7 @@ def _run_mode(
     mode: str,
     codex_bin: Path,
     with_dynamic: bool = True,
+    saves: int = 1,
 ) -> ModeReport:
     t0 = time.monotonic()
     uid = engine.run_uid()
@@ -589,7 +590,15 @@ def _run_mode(
         if with_dynamic:
             # Real saves change the target's bytes on purpose: compare around them, not across.
             probes += dynamic.run_dynamic(
-                client, container, tree, synth, _codex_home(bundle), sandbox, codex, flock
+                client,
+                container,
+                tree,
+                synth,
+                _codex_home(bundle),
+                sandbox,
+                codex,
+                flock,
+                saves=saves,
             )
         before_tamper = _snapshot(container, tree, synth)
         for spec in tamper:
@@ -633,10 +642,12 @@ def run_canaries(
     modes: Sequence[str] | None = None,
     run_id: str | None = None,
     dynamic_probes: bool = True,
+    dynamic_saves: int = 1,
 ) -> CanaryReport:
     """Probe every mode of `bundle` in its own container (in parallel); always cleans up.
 
-    `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py).
+    `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py);
+    `dynamic_saves` is how many logins the race makes after its refresh.
     """
     t0 = time.monotonic()
     own = client is None
@@ -647,7 +658,9 @@ def run_canaries(
         tag = ensure_image(cli)
         with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
             futures = [
-                pool.submit(_run_mode, cli, tag, rid, bundle, m, codex_bin, dynamic_probes)
+                pool.submit(
+                    _run_mode, cli, tag, rid, bundle, m, codex_bin, dynamic_probes, dynamic_saves
+                )
                 for m in wanted
             ]
             reports = tuple(f.result() for f in futures)
