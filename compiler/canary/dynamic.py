@@ -198,8 +198,9 @@ def race_loop(
         'echo "F $f $l";; esac; done; } 2>/dev/null <"$f"; '
     )
     return (
-        f"stop={q(stop)}; seen='|'; printed='|'; n=0; echo LOOP-READY; "
-        'while [ ! -e "$stop" ] && [ "$n" -lt 2000000 ]; do n=$((n+1)); '
+        f"stop={q(stop)}; seen='|'; printed='|'; n=0; last=0; echo LOOP-READY; "
+        'while [ "$last" = 0 ] && [ "$n" -lt 2000000 ]; do n=$((n+1)); '
+        '[ -e "$stop" ] && last=1; '
         f"for f in {sp}; do "
         'while IFS= read -r l || [ -n "$l" ]; do case "$l" in *' + MARKER_PREFIX + "*) "
         'case "$printed" in *"|$f $l|"*) ;; *) printed="$printed$f $l|"; echo "S $f $l";; esac;; '

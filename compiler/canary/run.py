@@ -440,7 +440,9 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
                 "model",
                 f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
                 "deny",
-                writable(os.path.dirname(tdir)),
+                # A denied directory (a vault) is a mount point in the sandbox: `mv` of it
+                # fails with "Resource busy" however writable its parent is.
+                writable(os.path.dirname(tdir)) if readable(tdir) == "allow" else "deny",
             ),
         ]
     config = tree.codex_home + "/config.toml"

@@ -141,8 +141,10 @@ def _one_mode(
 
 
 def _deny_on_link(bundle: CompiledBundle) -> CompiledBundle:
-    """Every `deny` of a root's canonical target moved onto the symlink path the root names."""
+    """Every `deny` of a root's canonical target or vault moved onto the symlink path the root
+    names (with vaults the compiled deny sits on the vault, not on the target)."""
     moved = {r.target: r.path for r in bundle.roots if r.target}
+    moved.update({r.vault: r.path for r in bundle.roots if r.vault})
 
     def fix(p: CompiledProfile) -> CompiledProfile:
         entries = tuple(
