@@ -473,9 +473,16 @@ def race(
     loop_cmd = (*sandbox, race_loop(target.spellings, target.dirs, stop))
     probes: list[Probe] = []
     loop = Streamed(client, container, loop_cmd)
+    # A loop that does not start (a sandbox Codex refuses, a stalled engine) gets no saves and
+    # is an `error`; the mode's remaining probes still run.
+    ready = loop.wait_for("LOOP-READY", READY_SECONDS)
     try:
-        if not loop.wait_for("LOOP-READY", READY_SECONDS):
-            raise RuntimeError(f"race loop did not start: {loop.text()[-300:]}")
+        if not ready:
+            return [
+                _probe(
+                    f"race-{target.root_id}", "model", loop_cmd, -1, loop.text(), ["error"], "deny"
+                )
+            ]
         out_file = f"/tmp/appserver-{secrets.token_hex(4)}.jsonl"
         env = {
             **refresh_messages(),
@@ -551,9 +558,14 @@ def lock_probe(
     key = _marker("KEY")
     hold = Streamed(client, container, cmd)
     probes: list[Probe] = []
+    ready = hold.wait_for("LOCKS-TRIED", READY_SECONDS)
     try:
-        if not hold.wait_for("LOCKS-TRIED", READY_SECONDS):
-            raise RuntimeError(f"lock probe did not start: {hold.text()[-300:]}")
+        if not ready:
+            return [
+                _probe(
+                    f"lock-hold-{target.root_id}", "model", cmd, -1, hold.text(), ["error"], "deny"
+                )
+            ]
         script = login_script(codex, target.home, timeout=LOCK_SAVE_SECONDS)
         rc, out, secs = _exec(container, script, {"KEY": key})
         ok, _ = _persisted(container, target, key)

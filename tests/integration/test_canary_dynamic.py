@@ -133,6 +133,10 @@ def test_file_only_deny_leaks_under_refresh(
         assert any("PROFILEC-CANARY-NEW-" in ln for ln in spelled), race.output
         assert any("PROFILEC-CANARY-KEY-" in ln for ln in spelled), race.output
         _saves_persisted(m)  # the writer itself worked
+        # auth.json.lock sits in the readable vault: the model holds it and the login gives up.
+        blocked = _probe(m, "save-under-lock-")
+        assert "save-blocked" in blocked.failures
+        assert "credential commit lock timed out" in blocked.output, blocked.output
 
 
 def test_readable_vault_temp_file_is_caught(
@@ -162,3 +166,29 @@ def test_readable_lock_blocks_the_save(
     blocked = _probe(m, "save-under-lock-")
     assert "persisted=False" in blocked.output
     _saves_persisted(m)  # without the model's lock the same saves went through
+
+
+def test_refused_sandbox_is_an_error_not_a_pass(
+    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
+) -> None:
+    # A deny on the symlink in agent-full-access: Codex refuses every sandboxed command
+    # ("crosses writable symlink"), so the race loop never starts. That is `error`, the saves
+    # are not made, and the mode's tampering probes still run.
+    bundle = _bundle(tmp_path)
+    root = bundle.roots[0]
+
+    def fix(p: CompiledProfile) -> CompiledProfile:
+        entries = [
+            e.model_copy(update={"path": root.path}) if e.path == root.vault else e
+            for e in p.entries
+        ]
+        return p.model_copy(update={"entries": tuple(sorted(entries, key=lambda e: e.path))})
+
+    broken = bundle.model_copy(update={"profiles": tuple(fix(p) for p in bundle.profiles)})
+    report = _run(broken, codex_bin, docker_client, canary_run, ["agent-full-access"])
+    m = report.modes[0]
+    race = _probe(m, "race-")
+    assert race.failures == ("error",) and "crosses writable symlink" in race.output, race
+    assert not any(p.name.startswith("save-") for p in m.probes)
+    assert any(p.name.startswith("tamper-") for p in m.probes)
+    assert m.error is None
