@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import lite
 from .compile import compile_bundle, get_kit
-from .errors import UsageError
+from .errors import InputError, UsageError
 from .paths import check_absolute, parent
 from .policy import load_policy, load_policy_with
 from .roots import (
@@ -135,7 +135,7 @@ def _pipeline(
         else:
             resolved_home = resolve_home(home_path)
     if home is not None:
-        check_absolute(home, what="--home", error=UsageError)
+        check_absolute(home, what="--home", error=InputError)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     if session_config_path:
