@@ -23,7 +23,8 @@ def _doc(lay: Layout) -> dict[str, object]:
         "workspace_roots": [str(lay.workspace)],
         "state_dir": str(lay.base / "daemon" / "state" / "cand-1"),
         "backends": ["codex"],
-        "hidden": {"host_home": str(lay.base / "host")},
+        # Not base/host: that directory is the credential's vault, bound whole for the save.
+        "hidden": {"host_home": str(lay.base / "hosthome")},
     }
 
 
@@ -37,6 +38,7 @@ def _toml(doc: dict[str, object]) -> str:
 def lay(tmp_path: Path) -> Layout:
     layout = make_layout(tmp_path / "l")
     (layout.base / "daemon").mkdir()
+    (layout.base / "hosthome").mkdir()
     return layout
 
 
@@ -94,7 +96,7 @@ def _bad(lay: Layout) -> list[tuple[str, dict[str, object], str]]:
         ),
         (
             "grant is hidden",
-            d | {"workspace_roots": [str(lay.base / "host")]},
+            d | {"workspace_roots": [str(lay.base / "hosthome")]},
             "cannot also be hidden",
         ),
         ("unknown key", d | {"workspaces": []}, "workspaces: unknown key"),
