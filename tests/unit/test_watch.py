@@ -268,11 +268,10 @@ def test_cli_prints_one_json_line_and_exits_9_on_drift(lay: Layout) -> None:
     assert lay.marker not in out + err
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
-def test_cli_stops_cleanly_on_a_signal(lay: Layout, sig: signal.Signals) -> None:
+def test_cli_stops_cleanly_on_sigterm(lay: Layout) -> None:
     proc = _cli(lay)
     _started(proc)
-    proc.send_signal(sig)
+    proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=20)
     assert (proc.returncode, out, err) == (0, "", "")
 
