@@ -165,11 +165,6 @@ class Drift:
         }
 
 
-def vault_of(root: ResolvedRoot) -> str:
-    """The directory the trusted writer saves in (a directory root is its own vault)."""
-    return root.target if root.kind == "dir" else parent(root.target)
-
-
 def _add(out: dict[str, Watched], w: Watched) -> None:
     old = out.get(w.path)
     if old is None:
@@ -208,7 +203,7 @@ def watch_set(
         identity = r.kind == "dir"
         _add(out, Watched(path=r.target, role="target", root_ids=ids, kind=r.kind, nlink=nlink,
                           identity=identity))
-        _add(out, Watched(path=vault_of(r), role="vault", root_ids=ids, kind="dir",
+        _add(out, Watched(path=r.vault, role="vault", root_ids=ids, kind="dir",
                           identity=True))
         for d in r.holder_dirs:
             _add(out, Watched(path=d, role="holder", root_ids=ids, kind="dir", identity=True))

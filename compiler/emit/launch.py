@@ -203,7 +203,7 @@ def _vaults(bundle: CompiledBundle) -> list[str]:
     for r in bundle.roots:
         if r.kind == "missing":
             continue
-        out.add(r.target if r.kind == "dir" else os.path.dirname(r.target))
+        out.add(r.vault)
     return sorted(out)
 
 

@@ -207,12 +207,6 @@ def _check_hidden(
     return masks, [hidden[p] for p in sorted(hidden)]
 
 
-def vault_of(kind: str, target: str) -> str:
-    """The directory a root's trusted writer saves in: the target's directory, or a directory
-    root itself. A rename-based save creates its temp file and lock there (research §1)."""
-    return target if kind == "dir" else parent(target)
-
-
 def _check_vault(vault: str, ids: str, grants: Sequence[Mount], layout: PlanLayout) -> None:
     """A vault that is or holds a grant or a hidden path would bind too much: refuse it."""
     fix = "put the credential in a directory of its own and point the link there"
@@ -249,11 +243,16 @@ def _credentials(
     symlinks: dict[str, str] = {}
     folded = _fold(roots)
     vault_ids: dict[str, set[str]] = {}
+    own_vault: dict[str, str] = {}
     for target, group in folded.items():
         kinds = {r.kind for r in group if r.target == target}
         kind = next(iter(sorted(kinds))) if kinds else group[0].kind
         if kind != "missing":
-            vault_ids.setdefault(vault_of(kind, target), set()).update(r.id for r in group)
+            # The roots' own vault (compiler/roots.py): the directory holding the target, or a
+            # directory root itself; a rename-based save puts its temp file and lock there.
+            own = next(r.vault for r in group if r.target == target)
+            own_vault[target] = own
+            vault_ids.setdefault(own, set()).update(r.id for r in group)
     # A vault inside another vault (a file next to a directory root) is covered by the outer one.
     vaults = [
         v for v in sorted(vault_ids) if not any(o != v and is_within(v, o) for o in vault_ids)
@@ -282,7 +281,7 @@ def _credentials(
                     )
                 )
         else:
-            vault = vault_of(kind, target)
+            vault = own_vault[target]
             how = "bind" if any(is_within(vault, b) for b in bound) else "covered"
         links: dict[str, LinkPresentation] = {}
         for r in group:
