@@ -82,17 +82,20 @@ def watch_command(
 
     if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
         raise UsageError(f"--interval must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds")
-    bundle = _bundle(roots, lock, profiles, workspace_root, codex_home, session_config)
-    watcher = watch_bundle(bundle)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
         stop.set()
 
+    # Installed before the compile, so a launcher that stops the session early still gets 0.
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    bundle = _bundle(roots, lock, profiles, workspace_root, codex_home, session_config)
+    watcher = watch_bundle(bundle)
     print(f"profilec: watch: watching {len(watcher.watched)} paths every {interval:g} s",
           file=sys.stderr, flush=True)
+    if stop.is_set():
+        return
     found = run_watch(watcher, interval=interval, sleep=lambda s: not stop.wait(s))
     if found is None:
         return  # asked to stop: exit 0, nothing on stdout
