@@ -18,7 +18,7 @@ import pytest
 from compiler.api import load_and_compile
 from compiler.models import CompiledBundle
 from compiler.watch import DEFAULT_INTERVAL, Drift, Watcher, run, watch_bundle
-from tests.helpers import Layout, make_layout
+from tests.helpers import Layout, make_layout, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(encoding="utf-8"))
@@ -153,6 +153,32 @@ def test_a_private_auth_json_appearing_in_a_home_without_one_is_drift(tmp_path: 
     assert w.begin() is None
     (other_home / "auth.json").write_text("{}", encoding="utf-8")
     _expect(w, "private-auth-plain-file", other_home / "auth.json", "private-auth")
+
+
+def test_a_link_appearing_as_the_private_auth_json_is_drift(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    other_home = lay.base / "home2"
+    other_home.mkdir()
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=(str(lay.workspace),), codex_home=str(other_home)
+    )
+    w = watch_bundle(bundle)
+    assert w.begin() is None
+    (other_home / "auth.json").symlink_to(lay.host_target)
+    _expect(w, "appeared", other_home / "auth.json", "private-auth")
+
+
+def test_a_missing_root_that_appears_is_drift(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    later = lay.base / "later"
+    later.mkdir(mode=0o700)
+    write_manifest(lay.manifest, [
+        {"id": "codex-auth", "path": str(lay.link), "backend": "codex"},
+        {"id": "later", "path": str(later / "token.json"), "allow_missing": True},
+    ])
+    w = _watcher(lay)
+    (later / "token.json").write_text("{}", encoding="utf-8")
+    _expect(w, "appeared", later / "token.json", "missing-root")
 
 
 def test_a_chain_that_already_differs_from_the_bundle_is_drift_at_start(lay: Layout) -> None:
