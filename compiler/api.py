@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import lite
 from .compile import compile_bundle, get_kit
-from .errors import UsageError
-from .paths import parent
+from .errors import InputError, UsageError
+from .paths import check_absolute, parent
 from .policy import load_policy, load_policy_with
 from .roots import (
     load_manifest,
@@ -50,10 +50,15 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    home: str | None = None,
 ) -> CompiledBundle:
-    """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
+    """Read every input at the edge, then compile; raises ProfilecError subclasses only.
+
+    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
+    """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False
+        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False,
+        home=home,
     )
     return cast("CompiledBundle", bundle)
 
@@ -65,6 +70,7 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    home: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
 
@@ -72,7 +78,8 @@ def load_and_compile_lite(
     (the caller then runs `load_and_compile`, which reports the exact schema error).
     """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True
+        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True,
+        home=home,
     )
     return cast(lite.CompiledBundle, bundle)
 
@@ -101,6 +108,7 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    home: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
     if fast:
@@ -120,27 +128,29 @@ def _pipeline(
         else resolve_roots(manifest, check_ws)
     )
     home_path = codex_home or default_codex_home(roots)
-    home: Any = None
+    resolved_home: Any = None
     if home_path:
         if fast:
-            home = lite.ResolvedHome(**resolve_home_fields(home_path))
+            resolved_home = lite.ResolvedHome(**resolve_home_fields(home_path))
         else:
-            home = resolve_home(home_path)
+            resolved_home = resolve_home(home_path)
+    if home is not None:
+        check_absolute(home, what="--home", error=InputError)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     if session_config_path:
         session, stripped = load_session_config(session_config_path)
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
     return compile_bundle(
         roots,
         policy,
         layout,
-        home,
+        resolved_home,
         session_config=session,
         stripped_session_keys=stripped,
         kit=get_kit("lite" if fast else "models"),
