@@ -4,7 +4,8 @@ A compiled profile is true of the chain it was compiled from: each hop link with
 real target's kind and link count, the vault directory and the private CODEX_HOME. When any of
 them changes underneath a running session (a link re-pointed or replaced by a plain file, a
 vault moved or replaced, a new hard link on the target, the private `auth.json` turned into a
-plain file by `codex logout` + login) the deny entries the sandbox applied at start no longer
+plain file by `codex logout` + login, the writer's lock `$CODEX_HOME/auth.lock` replaced or
+created only after the session started) the deny entries the sandbox applied at start no longer
 cover what the trusted parent reads. `watch` reports the first such change as one JSON line
 (schemas/watch-event.schema.json) and the CLI exits 9, like `check --lock`.
 
@@ -29,10 +30,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .compile import writer_lock_path
 from .models import CompiledBundle, ResolvedHome, ResolvedRoot
 from .paths import parent
 
-Role = Literal["hop", "target", "vault", "holder", "codex-home", "private-auth", "missing-root"]
+Role = Literal[
+    "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root"
+]
 DriftKind = Literal[
     "link-retargeted",
     "link-replaced",
@@ -51,6 +55,7 @@ _ROLE_RANK: dict[str, int] = {
     "codex-home": 4,
     "holder": 5,
     "private-auth": 6,
+    "writer-lock": 7,
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
@@ -215,6 +220,10 @@ def watch_set(
         auth = os.path.join(codex_home.canonical, "auth.json")
         _add(out, Watched(path=auth, role="private-auth", root_ids=(), identity=True,
                           private_auth=True))
+        # The writer's lock is denied as an existing file (compile.writer_lock_path): replaced,
+        # removed, or created only after the session started, the deny no longer masks it.
+        _add(out, Watched(path=writer_lock_path(codex_home), role="writer-lock", root_ids=(),
+                          identity=True))
     return tuple(out[p] for p in sorted(out))
 
 

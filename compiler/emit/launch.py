@@ -228,8 +228,9 @@ def watch_entry(bundle: CompiledBundle) -> dict[str, Any]:
         ),
         "on_drift": (
             "exit 9 with one JSON line on stdout (schemas/watch-event.schema.json): a link was "
-            "re-pointed or replaced, a vault moved, a new hard link, or the private auth.json "
-            "turned plain file (codex logout + login). End the session (the adapter and every "
+            "re-pointed or replaced, a vault moved, a new hard link, the private auth.json "
+            "turned plain file (codex logout + login) or the writer's lock auth.lock replaced or "
+            "created late. End the session (the adapter and every "
             "process it started) and recompile before starting another"
         ),
         "on_other_exit": "the chain is no longer watched: end the session",

@@ -35,7 +35,7 @@ SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(enc
 def lay() -> Iterator[Layout]:
     base = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="profilec-watch-"))
     try:
-        yield make_layout(base / "l", relative_link=True)
+        yield make_layout(base / "l", relative_link=True)  # with CODEX_HOME/auth.lock
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

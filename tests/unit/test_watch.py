@@ -24,6 +24,13 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(encoding="utf-8"))
 
 
+def _lay(base: Path, **kw: bool) -> Layout:
+    """make_layout, which leaves the writer's lock CODEX_HOME/auth.lock as a login would."""
+    lay = make_layout(base, **kw)
+    assert (lay.codex_home / "auth.lock").is_file()
+    return lay
+
+
 def _bundle(lay: Layout) -> CompiledBundle:
     return load_and_compile(
         str(lay.manifest),
@@ -40,7 +47,7 @@ def _watcher(lay: Layout) -> Watcher:
 
 @pytest.fixture
 def lay(tmp_path: Path) -> Layout:
-    return make_layout(tmp_path / "l", relative_link=True)
+    return _lay(tmp_path / "l", relative_link=True)
 
 
 def _trusted_save(lay: Layout, text: str) -> None:
@@ -94,7 +101,7 @@ def test_a_re_pointed_link_is_drift(lay: Layout) -> None:
 
 
 def test_a_middle_link_replaced_by_a_directory_is_drift(tmp_path: Path) -> None:
-    lay = make_layout(tmp_path / "l", hop_dir=True)
+    lay = _lay(tmp_path / "l", hop_dir=True)
     w = _watcher(lay)
     hop = lay.base / "hostlink"
     hop.unlink()
@@ -169,7 +176,7 @@ def test_a_link_appearing_as_the_private_auth_json_is_drift(tmp_path: Path) -> N
 
 
 def test_a_missing_root_that_appears_is_drift(tmp_path: Path) -> None:
-    lay = make_layout(tmp_path / "l")
+    lay = _lay(tmp_path / "l")
     later = lay.base / "later"
     later.mkdir(mode=0o700)
     write_manifest(lay.manifest, [
@@ -179,6 +186,24 @@ def test_a_missing_root_that_appears_is_drift(tmp_path: Path) -> None:
     w = _watcher(lay)
     (later / "token.json").write_text("{}", encoding="utf-8")
     _expect(w, "appeared", later / "token.json", "missing-root")
+
+
+def test_a_replaced_writer_lock_is_drift(lay: Layout) -> None:
+    """The deny on auth.lock masks the file that existed at sandbox start; a new one is open."""
+    w = _watcher(lay)
+    lock = lay.codex_home / "auth.lock"
+    new = lay.codex_home / "auth.lock.new"
+    new.touch()
+    os.rename(new, lock)
+    _expect(w, "replaced", lock, "writer-lock")
+
+
+def test_a_writer_lock_created_after_the_start_is_drift(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    (lay.codex_home / "auth.lock").unlink()  # no lock yet (check warns: PC007)
+    w = _watcher(lay)
+    (lay.codex_home / "auth.lock").touch()  # Codex's first save creates it
+    _expect(w, "appeared", lay.codex_home / "auth.lock", "writer-lock")
 
 
 def test_a_chain_that_already_differs_from_the_bundle_is_drift_at_start(lay: Layout) -> None:
@@ -238,7 +263,7 @@ sys.addaudithook(_hook)  # cannot be removed; records only while enabled
 
 
 def test_watching_never_opens_the_link_hops_or_target(tmp_path: Path) -> None:
-    lay = make_layout(tmp_path / "l", hop_dir=True)
+    lay = _lay(tmp_path / "l", hop_dir=True)
     w = watch_bundle(_bundle(lay))
     _OPENED.clear()
     _RECORDING[0] = True
