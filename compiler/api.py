@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from . import lite
 from .compile import compile_bundle, get_kit
 from .errors import UsageError
+from .mcp import load_vouched_mcp
 from .paths import parent
 from .policy import load_policy, load_policy_with
 from .roots import (
@@ -50,10 +51,17 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False
+        roots_path,
+        profiles_dir,
+        workspace_roots,
+        codex_home,
+        session_config_path,
+        fast=False,
+        vouched_mcp_path=vouched_mcp_path,
     )
     return cast("CompiledBundle", bundle)
 
@@ -65,6 +73,7 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
 
@@ -72,7 +81,13 @@ def load_and_compile_lite(
     (the caller then runs `load_and_compile`, which reports the exact schema error).
     """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True
+        roots_path,
+        profiles_dir,
+        workspace_roots,
+        codex_home,
+        session_config_path,
+        fast=True,
+        vouched_mcp_path=vouched_mcp_path,
     )
     return cast(lite.CompiledBundle, bundle)
 
@@ -101,6 +116,7 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    vouched_mcp_path: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
     if fast:
@@ -128,8 +144,12 @@ def _pipeline(
             home = resolve_home(home_path)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
+    classes: dict[str, str] = {}
     if session_config_path:
-        session, stripped = load_session_config(session_config_path)
+        session, cut = load_session_config(session_config_path, profiles_dir)
+        stripped = tuple(s.path for s in cut)
+        classes = {s.path: s.cls for s in cut}
+    vouched = load_vouched_mcp(vouched_mcp_path) if vouched_mcp_path else None
     if fast:
         layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
     else:
@@ -143,5 +163,7 @@ def _pipeline(
         home,
         session_config=session,
         stripped_session_keys=stripped,
+        stripped_session_classes=classes,
+        vouched_mcp=vouched,
         kit=get_kit("lite" if fast else "models"),
     )

@@ -32,6 +32,13 @@ SessionOpt = Annotated[
     Path | None,
     typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
 ]
+McpOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--vouched-mcp",
+        help="Daemon-owned TOML naming the MCP servers the launcher injects (trust-checked).",
+    ),
+]
 
 
 def emit(text: str, out: Path | None) -> None:
@@ -51,6 +58,7 @@ def compile_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    vouched_mcp: McpOpt = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -92,6 +100,7 @@ def compile_command(
                 codex_home=codex_home,
                 session_config=str(session_config) if session_config else None,
                 plan_layout=str(plan_layout) if plan_layout else None,
+                vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
             )
         )
         emit(dumps(doc), out)
@@ -103,6 +112,7 @@ def compile_command(
         workspace_roots=workspace_root or (),
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
+        vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
     )
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
