@@ -181,8 +181,14 @@ def _read_json_object(path: str, what: str) -> tuple[dict[str, Any], str]:
 
 
 def load_session(path: str) -> tuple[Layer, dict[str, Any]]:
-    """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object."""
-    data, text = _read_json_object(path, "session config")
+    """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object.
+
+    Untrusted: read with compiler.session's bounds (size, depth, key count; exit 2 past them).
+    """
+    from ..session import parse_session_bytes
+
+    text = _read_text(path, "session config")
+    data = parse_session_bytes(text.encode("utf-8"), where=path)
     return Layer("session config", "session", _expand_dotted(data), path, text), data
 
 
