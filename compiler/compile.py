@@ -365,8 +365,8 @@ def _approvals(policy: Policy) -> dict[str, dict[str, str]]:
     """Mode -> the approval keys profiles/modes.toml gives it (modes without any are left out)."""
     out: dict[str, dict[str, str]] = {}
     for mode, entry in policy.mode_map.modes.items():
-        keys = {
-            k: v
+        keys: dict[str, str] = {
+            k: str(v)
             for k, v in (
                 ("approval_policy", entry.approval_policy),
                 ("approvals_reviewer", entry.approvals_reviewer),
