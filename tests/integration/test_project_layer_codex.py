@@ -1,4 +1,4 @@
-"""Against the real pinned Codex: a workspace's own `.codex/config.toml` cannot re-grant the credential.
+"""Real pinned Codex: a workspace's own `.codex/config.toml` cannot re-grant the credential.
 
 Codex 0.171.0 loads `<cwd>/.codex/config.toml` of a *trusted* project as a config layer above
 `$CODEX_HOME/config.toml` (and below `-c`). A repository that ships one with
