@@ -141,10 +141,13 @@ def appserver_rows(progress: Progress | None = None) -> list[MatrixRow] | None:
     runner: Any = getattr(appserver, "run_appserver_rows", None)
     if runner is None:
         return None
-    rows = runner()
+    rows = list(runner())
+    from .agentconfig import run_agent_config_rows
+
+    rows += run_agent_config_rows()
     if progress is not None:
         progress(f"codex app-server: {len(rows)} rows")
-    return list(rows)
+    return rows
 
 
 def run_matrix(
