@@ -265,3 +265,37 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
     assert "features.apps=false" in lines
     assert 'approval_policy="on-request"' in lines
     assert json.loads(render_acp_json(bundle))["configOverrides"] == lines
+
+
+def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
+    from compiler.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
+
+    lay = make_layout(tmp_path / "l")
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                              codex_home=str(lay.codex_home))
+    doc = json.loads(render_launch_with(bundle, load_catalog()))
+    jsonschema.validate(doc, LAUNCH_SCHEMA)
+    by = {(a["package"], a["codex_version"]): a["approvals"] for a in doc["adapters"]}
+    ts = by[("@agentclientprotocol/codex-acp", "0.171.0")]
+    assert ts["measured"] is True
+    assert ts["modes"]["agent"]["holds"] is True
+    full = ts["modes"]["agent-full-access"]
+    assert full["holds"] is False and full["approval_policy"] == "never"
+    assert "approvalPolicy never" in full["statement"]
+    zed = by[("@zed-industries/codex-acp", "embedded")]
+    assert zed["measured"] is False
+    assert all(m["holds"] is None and "not measured" in m["statement"]
+               for m in zed["modes"].values())
+
+
+def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> None:
+    from compiler.emit.launch import load_catalog
+
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    text = (Path(default_profiles_dir()) / "adapters.toml").read_text()
+    text = text.replace('approval_modes_held = ["read-only", "agent"]',
+                        'approval_modes_held = ["read-only", "agent", "agent-full-access"]', 1)
+    (profiles / "adapters.toml").write_text(text)
+    with pytest.raises(PolicyError, match="both held and lost"):
+        load_catalog(str(profiles))
