@@ -118,3 +118,25 @@ def test_negative_control_a_trusted_project_layer_regrants_the_credential(
     out = _cat(codex_bin, lay, ids[1], [])
     assert "CONTROL=control-ok" in out, out
     assert lay.marker in out, out
+
+
+def _apps_state(codex: Path, home: Path, lines: list[str]) -> str:
+    args = [str(codex), "features", "list"]
+    for line in lines:
+        args += ["-c", line]
+    env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(home), "HOME": str(home.parent)}
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
+    row = [r.split() for r in proc.stdout.split("\n") if r.split()[:1] == ["apps"]]
+    assert len(row) == 1, proc.stdout + proc.stderr
+    return row[0][-1]
+
+
+def test_account_apps_are_off_in_every_route_and_on_without_profilec(
+    base: Path, codex_bin: Path
+) -> None:
+    """`features.apps` is the 0.171.0 key (stable, on by default) that profilec turns off."""
+    lay, _, lines, toml = _setup(base)
+    assert _apps_state(codex_bin, lay.codex_home, []) == "true"  # control: Codex's default
+    assert _apps_state(codex_bin, lay.codex_home, lines) == "false"  # -c route
+    (lay.codex_home / "config.toml").write_text(toml, encoding="utf-8")
+    assert _apps_state(codex_bin, lay.codex_home, []) == "false"  # codex-home route
