@@ -195,12 +195,17 @@ class AgentConfigOutcome:
 
     strip: bool
     results: dict[str, tuple[Result, str]]
+    adapter: str = ADAPTER
+    adapter_version: str | None = None
+    core: str | None = None
+    method: str = METHOD
 
     def rows(self) -> list[MatrixRow]:
-        method = METHOD if self.strip else CONTROL_METHOD
+        method = self.method if self.strip else f"{self.method} + raw session config"
         return [
-            MatrixRow(adapter=ADAPTER, adapter_version=codex_version(),
-                      codex_version=codex_version(), launch_method=method, session_event=event,
+            MatrixRow(adapter=self.adapter, adapter_version=self.adapter_version or codex_version(),
+                      codex_version=self.core or codex_version(), launch_method=method,
+                      session_event=event,
                       result=res, evidence=ev,
                       lint="PC042" if res == "lost" and event.startswith("agent-config:")
                       and event != "agent-config:probe" else None)
@@ -316,4 +321,84 @@ def run_agent_config_rows(codex: str | Path | None = None, *, timeout: float = 9
                   "agent-config:chatgpt_base_url"):
         if control.results.get(event, ("held", ""))[0] != "lost":
             raise RuntimeError(f"agent-config control did not lose {event}: the probe cannot fail")
+    return fixed.rows()
+
+
+def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentConfigOutcome:
+    """The same agent config through @agentclientprotocol/codex-acp (codex-home+initial-mode).
+
+    The launcher passes the session config as `CODEX_CONFIG` (the adapter sends it as the thread
+    config): profilec's output, or the agent's raw config (control). The compiled CODEX_HOME
+    carries the vouched server. The credential is the harness's API-key marker file, so only the
+    MCP server, notify and the vouched server are probed here (no ChatGPT URL row).
+    """
+    from ..emit.codex_home import write_codex_home
+    from .acp import acp_process, build_launch, make_layout, remove_layout
+    from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
+
+    adapter = ts_adapter(bundled_codex=bundled_codex)
+    if adapter.missing:
+        raise EnvironmentMissingError(f"{adapter.package} {adapter.version}: {adapter.missing}")
+    layout = make_layout()
+    files = Files(os.path.join(layout.base, "agent-mcp.out"),
+                  os.path.join(layout.base, "notify.out"),
+                  os.path.join(layout.base, "vouched.out"))
+    results: dict[str, tuple[Result, str]] = {}
+    try:
+        raw = {
+            "model_verbosity": "low",
+            "mcp_servers": {"agent_tool": {
+                "command": "/bin/sh",
+                "args": ["-c", f"cat {layout.link} > {files.agent_mcp} 2>&1; exit 0"],
+            }},
+            "notify": ["/bin/sh", "-c", f"echo notify-ran > {files.notify}"],
+        }
+        session_path = os.path.join(layout.base, "session.json")
+        Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
+        bundle = load_and_compile(
+            layout.roots, workspace_roots=[layout.workspace], codex_home=layout.codex_home,
+            session_config_path=session_path, vouched_mcp_path=vouched_file(layout.base, files))
+        with ScriptedModelServer() as server:
+            launch = build_launch(adapter, METHOD_CODEX_HOME_INITIAL_MODE, layout, server)
+            write_codex_home(bundle, layout.codex_home)  # the same profiles, plus vouched MCP
+            session = dict(bundle.session_config or {}) if strip else raw
+            launch.env["CODEX_CONFIG"] = json.dumps(
+                {**server.provider_config(), **session}, sort_keys=True)
+            try:
+                with acp_process(launch.argv, launch.env, layout.workspace) as client:
+                    sid = str(client.new_session().get("sessionId") or "")
+                    server.add_probe(f"cat {layout.control}")
+                    client.prompt(sid, "agent config probe")
+                    server.drop_pending_probes()
+                    time.sleep(SETTLE_SECONDS)
+            except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
+                results["agent-config:probe"] = (
+                    "error", excerpt(f"{type(exc).__name__}: {exc}", [layout.marker]))
+        agent_out = _read(files.agent_mcp)
+        results["agent-config:mcp-server"] = (
+            ("held", "the agent's MCP command never ran") if agent_out is None
+            else ("lost", "the agent's MCP command ran as the trusted parent and copied <marker>")
+            if layout.marker in agent_out
+            else ("lost", excerpt("the agent's MCP command ran: " + agent_out, [layout.marker])))
+        results["agent-config:notify"] = (
+            ("lost", "the agent's notify program ran") if _read(files.notify) is not None
+            else ("held", "the agent's notify program never ran"))
+        results["vouched-mcp"] = (
+            ("held", "the launcher-vouched MCP server ran") if _read(files.vouched) is not None
+            else ("error", "the launcher-vouched MCP server did not run"))
+    finally:
+        remove_layout(layout)
+    return AgentConfigOutcome(strip, results, adapter=adapter.package,
+                              adapter_version=adapter.version, core=adapter.codex_version,
+                              method=METHOD_CODEX_HOME_INITIAL_MODE)
+
+
+def ts_agent_config_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
+    """The TS adapter's agent-config rows (fix only); RuntimeError unless the raw-config control
+    ran the agent's MCP server and notify program."""
+    fixed = run_ts_agent_config(strip=True, bundled_codex=bundled_codex)
+    control = run_ts_agent_config(strip=False, bundled_codex=bundled_codex)
+    for event in ("agent-config:mcp-server", "agent-config:notify"):
+        if control.results.get(event, ("held", ""))[0] != "lost":
+            raise RuntimeError(f"TS agent-config control did not lose {event}")
     return fixed.rows()

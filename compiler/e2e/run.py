@@ -172,7 +172,8 @@ def run_matrix(
 
 def approval_rows(*, include_appserver: bool = True, include_acp: bool = True,
                   progress: Progress | None = None) -> list[MatrixRow]:
-    """Per mode, whether the approval behaviour of profiles/modes.toml holds (approvals.py)."""
+    """Per mode, whether the approval behaviour of profiles/modes.toml holds (approvals.py),
+    and the TS adapter's agent-config rows (agentconfig.py)."""
     from .approvals import appserver_approval_rows, ts_approval_rows
 
     rows: list[MatrixRow] = []
@@ -180,8 +181,12 @@ def approval_rows(*, include_appserver: bool = True, include_acp: bool = True,
     if include_appserver and codex is not None and codex.is_file():
         rows += appserver_approval_rows(codex)
     if include_acp:
+        from .agentconfig import ts_agent_config_rows
+
         rows += ts_approval_rows()
         rows += ts_approval_rows(bundled_codex=True)
+        if not ts_adapter().missing:
+            rows += ts_agent_config_rows()
     if progress is not None:
         progress(f"approvals: {len(rows)} rows")
     return rows

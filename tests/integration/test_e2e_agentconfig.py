@@ -66,3 +66,22 @@ def test_rows_are_marker_free_and_valid(fixed: AgentConfigOutcome,
     text = matrix_json(CompatibilityMatrix(rows=[*fixed.rows(), *control.rows()]))
     assert "PROFILEC-E2E-SECRET" not in text
     assert '"vouched-mcp"' in text
+
+
+def test_ts_adapter_codex_config_route(codex_bin: Path) -> None:
+    """@agentclientprotocol/codex-acp passes CODEX_CONFIG as the thread config: through profilec
+    the agent's MCP server and notify never run and the vouched server does; raw, both run."""
+    from compiler.e2e.adapters import ts_adapter
+    from compiler.e2e.agentconfig import run_ts_agent_config
+    from tests.integration.conftest import missing
+
+    ad = ts_adapter()
+    if ad.missing is not None:
+        missing(f"{ad.package} {ad.version}: {ad.missing} (run .ci/tools.d/acp.sh)")
+    fixed = run_ts_agent_config(strip=True)
+    assert fixed.results["agent-config:mcp-server"][0] == "held", fixed.results
+    assert fixed.results["agent-config:notify"][0] == "held", fixed.results
+    assert fixed.results["vouched-mcp"][0] == "held", fixed.results
+    control = run_ts_agent_config(strip=False)
+    assert "copied <marker>" in control.results["agent-config:mcp-server"][1], control.results
+    assert control.results["agent-config:notify"][0] == "lost", control.results
