@@ -299,3 +299,20 @@ def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> 
     (profiles / "adapters.toml").write_text(text)
     with pytest.raises(PolicyError, match="both held and lost"):
         load_catalog(str(profiles))
+
+
+@pytest.mark.parametrize("flag", ["--acp-json", "--config", "--overrides"])
+def test_check_deep_foreign_inputs_exit_2_not_70(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    f = tmp_path / "in"
+    if flag == "--acp-json":
+        f.write_text('{"configOverrides":["a=1"],"modeProfiles":' + '{"a":' * 5000 + "1"
+                     + "}" * 5000 + "}")
+    elif flag == "--config":
+        f.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    else:
+        f.write_text("a=" + "[" * 5000 + "]" * 5000 + "\n")
+    rc, lines = _cli(["check", "--roots", str(lay.manifest), flag, str(f)], capsys)
+    assert rc == 2 and len(lines) == 1 and "too deep" in lines[0], lines
