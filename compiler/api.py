@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import lite
 from .compile import compile_bundle, get_kit
-from .errors import UsageError
+from .errors import InputError, UsageError
 from .mcp import load_vouched_mcp
-from .paths import parent
+from .paths import check_absolute, parent
 from .policy import load_policy, load_policy_with
 from .roots import (
     load_manifest,
@@ -51,9 +51,13 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    home: str | None = None,
     vouched_mcp_path: str | None = None,
 ) -> CompiledBundle:
-    """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
+    """Read every input at the edge, then compile; raises ProfilecError subclasses only.
+
+    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
+    """
     bundle = _pipeline(
         roots_path,
         profiles_dir,
@@ -61,6 +65,7 @@ def load_and_compile(
         codex_home,
         session_config_path,
         fast=False,
+        home=home,
         vouched_mcp_path=vouched_mcp_path,
     )
     return cast("CompiledBundle", bundle)
@@ -73,6 +78,7 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    home: str | None = None,
     vouched_mcp_path: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
@@ -87,6 +93,7 @@ def load_and_compile_lite(
         codex_home,
         session_config_path,
         fast=True,
+        home=home,
         vouched_mcp_path=vouched_mcp_path,
     )
     return cast(lite.CompiledBundle, bundle)
@@ -116,6 +123,7 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    home: str | None = None,
     vouched_mcp_path: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
@@ -136,12 +144,14 @@ def _pipeline(
         else resolve_roots(manifest, check_ws)
     )
     home_path = codex_home or default_codex_home(roots)
-    home: Any = None
+    resolved_home: Any = None
     if home_path:
         if fast:
-            home = lite.ResolvedHome(**resolve_home_fields(home_path))
+            resolved_home = lite.ResolvedHome(**resolve_home_fields(home_path))
         else:
-            home = resolve_home(home_path)
+            resolved_home = resolve_home(home_path)
+    if home is not None:
+        check_absolute(home, what="--home", error=InputError)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     classes: dict[str, str] = {}
@@ -151,16 +161,16 @@ def _pipeline(
         classes = {s.path: s.cls for s in cut}
     vouched = load_vouched_mcp(vouched_mcp_path) if vouched_mcp_path else None
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
     return compile_bundle(
         roots,
         policy,
         layout,
-        home,
+        resolved_home,
         session_config=session,
         stripped_session_keys=stripped,
         stripped_session_classes=classes,

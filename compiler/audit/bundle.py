@@ -25,6 +25,7 @@ class CompileInputs:
     codex_home: str | None = None
     session_config: str | None = None
     plan_layout: str | None = None
+    home: str | None = None
     vouched_mcp: str | None = None
 
 
@@ -41,6 +42,7 @@ def compile_document(inp: CompileInputs) -> tuple[CompiledBundle, dict[str, Any]
         workspace_roots=inp.workspace_roots,
         codex_home=inp.codex_home,
         session_config_path=inp.session_config,
+        home=inp.home,
         vouched_mcp_path=inp.vouched_mcp,
     )
     sources = load_sources(inp.roots, inp.profiles)

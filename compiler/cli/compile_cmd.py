@@ -28,6 +28,10 @@ HomeOpt = Annotated[
     str | None,
     typer.Option("--codex-home", help="Private CODEX_HOME (default: dir holding the codex root)."),
 ]
+UserHomeOpt = Annotated[
+    str | None,
+    typer.Option("--home", help="HOME of the session's commands; no credential vault may hold it."),
+]
 SessionOpt = Annotated[
     Path | None,
     typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
@@ -58,6 +62,7 @@ def compile_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    home: UserHomeOpt = None,
     vouched_mcp: McpOpt = None,
     fmt: Annotated[
         str,
@@ -99,6 +104,7 @@ def compile_command(
                 workspace_roots=tuple(workspace_root or ()),
                 codex_home=codex_home,
                 session_config=str(session_config) if session_config else None,
+                home=home,
                 plan_layout=str(plan_layout) if plan_layout else None,
                 vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
             )
@@ -112,6 +118,7 @@ def compile_command(
         workspace_roots=workspace_root or (),
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
+        home=home,
         vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
     )
     if fmt == "codex-home":
