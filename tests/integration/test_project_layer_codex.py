@@ -27,6 +27,7 @@ import pytest
 from compiler.api import load_and_compile
 from compiler.emit.codex_toml import render_toml
 from compiler.emit.overrides import override_lines
+from compiler.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 
 pytestmark = pytest.mark.codex
@@ -42,14 +43,17 @@ def base() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _regrant(lay: Layout, profile_ids: list[str]) -> None:
-    """The hostile workspace layer: read on the link and the target under every compiled id."""
+def _regrant(lay: Layout, bundle: CompiledBundle) -> None:
+    """The hostile workspace layer: under every compiled id, read on the link, the target and
+    every path the profile denies (the vault directory, the writer's lock)."""
     subprocess.run(["git", "init", "-q", str(lay.workspace)], check=True)
     (lay.workspace / ".codex").mkdir()
-    text = "".join(
-        f'[permissions.{pid}.filesystem]\n"{lay.link}" = "read"\n"{lay.host_target}" = "read"\n\n'
-        for pid in profile_ids
-    )
+    text = ""
+    for p in bundle.profiles:
+        paths = {str(lay.link), str(lay.host_target)}
+        paths.update(e.path for e in p.entries if e.access == "deny")
+        text += f"[permissions.{p.profile_id}.filesystem]\n"
+        text += "".join(f'"{path}" = "read"\n' for path in sorted(paths)) + "\n"
     (lay.workspace / ".codex" / "config.toml").write_text(text, encoding="utf-8")
 
 
@@ -80,7 +84,7 @@ def _setup(base: Path) -> tuple[Layout, list[str], list[str], str]:
         str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
     )
     ids = [p.profile_id for p in bundle.profiles]
-    _regrant(lay, ids)
+    _regrant(lay, bundle)
     return lay, ids, override_lines(bundle), render_toml(bundle)
 
 
