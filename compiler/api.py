@@ -28,7 +28,7 @@ from .roots import (
     resolve_roots_with,
     resolve_workspace_roots,
 )
-from .session import load_session_config
+from .session import load_session_config, untrusted_project_paths
 
 if TYPE_CHECKING:
     from .models import CompiledBundle, ResolvedRoot
@@ -175,5 +175,6 @@ def _pipeline(
         stripped_session_keys=stripped,
         stripped_session_classes=classes,
         vouched_mcp=vouched,
+        untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         kit=get_kit("lite" if fast else "models"),
     )

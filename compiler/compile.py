@@ -459,6 +459,7 @@ def compile_bundle(
     stripped_session_keys: Sequence[str] = (),
     stripped_session_classes: Mapping[str, str] | None = None,
     vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
+    untrusted_projects: Sequence[str] = (),
     kit: Kit | None = None,
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
@@ -499,6 +500,7 @@ def compile_bundle(
         stripped_session_classes=dict(stripped_session_classes or {}),
         mode_approvals=_approvals(policy),
         account_apps=policy.mode_map.account_apps,
+        untrusted_projects=tuple(sorted({*layout.workspace_roots, *untrusted_projects})),
         vouched_mcp_servers=dict(vouched_mcp[0]) if vouched_mcp else {},
         vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
     )

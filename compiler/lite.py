@@ -300,6 +300,7 @@ class CompiledBundle:
     stripped_session_classes: dict[str, str] = field(default_factory=dict)
     mode_approvals: dict[str, dict[str, str]] = field(default_factory=dict)
     account_apps: bool = False
+    untrusted_projects: tuple[str, ...] = ()
     vouched_mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     vouched_mcp_credentials: dict[str, str] = field(default_factory=dict)
 

@@ -221,6 +221,10 @@ class CompiledBundle(Frozen):
     mode_approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
     #: Account apps/connectors on (`features.apps`); from profiles/modes.toml.
     account_apps: bool = False
+    #: Paths marked `projects."<path>".trust_level = "untrusted"`: every workspace root as given
+    #: and canonical, and the project root (`.git`) above it (Codex 0.171.0 honours a trusted
+    #: entry under either spelling, and one for the repository root).
+    untrusted_projects: tuple[str, ...] = ()
     #: Launcher-vouched MCP servers (daemon-owned file): name -> Codex mcp_servers table.
     vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: Per vouched server with a per-launch credential: name -> credential (acp-json only).

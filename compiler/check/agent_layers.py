@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..session import LEGACY_PERMISSION_KEYS, MAX_BYTES, classify, load_allowlist
+from ..session import LEGACY_PERMISSION_KEYS, MAX_BYTES, classify, load_allowlist, project_root
 from .result import Rule
 
 if TYPE_CHECKING:
@@ -81,9 +81,10 @@ AGENT_RULES: tuple[Rule, ...] = (
         "PC043",
         "workspace-project-trusted",
         "error",
-        "a config layer marks a workspace root, or a directory under one, as a trusted project",
+        "a config layer trusts a workspace root, a directory under one, or its repository root",
         "Codex then loads that directory's .codex/config.toml above CODEX_HOME/config.toml "
-        "(measured on 0.171.0: a trusted sub-directory entry beat an untrusted root entry)",
+        "(measured on 0.171.0: a trusted sub-directory or repository-root entry beat an "
+        "untrusted entry for the workspace root)",
         "set trust_level = \"untrusted\" (profilec's outputs do) and trust no directory under it",
     ),
     _r(
@@ -208,6 +209,7 @@ def _trusted_projects(o: _Out) -> None:
     roots = o.inp.workspace_roots
     if not roots:
         return
+    tops = {t for t in (project_root(os.path.realpath(r)) for r in roots) if t is not None}
     for layer in o.inp.stack.layers:
         projects = layer.data.get("projects")
         if not isinstance(projects, Mapping):
@@ -216,7 +218,7 @@ def _trusted_projects(o: _Out) -> None:
             entry = projects[p]
             if not isinstance(entry, Mapping) or entry.get("trust_level") != "trusted":
                 continue
-            if any(_within(str(p), r) for r in roots):
+            if any(_within(str(p), r) for r in roots) or str(p) in tops:
                 o.add(
                     "PC043",
                     f"{layer.name}: projects.{p!r} is trusted",

@@ -26,8 +26,12 @@ def default_approvals(bundle: CompiledBundle) -> dict[str, str]:
 
 
 def untrusted_projects(bundle: CompiledBundle) -> dict[str, dict[str, str]]:
-    """`projects` entries marking every workspace root untrusted (sorted)."""
-    return {r: {"trust_level": "untrusted"} for r in sorted(set(bundle.layout.workspace_roots))}
+    """`projects` entries marking every workspace root untrusted, under the spelling given and
+    the canonical one (measured: a trusted entry under the real path loaded the project's config
+    for a cwd spelled through a symlink, and an untrusted entry under the link alone did not
+    stop it)."""
+    paths = set(bundle.untrusted_projects) | set(bundle.layout.workspace_roots)
+    return {r: {"trust_level": "untrusted"} for r in sorted(paths)}
 
 
 def extra_top(bundle: CompiledBundle) -> dict[str, Any]:

@@ -144,3 +144,74 @@ def test_account_apps_are_off_in_every_route_and_on_without_profilec(
     assert _apps_state(codex_bin, lay.codex_home, lines) == "false"  # -c route
     (lay.codex_home / "config.toml").write_text(toml, encoding="utf-8")
     assert _apps_state(codex_bin, lay.codex_home, []) == "false"  # codex-home route
+
+
+def _cat_at(codex: Path, lay: Layout, cwd: Path, pid: str, lines: list[str]) -> str:
+    args = [str(codex), "sandbox"]
+    for line in lines:
+        args += ["-c", line]
+    args += ["-P", pid, "-C", str(cwd), "--", "/bin/sh", "-c",
+             f"cat {lay.link}; cat {lay.host_target}; echo CONTROL=$(cat {lay.control})"]
+    env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(lay.codex_home), "HOME": str(lay.base),
+           "TMPDIR": str(lay.base / "tmpdir")}
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
+    return proc.stdout + proc.stderr
+
+
+def _spelled_layout(base: Path) -> tuple[Layout, Path, Path, list[str], str]:
+    """The workspace inside a repository, launched through a symlinked spelling; the user's
+    config trusts the repository root and the real path."""
+    lay = make_layout(base / "l")
+    (base / "l" / "tmpdir").mkdir()
+    repo = base / "l" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    real = repo / "ws"
+    real.mkdir()
+    (real / "control.txt").write_text("control-ok\n")
+    link = base / "l" / "wslink"
+    link.symlink_to(real)
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(link)],
+                              codex_home=str(lay.codex_home))
+    hostile = Layout(lay.base, lay.host_target, lay.codex_home, lay.link, real,
+                     real / "control.txt", lay.marker, lay.manifest)
+    for d in (repo, real):
+        sub = Layout(lay.base, lay.host_target, lay.codex_home, lay.link, d, lay.control,
+                     lay.marker, lay.manifest)
+        (d / ".codex").mkdir()
+        text = ""
+        for p in bundle.profiles:
+            paths = {str(lay.link), str(lay.host_target)}
+            paths.update(e.path for e in p.entries if e.access == "deny")
+            text += f"[permissions.{p.profile_id}.filesystem]\n"
+            text += "".join(f'"{x}" = "read"\n' for x in sorted(paths)) + "\n"
+        (d / ".codex" / "config.toml").write_text(text)
+        del sub
+    # The compiled profile in a config.toml that also trusts the repository and the real path
+    # (a user config the fragment was merged into); only profilec's `projects=` line goes as -c.
+    fragment = render_toml(bundle).split("\n[projects.", 1)[0]
+    user = "".join(f'\n[projects."{d}"]\ntrust_level = "trusted"\n' for d in (repo, real))
+    (lay.codex_home / "config.toml").write_text(fragment + user)
+    lines = [x for x in override_lines(bundle) if x.startswith("projects=")]
+    return hostile, link, repo, lines, bundle.profiles[1].profile_id
+
+
+def test_projects_line_holds_for_a_symlinked_cwd_in_a_trusted_repository(
+    base: Path, codex_bin: Path
+) -> None:
+    lay, link, _, lines, pid = _spelled_layout(base)
+    out = _cat_at(codex_bin, lay, link, pid, lines)
+    assert "CONTROL=control-ok" in out, out
+    assert lay.marker not in out, out
+
+
+def test_negative_control_untrusting_only_the_given_spelling_lets_the_repository_in(
+    base: Path, codex_bin: Path
+) -> None:
+    """Measured: an untrusted entry for the spelling given alone does not stop a trusted entry
+    for the real path or the repository root."""
+    lay, link, _, lines, pid = _spelled_layout(base)
+    assert len(lines) == 1
+    only_link = [f'projects={{ "{link}" = {{ trust_level = "untrusted" }} }}']
+    out = _cat_at(codex_bin, lay, link, pid, only_link)
+    assert "CONTROL=control-ok" in out, out
+    assert lay.marker in out, out

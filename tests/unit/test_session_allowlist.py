@@ -260,7 +260,11 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
     doc = tomllib.loads(render_toml(bundle))
     assert doc["features"] == {"apps": False}
     assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
-    assert doc["projects"] == {str(lay.workspace): {"trust_level": "untrusted"}}
+    from compiler.session import project_root
+
+    top = project_root(str(lay.workspace))  # a stray .git above the tmp dir counts too
+    want = {str(lay.workspace), *([top] if top else [])}
+    assert doc["projects"] == {p: {"trust_level": "untrusted"} for p in want}
     lines = override_lines(bundle)
     assert "features.apps=false" in lines
     assert 'approval_policy="on-request"' in lines
@@ -316,3 +320,19 @@ def test_check_deep_foreign_inputs_exit_2_not_70(
         f.write_text("a=" + "[" * 5000 + "]" * 5000 + "\n")
     rc, lines = _cli(["check", "--roots", str(lay.manifest), flag, str(f)], capsys)
     assert rc == 2 and len(lines) == 1 and "too deep" in lines[0], lines
+
+
+def test_untrusted_projects_cover_both_spellings_and_the_repository_root(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    real = repo / "ws"
+    real.mkdir()
+    link = tmp_path / "wslink"
+    link.symlink_to(real)
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(link)])
+    doc = tomllib.loads(render_toml(bundle))
+    assert set(doc["projects"]) == {str(link), str(real), str(repo)}
+    assert all(v == {"trust_level": "untrusted"} for v in doc["projects"].values())
+    line = next(x for x in override_lines(bundle) if x.startswith("projects="))
+    assert set(tomllib.loads("v = " + line.split("=", 1)[1])["v"]) == set(doc["projects"])
