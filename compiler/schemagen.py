@@ -21,6 +21,7 @@ from .mcp import VOUCHED_MCP_SCHEMA
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 from .session import ALLOWLIST_SCHEMA
+from .watch import WATCH_EVENT_SCHEMA
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://profilec.invalid/schemas/"
@@ -242,6 +243,7 @@ STATIC_SCHEMAS = {
     "launch-request.schema.json": LAUNCH_REQUEST,
     "session-allowlist.schema.json": ALLOWLIST_SCHEMA,
     "vouched-mcp.schema.json": VOUCHED_MCP_SCHEMA,
+    "watch-event.schema.json": WATCH_EVENT_SCHEMA,
 }
 
 
