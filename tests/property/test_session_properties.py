@@ -20,7 +20,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     max_leaves=8)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.dictionaries(KEYS, VALUES, max_size=12))
 def test_every_key_is_kept_or_stripped_once_and_only_allowed_keys_survive(
     config: dict[str, Any],
