@@ -36,6 +36,13 @@ SessionOpt = Annotated[
     Path | None,
     typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
 ]
+McpOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--vouched-mcp",
+        help="Daemon-owned TOML naming the MCP servers the launcher injects (trust-checked).",
+    ),
+]
 
 
 def emit(text: str, out: Path | None) -> None:
@@ -56,6 +63,7 @@ def compile_command(
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
     home: UserHomeOpt = None,
+    vouched_mcp: McpOpt = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -98,6 +106,7 @@ def compile_command(
                 session_config=str(session_config) if session_config else None,
                 home=home,
                 plan_layout=str(plan_layout) if plan_layout else None,
+                vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
             )
         )
         emit(dumps(doc), out)
@@ -110,6 +119,7 @@ def compile_command(
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
         home=home,
+        vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
     )
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home

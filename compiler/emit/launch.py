@@ -61,6 +61,11 @@ class AdapterEntry(Frozen):
     blocked_modes: list[ModeId] = Field(default_factory=list)
     reason: OneLine
     evidence: OneLine
+    #: Modes whose approval behaviour (profiles/modes.toml) the approvals e2e observed holding,
+    #: or not, under launch_method with profilec's config alone. Both empty: not measured.
+    approval_modes_held: list[ModeId] = Field(default_factory=list)
+    approval_modes_lost: list[ModeId] = Field(default_factory=list)
+    approval_evidence: OneLine | None = None
 
     @property
     def method(self) -> Method | None:
@@ -92,6 +97,12 @@ def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
     except ValidationError as exc:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=path) from None
     for entry in catalog.adapters:
+        both = set(entry.approval_modes_held) & set(entry.approval_modes_lost)
+        if both:
+            raise PolicyError(
+                f"{entry.package} {entry.version}: mode {sorted(both)[0]} both held and lost",
+                where=path,
+            )
         held = entry.method
         if held is not None and held not in entry.holding_methods:
             raise PolicyError(
@@ -117,6 +128,32 @@ def _wrapper_text(lines: list[str]) -> str:
     return f'#!/bin/sh\nexec "$PROFILEC_REAL_CODEX" "$@" {flags}\n'
 
 
+def approval_doc(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
+    """Per mode: the approval policy and reviewer modes.toml gives it, whether the approvals e2e
+    saw it hold with this adapter build (null: not measured), and what a launcher must do."""
+    measured = bool(entry.approval_modes_held or entry.approval_modes_lost)
+    out: dict[str, Any] = {}
+    for mode in sorted(bundle.mode_approvals):
+        want = bundle.mode_approvals[mode]
+        policy = want.get("approval_policy")
+        holds: bool | None = None
+        if mode in entry.approval_modes_held:
+            holds = True
+        elif mode in entry.approval_modes_lost:
+            holds = False
+        if holds is True:
+            say = "holds with profilec's config"
+        elif holds is False:
+            say = (f"does not hold: the adapter applies one approval policy to every "
+                   f"permission-profile mode; this mode advertises {policy}; a launcher that "
+                   f"needs it must send approvalPolicy {policy} per turn (app-server) or use an "
+                   f"adapter that keeps approvals per mode")
+        else:
+            say = "not measured for this adapter build; do not assume it holds"
+        out[mode] = {**want, "holds": holds, "statement": say}
+    return {"measured": measured, "evidence": entry.approval_evidence, "modes": out}
+
+
 def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     """What to set for one adapter build (JSON-ready, deterministic)."""
     doc: dict[str, Any] = {
@@ -128,6 +165,7 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
         "launch_method": entry.method,
         "reason": entry.reason,
         "evidence": entry.evidence,
+        "approvals": approval_doc(bundle, entry),
     }
     chosen = entry.method
     if chosen is None:
@@ -159,9 +197,13 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     if method == "codex-home+initial-mode":
         env["INITIAL_AGENT_MODE"] = f"permission-profile:{bundle.default_profile_id}"
     if method == "codex-config":
+        from .extras import extra_tables, extra_top
+
         config = {
             "default_permissions": bundle.default_profile_id,
             "permissions": {p.profile_id: p.codex_table() for p in bundle.profiles},
+            **extra_top(bundle),
+            **extra_tables(bundle),
         }
         env["CODEX_CONFIG"] = json.dumps(config, sort_keys=True, separators=(",", ":"))
     supplies: dict[str, str] = {}
@@ -327,7 +369,8 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["package", "version", "codex_version", "codex_source", "holds",
                              "launch_method", "reason", "evidence", "env", "args", "files",
-                             "blocked_modes", "launcher_supplies", "run_as", "statement"],
+                             "blocked_modes", "launcher_supplies", "run_as", "statement",
+                             "approvals"],
                 "properties": {
                     "package": {"type": "string"},
                     "version": {"type": "string"},
@@ -366,6 +409,32 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                         "additionalProperties": {"type": "string"},
                     },
                     "statement": {"type": "string"},
+                    "approvals": {
+                        "description": "Per mode: the approval policy and reviewer from "
+                        "profiles/modes.toml, whether the approvals e2e saw it hold (null: not "
+                        "measured), and what a launcher must do.",
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["measured", "evidence", "modes"],
+                        "properties": {
+                            "measured": {"type": "boolean"},
+                            "evidence": {"type": ["string", "null"]},
+                            "modes": {
+                                "type": "object",
+                                "additionalProperties": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["holds", "statement"],
+                                    "properties": {
+                                        "approval_policy": {"type": "string"},
+                                        "approvals_reviewer": {"type": "string"},
+                                        "holds": {"type": ["boolean", "null"]},
+                                        "statement": {"type": "string"},
+                                    },
+                                },
+                            },
+                        },
+                    },
                 },
             },
         },
