@@ -164,11 +164,21 @@ def writer_lock_path(home: ResolvedHome) -> str:
     return f"{home.canonical.rstrip('/')}/{WRITER_LOCK}"
 
 
-def _lock_entries(home: ResolvedHome | None, k: Kit) -> list[CompiledEntry]:
+def _lock_entries(
+    home: ResolvedHome | None, k: Kit, *, secret_config: bool = False
+) -> list[CompiledEntry]:
+    """The writer's lock; and CODEX_HOME/config.toml when it carries a vouched MCP server's
+    per-launch credential (the trusted parent reads it outside the sandbox; no model command
+    needs it)."""
     if home is None:
         return []
     prov = k.provenance(reason="writer-lock", detail=home.path)
-    return [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    out = [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    if secret_config:
+        cfg = f"{home.canonical.rstrip('/')}/config.toml"
+        why = k.provenance(reason="private-config", detail="vouched MCP server credentials")
+        out.append(k.entry(path=cfg, access="deny", provenance=(why,)))
+    return out
 
 
 def _check_vaults(
@@ -248,6 +258,7 @@ def compile_mode(
     where: str = "profiles",
     kit: Kit | None = None,
     shared: Shared | None = None,
+    secret_config: bool = False,
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
 
@@ -269,7 +280,7 @@ def compile_mode(
         _check_vaults(roots, layout, home)
         cache.deny = _deny_entries(roots, k)
     denies = cache.deny
-    entries = [*denies, *_lock_entries(home, k)]
+    entries = [*denies, *_lock_entries(home, k, secret_config=secret_config)]
     if base_writes:
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
@@ -486,6 +497,7 @@ def compile_bundle(
                 where=f"{policy.source_dir}/{entry.base}",
                 kit=k,
                 shared=shared,
+                secret_config=bool(vouched_mcp and vouched_mcp[1]),
             )
         )
     bundle: CompiledBundle = k.bundle(

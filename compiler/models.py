@@ -160,7 +160,9 @@ class ResolvedHome(Frozen):
 class Provenance(Frozen):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
-    reason: Literal["target", "vault", "writer-lock", "holder-dir", "codex-home", "policy"]
+    reason: Literal[
+        "target", "vault", "writer-lock", "private-config", "holder-dir", "codex-home", "policy"
+    ]
     root_id: str | None = None
     hop_index: int | None = None
     detail: str | None = None

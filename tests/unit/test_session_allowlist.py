@@ -336,3 +336,24 @@ def test_untrusted_projects_cover_both_spellings_and_the_repository_root(tmp_pat
     assert all(v == {"trust_level": "untrusted"} for v in doc["projects"].values())
     line = next(x for x in override_lines(bundle) if x.startswith("projects="))
     assert set(tomllib.loads("v = " + line.split("=", 1)[1])["v"]) == set(doc["projects"])
+
+
+def test_a_config_carrying_a_vouched_credential_is_denied_to_model_commands(
+    tmp_path: Path,
+) -> None:
+    """The per-launch MCP credential sits in CODEX_HOME/config.toml (codex-home route), which
+    CODEX_HOME's read entry would leave readable to every model command."""
+    lay = make_layout(tmp_path / "l")
+    secret = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
+    plain = _mcp_file(
+        tmp_path / "plain.toml", "schema_version = 1\n[servers.p]\ncommand = \"/x\"\n"
+    )
+    cfg = str(lay.codex_home / "config.toml")
+    for path, denied in ((secret, True), (plain, False)):
+        bundle = load_and_compile(
+            str(lay.manifest), workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home), vouched_mcp_path=str(path),
+        )
+        for profile in bundle.profiles:
+            fs = profile.codex_table()["filesystem"]
+            assert (fs.get(cfg) == "deny") is denied, (profile.mode, path)
