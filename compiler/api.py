@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import lite
 from .compile import compile_bundle, get_kit
-from .errors import UsageError
-from .paths import parent
+from .errors import InputError, UsageError
+from .mcp import load_vouched_mcp
+from .paths import check_absolute, parent
 from .policy import load_policy, load_policy_with
 from .roots import (
     load_manifest,
@@ -27,7 +28,7 @@ from .roots import (
     resolve_roots_with,
     resolve_workspace_roots,
 )
-from .session import load_session_config
+from .session import load_session_config, untrusted_project_paths
 
 if TYPE_CHECKING:
     from .models import CompiledBundle, ResolvedRoot
@@ -50,10 +51,22 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> CompiledBundle:
-    """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
+    """Read every input at the edge, then compile; raises ProfilecError subclasses only.
+
+    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
+    """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False
+        roots_path,
+        profiles_dir,
+        workspace_roots,
+        codex_home,
+        session_config_path,
+        fast=False,
+        home=home,
+        vouched_mcp_path=vouched_mcp_path,
     )
     return cast("CompiledBundle", bundle)
 
@@ -65,6 +78,8 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
 
@@ -72,7 +87,14 @@ def load_and_compile_lite(
     (the caller then runs `load_and_compile`, which reports the exact schema error).
     """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True
+        roots_path,
+        profiles_dir,
+        workspace_roots,
+        codex_home,
+        session_config_path,
+        fast=True,
+        home=home,
+        vouched_mcp_path=vouched_mcp_path,
     )
     return cast(lite.CompiledBundle, bundle)
 
@@ -101,6 +123,8 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
     if fast:
@@ -120,28 +144,37 @@ def _pipeline(
         else resolve_roots(manifest, check_ws)
     )
     home_path = codex_home or default_codex_home(roots)
-    home: Any = None
+    resolved_home: Any = None
     if home_path:
         if fast:
-            home = lite.ResolvedHome(**resolve_home_fields(home_path))
+            resolved_home = lite.ResolvedHome(**resolve_home_fields(home_path))
         else:
-            home = resolve_home(home_path)
+            resolved_home = resolve_home(home_path)
+    if home is not None:
+        check_absolute(home, what="--home", error=InputError)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
+    classes: dict[str, str] = {}
     if session_config_path:
-        session, stripped = load_session_config(session_config_path)
+        session, cut = load_session_config(session_config_path, profiles_dir)
+        stripped = tuple(s.path for s in cut)
+        classes = {s.path: s.cls for s in cut}
+    vouched = load_vouched_mcp(vouched_mcp_path) if vouched_mcp_path else None
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
     return compile_bundle(
         roots,
         policy,
         layout,
-        home,
+        resolved_home,
         session_config=session,
         stripped_session_keys=stripped,
+        stripped_session_classes=classes,
+        vouched_mcp=vouched,
+        untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         kit=get_kit("lite" if fast else "models"),
     )

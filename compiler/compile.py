@@ -15,7 +15,7 @@ holder directory that still is writable, fails compilation for that root, hop an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -164,11 +164,21 @@ def writer_lock_path(home: ResolvedHome) -> str:
     return f"{home.canonical.rstrip('/')}/{WRITER_LOCK}"
 
 
-def _lock_entries(home: ResolvedHome | None, k: Kit) -> list[CompiledEntry]:
+def _lock_entries(
+    home: ResolvedHome | None, k: Kit, *, secret_config: bool = False
+) -> list[CompiledEntry]:
+    """The writer's lock; and CODEX_HOME/config.toml when it carries a vouched MCP server's
+    per-launch credential (the trusted parent reads it outside the sandbox; no model command
+    needs it)."""
     if home is None:
         return []
     prov = k.provenance(reason="writer-lock", detail=home.path)
-    return [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    out = [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    if secret_config:
+        cfg = f"{home.canonical.rstrip('/')}/config.toml"
+        why = k.provenance(reason="private-config", detail="vouched MCP server credentials")
+        out.append(k.entry(path=cfg, access="deny", provenance=(why,)))
+    return out
 
 
 def _check_vaults(
@@ -248,6 +258,7 @@ def compile_mode(
     where: str = "profiles",
     kit: Kit | None = None,
     shared: Shared | None = None,
+    secret_config: bool = False,
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
 
@@ -269,7 +280,7 @@ def compile_mode(
         _check_vaults(roots, layout, home)
         cache.deny = _deny_entries(roots, k)
     denies = cache.deny
-    entries = [*denies, *_lock_entries(home, k)]
+    entries = [*denies, *_lock_entries(home, k, secret_config=secret_config)]
     if base_writes:
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
@@ -385,7 +396,10 @@ def _prove(
 
 
 def _findings(
-    roots: Sequence[ResolvedRoot], stripped: Sequence[str], k: Kit
+    roots: Sequence[ResolvedRoot],
+    stripped: Sequence[str],
+    k: Kit,
+    classes: Mapping[str, str] | None = None,
 ) -> tuple[Finding, ...]:
     out: list[Finding] = []
     for r in roots:
@@ -417,14 +431,33 @@ def _findings(
                 )
             )
     for key in stripped:
+        cls = (classes or {}).get(key)
+        why = f" ({cls})" if cls else ""
         out.append(
             k.finding(
                 code="session-config-stripped",
-                message=f"session config key {key!r} was stripped; agent config cannot set it",
+                message=f"session config key {key!r} was stripped{why}; agent config cannot set it",
                 path=None,
             )
         )
     return tuple(out)
+
+
+def _approvals(policy: Policy) -> dict[str, dict[str, str]]:
+    """Mode -> the approval keys profiles/modes.toml gives it (modes without any are left out)."""
+    out: dict[str, dict[str, str]] = {}
+    for mode, entry in policy.mode_map.modes.items():
+        keys: dict[str, str] = {
+            k: str(v)
+            for k, v in (
+                ("approval_policy", entry.approval_policy),
+                ("approvals_reviewer", entry.approvals_reviewer),
+            )
+            if v is not None
+        }
+        if keys:
+            out[mode] = keys
+    return out
 
 
 def compile_bundle(
@@ -435,6 +468,9 @@ def compile_bundle(
     *,
     session_config: dict[str, Any] | None = None,
     stripped_session_keys: Sequence[str] = (),
+    stripped_session_classes: Mapping[str, str] | None = None,
+    vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
+    untrusted_projects: Sequence[str] = (),
     kit: Kit | None = None,
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
@@ -461,6 +497,7 @@ def compile_bundle(
                 where=f"{policy.source_dir}/{entry.base}",
                 kit=k,
                 shared=shared,
+                secret_config=bool(vouched_mcp and vouched_mcp[1]),
             )
         )
     bundle: CompiledBundle = k.bundle(
@@ -469,8 +506,14 @@ def compile_bundle(
         roots=tuple(roots),
         layout=layout,
         codex_home=home,
-        findings=_findings(roots, stripped_session_keys, k),
+        findings=_findings(roots, stripped_session_keys, k, stripped_session_classes),
         session_config=session_config,
         stripped_session_keys=tuple(stripped_session_keys),
+        stripped_session_classes=dict(stripped_session_classes or {}),
+        mode_approvals=_approvals(policy),
+        account_apps=policy.mode_map.account_apps,
+        untrusted_projects=tuple(sorted({*layout.workspace_roots, *untrusted_projects})),
+        vouched_mcp_servers=dict(vouched_mcp[0]) if vouched_mcp else {},
+        vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
     )
     return bundle

@@ -174,6 +174,8 @@ class ModeMapEntry:
 
     profile_id: str
     base: str
+    approval_policy: str | None = None
+    approvals_reviewer: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +185,7 @@ class ModeMap:
     schema_version: int
     default_mode: str
     modes: dict[str, ModeMapEntry]
+    account_apps: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,6 +297,12 @@ class CompiledBundle:
     findings: tuple[Finding, ...] = ()
     session_config: dict[str, Any] | None = None
     stripped_session_keys: tuple[str, ...] = ()
+    stripped_session_classes: dict[str, str] = field(default_factory=dict)
+    mode_approvals: dict[str, dict[str, str]] = field(default_factory=dict)
+    account_apps: bool = False
+    untrusted_projects: tuple[str, ...] = ()
+    vouched_mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    vouched_mcp_credentials: dict[str, str] = field(default_factory=dict)
 
     @property
     def mode_profiles(self) -> dict[str, str]:
@@ -371,23 +380,39 @@ def manifest_doc(doc: object) -> RootsManifest:
     return RootsManifest(schema_version=_version(top["schema_version"]), roots=roots)
 
 
+_APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
+_REVIEWERS = ("user", "auto_review")
+
+
 def mode_map_doc(doc: object) -> ModeMap:
     """A parsed `modes.toml` the strict models.ModeMap would accept, as its twin."""
-    top = _table(doc, ("schema_version", "default_mode", "modes"), ())
+    top = _table(doc, ("schema_version", "default_mode", "modes"), ("account_apps",))
     raw_modes = top["modes"]
     if type(raw_modes) is not dict:
         raise NotLite
     modes: dict[str, ModeMapEntry] = {}
     for name, raw in raw_modes.items():
-        e = _table(raw, ("profile_id", "base"), ())
+        e = _table(raw, ("profile_id", "base"), ("approval_policy", "approvals_reviewer"))
         base = _str(e["base"])
         if _BASE_FILE.fullmatch(base) is None:
             raise NotLite
-        modes[_slug(name)] = ModeMapEntry(profile_id=_slug(e["profile_id"]), base=base)
+        policy = e.get("approval_policy")
+        if policy is not None and policy not in _APPROVAL_POLICIES:
+            raise NotLite
+        reviewer = e.get("approvals_reviewer")
+        if reviewer is not None and reviewer not in _REVIEWERS:
+            raise NotLite
+        modes[_slug(name)] = ModeMapEntry(
+            profile_id=_slug(e["profile_id"]),
+            base=base,
+            approval_policy=policy,
+            approvals_reviewer=reviewer,
+        )
     return ModeMap(
         schema_version=_version(top["schema_version"]),
         default_mode=_slug(top["default_mode"]),
         modes=modes,
+        account_apps=_bool(top["account_apps"]) if "account_apps" in top else False,
     )
 
 

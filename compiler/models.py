@@ -75,11 +75,18 @@ class ModeProfilePolicy(Frozen):
     writes_outside_workspace: bool
 
 
+ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
+ApprovalsReviewer = Literal["user", "auto_review"]
+
+
 class ModeMapEntry(Frozen):
-    """Which base profile serves an ACP mode, and the compiled profile's id."""
+    """Which base profile serves an ACP mode, the compiled profile's id, and the approval
+    behaviour the mode advertises (Codex `approval_policy` and `approvals_reviewer`)."""
 
     profile_id: Slug
     base: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}\.toml$")]
+    approval_policy: ApprovalPolicy | None = None
+    approvals_reviewer: ApprovalsReviewer | None = None
 
 
 class ModeMap(Frozen):
@@ -88,6 +95,8 @@ class ModeMap(Frozen):
     schema_version: Literal[1]
     default_mode: ModeName
     modes: dict[ModeName, ModeMapEntry]
+    #: Account apps/connectors (Codex 0.171.0 `features.apps`); policy keeps them off.
+    account_apps: bool = False
 
 
 class LaunchLayout(Frozen):
@@ -151,7 +160,9 @@ class ResolvedHome(Frozen):
 class Provenance(Frozen):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
-    reason: Literal["target", "vault", "writer-lock", "holder-dir", "codex-home", "policy"]
+    reason: Literal[
+        "target", "vault", "writer-lock", "private-config", "holder-dir", "codex-home", "policy"
+    ]
     root_id: str | None = None
     hop_index: int | None = None
     detail: str | None = None
@@ -205,6 +216,21 @@ class CompiledBundle(Frozen):
     findings: tuple[Finding, ...] = ()
     session_config: dict[str, Any] | None = None
     stripped_session_keys: tuple[str, ...] = ()
+    #: Stripped key path -> class (runs-program, redirects-credential, widens-access,
+    #: changes-approvals, unknown).
+    stripped_session_classes: dict[str, str] = Field(default_factory=dict)
+    #: Mode -> {"approval_policy": ..., "approvals_reviewer": ...} from profiles/modes.toml.
+    mode_approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
+    #: Account apps/connectors on (`features.apps`); from profiles/modes.toml.
+    account_apps: bool = False
+    #: Paths marked `projects."<path>".trust_level = "untrusted"`: every workspace root as given
+    #: and canonical, and the project root (`.git`) above it (Codex 0.171.0 honours a trusted
+    #: entry under either spelling, and one for the repository root).
+    untrusted_projects: tuple[str, ...] = ()
+    #: Launcher-vouched MCP servers (daemon-owned file): name -> Codex mcp_servers table.
+    vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Per vouched server with a per-launch credential: name -> credential (acp-json only).
+    vouched_mcp_credentials: dict[str, str] = Field(default_factory=dict)
 
     @property
     def mode_profiles(self) -> dict[str, str]:

@@ -91,7 +91,7 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
         )
     for entry in profile.entries:
         for p in entry.provenance:
-            if p.reason in ("codex-home", "writer-lock"):
+            if p.reason in ("codex-home", "writer-lock", "private-config"):
                 recs.append(
                     ProvenanceRecord(
                         key=entry.path,

@@ -141,6 +141,7 @@ def run_check(
             session_file=inp.session_file,
             manifest_file=inp.manifest_file,
             codex_version=codex_version,
+            workspace_roots=inp.workspace_roots,
         )
     )
     findings += list(extra)

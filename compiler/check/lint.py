@@ -17,6 +17,7 @@ from typing import Any
 
 from ..evaluate import EffectiveProfile
 from ..models import ACP_MODES, ResolvedRoot
+from .agent_layers import AGENT_RULES, agent_layer_lints
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
 from .result import CheckFinding, Rule
@@ -284,7 +285,7 @@ RULES: tuple[Rule, ...] = (
         "read the canary section of the report",
     ),
 )
-RULES = tuple(sorted(RULES, key=lambda r: r.id))
+RULES = tuple(sorted((*RULES, *AGENT_RULES), key=lambda r: r.id))
 RULE_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 
@@ -342,6 +343,7 @@ class LintInputs:
     session_file: str | None = None
     manifest_file: str | None = None
     codex_version: str = "0.171.0"
+    workspace_roots: tuple[str, ...] = ()
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
@@ -744,4 +746,5 @@ def lint(inp: LintInputs) -> list[CheckFinding]:
     _session(o)
     _filesystem(o)
     _roots_and_home(o)
+    agent_layer_lints(o)
     return o.items

@@ -154,7 +154,6 @@ def check_command(
     ] = None,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
-    import json
 
     from ..api import default_codex_home, load_and_compile
     from ..check.checker import CheckInputs, from_bundle, run_check
@@ -167,7 +166,7 @@ def check_command(
         load_session,
     )
     from ..check.result import SEVERITY_RANK
-    from ..errors import CanaryMismatchError, InputError, UsageError
+    from ..errors import CanaryMismatchError, UsageError
     from ..policy import load_policy
     from ..report import FORMATS, render
     from ..settings import codex_version
@@ -208,10 +207,9 @@ def check_command(
             session_config_path=sfile,
         )
         if sfile:
-            try:
-                session_raw = json.loads(Path(sfile).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise InputError(f"cannot read session config: {exc}", where=sfile) from None
+            from ..session import read_session_json
+
+            session_raw = read_session_json(sfile)  # bounded: untrusted
         if modes is None:
             modes = {
                 m: e.profile_id

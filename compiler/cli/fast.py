@@ -34,6 +34,8 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--workspace-root": ("workspace_root", False, True),
     "--codex-home": ("codex_home", False, False),
     "--session-config": ("session_config", True, False),
+    "--home": ("home", False, False),
+    "--vouched-mcp": ("vouched_mcp", True, False),
     "--format": ("fmt", False, False),
     "--out": ("out", True, False),
 }
@@ -140,6 +142,8 @@ def prepare(args: list[str]) -> Job | None:
             workspace_roots=ws if isinstance(ws, list) else [],
             codex_home=one("codex_home"),
             session_config_path=one("session_config"),
+            home=one("home"),
+            vouched_mcp_path=one("vouched_mcp"),
         )
         text = renderer(one("fmt") or "toml")(bundle)  # type: ignore[arg-type]
     except Exception:  # any error: the full path redoes the work and reports it exactly

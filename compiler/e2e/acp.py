@@ -261,8 +261,10 @@ def probe_command(layout: Layout, tag: str) -> str:
     for name, path in (("link", layout.link), ("hop", layout.hop), ("target", layout.target)):
         parts.append(f"echo =={tag} {name}==; cat {q(path)} 2>&1")
     parts.append(
+        # The mask sits on the vault (the target's directory) and, for older profiles, on the
+        # file itself: lift both, innermost first.
         f"echo =={tag} target-after-umount==; umount {q(layout.target)} 2>&1; "
-        f"cat {q(layout.target)} 2>&1"
+        f"umount {q(os.path.dirname(layout.target))} 2>&1; cat {q(layout.target)} 2>&1"
     )
     parts.append(f"echo =={tag} control==; cat {q(layout.control)} 2>&1")
     for name, d in holders(layout):

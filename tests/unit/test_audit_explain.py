@@ -143,3 +143,16 @@ def test_text_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert rc == 2 and "unknown --mode" in err
     rc, _, err = run(capsys, "explain", "etc/hosts", "--mode", "agent", *flags)
     assert rc == 2 and "must be absolute" in err
+
+
+def test_the_vault_and_the_writer_lock_say_why_they_are_denied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    rc, out, _ = run(capsys, "explain", str(lay.link), "--mode", "read-only", *flags)
+    assert rc == 0 and "(vault; " in out and "denied whole" in out
+    lock = str(lay.codex_home / "auth.lock")
+    doc = _json(capsys, lock, "--mode", "agent", *flags)
+    winner = doc["winner"]
+    assert isinstance(winner, dict) and winner["access"] == "deny"
+    assert "stall every save" in str(winner["detail"])

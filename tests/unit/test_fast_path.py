@@ -256,7 +256,14 @@ def _case(name: str, tmp: Path) -> tuple[list[str], Path | None, bool]:
         "bad-policy": ([*plain, "--profiles", str(tmp / "badprofiles")], None, False),
         "no-out-dir": ([*plain, "--out", str(tmp / "nodir" / "x.toml")], None, True),
         "missing-session": ([*plain, "--session-config", str(tmp / "none.json")], None, False),
+        "vouched-mcp": ([*plain, "--vouched-mcp", str(tmp / "mcp.toml"), "--format", "acp-json"],
+                        None, True),
+        "untrusted-mcp": ([*plain, "--vouched-mcp", str(tmp / "mcp-open.toml")], None, False),
     }
+    for fname, mode in (("mcp.toml", 0o644), ("mcp-open.toml", 0o666)):
+        (tmp / fname).write_text('schema_version = 1\n[servers.b]\ncommand = "/bin/true"\n'
+                                 'credential = "c"\n')
+        os.chmod(tmp / fname, mode)
     bad.write_text("schema_version = \n")
     os.chmod(bad, 0o600)
     write_manifest(tmp / "schema.toml", [{"id": "A", "path": "/x"}])
@@ -299,6 +306,8 @@ CASES = [
     "bad-policy",
     "no-out-dir",
     "missing-session",
+    "vouched-mcp",
+    "untrusted-mcp",
 ]
 
 

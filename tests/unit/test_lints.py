@@ -196,6 +196,44 @@ def _legacy_request(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(from_bundle(b, b.mode_profiles), extra=found)
 
 
+def _workspace_config(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.workspace / ".codex").mkdir()
+    (lay.workspace / ".codex" / "config.toml").write_text(
+        f'notify = ["/bin/sh"]\n[permissions.{AGENT}.filesystem]\n"{lay.link}" = "read"\n'
+    )
+    return _run(b, [_toml(_cfg(b))])
+
+
+def _workspace_config_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    """A symlinked project config is not followed (it could name the credential)."""
+    (lay.workspace / ".codex").mkdir()
+    (lay.workspace / ".codex" / "config.toml").symlink_to(lay.link)
+    return _run(b, [_toml(_cfg(b))])
+
+
+def _session_reaching(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": "o3", "notify": ["/bin/true"]}
+    session = Layer("session config", "session", raw, "/s.json", None)
+    return _run(b, [_toml(_cfg(b)), session], session_raw=raw)
+
+
+def _session_stripped(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": "o3", "chatgpt_base_url": "http://127.0.0.1:9/"}
+    return _run(b, [_toml(_cfg(b))], session_raw=raw)
+
+
+def _trusted_subdir(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["projects"] = {str(lay.workspace / "sub"): {"trust_level": "trusted"}}
+    return _run(b, [_toml(cfg)])
+
+
+def _apps_on(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["features"] = {"apps": True}
+    return _run(b, [_toml(cfg)])
+
+
 FIRING: list[tuple[str, Case]] = [
     ("PC001", _legacy_sandbox),
     ("PC002", _legacy_none),
@@ -221,6 +259,13 @@ FIRING: list[tuple[str, Case]] = [
     ("PC020", _no_extends_codex),
     ("PC021", _nested_table),
     ("PC023", _legacy_request),
+    ("PC040", _workspace_config),
+    ("PC040", _workspace_config_link),
+    ("PC041", _workspace_config),
+    ("PC042", _session_reaching),
+    ("PC045", _session_stripped),
+    ("PC043", _trusted_subdir),
+    ("PC044", _apps_on),
 ]
 
 
