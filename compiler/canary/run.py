@@ -368,7 +368,14 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             ),
             _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
             _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
-            _Spec(f"umount-{root.id}", "model", f"umount {q} && cat {q}", "deny", None),
+            # The mask sits on the vault (the secret's directory): lift it, and the file's too.
+            _Spec(
+                f"umount-{root.id}",
+                "model",
+                f"umount {q}; umount '{os.path.dirname(secret)}'; cat {q}",
+                "deny",
+                None,
+            ),
             _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
             _Spec(
                 f"tar-{root.id}",
