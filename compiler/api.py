@@ -130,12 +130,14 @@ def _pipeline(
     stripped: tuple[str, ...] = ()
     if session_config_path:
         session, stripped = load_session_config(session_config_path)
+    # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
+    # deny under its real location in Codex 0.171.0, so compile emits only real paths.
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout: Any = lite.LaunchLayout(workspace_roots=canonical_ws, codex_home=home_path)
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout = LaunchLayout(workspace_roots=canonical_ws, codex_home=home_path)
     return compile_bundle(
         roots,
         policy,

@@ -16,6 +16,7 @@ from compiler.check.launcher import launcher_findings, parse_launch_requests
 from compiler.check.lint import RULES, in_range
 from compiler.check.result import CheckReport
 from compiler.emit.overrides import render_overrides
+from compiler.errors import UnsafeRootError
 from compiler.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 
@@ -125,10 +126,15 @@ def _home_denied(lay: Layout, b: CompiledBundle) -> CheckReport:
 
 
 def _hardlink(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # compile now refuses a hard-linked target (exit 5); a bundle built elsewhere (an older
+    # profilec, a daemon's own resolution) can still carry one, and the lint reports it.
     os.link(lay.host_target, lay.base / "hard.json")
-    b2 = load_and_compile(
-        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
-    )
+    with pytest.raises(UnsafeRootError, match="hard links"):
+        load_and_compile(
+            str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+        )
+    roots = tuple(r.model_copy(update={"nlink": 2}) for r in b.roots)
+    b2 = b.model_copy(update={"roots": roots})
     return _run(b2, [_toml(_cfg(b2))])
 
 
