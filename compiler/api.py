@@ -106,7 +106,10 @@ def _pipeline(
     if fast:
         manifest: Any = load_manifest_with(roots_path, _lite_validator(lite.manifest_doc))
         policy = load_policy_with(
-            profiles_dir, _lite_validator(lite.mode_map_doc), _lite_validator(lite.policy_doc)
+            profiles_dir,
+            _lite_validator(lite.mode_map_doc),
+            _lite_validator(lite.policy_doc),
+            _lite_validator(lite.trusted_base_doc),
         )
     else:
         manifest = load_manifest(roots_path)

@@ -520,3 +520,92 @@ def check_possible_roots(
                     where=where,
                     hint="move the credential out of the workspace tree",
                 )
+
+
+# ---------------------------------------------------------------------------------------------
+# The trusted base (profiles/trusted-base.toml + the manifest's [trusted_base])
+
+
+def site_packages() -> tuple[str, ...]:
+    """This interpreter's site-packages directories (what profilec and its daemon import)."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = [paths.get("purelib", ""), paths.get("platlib", "")]
+    getter = getattr(site, "getsitepackages", None)  # some virtualenv builds lack it
+    if getter is not None:
+        found += getter()
+    return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
+
+
+def _kind_of(st: os.stat_result | None) -> str:
+    if st is None:
+        return "missing"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISSOCK(st.st_mode):
+        return "socket"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    return "other"
+
+
+def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[str, Any]]:
+    """Resolve every trusted-base path with lstat/readlink; the fields of each TrustedPath.
+
+    Policy and discovered paths that do not exist on this host are skipped (no podman, no
+    /lib32); a path the manifest declares must exist (the daemon named its own binaries and
+    sockets). A read-only path must be a directory: a `read` entry pins a directory; name the
+    directory that holds a binary. Canonical duplicates collapse (first declaration kept).
+    """
+    wanted: list[tuple[str, str, str]] = []  # (declared, access, source)
+    if policy_tb is not None:
+        wanted += [(p, "read", "policy") for p in policy_tb.read_only]
+        if "python-site-packages" in policy_tb.discover:
+            wanted += [(p, "read", "discovered") for p in site_packages()]
+        wanted += [(p, "deny", "policy") for p in policy_tb.deny]
+    if manifest_tb is not None:
+        wanted += [(p, "read", "manifest") for p in manifest_tb.read_only]
+        wanted += [(p, "deny", "manifest") for p in manifest_tb.deny]
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for declared, access, source in wanted:
+        what = f"trusted base {declared}"
+        check_absolute(declared, what=what, error=InputError)
+        try:
+            canonical, _, kind, _ = walk_chain_with(
+                declared, _tuple_hop, allow_missing=True, what=what
+            )
+        except RootChainError:
+            if source == "manifest":
+                raise
+            continue
+        if kind == "missing":
+            if source == "manifest":
+                raise InputError(
+                    f"{declared} does not exist",
+                    where="roots manifest: trusted_base",
+                    hint="list only binaries and sockets present on this host",
+                )
+            continue
+        st = os.lstat(canonical)
+        kind = _kind_of(st)
+        if access == "read" and kind != "dir":
+            if source == "manifest":
+                raise InputError(
+                    f"read_only path {declared} is a {kind}, not a directory",
+                    where="roots manifest: trusted_base",
+                    hint="name the directory that holds it",
+                )
+            continue
+        out.setdefault(
+            (canonical, access),
+            {
+                "path": canonical,
+                "declared": declared,
+                "access": access,
+                "kind": kind,
+                "source": source,
+            },
+        )
+    return [out[k] for k in sorted(out)]

@@ -17,7 +17,7 @@ from .audit.models import BundleProvenance, DiffReport, Explanation, LockFile
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
-from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
+from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest, TrustedBasePolicy
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -38,6 +38,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "diff.schema.json": DiffReport,
     "compat-matrix.schema.json": CompatibilityMatrix,
     "adapters-catalog.schema.json": AdapterCatalog,
+    "trusted-base.schema.json": TrustedBasePolicy,
 }
 
 ACP_LAUNCH: dict[str, Any] = {

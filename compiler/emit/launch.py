@@ -193,9 +193,15 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
 
 def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
     """The launch document: one entry per catalog adapter build, LF-terminated JSON."""
+    roots = list(bundle.layout.workspace_roots)
     doc = {
         "schema_version": 1,
         "default_profile_id": bundle.default_profile_id,
+        # Canonical (resolved at the edge): a cwd or writable root spelled through a symlink
+        # makes Codex drop every deny under its real location. Pass `cwd` as the session cwd
+        # (`-C`, ACP `cwd`) and the rest as additional workspace roots, exactly as spelled.
+        "cwd": roots[0] if roots else None,
+        "workspace_roots": roots,
         "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -215,10 +221,21 @@ LAUNCH_SCHEMA: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "default_profile_id", "adapters"],
+    "required": ["schema_version", "default_profile_id", "cwd", "workspace_roots", "adapters"],
     "properties": {
         "schema_version": {"const": 1},
         "default_profile_id": {"type": "string"},
+        "cwd": {
+            "description": "The canonical session cwd to pass (-C, ACP session cwd); null when "
+            "no workspace root was given.",
+            "type": ["string", "null"],
+            "pattern": "^/",
+        },
+        "workspace_roots": {
+            "description": "Canonical workspace roots (the first is the cwd).",
+            "type": "array",
+            "items": {"type": "string", "pattern": "^/"},
+        },
         "adapters": {
             "type": "array",
             "items": {
