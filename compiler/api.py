@@ -25,6 +25,7 @@ from .roots import (
     resolve_root_fields,
     resolve_roots,
     resolve_roots_with,
+    resolve_trusted_base_fields,
     resolve_workspace_roots,
 )
 from .session import load_session_config
@@ -129,6 +130,13 @@ def _pipeline(
             home = lite.ResolvedHome(**resolve_home_fields(home_path))
         else:
             home = resolve_home(home_path)
+    tb_fields = resolve_trusted_base_fields(policy.trusted_base, manifest.trusted_base)
+    if fast:
+        trusted: tuple[Any, ...] = tuple(lite.TrustedPath(**f) for f in tb_fields)
+    else:
+        from .models import TrustedPath
+
+        trusted = tuple(TrustedPath(**f) for f in tb_fields)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     if session_config_path:
@@ -149,4 +157,5 @@ def _pipeline(
         session_config=session,
         stripped_session_keys=stripped,
         kit=get_kit("lite" if fast else "models"),
+        trusted_base=trusted,
     )
