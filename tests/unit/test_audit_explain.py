@@ -117,8 +117,12 @@ def test_modes_differ_as_the_policy_says(
     f = str(lay.workspace / "control.txt")
     assert _json(capsys, f, "--mode", "read-only", *flags)["access"] == "read"
     assert _json(capsys, f, "--mode", "agent", *flags)["access"] == "write"
-    full = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    full = _json(capsys, "/opt/profilec-anything", "--mode", "agent-full-access", *flags)
     assert full["access"] == "write" and full["network_enabled"] is True
+    # The trusted base stays read-only even in full access, and explain says why.
+    usr = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    assert usr["access"] == "read"
+    assert "trusted-base" in json.dumps(usr)
 
 
 def test_a_bundle_file_gives_the_same_answer_as_a_fresh_compile(

@@ -103,9 +103,11 @@ def test_credential_directly_under_workspace_root_fails_closed(tmp_path: Path) -
     ws.mkdir()
     (ws / "auth.json").write_text("x")
     roots = (resolve_root(RootSpec(id="a", path=str(ws / "auth.json"))),)
-    with pytest.raises(UnsafeRootError, match="stays writable") as info:
+    with pytest.raises(UnsafeRootError, match="cannot be made read-only") as info:
         compile_bundle(roots, load_policy(), LaunchLayout(workspace_roots=(str(ws),)))
-    assert "mode agent" in info.value.one_line()
+    line = info.value.one_line()
+    assert "mode agent" in line
+    assert f"writable root {ws}" in line and "move the vault" in line
 
 
 def test_compile_is_deterministic(tmp_path: Path) -> None:
