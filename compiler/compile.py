@@ -225,11 +225,15 @@ def compile_mode(
             denied_dirs = [e.path for e in denies if e.path in dir_targets]
             cache.holder = _holder_entries(roots, home, denied_dirs, k)
         entries.extend(cache.holder)
+    # Before any evaluation: a glob character would make the evaluator (and Codex) read an
+    # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
+    _check_literal(entries, roots, trusted)
+    _check_literal([k.entry(path=t.path, access=t.access, provenance=()) for t in trusted],
+                   roots, trusted)
     entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode, k))
     protected = _protected(roots, home, trusted)
     entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, k))
     entries.sort(key=lambda e: (e.path, e.access))
-    _check_literal(entries, roots, trusted)
 
     # Entries are canonical by construction; this guards the construction itself, because a
     # deny or read entry through a symlink makes Codex refuse to start every command.
