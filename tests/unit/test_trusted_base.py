@@ -49,7 +49,7 @@ def test_profiles_dir_without_trusted_base_is_a_policy_error(tmp_path: Path) -> 
     profiles = tmp_path / "profiles"
     shutil.copytree(default_profiles_dir(), profiles)
     (profiles / "trusted-base.toml").unlink()
-    with pytest.raises(PolicyError, match="trusted-base.toml"):
+    with pytest.raises(PolicyError, match=r"trusted-base\.toml"):
         load_policy(str(profiles))
 
 
@@ -97,7 +97,8 @@ def test_manifest_paths_must_exist_and_read_only_must_be_a_directory(tmp_path: P
 def test_manifest_trusted_base_section_is_validated(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
     text = lay.manifest.read_text()
-    lay.manifest.write_text(text + '\n[trusted_base]\nread_only = ["/opt"]\ndeny = ["/run/x.sock"]\n')
+    extra = '\n[trusted_base]\nread_only = ["/opt"]\ndeny = ["/run/x.sock"]\n'
+    lay.manifest.write_text(text + extra)
     os.chmod(lay.manifest, 0o600)
     m = load_manifest(str(lay.manifest))
     assert m.trusted_base is not None and m.trusted_base.read_only == ["/opt"]

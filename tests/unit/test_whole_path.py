@@ -11,7 +11,7 @@ import pytest
 
 from compiler.ancestry import unsafe_ancestors
 from compiler.api import load_and_compile
-from compiler.compile import _contexts, _prove, _protected, compile_bundle
+from compiler.compile import _contexts, _protected, _prove, compile_bundle
 from compiler.errors import UnsafeRootError
 from compiler.evaluate import resolve
 from compiler.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
