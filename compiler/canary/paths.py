@@ -83,20 +83,31 @@ def specs(
     out: list[Any] = []
     mounts = mount_points(pred)
     secrets = [s for _, s in tree.secrets]
-    seen: set[str] = set()
+    # Real writable roots are mount points on the host ("/tmp", each workspace root); their
+    # rerooted copies in the tree are plain directories, so attacking them would test the tree.
+    seen: set[str] = {"/tmp", *bundle.layout.workspace_roots}
     n = 0
-    for real in _protected_real(bundle):
-        for a_real in list(ancestors(real))[::-1]:
+    protected = _protected_real(bundle)
+    for real in protected:
+        # Deepest first: a successful rename leaves the directories above in place, so the
+        # predictions of the probes that follow still hold.
+        for a_real in ancestors(real):
             if a_real == "/" or a_real in seen:
                 continue
             seen.add(a_real)
             a = tree.at(a_real)
-            p = tree.at(real)
             predicted = "allow" if renamable(pred, a, mounts) else "deny"
-            script = (
-                f"mv '{a}' '{a}{MOVED}' && mkdir -p '{p}' && "
-                f"echo PROFILEC-PLANTED > '{p}/canary-planted'"
-            )
+            # What an attacker does next: recreate every protected path that moved (the
+            # sandbox refuses to start with entries missing) and plant a file.
+            redo = [tree.at(q) for q in protected if is_within(q, a_real)]
+            if is_within(tree.workspace, a):
+                redo.append(tree.workspace)  # the sandbox's cwd: no command starts without it
+            again = " ".join(f"'{q}'" for q in redo)
+            # ... and plant its own credential where the trusted side and the sandbox look.
+            plants = [s for s in secrets if is_within(s, a)]
+            plants += [tree.at(r.path) for r in bundle.roots if is_within(tree.at(r.path), a)]
+            plant = "".join(f" && echo PROFILEC-PLANTED > '{q}'" for q in dict.fromkeys(plants))
+            script = f"mv '{a}' '{a}{MOVED}' && mkdir -p {again}{plant}"
             out.append(spec(f"tamper-rename-{n}", "model", script, "deny", predicted))
             under = [s for s in secrets if is_within(s, a)]
             if under:
