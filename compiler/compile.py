@@ -1,8 +1,11 @@
 """The pure compile step: resolved roots + policy + layout -> CompiledBundle. No I/O.
 
 Per ACP mode: the mode's base profile, plus
-  * a `deny` for every canonical credential target (file, directory, or the intended path of an
-    allowed-missing root), nested targets minimized under a denied directory;
+  * a `deny` for every vault: the directory that holds a canonical credential target (a
+    directory root is its own vault; an allowed-missing root's is the intended parent), nested
+    vaults minimized under a denied one. A deny on the file alone does not survive the trusted
+    writer's save (temp file + rename detaches the mask in running sandboxes), and the writer's
+    temp and lock files live in the vault;
   * a `read` entry for every directory that holds a hop or a target, and for the private
     CODEX_HOME, whenever the mode can write anywhere, so no model command can re-point a link,
     move a directory away, plant a file or edit the private config.
@@ -129,31 +132,63 @@ def _check_policy_names_no_root(
 
 
 def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
-    """One deny per canonical target; a target inside a denied directory is folded into it."""
-    by_target: dict[str, list[Provenance]] = {}
-    dirs: set[str] = set()
+    """One deny per vault (the directory holding a canonical target; a directory root is its own
+    vault); a vault inside another denied vault is folded into it.
+
+    The target file itself gets no entry of its own: its vault's deny covers it, a file deny
+    does not survive the trusted writer's rename, and Codex refuses to start a sandbox that
+    denies a directory and also an existing file inside it.
+    """
+    by_vault: dict[str, list[Provenance]] = {}
     for root in roots:
-        by_target.setdefault(root.target, []).append(
-            k.provenance(reason="target", root_id=root.id, detail=root.path)
+        by_vault.setdefault(root.vault, []).append(
+            k.provenance(reason="vault", root_id=root.id, detail=root.target)
         )
-        if root.kind == "dir":
-            dirs.add(root.target)
-    kept: dict[str, list[Provenance]] = {}
-    for target in sorted(by_target):
-        cover = (
-            next((a for a in ancestors(target) if a != target and a in dirs), None)
-            if dirs  # no directory root: nothing can cover a target
-            else None
-        )
+    kept: list[str] = []
+    for vault in sorted(by_vault):  # a parent sorts before its children
+        cover = next((v for v in kept if is_within(vault, v)), None)
         if cover is not None:
-            # Minimized: the covering directory's entry carries this root's provenance too.
-            by_target[cover].extend(by_target[target])
+            # Minimized: the covering vault's entry carries this root's provenance too.
+            by_vault[cover].extend(by_vault[vault])
             continue
-        kept[target] = by_target[target]
-    # Covered entries were appended after their cover was first seen; rebuild from by_target.
-    return [
-        k.entry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)
-    ]
+        kept.append(vault)
+    return [k.entry(path=v, access="deny", provenance=tuple(by_vault[v])) for v in kept]
+
+
+def _check_vaults(
+    roots: Sequence[ResolvedRoot], layout: LaunchLayout, home: ResolvedHome | None
+) -> None:
+    """A vault is denied whole, so it must hold nothing a model command or Codex itself needs."""
+    needed: list[tuple[str, str]] = [(w, "workspace root") for w in layout.workspace_roots]
+    if home is not None:
+        needed.append((home.canonical, "the private CODEX_HOME"))
+        if home.path != home.canonical:
+            needed.append((home.path, "the private CODEX_HOME"))
+    elif layout.codex_home:
+        needed.append((layout.codex_home, "the private CODEX_HOME"))
+    if layout.home:
+        needed.append((layout.home, "HOME"))
+    for root in roots:
+        what = f"the directory holding {root.target}" if root.vault != root.target else "itself"
+        where = f"root {root.id!r}"
+        fix = "put the credential in a directory of its own and point the link there"
+        if root.vault == "/":
+            raise UnsafeRootError(
+                f"vault / ({what}) would deny the whole filesystem", where=where, hint=fix
+            )
+        for path, name in needed:
+            if not is_within(path, root.vault):
+                continue
+            if name == "the private CODEX_HOME" and not root.hops and root.vault == path:
+                msg = (
+                    f"credential {root.target} is a plain file directly in {name} {path}; "
+                    "CODEX_HOME must stay readable for Codex's own helper, so it cannot be "
+                    "its vault"
+                )
+            else:
+                rel = "is" if path == root.vault else "contains"
+                msg = f"vault {root.vault} ({what}) {rel} {name} {path}"
+            raise UnsafeRootError(msg, where=where, hint=fix)
 
 
 def _holder_entries(
@@ -216,14 +251,13 @@ def compile_mode(
         if eff.unrestricted or any(e.access == "write" for e in eff.entries):
             base_writes = True
     if cache.deny is None:
+        _check_vaults(roots, layout, home)
         cache.deny = _deny_entries(roots, k)
     denies = cache.deny
     entries = list(denies)
     if base_writes:
         if cache.holder is None:
-            dir_targets = {r.target for r in roots if r.kind == "dir"}
-            denied_dirs = [e.path for e in denies if e.path in dir_targets]
-            cache.holder = _holder_entries(roots, home, denied_dirs, k)
+            cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
         entries.extend(cache.holder)
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
@@ -316,6 +350,14 @@ def _prove(
                     hint="remove the policy entry that makes it writable",
                 )
         for root in roots:
+            access, won = decide(root.vault)
+            if access != "deny":
+                winner = won.source if won else "no entry"
+                raise UnsafeRootError(
+                    f"root {root.id!r} vault {root.vault} is {access or 'unlisted'} "
+                    f"(winner: {winner}), not denied",
+                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                )
             access, won = decide(root.target)
             if access != "deny":
                 winner = won.source if won else "no entry"
@@ -458,11 +500,8 @@ def _protected(
     each holder directory, the private CODEX_HOME and its holders, each trusted-base path."""
     out: dict[str, Protected] = {}
     for r in roots:
-        vault = getattr(r, "vault", None)
-        if vault is None and r.kind == "dir":
-            vault = r.target
-        if vault is not None and r.kind != "missing":
-            out.setdefault(vault, Protected(vault, "vault", r.id))
+        if r.kind != "missing":  # a missing root's vault may not exist: nothing to pin yet
+            out.setdefault(r.vault, Protected(r.vault, "vault", r.id))
         for d in r.holder_dirs:
             out.setdefault(d, Protected(d, "holder-dir", r.id))
     if home is not None:

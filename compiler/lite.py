@@ -224,6 +224,7 @@ class LaunchLayout:
 
     workspace_roots: tuple[str, ...] = ()
     codex_home: str | None = None
+    home: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,6 +248,7 @@ class ResolvedRoot:
     target: str
     hops: tuple[Hop, ...] = ()
     nlink: int | None = None
+    vault: str
     holder_dirs: tuple[str, ...] = ()
     hops_under_workspace: tuple[str, ...] = ()
 

@@ -123,6 +123,8 @@ class LaunchLayout(Frozen):
 
     workspace_roots: tuple[AbsPath, ...] = ()
     codex_home: AbsPath | None = None
+    #: HOME of the session's commands, when the launcher names it (a vault must not hold it).
+    home: AbsPath | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,6 +150,10 @@ class ResolvedRoot(Frozen):
     target: AbsPath
     hops: tuple[Hop, ...] = ()
     nlink: int | None = None
+    #: The directory denied as a whole in every mode: the one holding the canonical target
+    #: (a directory root is its own vault). The trusted writer's temp file and lock live there,
+    #: and a file deny does not survive its rename (docs/vaults.md).
+    vault: AbsPath
     #: Directories a model command must not be able to write (hop parents, target parent).
     holder_dirs: tuple[AbsPath, ...] = ()
     hops_under_workspace: tuple[AbsPath, ...] = ()
@@ -183,7 +189,9 @@ class ResolvedHome(Frozen):
 class Provenance(Frozen):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
-    reason: Literal["target", "holder-dir", "codex-home", "policy", "ancestor", "trusted-base"]
+    reason: Literal[
+        "target", "vault", "holder-dir", "codex-home", "policy", "ancestor", "trusted-base"
+    ]
     root_id: str | None = None
     hop_index: int | None = None
     detail: str | None = None

@@ -349,6 +349,7 @@ def resolve_root_fields(
         "target": target,
         "hops": hops,
         "nlink": nlink,
+        "vault": target if kind == "dir" else parent(target),
         "holder_dirs": _holder_dirs(target, links, kind, last),
         "hops_under_workspace": under,
     }

@@ -40,9 +40,7 @@ def _protected_real(bundle: CompiledBundle) -> list[str]:
     for root in bundle.roots:
         if root.kind == "missing":
             continue
-        vault = getattr(root, "vault", None)
-        if vault:
-            out.setdefault(vault, None)
+        out.setdefault(root.vault, None)
         for d in root.holder_dirs:
             out.setdefault(d, None)
     if bundle.codex_home is not None:

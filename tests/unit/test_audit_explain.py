@@ -55,8 +55,9 @@ def test_the_link_is_decided_at_its_target_with_the_chain_and_the_beaten_entries
     beaten = doc["beaten"]
     assert isinstance(beaten, list)
     by_path = {b["path"]: b for b in beaten}
-    # The holder directory's read entry and the inherited `:root` lose on specificity.
-    assert by_path[str(lay.host_target.parent)]["access"] == "read"
+    # The deny is on the target's vault; the inherited `:root` loses on specificity.
+    assert winner["path"] == str(lay.host_target.parent)
+    assert str(lay.host_target.parent) not in by_path
     assert by_path["/"]["rule"] == "lost: more specific"
     assert doc["roots"] == ["codex-auth"]
 

@@ -69,7 +69,7 @@ def test_broken_foreign_config_exits_one_and_names_the_cell(
 ) -> None:
     lay, base = _base(tmp_path)
     toml = _compile(base, "toml", tmp_path / "c.toml")
-    text = toml.read_text(encoding="utf-8").replace(f'"{lay.host_target}" = "deny"\n', "")
+    text = toml.read_text(encoding="utf-8").replace(f'"{lay.host_target.parent}" = "deny"\n', "")
     toml.write_text(text, encoding="utf-8")
     assert main([*base, "--config", str(toml)]) == 1
     cap = capsys.readouterr()

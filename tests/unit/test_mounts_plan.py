@@ -58,6 +58,9 @@ def codex_root(**over: Any) -> ResolvedRoot:
         "holder_dirs": ("/home/op/.codex", "/srv/agentd/agents/a1/codex-home"),
     }
     doc.update(over)
+    doc.setdefault(
+        "vault", doc["target"] if doc["kind"] == "dir" else doc["target"].rsplit("/", 1)[0] or "/"
+    )
     return ResolvedRoot.model_validate(doc, strict=False)
 
 
