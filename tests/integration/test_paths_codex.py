@@ -286,3 +286,33 @@ def test_measured_escape_masks_exactly_the_named_file(
         out = _run(codex_bin, lines, "p", str(base), base / "ch", f"cat -- '{sec}/{name}'")
         if name not in ("x?y",):  # `?` matches itself: the verbatim key masks it (and more)
             assert f"MARK:{name}\n" in out, out
+
+
+@pytest.mark.parametrize("ch", ["*", "?", "[", "]", "{", "}", "\\", " "])
+def test_glob_characters_in_file_names_stay_hidden_in_every_mode(
+    codex_bin: Path, base: Path, ch: str
+) -> None:
+    """A target and a link whose names hold `ch` (in the middle, at the start, at the end):
+    the vault deny covers them, no compiled key holds a glob character, every mode hides them."""
+    lay = _layout(base)
+    names = [f"a{ch}b.json", f"{ch}lead", f"trail{ch}"]
+    host: Path = lay["host"]
+    for i, n in enumerate(names):
+        (host / n).write_text(f"MARK-{i}-{lay['marker']}\n")
+        (lay["ch"] / f"l{i}{n}").symlink_to(host / n)
+    roots = [{"id": f"r{i}", "path": str(lay["ch"] / f"l{i}{n}")} for i, n in enumerate(names)]
+    manifest = write_manifest(base / "roots2.toml", roots)
+    bundle = load_and_compile(str(manifest), workspace_roots=[str(lay["ws"])],
+                              codex_home=str(lay["ch"]))
+    for prof in bundle.profiles:
+        for key in prof.codex_table()["filesystem"]:
+            assert not any(c in key for c in "*?[]"), key
+    reads = "; ".join(
+        f"cat -- '{p}'" for i, n in enumerate(names)
+        for p in (host / n, lay["ch"] / f"l{i}{n}")
+    )
+    for mode in MODES:
+        out = _run(codex_bin, override_lines(bundle), bundle.profile_for(mode).profile_id,
+                   str(lay["ws"]), lay["ch"], reads + f"; cat '{lay['ch']}/config.toml'")
+        assert lay["marker"] not in out, (mode, out)
+        assert "# private" in out, (mode, out)  # control: the sandbox ran and read something
