@@ -51,10 +51,12 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    tmpdir: str | None = None,
 ) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False
+        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False,
+        tmpdir=tmpdir,
     )
     return cast("CompiledBundle", bundle)
 
@@ -66,6 +68,7 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    tmpdir: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
 
@@ -73,7 +76,8 @@ def load_and_compile_lite(
     (the caller then runs `load_and_compile`, which reports the exact schema error).
     """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True
+        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True,
+        tmpdir=tmpdir,
     )
     return cast(lite.CompiledBundle, bundle)
 
@@ -102,6 +106,7 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    tmpdir: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
     if fast:
@@ -143,12 +148,16 @@ def _pipeline(
         session, stripped = load_session_config(session_config_path)
     # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
     # deny under its real location in Codex 0.171.0, so compile emits only real paths.
+    # TMPDIR canonical too: `:tmpdir` is a writable root in agent mode.
+    tmp = resolve_workspace_roots([tmpdir])[0] if tmpdir else None
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=canonical_ws, codex_home=home_path)
+        layout: Any = lite.LaunchLayout(
+            workspace_roots=canonical_ws, codex_home=home_path, tmpdir=tmp
+        )
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=canonical_ws, codex_home=home_path)
+        layout = LaunchLayout(workspace_roots=canonical_ws, codex_home=home_path, tmpdir=tmp)
     return compile_bundle(
         roots,
         policy,

@@ -102,12 +102,15 @@ def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict
     return table
 
 
-def _contexts(workspace_roots: Sequence[str]) -> list[EvalContext]:
-    """One evaluation context per possible session cwd (each workspace root in turn)."""
+def _contexts(workspace_roots: Sequence[str], tmpdir: str | None = None) -> list[EvalContext]:
+    """One evaluation context per possible session cwd (each workspace root in turn), with the
+    launcher's TMPDIR when it named one (`:tmpdir` then covers it, as at run time)."""
     if not workspace_roots:
-        return [EvalContext(cwd=PLACEHOLDER_CWD)]
+        return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=tmpdir)]
     return [
-        EvalContext(cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd))
+        EvalContext(
+            cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd), tmpdir=tmpdir
+        )
         for cwd in workspace_roots
     ]
 
@@ -244,7 +247,7 @@ def compile_mode(
     _check_policy_names_no_root(base, roots, where)
     ws = list(layout.workspace_roots)
     base_table = _base_table(base, ws)
-    contexts = _contexts(ws)
+    contexts = _contexts(ws, layout.tmpdir)
     base_writes = False
     for ctx in contexts:
         eff = resolve({profile_id: base_table}, profile_id, ctx)

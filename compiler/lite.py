@@ -225,6 +225,7 @@ class LaunchLayout:
     workspace_roots: tuple[str, ...] = ()
     codex_home: str | None = None
     home: str | None = None
+    tmpdir: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

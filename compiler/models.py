@@ -125,6 +125,9 @@ class LaunchLayout(Frozen):
     codex_home: AbsPath | None = None
     #: HOME of the session's commands, when the launcher names it (a vault must not hold it).
     home: AbsPath | None = None
+    #: TMPDIR of the Codex parent, when the launcher names it: `:tmpdir` is writable in agent
+    #: mode, so protected paths below it get their ancestors pinned too (canonical).
+    tmpdir: AbsPath | None = None
 
 
 # ---------------------------------------------------------------------------------------------

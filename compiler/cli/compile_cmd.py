@@ -51,6 +51,14 @@ def compile_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    tmpdir: Annotated[
+        str | None,
+        typer.Option(
+            "--tmpdir",
+            help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
+            "below it get their ancestors pinned).",
+        ),
+    ] = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -92,6 +100,7 @@ def compile_command(
                 codex_home=codex_home,
                 session_config=str(session_config) if session_config else None,
                 plan_layout=str(plan_layout) if plan_layout else None,
+                tmpdir=tmpdir,
             )
         )
         emit(dumps(doc), out)
@@ -103,6 +112,7 @@ def compile_command(
         workspace_roots=workspace_root or (),
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
+        tmpdir=tmpdir,
     )
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home

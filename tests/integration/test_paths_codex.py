@@ -300,7 +300,9 @@ def test_glob_characters_in_file_names_stay_hidden_in_every_mode(
     for i, n in enumerate(names):
         (host / n).write_text(f"MARK-{i}-{lay['marker']}\n")
         (lay["ch"] / f"l{i}{n}").symlink_to(host / n)
-    roots = [{"id": f"r{i}", "path": str(lay["ch"] / f"l{i}{n}")} for i, n in enumerate(names)]
+    roots: list[dict[str, object]] = [
+        {"id": f"r{i}", "path": str(lay["ch"] / f"l{i}{n}")} for i, n in enumerate(names)
+    ]
     manifest = write_manifest(base / "roots2.toml", roots)
     bundle = load_and_compile(str(manifest), workspace_roots=[str(lay["ws"])],
                               codex_home=str(lay["ch"]))

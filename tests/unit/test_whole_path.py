@@ -166,3 +166,25 @@ def test_impossible_roots_fail_in_compile(tmp_path: Path, which: str) -> None:
         compile_bundle((bad,), POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)),
                        resolve_home(str(lay.codex_home)))
     assert exc.value.exit_code == 5
+
+
+def test_a_layout_under_the_launchers_tmpdir_gets_its_ancestors_pinned(tmp_path: Path) -> None:
+    # Under /var/tmp (not /tmp): agent mode writes it only because TMPDIR names it.
+    import shutil
+    import tempfile
+
+    tmpdir = Path(tempfile.mkdtemp(prefix="profilec-tmpdir-", dir="/var/tmp"))
+    try:
+        lay = make_layout(tmpdir / "deep" / "l")
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        flags = {"workspace_roots": [str(ws)], "codex_home": str(lay.codex_home)}
+        plain = load_and_compile(str(lay.manifest), **flags)  # type: ignore[arg-type]
+        agent = {e.path: e.access for e in plain.profile_for("agent").entries}
+        assert str(tmpdir / "deep") not in agent  # control: without TMPDIR nothing to pin
+        b = load_and_compile(str(lay.manifest), tmpdir=str(tmpdir), **flags)  # type: ignore[arg-type]
+        agent = {e.path: e.access for e in b.profile_for("agent").entries}
+        assert agent[str(tmpdir / "deep")] == "write"
+        assert b.layout.tmpdir == str(tmpdir)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
