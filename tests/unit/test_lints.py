@@ -202,6 +202,25 @@ def _legacy_request(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(from_bundle(b, b.mode_profiles), extra=found)
 
 
+def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
+    profiles = tuple(
+        p.model_copy(update={"entries": tuple(
+            e for e in p.entries if all(x.reason != reason for x in e.provenance))})
+        for p in b.profiles
+    )
+    return b.model_copy(update={"profiles": profiles})
+
+
+def _ancestor_renamable(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # Today's holder-only entries: the layout lies under /tmp, which agent mode writes.
+    return run_check(from_bundle(_strip(b, "ancestor"), b.mode_profiles))
+
+
+def _trusted_writable(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # The bundle still names its trusted base, but no profile carries its entries.
+    return run_check(from_bundle(_strip(b, "trusted-base"), b.mode_profiles))
+
+
 FIRING: list[tuple[str, Case]] = [
     ("PC001", _legacy_sandbox),
     ("PC002", _legacy_none),
@@ -227,6 +246,8 @@ FIRING: list[tuple[str, Case]] = [
     ("PC020", _no_extends_codex),
     ("PC021", _nested_table),
     ("PC023", _legacy_request),
+    ("PC024", _ancestor_renamable),
+    ("PC025", _trusted_writable),
 ]
 
 
