@@ -147,3 +147,14 @@ def test_text_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert rc == 2 and "unknown --mode" in err
     rc, _, err = run(capsys, "explain", "etc/hosts", "--mode", "agent", *flags)
     assert rc == 2 and "must be absolute" in err
+
+
+def test_a_pinned_ancestor_is_explained_with_the_root_that_caused_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    # tmp_path lies under /tmp (writable in agent mode): its own directory is pinned.
+    doc = _json(capsys, str(tmp_path), "--mode", "agent", *flags)
+    assert doc["access"] == "write"
+    text = json.dumps(doc)
+    assert "ancestor" in text and "pinned below writable root /tmp" in text
