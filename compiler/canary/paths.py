@@ -5,7 +5,7 @@ Per mode, in the synthetic tree of compiler/canary/run.py:
     the private CODEX_HOME, a trusted-base path) and plant a file at the old path. Expected to
     fail (EBUSY on a pinned mount point, EROFS below a read-only entry); predicted by the
     rename rule in compiler/ancestry.py.
-  * `cat-renamed-N`: when a rename went through, the next command reads the credential under
+  * `read-renamed-N`: when a rename went through, the next command reads the credential under
     its new name (the deny stayed at the old path): a `leak`.
   * `trusted-after-rename`: what the trusted side reads through the link afterwards must still
     be the real marker, not the planted file (`trusted`).
@@ -110,7 +110,7 @@ def specs(
             under = [s for s in secrets if is_within(s, a)]
             if under:
                 reads = "; ".join(f"cat '{a}{MOVED}{s[len(a):]}'" for s in under)
-                out.append(spec(f"cat-renamed-{n}", "model", reads, "deny", None))
+                out.append(spec(f"read-renamed-{n}", "model", reads, "deny", None))
             n += 1
     for root in bundle.roots:
         if root.kind == "missing":
