@@ -152,7 +152,7 @@ def test_text_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_a_pinned_ancestor_is_explained_with_the_root_that_caused_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lay, flags = setup(tmp_path / "l")
+    _, flags = setup(tmp_path / "l")
     # tmp_path lies under /tmp (writable in agent mode): its own directory is pinned.
     doc = _json(capsys, str(tmp_path), "--mode", "agent", *flags)
     assert doc["access"] == "write"
