@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import lite
 from .compile import compile_bundle, get_kit
-from .errors import UsageError
-from .paths import parent
+from .errors import InputError, UsageError
+from .paths import check_absolute, parent
 from .policy import load_policy, load_policy_with
 from .roots import (
     load_manifest,
@@ -52,11 +52,16 @@ def load_and_compile(
     codex_home: str | None = None,
     session_config_path: str | None = None,
     tmpdir: str | None = None,
+    home: str | None = None,
 ) -> CompiledBundle:
-    """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
+    """Read every input at the edge, then compile; raises ProfilecError subclasses only.
+
+    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
+    """
     bundle = _pipeline(
         roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False,
         tmpdir=tmpdir,
+        home=home,
     )
     return cast("CompiledBundle", bundle)
 
@@ -69,6 +74,7 @@ def load_and_compile_lite(
     codex_home: str | None = None,
     session_config_path: str | None = None,
     tmpdir: str | None = None,
+    home: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
 
@@ -78,6 +84,7 @@ def load_and_compile_lite(
     bundle = _pipeline(
         roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True,
         tmpdir=tmpdir,
+        home=home,
     )
     return cast(lite.CompiledBundle, bundle)
 
@@ -107,6 +114,7 @@ def _pipeline(
     *,
     fast: bool,
     tmpdir: str | None = None,
+    home: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
     if fast:
@@ -129,12 +137,14 @@ def _pipeline(
         else resolve_roots(manifest, check_ws)
     )
     home_path = codex_home or default_codex_home(roots)
-    home: Any = None
+    resolved_home: Any = None
     if home_path:
         if fast:
-            home = lite.ResolvedHome(**resolve_home_fields(home_path))
+            resolved_home = lite.ResolvedHome(**resolve_home_fields(home_path))
         else:
-            home = resolve_home(home_path)
+            resolved_home = resolve_home(home_path)
+    if home is not None:
+        check_absolute(home, what="--home", error=InputError)
     tb_fields = resolve_trusted_base_fields(policy.trusted_base, manifest.trusted_base)
     if fast:
         trusted: tuple[Any, ...] = tuple(lite.TrustedPath(**f) for f in tb_fields)
@@ -152,17 +162,19 @@ def _pipeline(
     tmp = resolve_workspace_roots([tmpdir])[0] if tmpdir else None
     if fast:
         layout: Any = lite.LaunchLayout(
-            workspace_roots=canonical_ws, codex_home=home_path, tmpdir=tmp
+            workspace_roots=canonical_ws, codex_home=home_path, home=home, tmpdir=tmp
         )
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=canonical_ws, codex_home=home_path, tmpdir=tmp)
+        layout = LaunchLayout(
+            workspace_roots=canonical_ws, codex_home=home_path, home=home, tmpdir=tmp
+        )
     return compile_bundle(
         roots,
         policy,
         layout,
-        home,
+        resolved_home,
         session_config=session,
         stripped_session_keys=stripped,
         kit=get_kit("lite" if fast else "models"),

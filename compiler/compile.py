@@ -158,6 +158,26 @@ def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
     return [k.entry(path=v, access="deny", provenance=tuple(by_vault[v])) for v in kept]
 
 
+#: The lock Codex's credential writer takes in CODEX_HOME itself (not in the vault) before every
+#: save; a model command that can open it can flock it and stall the save (measured on 0.171.0:
+#: `codex login --with-api-key` took 10.09 s with the lock held, 0.05 s with this deny). Codex
+#: leaves the file in place, so a deny on it is a lasting mask once the file exists at sandbox
+#: start: `--format codex-home` creates it.
+WRITER_LOCK = "auth.lock"
+
+
+def writer_lock_path(home: ResolvedHome) -> str:
+    """`$CODEX_HOME/auth.lock` at the canonical CODEX_HOME (a deny key must cross no link)."""
+    return f"{home.canonical.rstrip('/')}/{WRITER_LOCK}"
+
+
+def _lock_entries(home: ResolvedHome | None, k: Kit) -> list[CompiledEntry]:
+    if home is None:
+        return []
+    prov = k.provenance(reason="writer-lock", detail=home.path)
+    return [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+
+
 def _check_vaults(
     roots: Sequence[ResolvedRoot], layout: LaunchLayout, home: ResolvedHome | None
 ) -> None:
@@ -257,7 +277,7 @@ def compile_mode(
         _check_vaults(roots, layout, home)
         cache.deny = _deny_entries(roots, k)
     denies = cache.deny
-    entries = list(denies)
+    entries = [*denies, *_lock_entries(home, k)]
     if base_writes:
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
@@ -382,6 +402,15 @@ def _prove(
                         hint="move the credential out of a writable root or out of the workspace",
                     )
         if home is not None:
+            lock = writer_lock_path(home)
+            access, won = decide(lock)
+            if access != "deny":
+                winner = won.source if won else "no entry"
+                raise UnsafeRootError(
+                    f"the credential writer's lock {lock} is {access or 'unlisted'} "
+                    f"(winner: {winner}), not denied",
+                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                )
             for hd in (home.canonical, *home.holder_dirs):
                 access, won = decide(hd)
                 if access == "write":

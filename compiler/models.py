@@ -193,7 +193,14 @@ class Provenance(Frozen):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
     reason: Literal[
-        "target", "vault", "holder-dir", "codex-home", "policy", "ancestor", "trusted-base"
+        "target",
+        "vault",
+        "writer-lock",
+        "holder-dir",
+        "codex-home",
+        "policy",
+        "ancestor",
+        "trusted-base",
     ]
     root_id: str | None = None
     hop_index: int | None = None

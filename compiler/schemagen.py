@@ -19,6 +19,7 @@ from .e2e.matrix import CompatibilityMatrix
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest, TrustedBasePolicy
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
+from .watch import WATCH_EVENT_SCHEMA
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://profilec.invalid/schemas/"
@@ -226,6 +227,7 @@ STATIC_SCHEMAS = {
     "canary-report.schema.json": CANARY_REPORT,
     "launch.schema.json": LAUNCH_SCHEMA,
     "launch-request.schema.json": LAUNCH_REQUEST,
+    "watch-event.schema.json": WATCH_EVENT_SCHEMA,
 }
 
 

@@ -26,6 +26,7 @@ class CompileInputs:
     session_config: str | None = None
     plan_layout: str | None = None
     tmpdir: str | None = None
+    home: str | None = None
 
 
 def compile_document(inp: CompileInputs) -> tuple[CompiledBundle, dict[str, Any]]:
@@ -42,6 +43,7 @@ def compile_document(inp: CompileInputs) -> tuple[CompiledBundle, dict[str, Any]
         codex_home=inp.codex_home,
         session_config_path=inp.session_config,
         tmpdir=inp.tmpdir,
+        home=inp.home,
     )
     sources = load_sources(inp.roots, inp.profiles)
     plan: dict[str, Any] | None = None

@@ -110,7 +110,7 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
                     )
                 )
                 continue
-            if p.reason == "codex-home":
+            if p.reason in ("codex-home", "writer-lock"):
                 recs.append(
                     ProvenanceRecord(
                         key=entry.path,

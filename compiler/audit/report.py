@@ -106,7 +106,8 @@ class AuditReport:
     input_hashes: tuple[tuple[str, str], ...]
     default_mode: str
     workspace_roots: tuple[str, ...]
-    roots: tuple[tuple[str, str, str, str], ...]  # id, declared path, chain text, target
+    #: id, declared path, chain text, target, vault (the directory denied whole in every mode)
+    roots: tuple[tuple[str, str, str, str, str], ...]
     modes: tuple[ModeSummary, ...]
     matrix: tuple[MatrixRow, ...]
     check_passed: bool
@@ -142,8 +143,14 @@ def versions_table(r: AuditReport) -> Table:
 
 
 def roots_table(r: AuditReport) -> Table:
-    """Each protected root with its declared path, link chain and canonical target."""
-    return ("root", "declared path", "link chain", "canonical target"), [tuple(x) for x in r.roots]
+    """Each protected root: declared path, link chain, canonical target and its vault.
+
+    The vault is denied whole in every mode: the trusted writer saves by temp file + rename in
+    that directory, which would detach a deny on the file alone inside running sandboxes.
+    """
+    header = ("root", "declared path", "link chain", "canonical target",
+              "vault (denied whole: the writer renames inside it)")
+    return header, [tuple(x) for x in r.roots]
 
 
 def coverage_table(r: AuditReport) -> Table:
@@ -346,6 +353,7 @@ def build_report(
             r.path,
             " -> ".join(f"{h.link} = {h.value}" for h in r.hops) or "(no links)",
             r.target,
+            r.vault,
         )
         for r in bundle.roots
     )

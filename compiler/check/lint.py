@@ -662,9 +662,17 @@ def _filesystem(o: _Out) -> None:
                 st = inp.lstat(path)
                 if isinstance(st, int):
                     if path not in allowed_missing:
+                        what = f"deny path {path} does not exist (from {source})"
+                        if path.rsplit("/", 1)[-1] == "auth.lock":
+                            what = (
+                                f"the credential writer's lock {path} does not exist: a deny "
+                                "masks only a file present at sandbox start, so a model command "
+                                "could flock it once Codex creates it (create it empty, 0600; "
+                                "`profilec compile --format codex-home` does)"
+                            )
                         o.add(
                             "PC007",
-                            f"mode {me.mode}: deny path {path} does not exist (from {source})",
+                            f"mode {me.mode}: {what}",
                             layer=layer,
                             needles=(source, path, source.split("/")[0]),
                             mode=me.mode,

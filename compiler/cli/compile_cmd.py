@@ -28,6 +28,10 @@ HomeOpt = Annotated[
     str | None,
     typer.Option("--codex-home", help="Private CODEX_HOME (default: dir holding the codex root)."),
 ]
+UserHomeOpt = Annotated[
+    str | None,
+    typer.Option("--home", help="HOME of the session's commands; no credential vault may hold it."),
+]
 SessionOpt = Annotated[
     Path | None,
     typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
@@ -59,6 +63,7 @@ def compile_command(
             "below it get their ancestors pinned).",
         ),
     ] = None,
+    home: UserHomeOpt = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -99,6 +104,7 @@ def compile_command(
                 workspace_roots=tuple(workspace_root or ()),
                 codex_home=codex_home,
                 session_config=str(session_config) if session_config else None,
+                home=home,
                 plan_layout=str(plan_layout) if plan_layout else None,
                 tmpdir=tmpdir,
             )
@@ -113,6 +119,7 @@ def compile_command(
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
         tmpdir=tmpdir,
+        home=home,
     )
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home

@@ -35,6 +35,7 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--codex-home": ("codex_home", False, False),
     "--tmpdir": ("tmpdir", False, False),
     "--session-config": ("session_config", True, False),
+    "--home": ("home", False, False),
     "--format": ("fmt", False, False),
     "--out": ("out", True, False),
 }
@@ -142,6 +143,7 @@ def prepare(args: list[str]) -> Job | None:
             codex_home=one("codex_home"),
             session_config_path=one("session_config"),
             tmpdir=one("tmpdir"),
+            home=one("home"),
         )
         text = renderer(one("fmt") or "toml")(bundle)  # type: ignore[arg-type]
     except Exception:  # any error: the full path redoes the work and reports it exactly

@@ -148,6 +148,9 @@ def make_layout(parent: str | None = None) -> Layout:
     hop = os.path.join(base, "host-link", "auth.json")
     link = os.path.join(home, "auth.json")
     os.symlink(hop, link)
+    from ..emit.codex_home import ensure_writer_lock
+
+    ensure_writer_lock(home)  # as any earlier login leaves it; the profiles deny it
     # A workspace as launchers have it (a checkout): the carve-out dirs Codex masks read-only
     # exist. Zed's embedded core cannot start its sandbox without them ("bwrap: Can't mkdir
     # <ws>/.agents: Read-only file system"), see docs/e2e-acp.md.

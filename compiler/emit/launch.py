@@ -6,7 +6,9 @@ adapter build (npm package, version, Codex core), the launch method that the end
 every `permission-profile:*` mode, plus the built-in modes that lose it (a launcher must not
 forward `session/set_mode` to them). tests/integration/test_e2e_acp.py re-runs the matrix and
 fails when the catalog disagrees. This renderer turns one entry and the compiled bundle into the
-environment, arguments and files to set; where no method holds it says so and sets nothing.
+environment, arguments and files to set; where no method holds it says so and sets nothing. The
+document also says how to run `profilec watch` beside the session (end the session on drift)
+and which uid the trusted parent runs as inside the outer plan (never root).
 """
 
 from __future__ import annotations
@@ -191,8 +193,74 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     return doc
 
 
+#: The uid the trusted parent runs as inside the outer plan unless the plan layout names one
+#: (compiler/mounts/plan.py DEFAULT_RUN_AS; research §7).
+TRUSTED_UID = 65534
+
+
+def _vaults(bundle: CompiledBundle) -> list[str]:
+    out = set()
+    for r in bundle.roots:
+        if r.kind == "missing":
+            continue
+        out.add(r.vault)
+    return sorted(out)
+
+
+def watch_entry(bundle: CompiledBundle) -> dict[str, Any]:
+    """How a launcher runs `profilec watch` beside the session, and what it does on drift."""
+    argv = ["profilec", "watch"]
+    for ws in bundle.layout.workspace_roots:
+        argv += ["--workspace-root", ws]
+    home = _codex_home(bundle)
+    if home is not None:
+        argv += ["--codex-home", home]
+    return {
+        "argv": argv,
+        "launcher_adds": (
+            "--roots <the roots manifest this was compiled from> (and --profiles / "
+            "--session-config when the compile used them); or run `profilec watch --lock <lock "
+            "file>` alone"
+        ),
+        "start": (
+            "before the session's first turn, beside it (outside the session's sandbox); it is "
+            "watching once its stderr shows `profilec: watch: watching`"
+        ),
+        "on_drift": (
+            "exit 9 with one JSON line on stdout (schemas/watch-event.schema.json): a link was "
+            "re-pointed or replaced, a vault moved, a new hard link, the private auth.json "
+            "turned plain file (codex logout + login) or the writer's lock auth.lock replaced or "
+            "created late. End the session (the adapter and every "
+            "process it started) and recompile before starting another"
+        ),
+        "on_other_exit": "the chain is no longer watched: end the session",
+        "stop": "send SIGTERM when the session ends (exit 0, nothing printed)",
+        "drift_exit_code": 9,
+        "event_schema": "watch-event.schema.json",
+    }
+
+
+def trusted_parent_entry(bundle: CompiledBundle) -> dict[str, Any]:
+    """Which uid the trusted parent runs as inside the outer plan, and the vaults it saves in."""
+    return {
+        "uid": TRUSTED_UID,
+        "gid": TRUSTED_UID,
+        "never_root": True,
+        "vaults": _vaults(bundle),
+        "statement": (
+            f"inside the outer mount plan (`profilec plan`) run the adapter and its Codex as uid "
+            f"{TRUSTED_UID} (or the plan's run_as; bwrap --uid/--gid), never root: as root "
+            "Codex's inner sandbox fails (bwrap: setting up uid map: Operation not permitted). "
+            "The plan binds each vault directory read-write, never the credential file alone: "
+            "Codex saves by renaming .auth-XXXXXX over the real file and locks auth.json.lock "
+            "beside it and $CODEX_HOME/auth.lock"
+        ),
+    }
+
+
 def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
-    """The launch document: one entry per catalog adapter build, LF-terminated JSON."""
+    """The launch document: one entry per catalog adapter build, the watch instructions and the
+    trusted parent's uid, LF-terminated JSON."""
     roots = list(bundle.layout.workspace_roots)
     doc = {
         "schema_version": 1,
@@ -203,6 +271,8 @@ def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
         "cwd": roots[0] if roots else None,
         "workspace_roots": roots,
         "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
+        "watch": watch_entry(bundle),
+        "trusted_parent": trusted_parent_entry(bundle),
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -221,7 +291,15 @@ LAUNCH_SCHEMA: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "default_profile_id", "cwd", "workspace_roots", "adapters"],
+    "required": [
+        "schema_version",
+        "default_profile_id",
+        "cwd",
+        "workspace_roots",
+        "adapters",
+        "watch",
+        "trusted_parent",
+    ],
     "properties": {
         "schema_version": {"const": 1},
         "default_profile_id": {"type": "string"},
@@ -235,6 +313,37 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "description": "Canonical workspace roots (the first is the cwd).",
             "type": "array",
             "items": {"type": "string", "pattern": "^/"},
+        },
+        "watch": {
+            "description": "Run `profilec watch` beside the session; end the session on drift.",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["argv", "launcher_adds", "start", "on_drift", "on_other_exit", "stop",
+                         "drift_exit_code", "event_schema"],
+            "properties": {
+                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                "launcher_adds": {"type": "string"},
+                "start": {"type": "string"},
+                "on_drift": {"type": "string"},
+                "on_other_exit": {"type": "string"},
+                "stop": {"type": "string"},
+                "drift_exit_code": {"const": 9},
+                "event_schema": {"const": "watch-event.schema.json"},
+            },
+        },
+        "trusted_parent": {
+            "description": "The uid the trusted parent runs as inside the outer plan (never "
+            "root) and the vault directories the plan binds read-write for its saves.",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["uid", "gid", "never_root", "vaults", "statement"],
+            "properties": {
+                "uid": {"type": "integer", "minimum": 1},
+                "gid": {"type": "integer", "minimum": 0},
+                "never_root": {"const": True},
+                "vaults": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
+                "statement": {"type": "string"},
+            },
         },
         "adapters": {
             "type": "array",

@@ -145,6 +145,10 @@ def test_every_root_target_is_read_write_for_random_symlink_trees(
         for r in roots:
             m = covering(plan.mounts, r.target)
             assert m is not None and m.type == "rw-bind", r.target
+            if r.kind == "file":  # the vault directory, never the file alone (rename save)
+                assert m.path != r.target and is_within(r.target, m.path), m.path
+                v = covering(plan.mounts, os.path.dirname(r.target))
+                assert v is not None and v.type == "rw-bind"
         for m in plan.mounts:  # never a mount onto or through a link
             assert m.type == "symlink" or not any(is_within(m.path, link) for link in links)
 

@@ -158,3 +158,16 @@ def test_a_pinned_ancestor_is_explained_with_the_root_that_caused_it(
     assert doc["access"] == "write"
     text = json.dumps(doc)
     assert "ancestor" in text and "pinned below writable root /tmp" in text
+
+
+def test_the_vault_and_the_writer_lock_say_why_they_are_denied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    rc, out, _ = run(capsys, "explain", str(lay.link), "--mode", "read-only", *flags)
+    assert rc == 0 and "(vault; " in out and "denied whole" in out
+    lock = str(lay.codex_home / "auth.lock")
+    doc = _json(capsys, lock, "--mode", "agent", *flags)
+    winner = doc["winner"]
+    assert isinstance(winner, dict) and winner["access"] == "deny"
+    assert "stall every save" in str(winner["detail"])

@@ -243,3 +243,22 @@ def test_codex_home_output_is_private(tmp_path: Path) -> None:
     path = write_codex_home(bundle, str(out))
     assert os.stat(out).st_mode & 0o777 == 0o700
     assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_the_home_flag_refuses_a_vault_holding_home_on_both_cli_paths(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    lay = make_layout(tmp_path / "l")
+    inner = lay.host_target.parent / "home"
+    inner.mkdir()
+    base = [sys.executable, "-m", "compiler.cli", "compile", "--roots", str(lay.manifest),
+            "--codex-home", str(lay.codex_home), "--home", str(inner)]
+    for fmt in ("toml", "bundle"):  # the fast path, and the typer path
+        proc = subprocess.run([*base, "--format", fmt], capture_output=True, text=True,
+                              check=False)
+        assert proc.returncode == 5, proc.stderr
+        assert f"contains HOME {inner}" in proc.stderr and proc.stdout == ""
+    ok = subprocess.run([*base[:-1], str(lay.base), "--format", "toml"], capture_output=True,
+                        text=True, check=False)
+    assert ok.returncode == 0, ok.stderr
