@@ -56,6 +56,16 @@ def prepare(prefix: str, bundle: CompiledBundle) -> None:
     """Create the trusted-base paths of `bundle` inside the tree at `prefix`: directories, and
     a fake listener socket for each denied socket (bound and listening, then closed; the inode
     stays, which is what a model command would have to reach)."""
+    # The writer's lock exists on a real host (`--format codex-home` creates it); a deny on a
+    # missing file makes bwrap create one, which fails inside a read-only CODEX_HOME.
+    for p in bundle.profiles:
+        for e in p.entries:
+            if any(x.reason == "writer-lock" for x in e.provenance):
+                lock = prefix + e.path
+                os.makedirs(os.path.dirname(lock), exist_ok=True)
+                if not os.path.lexists(lock):
+                    with open(lock, "w", encoding="utf-8"):
+                        pass
     for t in bundle.trusted_base:
         at = prefix + t.path
         if t.access == "read":
@@ -86,6 +96,15 @@ def specs(
     seen: set[str] = {"/tmp", *bundle.layout.workspace_roots}
     n = 0
     protected = _protected_real(bundle)
+    # The profiles here are already re-rooted into the tree (compiler/canary/run.py reroot).
+    locks = sorted(
+        {
+            e.path if e.path.startswith(tree.prefix + "/") else tree.at(e.path)
+            for p in bundle.profiles
+            for e in p.entries
+            if any(x.reason == "writer-lock" for x in e.provenance)
+        }
+    )
     for real in protected:
         # Deepest first: a successful rename leaves the directories above in place, so the
         # predictions of the probes that follow still hold.
@@ -104,6 +123,7 @@ def specs(
             # ... and plant its own credential where the trusted side and the sandbox look.
             plants = [s for s in secrets if is_within(s, a)]
             plants += [tree.at(r.path) for r in bundle.roots if is_within(tree.at(r.path), a)]
+            plants += [lk for lk in locks if is_within(lk, a)]  # entries must exist to start
             plant = "".join(f" && echo PROFILEC-PLANTED > '{q}'" for q in dict.fromkeys(plants))
             script = f"mv '{a}' '{a}{MOVED}' && mkdir -p {again}{plant}"
             out.append(spec(f"tamper-rename-{n}", "model", script, "deny", predicted))

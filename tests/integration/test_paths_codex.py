@@ -80,6 +80,7 @@ def _layout(base: Path, *, trusted: dict[str, list[str]] | None = None) -> dict[
     ch.mkdir()
     (ch / "auth.json").symlink_to(target)
     (ch / "config.toml").write_text("# private\n")
+    (ch / "auth.lock").write_text("")  # the writer's lock, as `--format codex-home` creates it
     manifest = write_manifest(
         base / "roots.toml", [{"id": "codex-auth", "path": str(ch / "auth.json")}]
     )
