@@ -26,6 +26,7 @@ from .roots import (
     resolve_root_fields,
     resolve_roots,
     resolve_roots_with,
+    resolve_trusted_base_fields,
     resolve_workspace_roots,
 )
 from .session import load_session_config, untrusted_project_paths
@@ -51,6 +52,7 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    tmpdir: str | None = None,
     home: str | None = None,
     vouched_mcp_path: str | None = None,
 ) -> CompiledBundle:
@@ -65,6 +67,7 @@ def load_and_compile(
         codex_home,
         session_config_path,
         fast=False,
+        tmpdir=tmpdir,
         home=home,
         vouched_mcp_path=vouched_mcp_path,
     )
@@ -78,6 +81,7 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    tmpdir: str | None = None,
     home: str | None = None,
     vouched_mcp_path: str | None = None,
 ) -> lite.CompiledBundle:
@@ -93,6 +97,7 @@ def load_and_compile_lite(
         codex_home,
         session_config_path,
         fast=True,
+        tmpdir=tmpdir,
         home=home,
         vouched_mcp_path=vouched_mcp_path,
     )
@@ -123,6 +128,7 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    tmpdir: str | None = None,
     home: str | None = None,
     vouched_mcp_path: str | None = None,
 ) -> Any:
@@ -130,7 +136,10 @@ def _pipeline(
     if fast:
         manifest: Any = load_manifest_with(roots_path, _lite_validator(lite.manifest_doc))
         policy = load_policy_with(
-            profiles_dir, _lite_validator(lite.mode_map_doc), _lite_validator(lite.policy_doc)
+            profiles_dir,
+            _lite_validator(lite.mode_map_doc),
+            _lite_validator(lite.policy_doc),
+            _lite_validator(lite.trusted_base_doc),
         )
     else:
         manifest = load_manifest(roots_path)
@@ -152,6 +161,13 @@ def _pipeline(
             resolved_home = resolve_home(home_path)
     if home is not None:
         check_absolute(home, what="--home", error=InputError)
+    tb_fields = resolve_trusted_base_fields(policy.trusted_base, manifest.trusted_base)
+    if fast:
+        trusted: tuple[Any, ...] = tuple(lite.TrustedPath(**f) for f in tb_fields)
+    else:
+        from .models import TrustedPath
+
+        trusted = tuple(TrustedPath(**f) for f in tb_fields)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     classes: dict[str, str] = {}
@@ -160,12 +176,20 @@ def _pipeline(
         stripped = tuple(s.path for s in cut)
         classes = {s.path: s.cls for s in cut}
     vouched = load_vouched_mcp(vouched_mcp_path) if vouched_mcp_path else None
+    # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
+    # deny under its real location in Codex 0.171.0, so compile emits only real paths.
+    # TMPDIR canonical too: `:tmpdir` is a writable root in agent mode.
+    tmp = resolve_workspace_roots([tmpdir])[0] if tmpdir else None
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
+        layout: Any = lite.LaunchLayout(
+            workspace_roots=canonical_ws, codex_home=home_path, home=home, tmpdir=tmp
+        )
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path, home=home)
+        layout = LaunchLayout(
+            workspace_roots=canonical_ws, codex_home=home_path, home=home, tmpdir=tmp
+        )
     return compile_bundle(
         roots,
         policy,
@@ -177,4 +201,5 @@ def _pipeline(
         vouched_mcp=vouched,
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         kit=get_kit("lite" if fast else "models"),
+        trusted_base=trusted,
     )

@@ -20,10 +20,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .ancestry import Protected, pins_for, unsafe_ancestors
+from .emit.literal import glob_char, refusal
 from .errors import PolicyError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
 from .lite import ACP_MODES
 from .paths import ancestors, is_within
+from .roots import check_hard_links, check_possible_roots
 
 if TYPE_CHECKING:
     from .evaluate import Entry
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
         Provenance,
         ResolvedHome,
         ResolvedRoot,
+        TrustedPath,
     )
     from .policy import Policy
 
@@ -98,12 +102,15 @@ def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict
     return table
 
 
-def _contexts(workspace_roots: Sequence[str]) -> list[EvalContext]:
-    """One evaluation context per possible session cwd (each workspace root in turn)."""
+def _contexts(workspace_roots: Sequence[str], tmpdir: str | None = None) -> list[EvalContext]:
+    """One evaluation context per possible session cwd (each workspace root in turn), with the
+    launcher's TMPDIR when it named one (`:tmpdir` then covers it, as at run time)."""
     if not workspace_roots:
-        return [EvalContext(cwd=PLACEHOLDER_CWD)]
+        return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=tmpdir)]
     return [
-        EvalContext(cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd))
+        EvalContext(
+            cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd), tmpdir=tmpdir
+        )
         for cwd in workspace_roots
     ]
 
@@ -259,6 +266,7 @@ def compile_mode(
     kit: Kit | None = None,
     shared: Shared | None = None,
     secret_config: bool = False,
+    trusted: Sequence[TrustedPath] = (),
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
 
@@ -270,7 +278,7 @@ def compile_mode(
     _check_policy_names_no_root(base, roots, where)
     ws = list(layout.workspace_roots)
     base_table = _base_table(base, ws)
-    contexts = _contexts(ws)
+    contexts = _contexts(ws, layout.tmpdir)
     base_writes = False
     for ctx in contexts:
         eff = resolve({profile_id: base_table}, profile_id, ctx)
@@ -285,6 +293,14 @@ def compile_mode(
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
         entries.extend(cache.holder)
+    # Before any evaluation: a glob character would make the evaluator (and Codex) read an
+    # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
+    _check_literal(entries, roots, trusted)
+    _check_literal([k.entry(path=t.path, access=t.access, provenance=()) for t in trusted],
+                   roots, trusted)
+    entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode, k))
+    protected = _protected(roots, home, trusted)
+    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, k))
     entries.sort(key=lambda e: (e.path, e.access))
 
     # Entries are canonical by construction; this guards the construction itself, because a
@@ -313,7 +329,7 @@ def compile_mode(
         glob_scan_max_depth=base.glob_scan_max_depth,
         network_enabled=base.network.enabled,
     )
-    _prove(profile, roots, home, contexts)
+    _prove(profile, roots, home, contexts, trusted)
     return profile
 
 
@@ -332,9 +348,12 @@ def _prove(
     roots: Sequence[ResolvedRoot],
     home: ResolvedHome | None,
     contexts: Sequence[EvalContext],
+    trusted: Sequence[TrustedPath] = (),
 ) -> None:
-    """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable."""
+    """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable,
+    no ancestor of a protected path renamable, the trusted base read-only or denied."""
     table = {profile.profile_id: profile.codex_table()}
+    protected = _protected(roots, home, trusted)
     for ctx in contexts:
         eff = resolve(table, profile.profile_id, ctx)
         # Many roots share holder directories; a decision depends on the path alone.
@@ -345,6 +364,25 @@ def _prove(
             raise UnsafeRootError(
                 "profile is unrestricted and cannot carry a deny", where=f"mode {profile.mode}"
             )
+        where = f"mode {profile.mode}, cwd {ctx.cwd}"
+        for p, anc, wroot in unsafe_ancestors(eff, protected):
+            raise UnsafeRootError(
+                f"{p.reason} {p.path}: directory {anc} can be renamed (its parent is writable "
+                f"through {wroot}); a model command could move it and plant files at the old path",
+                where=where,
+                hint="move the vault out of the writable area",
+            )
+        for t in trusted:
+            t_access, t_won = eff.winner(t.path)
+            bad = t_access != "deny" if t.access == "deny" else t_access == "write"
+            if bad:
+                winner = t_won.source if t_won else "no entry"
+                raise UnsafeRootError(
+                    f"trusted-base path {t.path} is {t_access or 'unlisted'} (winner: {winner}), "
+                    f"not {'denied' if t.access == 'deny' else 'read-only'}",
+                    where=where,
+                    hint="remove the policy entry that makes it writable",
+                )
         for root in roots:
             access, won = decide(root.vault)
             if access != "deny":
@@ -472,6 +510,7 @@ def compile_bundle(
     vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
     untrusted_projects: Sequence[str] = (),
     kit: Kit | None = None,
+    trusted_base: Sequence[TrustedPath] = (),
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
 
@@ -479,6 +518,10 @@ def compile_bundle(
     same family (lite twins in, lite twins out).
     """
     k = kit or get_kit()
+    check_possible_roots(roots, home.canonical if home else None, layout.workspace_roots)
+    for r in roots:
+        if r.kind == "file":
+            check_hard_links(r.id, r.target, r.kind, r.nlink)  # pure for a file: no I/O
     shared = Shared()
     profiles: list[CompiledProfile] = []
     order = [m for m in ACP_MODES if m in policy.mode_map.modes] + sorted(
@@ -498,6 +541,7 @@ def compile_bundle(
                 kit=k,
                 shared=shared,
                 secret_config=bool(vouched_mcp and vouched_mcp[1]),
+                trusted=trusted_base,
             )
         )
     bundle: CompiledBundle = k.bundle(
@@ -515,5 +559,160 @@ def compile_bundle(
         untrusted_projects=tuple(sorted({*layout.workspace_roots, *untrusted_projects})),
         vouched_mcp_servers=dict(vouched_mcp[0]) if vouched_mcp else {},
         vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
+        trusted_base=tuple(trusted_base),
     )
     return bundle
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole path (issue 13): trusted base, ancestors of protected paths, literal names
+
+
+def _protected(
+    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, trusted: Sequence[TrustedPath]
+) -> list[Protected]:
+    """Every path whose ancestors must stay in place: each vault (or denied directory root),
+    each holder directory, the private CODEX_HOME and its holders, each trusted-base path."""
+    out: dict[str, Protected] = {}
+    for r in roots:
+        if r.kind != "missing":  # a missing root's vault may not exist: nothing to pin yet
+            out.setdefault(r.vault, Protected(r.vault, "vault", r.id))
+        for d in r.holder_dirs:
+            out.setdefault(d, Protected(d, "holder-dir", r.id))
+    if home is not None:
+        for d in (home.canonical, *home.holder_dirs):
+            out.setdefault(d, Protected(d, "codex-home"))
+    for t in trusted:
+        out.setdefault(t.path, Protected(t.path, "trusted-base"))
+    return [out[p] for p in sorted(out)]
+
+
+def _resolve_with(
+    profile_id: str, base_table: dict[str, Any], entries: Sequence[CompiledEntry], ctx: EvalContext
+) -> EffectiveProfile:
+    table = dict(base_table)
+    fs = dict(table["filesystem"])
+    for e in entries:
+        fs[e.path] = e.access
+    table["filesystem"] = fs
+    return resolve({profile_id: table}, profile_id, ctx)
+
+
+def _trusted_entries(
+    profile_id: str,
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    contexts: Sequence[EvalContext],
+    trusted: Sequence[TrustedPath],
+    mode: str,
+    k: Kit,
+) -> list[CompiledEntry]:
+    """A deny for every trusted-base socket in every mode; a `read` entry for every trusted
+    read-only directory the mode could write. A writable root inside one fails (exit 5)."""
+    if not trusted:
+        return []
+    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    have = {e.path for e in entries}
+    out: list[CompiledEntry] = []
+    added: list[str] = []
+    for t in sorted(trusted, key=lambda t: t.path):
+        prov = (k.provenance(reason="trusted-base", detail=f"{t.source}: {t.declared}"),)
+        if t.access == "deny":
+            if t.path not in have and not any(
+                eff.winner(t.path)[0] == "deny" for eff in effs
+            ):
+                out.append(k.entry(path=t.path, access="deny", provenance=prov))
+            continue
+        for eff in effs:
+            for e in eff.entries:
+                if e.access == "write" and e.kind == "path" and is_within(e.path, t.path):
+                    raise UnsafeRootError(
+                        f"writable root {e.path} ({e.source}) lies inside trusted-base "
+                        f"directory {t.path}, which no mode may write",
+                        where=f"mode {mode}",
+                        hint="choose a workspace root outside the trusted base",
+                    )
+        if any(is_within(t.path, a) for a in added):
+            continue  # an enclosing trusted directory is already read-only
+        if t.path in have or not any(eff.winner(t.path)[0] == "write" for eff in effs):
+            continue  # already read-only (or denied) in this mode
+        out.append(k.entry(path=t.path, access="read", provenance=prov))
+        added.append(t.path)
+    return out
+
+
+def _pin_entries(
+    profile_id: str,
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    contexts: Sequence[EvalContext],
+    protected: Sequence[Protected],
+    mode: str,
+    k: Kit,
+) -> list[CompiledEntry]:
+    """`write` pins on every renamable ancestor of a protected path (compiler/ancestry.py).
+
+    A pin keeps the directory's access (it is writable already) and makes it a mount point
+    in the sandbox, which cannot be renamed. A protected path that is itself a writable root
+    (a workspace root, /tmp, $TMPDIR, /) cannot be made read-only: that fails with exit 5.
+    """
+    if not protected:
+        return []
+    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    for eff in effs:
+        roots = {e.path: e.source for e in eff.entries if e.kind == "path" and e.access == "write"}
+        roots.update({"/": ":root"} if eff.unrestricted else {})
+        for p in protected:
+            if p.reason != "vault" and p.path in roots:
+                raise UnsafeRootError(
+                    f"{p.reason} {p.path} is the writable root {p.path} ({roots[p.path]}); "
+                    "it cannot be made read-only without taking the root away",
+                    where=f"mode {mode}",
+                    hint="move the vault and its links out of the writable area",
+                )
+    found: dict[str, tuple[list[Protected], set[str]]] = {}
+    for eff in effs:
+        for pin in pins_for(eff, protected):
+            guards, wroots = found.setdefault(pin.path, ([], set()))
+            guards.extend(g for g in pin.guards if g not in guards)
+            wroots.add(pin.writable_root)
+    out: list[CompiledEntry] = []
+    for path in sorted(found):
+        if any(eff.winner(path)[0] != "write" for eff in effs):
+            raise UnsafeRootError(
+                f"directory {path} above a protected path is writable in one session context "
+                "but not in another; no single entry keeps it in place",
+                where=f"mode {mode}",
+                hint="move the vault out of the writable area",
+            )
+        guards, wroots = found[path]
+        prov = tuple(
+            k.provenance(
+                reason="ancestor",
+                root_id=g.root_id,
+                detail=f"pinned below writable root {', '.join(sorted(wroots))}; "
+                f"keeps {g.reason} {g.path} in place",
+            )
+            for g in guards
+        )
+        out.append(k.entry(path=path, access="write", provenance=prov))
+    return out
+
+
+def _check_literal(
+    entries: Sequence[CompiledEntry],
+    roots: Sequence[ResolvedRoot],
+    trusted: Sequence[TrustedPath],
+) -> None:
+    """Refuse (exit 5) every entry whose path holds a glob character, unless it is a deny on
+    an existing regular file: a glob supports only deny and masks no directory or socket."""
+    files = {r.target for r in roots if r.kind == "file"}
+    files |= {t.path for t in trusted if t.kind == "file"}
+    for e in entries:
+        ch = glob_char(e.path)
+        if ch is None:
+            continue
+        if e.access != "deny":
+            raise refusal(e.path, ch, f"Codex refuses a `{e.access}` entry that is a glob")
+        if e.path not in files:
+            raise refusal(e.path, ch, "an escaped glob deny masks no directory or socket")

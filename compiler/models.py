@@ -43,11 +43,39 @@ class RootSpec(Frozen):
     allow_missing: bool = False
 
 
+class TrustedBaseSpec(Frozen):
+    """The manifest's optional `[trusted_base]`: the launcher's own binaries and sockets.
+
+    `read_only`: directories no mode may write (the codex binary's directory, node, the adapter
+    install); `deny`: paths every mode denies (the daemon's control sockets). They add to the
+    reviewed `profiles/trusted-base.toml`; each must exist when compile runs.
+    """
+
+    read_only: list[AbsPath] = Field(default_factory=list)
+    deny: list[AbsPath] = Field(default_factory=list)
+
+
 class RootsManifest(Frozen):
     """The daemon-owned roots manifest (TOML)."""
 
     schema_version: Literal[1]
     roots: Annotated[list[RootSpec], Field(min_length=1)]
+    trusted_base: TrustedBaseSpec | None = None
+
+
+class TrustedBasePolicy(Frozen):
+    """`profiles/trusted-base.toml`: what no mode may write and which sockets every mode denies."""
+
+    schema_version: Literal[1]
+    rationale: str
+    #: Directories every mode leaves read-only (an entry is added only where a mode could write).
+    read_only: list[AbsPath] = Field(default_factory=list)
+    #: Paths every mode denies (container-engine and control sockets): read-only is not enough,
+    #: a `connect()` needs no write access to the socket file (measured, docs/paths.md).
+    deny: list[AbsPath] = Field(default_factory=list)
+    #: Paths found on the compiling host: `python-site-packages` = this interpreter's
+    #: site-packages (profilec and an embedding daemon import from there).
+    discover: list[Literal["python-site-packages"]] = Field(default_factory=list)
 
 
 FilesystemValue = PolicyAccess | dict[str, PolicyAccess]
@@ -106,6 +134,9 @@ class LaunchLayout(Frozen):
     codex_home: AbsPath | None = None
     #: HOME of the session's commands, when the launcher names it (a vault must not hold it).
     home: AbsPath | None = None
+    #: TMPDIR of the Codex parent, when the launcher names it: `:tmpdir` is writable in agent
+    #: mode, so protected paths below it get their ancestors pinned too (canonical).
+    tmpdir: AbsPath | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,6 +176,16 @@ class ResolvedRoot(Frozen):
         return root_spellings(self)
 
 
+class TrustedPath(Frozen):
+    """One trusted-base path after resolution at the edge (canonical, existing)."""
+
+    path: AbsPath
+    declared: AbsPath
+    access: Literal["read", "deny"]
+    kind: Literal["file", "dir", "socket", "other"]
+    source: Literal["policy", "manifest", "discovered"]
+
+
 class ResolvedHome(Frozen):
     """The private CODEX_HOME after resolution: canonical path and the dirs holding its links."""
 
@@ -161,7 +202,15 @@ class Provenance(Frozen):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
     reason: Literal[
-        "target", "vault", "writer-lock", "private-config", "holder-dir", "codex-home", "policy"
+        "target",
+        "vault",
+        "writer-lock",
+        "private-config",
+        "holder-dir",
+        "codex-home",
+        "policy",
+        "ancestor",
+        "trusted-base",
     ]
     root_id: str | None = None
     hop_index: int | None = None
@@ -231,6 +280,8 @@ class CompiledBundle(Frozen):
     vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: Per vouched server with a per-launch credential: name -> credential (acp-json only).
     vouched_mcp_credentials: dict[str, str] = Field(default_factory=dict)
+    #: The trusted base every mode leaves read-only or denies (resolved, existing paths).
+    trusted_base: tuple[TrustedPath, ...] = ()
 
     @property
     def mode_profiles(self) -> dict[str, str]:

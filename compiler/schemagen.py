@@ -18,7 +18,7 @@ from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
 from .mcp import VOUCHED_MCP_SCHEMA
-from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
+from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest, TrustedBasePolicy
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 from .session import ALLOWLIST_SCHEMA
 from .watch import WATCH_EVENT_SCHEMA
@@ -41,6 +41,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "diff.schema.json": DiffReport,
     "compat-matrix.schema.json": CompatibilityMatrix,
     "adapters-catalog.schema.json": AdapterCatalog,
+    "trusted-base.schema.json": TrustedBasePolicy,
 }
 
 ACP_LAUNCH: dict[str, Any] = {

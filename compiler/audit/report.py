@@ -255,10 +255,15 @@ def _why(records: list[dict[str, Any]], key: str) -> str:
         return key
     whys: list[str] = []
     for rec in records:
-        if rec.get("root_id"):
-            whys.append(f"root {rec['root_id']} ({rec.get('reason')})")
+        reason, detail = rec.get("reason"), rec.get("detail")
+        if reason in ("ancestor", "trusted-base") and detail:
+            # What became read-only or pinned, and which root or policy line caused it.
+            owner = f"root {rec['root_id']} " if rec.get("root_id") else ""
+            whys.append(f"{owner}({reason}: {detail})")
+        elif rec.get("root_id"):
+            whys.append(f"root {rec['root_id']} ({reason})")
         else:
-            whys.append(str(rec.get("detail") or rec.get("reason")))
+            whys.append(str(detail or reason))
     return ", ".join(dict.fromkeys(whys))
 
 

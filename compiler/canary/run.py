@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..emit.overrides import override_lines
 from ..evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, ResolvedRoot
-from . import dynamic, engine
+from . import dynamic, engine, paths
 from .image import ensure_image
 
 if TYPE_CHECKING:
@@ -257,6 +257,7 @@ def build_tree(bundle: CompiledBundle, uid: int) -> _Tree:
         p = decoy_dir / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(m + "\n", encoding="utf-8")
+    paths.prepare(prefix, bundle)  # trusted-base dirs and fake engine sockets (issue 13)
     _chown_tree(Path(prefix), uid)
     return _Tree(
         base,
@@ -456,6 +457,7 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
     specs.append(
         _Spec("tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", writable(config))
     )
+    specs += paths.specs(tree, bundle, pred, _Spec)  # rename ancestors, trusted base (issue 13)
     return specs
 
 

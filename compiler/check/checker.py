@@ -46,6 +46,8 @@ class CheckInputs:
     manifest_file: str | None = None
     home: str | None = None
     tmpdir: str | None = None
+    #: The trusted base a compiled bundle carries (empty for a foreign config).
+    trusted_base: tuple[Any, ...] = ()
 
 
 def contexts(inp: CheckInputs) -> list[EvalContext]:
@@ -142,6 +144,7 @@ def run_check(
             manifest_file=inp.manifest_file,
             codex_version=codex_version,
             workspace_roots=inp.workspace_roots,
+            trusted_base=inp.trusted_base,
         )
     )
     findings += list(extra)
@@ -219,4 +222,5 @@ def from_bundle(
         manifest_file=manifest_file,
         home=os.environ.get("HOME"),
         tmpdir=os.environ.get("TMPDIR"),
+        trusted_base=tuple(bundle.trusted_base),
     )

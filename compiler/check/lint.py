@@ -277,6 +277,29 @@ RULES: tuple[Rule, ...] = (
         "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
     ),
     _r(
+        "PC024",
+        "ancestor-renamable",
+        "error",
+        "a directory above a vault, a holder directory or CODEX_HOME can be renamed in some mode",
+        "its parent is writable and it is no mount point: a model command moves it (the mounts "
+        "inside travel along), plants a credential and config at the old path, which the trusted "
+        "parent reads next, and later commands read the real credential under the new name "
+        "(measured on 0.171.0, docs/paths.md)",
+        "compile with profilec (it pins every such directory with a `write` entry, which makes it "
+        "a mount point), or move the vault out of the writable area",
+    ),
+    _r(
+        "PC025",
+        "trusted-base-writable",
+        "error",
+        "a trusted-base directory is writable, or a trusted-base socket not denied, in some mode",
+        "a model command that writes the loader configuration, a binary or site-packages runs "
+        "code as the trusted side; a reachable container-engine socket starts a container that "
+        "mounts / (measured in full access on 0.171.0, docs/paths.md)",
+        "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
+        "socket), as `profilec compile` does",
+    ),
+    _r(
         "PC022",
         "canary-failed",
         "error",
@@ -344,6 +367,8 @@ class LintInputs:
     manifest_file: str | None = None
     codex_version: str = "0.171.0"
     workspace_roots: tuple[str, ...] = ()
+    #: The trusted base the bundle was compiled against (resolved paths).
+    trusted_base: Sequence[Any] = ()
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
@@ -721,6 +746,7 @@ def _roots_and_home(o: _Out) -> None:
                 holders += [(d, f"root {r.id!r}") for d in r.holder_dirs]
             if inp.codex_home:
                 holders += [(d, "CODEX_HOME") for d in (inp.codex_home, *inp.codex_home_holders)]
+            _whole_path(o, me, cwd, eff)
             for hd, what in sorted(set(holders)):
                 d = eff.decide(hd)
                 if d.writable:
@@ -733,6 +759,49 @@ def _roots_and_home(o: _Out) -> None:
                         profile=me.profile_id,
                         path=hd,
                     )
+
+
+def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
+    """PC024 (a renamable ancestor of a protected path) and PC025 (the trusted base)."""
+    from ..ancestry import Protected, unsafe_ancestors
+
+    inp = o.inp
+    if eff.unrestricted:
+        return  # PC003 reports it; nothing can be protected
+    protected: dict[str, Protected] = {}
+    for r in inp.roots:
+        if r.kind != "missing":
+            protected.setdefault(r.vault, Protected(r.vault, "vault", r.id))
+        for d in r.holder_dirs:
+            protected.setdefault(d, Protected(d, "holder-dir", r.id))
+    if inp.codex_home:
+        for d in (inp.codex_home, *inp.codex_home_holders):
+            protected.setdefault(d, Protected(d, "codex-home"))
+    seen: set[str] = set()
+    for p, anc, wroot in unsafe_ancestors(eff, [protected[k] for k in sorted(protected)]):
+        if anc in seen:
+            continue
+        seen.add(anc)
+        o.add(
+            "PC024",
+            f"mode {me.mode}: {anc} above {p.reason} {p.path} can be renamed (writable root "
+            f"{wroot}; cwd {cwd})",
+            mode=me.mode,
+            profile=me.profile_id,
+            path=anc,
+        )
+    for t in inp.trusted_base:
+        access, won = eff.winner(t.path)
+        if (access != "deny") if t.access == "deny" else (access == "write"):
+            src = won.source if won else "no entry"
+            o.add(
+                "PC025",
+                f"mode {me.mode}: trusted-base {t.kind} {t.path} is {access or 'unlisted'} "
+                f"(winner: {src}; cwd {cwd})",
+                mode=me.mode,
+                profile=me.profile_id,
+                path=t.path,
+            )
 
 
 def lint(inp: LintInputs) -> list[CheckFinding]:

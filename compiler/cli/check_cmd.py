@@ -271,6 +271,8 @@ def check_command(
             manifest_file=str(roots),
             home=os.environ.get("HOME"),
             tmpdir=os.environ.get("TMPDIR"),
+            # A foreign config is held to the same trusted base as a compiled one (PC025).
+            trusted_base=_trusted_base(str(profiles) if profiles else None, manifest),
         )
 
     if launch_requests:
@@ -295,3 +297,13 @@ def check_command(
             raise CanaryMismatchError("canary observations disagree with the static prediction")
         return 1
     return 0
+
+
+def _trusted_base(profiles: str | None, manifest: Any) -> tuple[Any, ...]:
+    """The resolved trusted base (reviewed policy + the manifest's section) for a foreign config."""
+    from ..models import TrustedPath
+    from ..policy import load_policy
+    from ..roots import resolve_trusted_base_fields
+
+    fields = resolve_trusted_base_fields(load_policy(profiles).trusted_base, manifest.trusted_base)
+    return tuple(TrustedPath(**f) for f in fields)

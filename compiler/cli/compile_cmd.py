@@ -62,6 +62,14 @@ def compile_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    tmpdir: Annotated[
+        str | None,
+        typer.Option(
+            "--tmpdir",
+            help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
+            "below it get their ancestors pinned).",
+        ),
+    ] = None,
     home: UserHomeOpt = None,
     vouched_mcp: McpOpt = None,
     fmt: Annotated[
@@ -107,6 +115,7 @@ def compile_command(
                 home=home,
                 plan_layout=str(plan_layout) if plan_layout else None,
                 vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
+                tmpdir=tmpdir,
             )
         )
         emit(dumps(doc), out)
@@ -118,6 +127,7 @@ def compile_command(
         workspace_roots=workspace_root or (),
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
+        tmpdir=tmpdir,
         home=home,
         vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
     )

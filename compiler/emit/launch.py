@@ -303,9 +303,15 @@ def trusted_parent_entry(bundle: CompiledBundle) -> dict[str, Any]:
 def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
     """The launch document: one entry per catalog adapter build, the watch instructions and the
     trusted parent's uid, LF-terminated JSON."""
+    roots = list(bundle.layout.workspace_roots)
     doc = {
         "schema_version": 1,
         "default_profile_id": bundle.default_profile_id,
+        # Canonical (resolved at the edge): a cwd or writable root spelled through a symlink
+        # makes Codex drop every deny under its real location. Pass `cwd` as the session cwd
+        # (`-C`, ACP `cwd`) and the rest as additional workspace roots, exactly as spelled.
+        "cwd": roots[0] if roots else None,
+        "workspace_roots": roots,
         "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
         "watch": watch_entry(bundle),
         "trusted_parent": trusted_parent_entry(bundle),
@@ -327,10 +333,29 @@ LAUNCH_SCHEMA: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "default_profile_id", "adapters", "watch", "trusted_parent"],
+    "required": [
+        "schema_version",
+        "default_profile_id",
+        "cwd",
+        "workspace_roots",
+        "adapters",
+        "watch",
+        "trusted_parent",
+    ],
     "properties": {
         "schema_version": {"const": 1},
         "default_profile_id": {"type": "string"},
+        "cwd": {
+            "description": "The canonical session cwd to pass (-C, ACP session cwd); null when "
+            "no workspace root was given.",
+            "type": ["string", "null"],
+            "pattern": "^/",
+        },
+        "workspace_roots": {
+            "description": "Canonical workspace roots (the first is the cwd).",
+            "type": "array",
+            "items": {"type": "string", "pattern": "^/"},
+        },
         "watch": {
             "description": "Run `profilec watch` beside the session; end the session on drift.",
             "type": "object",

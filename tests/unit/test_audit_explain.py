@@ -118,8 +118,12 @@ def test_modes_differ_as_the_policy_says(
     f = str(lay.workspace / "control.txt")
     assert _json(capsys, f, "--mode", "read-only", *flags)["access"] == "read"
     assert _json(capsys, f, "--mode", "agent", *flags)["access"] == "write"
-    full = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    full = _json(capsys, "/opt/profilec-anything", "--mode", "agent-full-access", *flags)
     assert full["access"] == "write" and full["network_enabled"] is True
+    # The trusted base stays read-only even in full access, and explain says why.
+    usr = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    assert usr["access"] == "read"
+    assert "trusted-base" in json.dumps(usr)
 
 
 def test_a_bundle_file_gives_the_same_answer_as_a_fresh_compile(
@@ -143,6 +147,17 @@ def test_text_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert rc == 2 and "unknown --mode" in err
     rc, _, err = run(capsys, "explain", "etc/hosts", "--mode", "agent", *flags)
     assert rc == 2 and "must be absolute" in err
+
+
+def test_a_pinned_ancestor_is_explained_with_the_root_that_caused_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, flags = setup(tmp_path / "l")
+    # tmp_path lies under /tmp (writable in agent mode): its own directory is pinned.
+    doc = _json(capsys, str(tmp_path), "--mode", "agent", *flags)
+    assert doc["access"] == "write"
+    text = json.dumps(doc)
+    assert "ancestor" in text and "pinned below writable root /tmp" in text
 
 
 def test_the_vault_and_the_writer_lock_say_why_they_are_denied(

@@ -54,8 +54,10 @@ def test_entries_in_effect_counts_what_the_environment_context_shows(tmp_path: P
            f"{os.path.dirname(lay.target)}</path></entry></environment_context>")
     body = {"input": [{"type": "message", "content": [{"type": "input_text", "text": ctx}]}]}
     shown = entries_in_effect(bundle, [body])
-    # The vault is shown; the writer-lock deny is not in this context.
-    assert shown.startswith("compiled entries in effect: deny 1/2, read 0/")
+    # The vault is shown; the writer-lock deny and the trusted base's host-dependent socket
+    # denies are not in this context.
+    n_deny = sum(e.access == "deny" for e in bundle.profile_for(bundle.default_mode).entries)
+    assert shown.startswith(f"compiled entries in effect: deny 1/{n_deny}, read 0/")
     assert entries_in_effect(bundle, []) == ""
     assert entries_in_effect(None, [body]) == ""
 

@@ -236,6 +236,7 @@ def _case(name: str, tmp: Path) -> tuple[list[str], Path | None, bool]:
         ),
         "profiles-copy": ([*plain, "--profiles", str(profiles)], None, True),
         "two-workspaces": ([*plain, "--workspace-root", "/srv/other"], None, True),
+        "tmpdir": ([*plain, "--tmpdir", "/var/tmp", "--format", "overrides"], None, True),
         # usage errors (typer's own messages)
         "unknown-format": ([*plain, "--format", "yaml"], None, False),
         "codex-home-no-out": ([*plain, "--format", "codex-home"], None, False),
