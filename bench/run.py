@@ -5,9 +5,11 @@ same 10 roots through the typer path, static `check` (bundled example, 1,000 roo
 all vs `python -c pass`; what importing typer and pydantic alone costs; in-process compile of
 10 roots (`compile_bundle`, the call a daemon makes per session launch, and `load_and_compile`
 with its file reads); a three-mode canary run vs its floor (one bare `docker run` per mode plus
-one bare `codex sandbox -- true` per probe). Each child process is reaped with os.wait4, so its
-peak RSS and CPU time are its own (RUSAGE_CHILDREN would be a running maximum). Prints a
-Markdown table and the fitted growth exponent 1,000 -> 10,000 roots; asserts nothing.
+one bare `codex sandbox -- true` per probe and one real `codex login --with-api-key` save per
+mode; the run includes the dynamic probes, refresh race and lock holding). Each child process
+is reaped with os.wait4, so its peak RSS and CPU time are its own (RUSAGE_CHILDREN would be a
+running maximum). Prints a Markdown table and the fitted growth exponent 1,000 -> 10,000
+roots; asserts nothing.
 
 Output goes to stdout (discarded), never `--out /dev/null`, so an --out write's cost stays out
 of the figures (compiler/fsio.py writes a device in place; it once renamed over /dev/null).
@@ -143,6 +145,9 @@ def canary_figures(ex: Path) -> list[Figure]:
                 for _p in range(probes):
                     c.exec_run([cbin, "sandbox", "-P", ":read-only", "--", "true"],
                                environment={"CODEX_HOME": "/codex-home"})
+                # One real trusted save per mode (the dynamic probes make several).
+                c.exec_run(["sh", "-c", f"echo sk-floor | {cbin} login --with-api-key"],
+                           environment={"CODEX_HOME": "/codex-home"})
             finally:
                 c.remove(force=True)
         return time.perf_counter() - t0
@@ -153,7 +158,8 @@ def canary_figures(ex: Path) -> list[Figure]:
         runs.append(run_child([*CLI, "canary", *args, "--format", "json"]))
         floors.append(floor_once())
     floor = statistics.median(floors)
-    label = "canary floor: 3 bare `docker run` + bare `codex sandbox -- true` per probe (serial)"
+    label = ("canary floor: 3 bare `docker run` + bare `codex sandbox -- true` per probe "
+             "+ one real `codex login --with-api-key` save per mode (serial)")
     return [
         Figure(f"`profilec canary`, 3 modes x {probes} probes (parallel, whole process)",
                statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),

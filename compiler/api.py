@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import lite
 from .compile import compile_bundle, get_kit
-from .errors import UsageError
-from .paths import parent
+from .errors import InputError, UsageError
+from .mcp import load_vouched_mcp
+from .paths import check_absolute, parent
 from .policy import load_policy, load_policy_with
 from .roots import (
     load_manifest,
@@ -25,9 +26,10 @@ from .roots import (
     resolve_root_fields,
     resolve_roots,
     resolve_roots_with,
+    resolve_trusted_base_fields,
     resolve_workspace_roots,
 )
-from .session import load_session_config
+from .session import load_session_config, untrusted_project_paths
 
 if TYPE_CHECKING:
     from .models import CompiledBundle, ResolvedRoot
@@ -50,10 +52,24 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    tmpdir: str | None = None,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> CompiledBundle:
-    """Read every input at the edge, then compile; raises ProfilecError subclasses only."""
+    """Read every input at the edge, then compile; raises ProfilecError subclasses only.
+
+    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
+    """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=False
+        roots_path,
+        profiles_dir,
+        workspace_roots,
+        codex_home,
+        session_config_path,
+        fast=False,
+        tmpdir=tmpdir,
+        home=home,
+        vouched_mcp_path=vouched_mcp_path,
     )
     return cast("CompiledBundle", bundle)
 
@@ -65,6 +81,9 @@ def load_and_compile_lite(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    tmpdir: str | None = None,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> lite.CompiledBundle:
     """`load_and_compile` without pydantic: the same steps, lite twins in and out.
 
@@ -72,7 +91,15 @@ def load_and_compile_lite(
     (the caller then runs `load_and_compile`, which reports the exact schema error).
     """
     bundle = _pipeline(
-        roots_path, profiles_dir, workspace_roots, codex_home, session_config_path, fast=True
+        roots_path,
+        profiles_dir,
+        workspace_roots,
+        codex_home,
+        session_config_path,
+        fast=True,
+        tmpdir=tmpdir,
+        home=home,
+        vouched_mcp_path=vouched_mcp_path,
     )
     return cast(lite.CompiledBundle, bundle)
 
@@ -101,12 +128,18 @@ def _pipeline(
     session_config_path: str | None,
     *,
     fast: bool,
+    tmpdir: str | None = None,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
 ) -> Any:
     """The one edge pipeline; `fast` builds lite twins instead of pydantic models."""
     if fast:
         manifest: Any = load_manifest_with(roots_path, _lite_validator(lite.manifest_doc))
         policy = load_policy_with(
-            profiles_dir, _lite_validator(lite.mode_map_doc), _lite_validator(lite.policy_doc)
+            profiles_dir,
+            _lite_validator(lite.mode_map_doc),
+            _lite_validator(lite.policy_doc),
+            _lite_validator(lite.trusted_base_doc),
         )
     else:
         manifest = load_manifest(roots_path)
@@ -120,28 +153,53 @@ def _pipeline(
         else resolve_roots(manifest, check_ws)
     )
     home_path = codex_home or default_codex_home(roots)
-    home: Any = None
+    resolved_home: Any = None
     if home_path:
         if fast:
-            home = lite.ResolvedHome(**resolve_home_fields(home_path))
+            resolved_home = lite.ResolvedHome(**resolve_home_fields(home_path))
         else:
-            home = resolve_home(home_path)
+            resolved_home = resolve_home(home_path)
+    if home is not None:
+        check_absolute(home, what="--home", error=InputError)
+    tb_fields = resolve_trusted_base_fields(policy.trusted_base, manifest.trusted_base)
+    if fast:
+        trusted: tuple[Any, ...] = tuple(lite.TrustedPath(**f) for f in tb_fields)
+    else:
+        from .models import TrustedPath
+
+        trusted = tuple(TrustedPath(**f) for f in tb_fields)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
+    classes: dict[str, str] = {}
     if session_config_path:
-        session, stripped = load_session_config(session_config_path)
+        session, cut = load_session_config(session_config_path, profiles_dir)
+        stripped = tuple(s.path for s in cut)
+        classes = {s.path: s.cls for s in cut}
+    vouched = load_vouched_mcp(vouched_mcp_path) if vouched_mcp_path else None
+    # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
+    # deny under its real location in Codex 0.171.0, so compile emits only real paths.
+    # TMPDIR canonical too: `:tmpdir` is a writable root in agent mode.
+    tmp = resolve_workspace_roots([tmpdir])[0] if tmpdir else None
     if fast:
-        layout: Any = lite.LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout: Any = lite.LaunchLayout(
+            workspace_roots=canonical_ws, codex_home=home_path, home=home, tmpdir=tmp
+        )
     else:
         from .models import LaunchLayout
 
-        layout = LaunchLayout(workspace_roots=ws, codex_home=home_path)
+        layout = LaunchLayout(
+            workspace_roots=canonical_ws, codex_home=home_path, home=home, tmpdir=tmp
+        )
     return compile_bundle(
         roots,
         policy,
         layout,
-        home,
+        resolved_home,
         session_config=session,
         stripped_session_keys=stripped,
+        stripped_session_classes=classes,
+        vouched_mcp=vouched,
+        untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         kit=get_kit("lite" if fast else "models"),
+        trusted_base=trusted,
     )

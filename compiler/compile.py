@@ -1,8 +1,11 @@
 """The pure compile step: resolved roots + policy + layout -> CompiledBundle. No I/O.
 
 Per ACP mode: the mode's base profile, plus
-  * a `deny` for every canonical credential target (file, directory, or the intended path of an
-    allowed-missing root), nested targets minimized under a denied directory;
+  * a `deny` for every vault: the directory that holds a canonical credential target (a
+    directory root is its own vault; an allowed-missing root's is the intended parent), nested
+    vaults minimized under a denied one. A deny on the file alone does not survive the trusted
+    writer's save (temp file + rename detaches the mask in running sandboxes), and the writer's
+    temp and lock files live in the vault;
   * a `read` entry for every directory that holds a hop or a target, and for the private
     CODEX_HOME, whenever the mode can write anywhere, so no model command can re-point a link,
     move a directory away, plant a file or edit the private config.
@@ -12,15 +15,18 @@ holder directory that still is writable, fails compilation for that root, hop an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .ancestry import Protected, pins_for, unsafe_ancestors
+from .emit.literal import glob_char, refusal
 from .errors import PolicyError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
 from .lite import ACP_MODES
 from .paths import ancestors, is_within
+from .roots import check_hard_links, check_possible_roots
 
 if TYPE_CHECKING:
     from .evaluate import Entry
@@ -34,6 +40,7 @@ if TYPE_CHECKING:
         Provenance,
         ResolvedHome,
         ResolvedRoot,
+        TrustedPath,
     )
     from .policy import Policy
 
@@ -95,12 +102,15 @@ def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict
     return table
 
 
-def _contexts(workspace_roots: Sequence[str]) -> list[EvalContext]:
-    """One evaluation context per possible session cwd (each workspace root in turn)."""
+def _contexts(workspace_roots: Sequence[str], tmpdir: str | None = None) -> list[EvalContext]:
+    """One evaluation context per possible session cwd (each workspace root in turn), with the
+    launcher's TMPDIR when it named one (`:tmpdir` then covers it, as at run time)."""
     if not workspace_roots:
-        return [EvalContext(cwd=PLACEHOLDER_CWD)]
+        return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=tmpdir)]
     return [
-        EvalContext(cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd))
+        EvalContext(
+            cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd), tmpdir=tmpdir
+        )
         for cwd in workspace_roots
     ]
 
@@ -125,31 +135,93 @@ def _check_policy_names_no_root(
 
 
 def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
-    """One deny per canonical target; a target inside a denied directory is folded into it."""
-    by_target: dict[str, list[Provenance]] = {}
-    dirs: set[str] = set()
+    """One deny per vault (the directory holding a canonical target; a directory root is its own
+    vault); a vault inside another denied vault is folded into it.
+
+    The target file itself gets no entry of its own: its vault's deny covers it, a file deny
+    does not survive the trusted writer's rename, and Codex refuses to start a sandbox that
+    denies a directory and also an existing file inside it.
+    """
+    by_vault: dict[str, list[Provenance]] = {}
     for root in roots:
-        by_target.setdefault(root.target, []).append(
-            k.provenance(reason="target", root_id=root.id, detail=root.path)
+        by_vault.setdefault(root.vault, []).append(
+            k.provenance(reason="vault", root_id=root.id, detail=root.target)
         )
-        if root.kind == "dir":
-            dirs.add(root.target)
-    kept: dict[str, list[Provenance]] = {}
-    for target in sorted(by_target):
-        cover = (
-            next((a for a in ancestors(target) if a != target and a in dirs), None)
-            if dirs  # no directory root: nothing can cover a target
-            else None
-        )
+    kept: list[str] = []
+    for vault in sorted(by_vault):  # a parent sorts before its children
+        cover = next((v for v in kept if is_within(vault, v)), None)
         if cover is not None:
-            # Minimized: the covering directory's entry carries this root's provenance too.
-            by_target[cover].extend(by_target[target])
+            # Minimized: the covering vault's entry carries this root's provenance too.
+            by_vault[cover].extend(by_vault[vault])
             continue
-        kept[target] = by_target[target]
-    # Covered entries were appended after their cover was first seen; rebuild from by_target.
-    return [
-        k.entry(path=t, access="deny", provenance=tuple(by_target[t])) for t in sorted(kept)
-    ]
+        kept.append(vault)
+    return [k.entry(path=v, access="deny", provenance=tuple(by_vault[v])) for v in kept]
+
+
+#: The lock Codex's credential writer takes in CODEX_HOME itself (not in the vault) before every
+#: save; a model command that can open it can flock it and stall the save (measured on 0.171.0:
+#: `codex login --with-api-key` took 10.09 s with the lock held, 0.05 s with this deny). Codex
+#: leaves the file in place, so a deny on it is a lasting mask once the file exists at sandbox
+#: start: `--format codex-home` creates it.
+WRITER_LOCK = "auth.lock"
+
+
+def writer_lock_path(home: ResolvedHome) -> str:
+    """`$CODEX_HOME/auth.lock` at the canonical CODEX_HOME (a deny key must cross no link)."""
+    return f"{home.canonical.rstrip('/')}/{WRITER_LOCK}"
+
+
+def _lock_entries(
+    home: ResolvedHome | None, k: Kit, *, secret_config: bool = False
+) -> list[CompiledEntry]:
+    """The writer's lock; and CODEX_HOME/config.toml when it carries a vouched MCP server's
+    per-launch credential (the trusted parent reads it outside the sandbox; no model command
+    needs it)."""
+    if home is None:
+        return []
+    prov = k.provenance(reason="writer-lock", detail=home.path)
+    out = [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    if secret_config:
+        cfg = f"{home.canonical.rstrip('/')}/config.toml"
+        why = k.provenance(reason="private-config", detail="vouched MCP server credentials")
+        out.append(k.entry(path=cfg, access="deny", provenance=(why,)))
+    return out
+
+
+def _check_vaults(
+    roots: Sequence[ResolvedRoot], layout: LaunchLayout, home: ResolvedHome | None
+) -> None:
+    """A vault is denied whole, so it must hold nothing a model command or Codex itself needs."""
+    needed: list[tuple[str, str]] = [(w, "workspace root") for w in layout.workspace_roots]
+    if home is not None:
+        needed.append((home.canonical, "the private CODEX_HOME"))
+        if home.path != home.canonical:
+            needed.append((home.path, "the private CODEX_HOME"))
+    elif layout.codex_home:
+        needed.append((layout.codex_home, "the private CODEX_HOME"))
+    if layout.home:
+        needed.append((layout.home, "HOME"))
+    for root in roots:
+        what = f"the directory holding {root.target}" if root.vault != root.target else "itself"
+        where = f"root {root.id!r}"
+        fix = "put the credential in a directory of its own and point the link there"
+        if root.vault == "/":
+            raise UnsafeRootError(
+                f"vault / ({what}) would deny the whole filesystem", where=where, hint=fix
+            )
+        for path, name in needed:
+            if not is_within(path, root.vault):
+                continue
+            if name == "the private CODEX_HOME" and not root.hops and root.vault == path:
+                msg = (
+                    f"credential {root.target} is a plain file directly in {name} {path}; "
+                    "CODEX_HOME must stay readable for Codex's own helper, so it cannot be "
+                    "its vault"
+                )
+            else:
+                rel = "is" if path == root.vault else "contains"
+                msg = f"vault {root.vault} ({what}) {rel} {name} {path}"
+            raise UnsafeRootError(msg, where=where, hint=fix)
 
 
 def _holder_entries(
@@ -193,6 +265,8 @@ def compile_mode(
     where: str = "profiles",
     kit: Kit | None = None,
     shared: Shared | None = None,
+    secret_config: bool = False,
+    trusted: Sequence[TrustedPath] = (),
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
 
@@ -204,22 +278,29 @@ def compile_mode(
     _check_policy_names_no_root(base, roots, where)
     ws = list(layout.workspace_roots)
     base_table = _base_table(base, ws)
-    contexts = _contexts(ws)
+    contexts = _contexts(ws, layout.tmpdir)
     base_writes = False
     for ctx in contexts:
         eff = resolve({profile_id: base_table}, profile_id, ctx)
         if eff.unrestricted or any(e.access == "write" for e in eff.entries):
             base_writes = True
     if cache.deny is None:
+        _check_vaults(roots, layout, home)
         cache.deny = _deny_entries(roots, k)
     denies = cache.deny
-    entries = list(denies)
+    entries = [*denies, *_lock_entries(home, k, secret_config=secret_config)]
     if base_writes:
         if cache.holder is None:
-            dir_targets = {r.target for r in roots if r.kind == "dir"}
-            denied_dirs = [e.path for e in denies if e.path in dir_targets]
-            cache.holder = _holder_entries(roots, home, denied_dirs, k)
+            cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
         entries.extend(cache.holder)
+    # Before any evaluation: a glob character would make the evaluator (and Codex) read an
+    # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
+    _check_literal(entries, roots, trusted)
+    _check_literal([k.entry(path=t.path, access=t.access, provenance=()) for t in trusted],
+                   roots, trusted)
+    entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode, k))
+    protected = _protected(roots, home, trusted)
+    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, k))
     entries.sort(key=lambda e: (e.path, e.access))
 
     # Entries are canonical by construction; this guards the construction itself, because a
@@ -248,7 +329,7 @@ def compile_mode(
         glob_scan_max_depth=base.glob_scan_max_depth,
         network_enabled=base.network.enabled,
     )
-    _prove(profile, roots, home, contexts)
+    _prove(profile, roots, home, contexts, trusted)
     return profile
 
 
@@ -267,9 +348,12 @@ def _prove(
     roots: Sequence[ResolvedRoot],
     home: ResolvedHome | None,
     contexts: Sequence[EvalContext],
+    trusted: Sequence[TrustedPath] = (),
 ) -> None:
-    """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable."""
+    """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable,
+    no ancestor of a protected path renamable, the trusted base read-only or denied."""
     table = {profile.profile_id: profile.codex_table()}
+    protected = _protected(roots, home, trusted)
     for ctx in contexts:
         eff = resolve(table, profile.profile_id, ctx)
         # Many roots share holder directories; a decision depends on the path alone.
@@ -280,7 +364,34 @@ def _prove(
             raise UnsafeRootError(
                 "profile is unrestricted and cannot carry a deny", where=f"mode {profile.mode}"
             )
+        where = f"mode {profile.mode}, cwd {ctx.cwd}"
+        for p, anc, wroot in unsafe_ancestors(eff, protected):
+            raise UnsafeRootError(
+                f"{p.reason} {p.path}: directory {anc} can be renamed (its parent is writable "
+                f"through {wroot}); a model command could move it and plant files at the old path",
+                where=where,
+                hint="move the vault out of the writable area",
+            )
+        for t in trusted:
+            t_access, t_won = eff.winner(t.path)
+            bad = t_access != "deny" if t.access == "deny" else t_access == "write"
+            if bad:
+                winner = t_won.source if t_won else "no entry"
+                raise UnsafeRootError(
+                    f"trusted-base path {t.path} is {t_access or 'unlisted'} (winner: {winner}), "
+                    f"not {'denied' if t.access == 'deny' else 'read-only'}",
+                    where=where,
+                    hint="remove the policy entry that makes it writable",
+                )
         for root in roots:
+            access, won = decide(root.vault)
+            if access != "deny":
+                winner = won.source if won else "no entry"
+                raise UnsafeRootError(
+                    f"root {root.id!r} vault {root.vault} is {access or 'unlisted'} "
+                    f"(winner: {winner}), not denied",
+                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                )
             access, won = decide(root.target)
             if access != "deny":
                 winner = won.source if won else "no entry"
@@ -302,6 +413,15 @@ def _prove(
                         hint="move the credential out of a writable root or out of the workspace",
                     )
         if home is not None:
+            lock = writer_lock_path(home)
+            access, won = decide(lock)
+            if access != "deny":
+                winner = won.source if won else "no entry"
+                raise UnsafeRootError(
+                    f"the credential writer's lock {lock} is {access or 'unlisted'} "
+                    f"(winner: {winner}), not denied",
+                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
+                )
             for hd in (home.canonical, *home.holder_dirs):
                 access, won = decide(hd)
                 if access == "write":
@@ -314,7 +434,10 @@ def _prove(
 
 
 def _findings(
-    roots: Sequence[ResolvedRoot], stripped: Sequence[str], k: Kit
+    roots: Sequence[ResolvedRoot],
+    stripped: Sequence[str],
+    k: Kit,
+    classes: Mapping[str, str] | None = None,
 ) -> tuple[Finding, ...]:
     out: list[Finding] = []
     for r in roots:
@@ -346,14 +469,33 @@ def _findings(
                 )
             )
     for key in stripped:
+        cls = (classes or {}).get(key)
+        why = f" ({cls})" if cls else ""
         out.append(
             k.finding(
                 code="session-config-stripped",
-                message=f"session config key {key!r} was stripped; agent config cannot set it",
+                message=f"session config key {key!r} was stripped{why}; agent config cannot set it",
                 path=None,
             )
         )
     return tuple(out)
+
+
+def _approvals(policy: Policy) -> dict[str, dict[str, str]]:
+    """Mode -> the approval keys profiles/modes.toml gives it (modes without any are left out)."""
+    out: dict[str, dict[str, str]] = {}
+    for mode, entry in policy.mode_map.modes.items():
+        keys: dict[str, str] = {
+            k: str(v)
+            for k, v in (
+                ("approval_policy", entry.approval_policy),
+                ("approvals_reviewer", entry.approvals_reviewer),
+            )
+            if v is not None
+        }
+        if keys:
+            out[mode] = keys
+    return out
 
 
 def compile_bundle(
@@ -364,7 +506,11 @@ def compile_bundle(
     *,
     session_config: dict[str, Any] | None = None,
     stripped_session_keys: Sequence[str] = (),
+    stripped_session_classes: Mapping[str, str] | None = None,
+    vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
+    untrusted_projects: Sequence[str] = (),
     kit: Kit | None = None,
+    trusted_base: Sequence[TrustedPath] = (),
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
 
@@ -372,6 +518,10 @@ def compile_bundle(
     same family (lite twins in, lite twins out).
     """
     k = kit or get_kit()
+    check_possible_roots(roots, home.canonical if home else None, layout.workspace_roots)
+    for r in roots:
+        if r.kind == "file":
+            check_hard_links(r.id, r.target, r.kind, r.nlink)  # pure for a file: no I/O
     shared = Shared()
     profiles: list[CompiledProfile] = []
     order = [m for m in ACP_MODES if m in policy.mode_map.modes] + sorted(
@@ -390,6 +540,8 @@ def compile_bundle(
                 where=f"{policy.source_dir}/{entry.base}",
                 kit=k,
                 shared=shared,
+                secret_config=bool(vouched_mcp and vouched_mcp[1]),
+                trusted=trusted_base,
             )
         )
     bundle: CompiledBundle = k.bundle(
@@ -398,8 +550,169 @@ def compile_bundle(
         roots=tuple(roots),
         layout=layout,
         codex_home=home,
-        findings=_findings(roots, stripped_session_keys, k),
+        findings=_findings(roots, stripped_session_keys, k, stripped_session_classes),
         session_config=session_config,
         stripped_session_keys=tuple(stripped_session_keys),
+        stripped_session_classes=dict(stripped_session_classes or {}),
+        mode_approvals=_approvals(policy),
+        account_apps=policy.mode_map.account_apps,
+        untrusted_projects=tuple(sorted({*layout.workspace_roots, *untrusted_projects})),
+        vouched_mcp_servers=dict(vouched_mcp[0]) if vouched_mcp else {},
+        vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
+        trusted_base=tuple(trusted_base),
     )
     return bundle
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole path (issue 13): trusted base, ancestors of protected paths, literal names
+
+
+def _protected(
+    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, trusted: Sequence[TrustedPath]
+) -> list[Protected]:
+    """Every path whose ancestors must stay in place: each vault (or denied directory root),
+    each holder directory, the private CODEX_HOME and its holders, each trusted-base path."""
+    out: dict[str, Protected] = {}
+    for r in roots:
+        if r.kind != "missing":  # a missing root's vault may not exist: nothing to pin yet
+            out.setdefault(r.vault, Protected(r.vault, "vault", r.id))
+        for d in r.holder_dirs:
+            out.setdefault(d, Protected(d, "holder-dir", r.id))
+    if home is not None:
+        for d in (home.canonical, *home.holder_dirs):
+            out.setdefault(d, Protected(d, "codex-home"))
+    for t in trusted:
+        out.setdefault(t.path, Protected(t.path, "trusted-base"))
+    return [out[p] for p in sorted(out)]
+
+
+def _resolve_with(
+    profile_id: str, base_table: dict[str, Any], entries: Sequence[CompiledEntry], ctx: EvalContext
+) -> EffectiveProfile:
+    table = dict(base_table)
+    fs = dict(table["filesystem"])
+    for e in entries:
+        fs[e.path] = e.access
+    table["filesystem"] = fs
+    return resolve({profile_id: table}, profile_id, ctx)
+
+
+def _trusted_entries(
+    profile_id: str,
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    contexts: Sequence[EvalContext],
+    trusted: Sequence[TrustedPath],
+    mode: str,
+    k: Kit,
+) -> list[CompiledEntry]:
+    """A deny for every trusted-base socket in every mode; a `read` entry for every trusted
+    read-only directory the mode could write. A writable root inside one fails (exit 5)."""
+    if not trusted:
+        return []
+    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    have = {e.path for e in entries}
+    out: list[CompiledEntry] = []
+    added: list[str] = []
+    for t in sorted(trusted, key=lambda t: t.path):
+        prov = (k.provenance(reason="trusted-base", detail=f"{t.source}: {t.declared}"),)
+        if t.access == "deny":
+            if t.path not in have and not any(
+                eff.winner(t.path)[0] == "deny" for eff in effs
+            ):
+                out.append(k.entry(path=t.path, access="deny", provenance=prov))
+            continue
+        for eff in effs:
+            for e in eff.entries:
+                if e.access == "write" and e.kind == "path" and is_within(e.path, t.path):
+                    raise UnsafeRootError(
+                        f"writable root {e.path} ({e.source}) lies inside trusted-base "
+                        f"directory {t.path}, which no mode may write",
+                        where=f"mode {mode}",
+                        hint="choose a workspace root outside the trusted base",
+                    )
+        if any(is_within(t.path, a) for a in added):
+            continue  # an enclosing trusted directory is already read-only
+        if t.path in have or not any(eff.winner(t.path)[0] == "write" for eff in effs):
+            continue  # already read-only (or denied) in this mode
+        out.append(k.entry(path=t.path, access="read", provenance=prov))
+        added.append(t.path)
+    return out
+
+
+def _pin_entries(
+    profile_id: str,
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    contexts: Sequence[EvalContext],
+    protected: Sequence[Protected],
+    mode: str,
+    k: Kit,
+) -> list[CompiledEntry]:
+    """`write` pins on every renamable ancestor of a protected path (compiler/ancestry.py).
+
+    A pin keeps the directory's access (it is writable already) and makes it a mount point
+    in the sandbox, which cannot be renamed. A protected path that is itself a writable root
+    (a workspace root, /tmp, $TMPDIR, /) cannot be made read-only: that fails with exit 5.
+    """
+    if not protected:
+        return []
+    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    for eff in effs:
+        roots = {e.path: e.source for e in eff.entries if e.kind == "path" and e.access == "write"}
+        roots.update({"/": ":root"} if eff.unrestricted else {})
+        for p in protected:
+            if p.reason != "vault" and p.path in roots:
+                raise UnsafeRootError(
+                    f"{p.reason} {p.path} is the writable root {p.path} ({roots[p.path]}); "
+                    "it cannot be made read-only without taking the root away",
+                    where=f"mode {mode}",
+                    hint="move the vault and its links out of the writable area",
+                )
+    found: dict[str, tuple[list[Protected], set[str]]] = {}
+    for eff in effs:
+        for pin in pins_for(eff, protected):
+            guards, wroots = found.setdefault(pin.path, ([], set()))
+            guards.extend(g for g in pin.guards if g not in guards)
+            wroots.add(pin.writable_root)
+    out: list[CompiledEntry] = []
+    for path in sorted(found):
+        if any(eff.winner(path)[0] != "write" for eff in effs):
+            raise UnsafeRootError(
+                f"directory {path} above a protected path is writable in one session context "
+                "but not in another; no single entry keeps it in place",
+                where=f"mode {mode}",
+                hint="move the vault out of the writable area",
+            )
+        guards, wroots = found[path]
+        prov = tuple(
+            k.provenance(
+                reason="ancestor",
+                root_id=g.root_id,
+                detail=f"pinned below writable root {', '.join(sorted(wroots))}; "
+                f"keeps {g.reason} {g.path} in place",
+            )
+            for g in guards
+        )
+        out.append(k.entry(path=path, access="write", provenance=prov))
+    return out
+
+
+def _check_literal(
+    entries: Sequence[CompiledEntry],
+    roots: Sequence[ResolvedRoot],
+    trusted: Sequence[TrustedPath],
+) -> None:
+    """Refuse (exit 5) every entry whose path holds a glob character, unless it is a deny on
+    an existing regular file: a glob supports only deny and masks no directory or socket."""
+    files = {r.target for r in roots if r.kind == "file"}
+    files |= {t.path for t in trusted if t.kind == "file"}
+    for e in entries:
+        ch = glob_char(e.path)
+        if ch is None:
+            continue
+        if e.access != "deny":
+            raise refusal(e.path, ch, f"Codex refuses a `{e.access}` entry that is a glob")
+        if e.path not in files:
+            raise refusal(e.path, ch, "an escaped glob deny masks no directory or socket")

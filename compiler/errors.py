@@ -11,7 +11,7 @@
     ├── OutputError                   (exit 6) the artifact could not be written (nothing was)
     ├── EnvironmentMissingError       (exit 7) docker engine / codex / bwrap needed but absent
     ├── CanaryMismatchError           (exit 8) canary observation disagrees with the static matrix
-    └── LockDriftError                (exit 9) recompiled bundle differs from the lock
+    └── LockDriftError                (exit 9) recompiled bundle differs from the lock; watch drift
 
 Exit code 1 is reserved for "check ran and found findings at or above --fail-on"; it is not an
 exception class because findings are data, not failures of the tool.
@@ -109,5 +109,5 @@ EXIT_CODES: dict[int, str] = {
     6: "the output could not be written (nothing was written)",
     7: "a required engine or tool is missing (docker, codex, bwrap)",
     8: "canary observation disagrees with the static prediction",
-    9: "the recompiled bundle differs from the lock file",
+    9: "the recompiled bundle differs from the lock file, or `watch` saw the chain go stale",
 }

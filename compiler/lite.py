@@ -84,6 +84,16 @@ def root_spellings(root: _RootShape) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def _has_glob_char(path: str) -> bool:
+    return "*" in path or "?" in path or "[" in path or "]" in path
+
+
+def _literal_key(entry: _EntryShape) -> str:
+    from .emit.literal import literal_key
+
+    return literal_key(entry.path, entry.access)
+
+
 def codex_table(profile: _ProfileShape) -> dict[str, Any]:
     """The `[permissions.<id>]` table in Codex's own shape (no provenance)."""
     filesystem: dict[str, Any] = {}
@@ -93,7 +103,10 @@ def codex_table(profile: _ProfileShape) -> dict[str, Any]:
         value = profile.policy_filesystem[key]
         filesystem[key] = dict(sorted(value.items())) if isinstance(value, dict) else value
     for entry in profile.entries:
-        filesystem[entry.path] = entry.access
+        # A compiled entry names one literal path; the key is escaped or refused (exit 5)
+        # when the path holds a glob character (compiler/emit/literal.py).
+        key = entry.path if not _has_glob_char(entry.path) else _literal_key(entry)
+        filesystem[key] = entry.access
     table: dict[str, Any] = {"description": profile.description}
     if profile.extends is not None:
         table["extends"] = profile.extends
@@ -138,11 +151,31 @@ class RootSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TrustedBaseSpec:
+    """Twin of models.TrustedBaseSpec."""
+
+    read_only: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RootsManifest:
     """Twin of models.RootsManifest."""
 
     schema_version: int
     roots: list[RootSpec]
+    trusted_base: TrustedBaseSpec | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrustedBasePolicy:
+    """Twin of models.TrustedBasePolicy."""
+
+    schema_version: int
+    rationale: str
+    read_only: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    discover: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,6 +207,8 @@ class ModeMapEntry:
 
     profile_id: str
     base: str
+    approval_policy: str | None = None
+    approvals_reviewer: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +218,7 @@ class ModeMap:
     schema_version: int
     default_mode: str
     modes: dict[str, ModeMapEntry]
+    account_apps: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,6 +227,8 @@ class LaunchLayout:
 
     workspace_roots: tuple[str, ...] = ()
     codex_home: str | None = None
+    home: str | None = None
+    tmpdir: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,6 +252,7 @@ class ResolvedRoot:
     target: str
     hops: tuple[Hop, ...] = ()
     nlink: int | None = None
+    vault: str
     holder_dirs: tuple[str, ...] = ()
     hops_under_workspace: tuple[str, ...] = ()
 
@@ -221,6 +260,17 @@ class ResolvedRoot:
     def spellings(self) -> tuple[str, ...]:
         """Every name that reaches the credential (see models.ResolvedRoot.spellings)."""
         return root_spellings(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrustedPath:
+    """Twin of models.TrustedPath."""
+
+    path: str
+    declared: str
+    access: str
+    kind: str
+    source: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,6 +342,13 @@ class CompiledBundle:
     findings: tuple[Finding, ...] = ()
     session_config: dict[str, Any] | None = None
     stripped_session_keys: tuple[str, ...] = ()
+    stripped_session_classes: dict[str, str] = field(default_factory=dict)
+    mode_approvals: dict[str, dict[str, str]] = field(default_factory=dict)
+    account_apps: bool = False
+    untrusted_projects: tuple[str, ...] = ()
+    vouched_mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    vouched_mcp_credentials: dict[str, str] = field(default_factory=dict)
+    trusted_base: tuple[TrustedPath, ...] = ()
 
     @property
     def mode_profiles(self) -> dict[str, str]:
@@ -345,9 +402,44 @@ def _version(value: object) -> int:
     return value
 
 
+def _abs_list(value: object) -> list[str]:
+    if type(value) is not list:
+        raise NotLite
+    out = [_str(v) for v in value]
+    if any(not v.startswith("/") for v in out):
+        raise NotLite
+    return out
+
+
+def trusted_base_spec_doc(doc: object) -> TrustedBaseSpec:
+    """A manifest `[trusted_base]` table models.TrustedBaseSpec would accept, as its twin."""
+    t = _table(doc, (), ("read_only", "deny"))
+    return TrustedBaseSpec(
+        read_only=_abs_list(t.get("read_only", [])), deny=_abs_list(t.get("deny", []))
+    )
+
+
+def trusted_base_doc(doc: object) -> TrustedBasePolicy:
+    """A parsed `trusted-base.toml` models.TrustedBasePolicy would accept, as its twin."""
+    t = _table(doc, ("schema_version", "rationale"), ("read_only", "deny", "discover"))
+    raw = t.get("discover", [])
+    if type(raw) is not list:
+        raise NotLite
+    discover = [_str(v) for v in raw]
+    if any(d != "python-site-packages" for d in discover):
+        raise NotLite
+    return TrustedBasePolicy(
+        schema_version=_version(t["schema_version"]),
+        rationale=_str(t["rationale"]),
+        read_only=_abs_list(t.get("read_only", [])),
+        deny=_abs_list(t.get("deny", [])),
+        discover=discover,
+    )
+
+
 def manifest_doc(doc: object) -> RootsManifest:
     """A parsed roots manifest the strict models.RootsManifest would accept, as its twin."""
-    top = _table(doc, ("schema_version", "roots"), ())
+    top = _table(doc, ("schema_version", "roots"), ("trusted_base",))
     raw_roots = top["roots"]
     if type(raw_roots) is not list or not raw_roots:
         raise NotLite
@@ -366,26 +458,45 @@ def manifest_doc(doc: object) -> RootsManifest:
                 allow_missing=_bool(r["allow_missing"]) if "allow_missing" in r else False,
             )
         )
-    return RootsManifest(schema_version=_version(top["schema_version"]), roots=roots)
+    tb = trusted_base_spec_doc(top["trusted_base"]) if "trusted_base" in top else None
+    return RootsManifest(
+        schema_version=_version(top["schema_version"]), roots=roots, trusted_base=tb
+    )
+
+
+_APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
+_REVIEWERS = ("user", "auto_review")
 
 
 def mode_map_doc(doc: object) -> ModeMap:
     """A parsed `modes.toml` the strict models.ModeMap would accept, as its twin."""
-    top = _table(doc, ("schema_version", "default_mode", "modes"), ())
+    top = _table(doc, ("schema_version", "default_mode", "modes"), ("account_apps",))
     raw_modes = top["modes"]
     if type(raw_modes) is not dict:
         raise NotLite
     modes: dict[str, ModeMapEntry] = {}
     for name, raw in raw_modes.items():
-        e = _table(raw, ("profile_id", "base"), ())
+        e = _table(raw, ("profile_id", "base"), ("approval_policy", "approvals_reviewer"))
         base = _str(e["base"])
         if _BASE_FILE.fullmatch(base) is None:
             raise NotLite
-        modes[_slug(name)] = ModeMapEntry(profile_id=_slug(e["profile_id"]), base=base)
+        policy = e.get("approval_policy")
+        if policy is not None and policy not in _APPROVAL_POLICIES:
+            raise NotLite
+        reviewer = e.get("approvals_reviewer")
+        if reviewer is not None and reviewer not in _REVIEWERS:
+            raise NotLite
+        modes[_slug(name)] = ModeMapEntry(
+            profile_id=_slug(e["profile_id"]),
+            base=base,
+            approval_policy=policy,
+            approvals_reviewer=reviewer,
+        )
     return ModeMap(
         schema_version=_version(top["schema_version"]),
         default_mode=_slug(top["default_mode"]),
         modes=modes,
+        account_apps=_bool(top["account_apps"]) if "account_apps" in top else False,
     )
 
 

@@ -43,11 +43,39 @@ class RootSpec(Frozen):
     allow_missing: bool = False
 
 
+class TrustedBaseSpec(Frozen):
+    """The manifest's optional `[trusted_base]`: the launcher's own binaries and sockets.
+
+    `read_only`: directories no mode may write (the codex binary's directory, node, the adapter
+    install); `deny`: paths every mode denies (the daemon's control sockets). They add to the
+    reviewed `profiles/trusted-base.toml`; each must exist when compile runs.
+    """
+
+    read_only: list[AbsPath] = Field(default_factory=list)
+    deny: list[AbsPath] = Field(default_factory=list)
+
+
 class RootsManifest(Frozen):
     """The daemon-owned roots manifest (TOML)."""
 
     schema_version: Literal[1]
     roots: Annotated[list[RootSpec], Field(min_length=1)]
+    trusted_base: TrustedBaseSpec | None = None
+
+
+class TrustedBasePolicy(Frozen):
+    """`profiles/trusted-base.toml`: what no mode may write and which sockets every mode denies."""
+
+    schema_version: Literal[1]
+    rationale: str
+    #: Directories every mode leaves read-only (an entry is added only where a mode could write).
+    read_only: list[AbsPath] = Field(default_factory=list)
+    #: Paths every mode denies (container-engine and control sockets): read-only is not enough,
+    #: a `connect()` needs no write access to the socket file (measured, docs/paths.md).
+    deny: list[AbsPath] = Field(default_factory=list)
+    #: Paths found on the compiling host: `python-site-packages` = this interpreter's
+    #: site-packages (profilec and an embedding daemon import from there).
+    discover: list[Literal["python-site-packages"]] = Field(default_factory=list)
 
 
 FilesystemValue = PolicyAccess | dict[str, PolicyAccess]
@@ -75,11 +103,18 @@ class ModeProfilePolicy(Frozen):
     writes_outside_workspace: bool
 
 
+ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
+ApprovalsReviewer = Literal["user", "auto_review"]
+
+
 class ModeMapEntry(Frozen):
-    """Which base profile serves an ACP mode, and the compiled profile's id."""
+    """Which base profile serves an ACP mode, the compiled profile's id, and the approval
+    behaviour the mode advertises (Codex `approval_policy` and `approvals_reviewer`)."""
 
     profile_id: Slug
     base: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}\.toml$")]
+    approval_policy: ApprovalPolicy | None = None
+    approvals_reviewer: ApprovalsReviewer | None = None
 
 
 class ModeMap(Frozen):
@@ -88,6 +123,8 @@ class ModeMap(Frozen):
     schema_version: Literal[1]
     default_mode: ModeName
     modes: dict[ModeName, ModeMapEntry]
+    #: Account apps/connectors (Codex 0.171.0 `features.apps`); policy keeps them off.
+    account_apps: bool = False
 
 
 class LaunchLayout(Frozen):
@@ -95,6 +132,11 @@ class LaunchLayout(Frozen):
 
     workspace_roots: tuple[AbsPath, ...] = ()
     codex_home: AbsPath | None = None
+    #: HOME of the session's commands, when the launcher names it (a vault must not hold it).
+    home: AbsPath | None = None
+    #: TMPDIR of the Codex parent, when the launcher names it: `:tmpdir` is writable in agent
+    #: mode, so protected paths below it get their ancestors pinned too (canonical).
+    tmpdir: AbsPath | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,6 +162,10 @@ class ResolvedRoot(Frozen):
     target: AbsPath
     hops: tuple[Hop, ...] = ()
     nlink: int | None = None
+    #: The directory denied as a whole in every mode: the one holding the canonical target
+    #: (a directory root is its own vault). The trusted writer's temp file and lock live there,
+    #: and a file deny does not survive its rename (docs/vaults.md).
+    vault: AbsPath
     #: Directories a model command must not be able to write (hop parents, target parent).
     holder_dirs: tuple[AbsPath, ...] = ()
     hops_under_workspace: tuple[AbsPath, ...] = ()
@@ -128,6 +174,16 @@ class ResolvedRoot(Frozen):
     def spellings(self) -> tuple[str, ...]:
         """Every name that reaches the credential: declared path, each hop's path, the target."""
         return root_spellings(self)
+
+
+class TrustedPath(Frozen):
+    """One trusted-base path after resolution at the edge (canonical, existing)."""
+
+    path: AbsPath
+    declared: AbsPath
+    access: Literal["read", "deny"]
+    kind: Literal["file", "dir", "socket", "other"]
+    source: Literal["policy", "manifest", "discovered"]
 
 
 class ResolvedHome(Frozen):
@@ -145,7 +201,17 @@ class ResolvedHome(Frozen):
 class Provenance(Frozen):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
-    reason: Literal["target", "holder-dir", "codex-home", "policy"]
+    reason: Literal[
+        "target",
+        "vault",
+        "writer-lock",
+        "private-config",
+        "holder-dir",
+        "codex-home",
+        "policy",
+        "ancestor",
+        "trusted-base",
+    ]
     root_id: str | None = None
     hop_index: int | None = None
     detail: str | None = None
@@ -199,6 +265,23 @@ class CompiledBundle(Frozen):
     findings: tuple[Finding, ...] = ()
     session_config: dict[str, Any] | None = None
     stripped_session_keys: tuple[str, ...] = ()
+    #: Stripped key path -> class (runs-program, redirects-credential, widens-access,
+    #: changes-approvals, unknown).
+    stripped_session_classes: dict[str, str] = Field(default_factory=dict)
+    #: Mode -> {"approval_policy": ..., "approvals_reviewer": ...} from profiles/modes.toml.
+    mode_approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
+    #: Account apps/connectors on (`features.apps`); from profiles/modes.toml.
+    account_apps: bool = False
+    #: Paths marked `projects."<path>".trust_level = "untrusted"`: every workspace root as given
+    #: and canonical, and the project root (`.git`) above it (Codex 0.171.0 honours a trusted
+    #: entry under either spelling, and one for the repository root).
+    untrusted_projects: tuple[str, ...] = ()
+    #: Launcher-vouched MCP servers (daemon-owned file): name -> Codex mcp_servers table.
+    vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Per vouched server with a per-launch credential: name -> credential (acp-json only).
+    vouched_mcp_credentials: dict[str, str] = Field(default_factory=dict)
+    #: The trusted base every mode leaves read-only or denies (resolved, existing paths).
+    trusted_base: tuple[TrustedPath, ...] = ()
 
     @property
     def mode_profiles(self) -> dict[str, str]:

@@ -16,7 +16,7 @@ from .lite import ACP_MODES
 from .roots import parse_toml, validation_message
 
 if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
-    from .models import ModeMap, ModeProfilePolicy
+    from .models import ModeMap, ModeProfilePolicy, TrustedBasePolicy
 
 KNOWN_SPECIALS = (":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp")
 SCOPABLE_SPECIALS = (":workspace_roots",)
@@ -29,6 +29,11 @@ class Policy:
     mode_map: ModeMap
     bases: dict[str, ModeProfilePolicy]
     source_dir: str
+    #: `trusted-base.toml`: what no mode may write, which sockets every mode denies.
+    trusted_base: TrustedBasePolicy | None = None
+
+
+TRUSTED_BASE_FILE = "trusted-base.toml"
 
 
 def default_profiles_dir() -> str:
@@ -97,15 +102,41 @@ def _validate_base(data: dict[str, Any], where: str) -> ModeProfilePolicy:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
 
 
+def _validate_trusted(data: dict[str, Any], where: str) -> TrustedBasePolicy:
+    from pydantic import ValidationError
+
+    from .models import TrustedBasePolicy
+
+    try:
+        return TrustedBasePolicy.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
+
+
 def load_policy(profiles_dir: str | None = None) -> Policy:
-    """Load and validate `profiles/modes.toml` and every base profile it names."""
-    return load_policy_with(profiles_dir, _validate_map, _validate_base)
+    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base."""
+    return load_policy_with(profiles_dir, _validate_map, _validate_base, _validate_trusted)
+
+
+def load_trusted_base_with(pdir: str, validate: Callable[[dict[str, Any], str], Any]) -> Any:
+    """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
+    path = os.path.join(pdir, TRUSTED_BASE_FILE)
+    tb = validate(parse_toml(_read(path), where=path), path)
+    for p in (*tb.read_only, *tb.deny):
+        if p != "/" and (p.endswith("/") or "//" in p or "/./" in p or "/../" in p):
+            raise PolicyError(f"trusted-base path {p!r} is not normalized", where=path)
+        if p == "/":
+            raise PolicyError(
+                "trusted-base path / would leave no mode anything to write", where=path
+            )
+    return tb
 
 
 def load_policy_with(
     profiles_dir: str | None,
     validate_map: Callable[[dict[str, Any], str], Any],
     validate_base: Callable[[dict[str, Any], str], Any],
+    validate_trusted: Callable[[dict[str, Any], str], Any] | None = None,
 ) -> Policy:
     """`load_policy` with the schema steps supplied (the models, or lite's fast validators).
 
@@ -137,4 +168,5 @@ def load_policy_with(
         for key, value in base.filesystem.items():
             _check_key(key, value, f"{path}: filesystem")
         bases[mode] = base
-    return Policy(mode_map=mode_map, bases=bases, source_dir=pdir)
+    trusted = load_trusted_base_with(pdir, validate_trusted) if validate_trusted else None
+    return Policy(mode_map=mode_map, bases=bases, source_dir=pdir, trusted_base=trusted)

@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .errors import InputError, RootChainError, TrustError
+from .errors import InputError, RootChainError, TrustError, UnsafeRootError
 from .paths import check_absolute, is_within, parent
 
 if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
@@ -338,6 +338,7 @@ def resolve_root_fields(
     )
     links = [h.link for h in hops]
     nlink = st.st_nlink if (st is not None and kind == "file") else None
+    check_hard_links(spec.id, target, kind, nlink)
     last = _last_existing(target) if kind == "missing" else parent(target)
     under = tuple(sorted({link for link in links for w in workspace_roots if is_within(link, w)}))
     return {
@@ -348,6 +349,7 @@ def resolve_root_fields(
         "target": target,
         "hops": hops,
         "nlink": nlink,
+        "vault": target if kind == "dir" else parent(target),
         "holder_dirs": _holder_dirs(target, links, kind, last),
         "hops_under_workspace": under,
     }
@@ -401,13 +403,210 @@ def resolve_home_fields(path: str) -> dict[str, Any]:
 
 
 def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:
-    """Validate workspace roots (absolute, normalized); canonicalize those that exist."""
+    """Validate workspace roots (absolute, normalized) and return their canonical spellings.
+
+    A writable root spelled through a symlink makes Codex drop every deny under its real
+    location (measured on 0.171.0, research §4), so every root is walked with lstat/readlink
+    and the real path is what compile emits and what `--format launch` gives as the cwd. A root
+    that does not exist yet keeps its existing prefix resolved; one whose chain is broken or
+    crosses a file stays as written (the layout check reports it elsewhere).
+    """
     out: list[str] = []
     for r in roots:
         check_absolute(r, what="--workspace-root", error=InputError)
         try:
-            canonical, _, kind, _ = walk_chain_with(r, _tuple_hop, what="--workspace-root")
+            canonical, _, kind, _ = walk_chain_with(
+                r, _tuple_hop, allow_missing=True, what="--workspace-root"
+            )
         except RootChainError:
-            canonical, kind = r, "missing"
-        out.append(canonical if kind == "dir" else r)
-    return tuple(out)
+            canonical, kind = r, "other"
+        out.append(canonical if kind in ("dir", "missing") else r)
+    return tuple(dict.fromkeys(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Roots that cannot be protected at all (fail closed, exit 5)
+
+#: How many directory entries a directory root may hold before the hard-link scan gives up
+#: (fail closed): a credential directory is small; a huge one is a misdeclared root.
+MAX_DIR_ROOT_ENTRIES = 10_000
+
+_HARDLINK_FIX = (
+    "give the credential a single name: copy it to a new file, then remove every other link; "
+    "a path deny covers one name only"
+)
+
+
+def check_hard_links(root_id: str, target: str, kind: str, nlink: int | None) -> None:
+    """Fail (exit 5) when the target, or a file inside a directory root, has another hard link.
+
+    A deny covers a path, never an inode: a second name elsewhere stays readable in every
+    mode. Directory roots are scanned with lstat only (no file is opened), depth first.
+    """
+    where = f"root {root_id!r}"
+    if kind == "file" and nlink is not None and nlink > 1:
+        raise UnsafeRootError(
+            f"target {target} has {nlink} hard links; every other name stays readable",
+            where=where,
+            hint=_HARDLINK_FIX,
+        )
+    if kind != "dir":
+        return
+    seen = 0
+    pending = [target]
+    while pending:
+        cur = pending.pop()
+        try:
+            with os.scandir(cur) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            raise UnsafeRootError(
+                f"cannot list {cur} inside directory root: {exc.strerror}",
+                where=where,
+                hint="make the directory root listable by profilec, or declare its files",
+            ) from None
+        for item in items:
+            seen += 1
+            if seen > MAX_DIR_ROOT_ENTRIES:
+                raise UnsafeRootError(
+                    f"directory root {target} holds more than {MAX_DIR_ROOT_ENTRIES} entries; "
+                    "its hard links cannot be checked",
+                    where=where,
+                    hint="declare the credential directory itself, not a large tree",
+                )
+            st = item.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                pending.append(item.path)
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                raise UnsafeRootError(
+                    f"file {item.path} inside directory root {target} has {st.st_nlink} hard "
+                    "links; every other name stays readable",
+                    where=where,
+                    hint=_HARDLINK_FIX,
+                )
+
+
+def check_possible_roots(
+    roots: Sequence[Any], home: str | None, workspace_roots: Sequence[str]
+) -> None:
+    """Fail (exit 5) for a root that no profile can deny without breaking the session.
+
+    A root whose canonical target is `/`, or is or contains the private CODEX_HOME or a
+    workspace root: denying it would deny the whole machine, Codex's own home or the
+    workspace the agent works in. Pure (paths only): compile calls it with resolved inputs.
+    """
+    for root in roots:
+        target = root.target
+        where = f"root {root.id!r}"
+        if target == "/":
+            raise UnsafeRootError(
+                "target is / (the whole filesystem); no mode can deny it and still run",
+                where=where,
+                hint="declare the credential file or the directory that holds only it",
+            )
+        if home is not None and is_within(home, target):
+            what = "is" if home == target else "contains"
+            raise UnsafeRootError(
+                f"target {target} {what} the private CODEX_HOME {home}; denying it would "
+                "hide Codex's own home",
+                where=where,
+                hint="keep the credential in its own directory outside CODEX_HOME and link to it",
+            )
+        for ws in workspace_roots:
+            if is_within(ws, target):
+                what = "is" if ws == target else "contains"
+                raise UnsafeRootError(
+                    f"target {target} {what} workspace root {ws}; denying it would hide the "
+                    "workspace",
+                    where=where,
+                    hint="move the credential out of the workspace tree",
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# The trusted base (profiles/trusted-base.toml + the manifest's [trusted_base])
+
+
+def site_packages() -> tuple[str, ...]:
+    """This interpreter's site-packages directories (what profilec and its daemon import)."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = [paths.get("purelib", ""), paths.get("platlib", "")]
+    getter = getattr(site, "getsitepackages", None)  # some virtualenv builds lack it
+    if getter is not None:
+        found += getter()
+    return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
+
+
+def _kind_of(st: os.stat_result | None) -> str:
+    if st is None:
+        return "missing"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISSOCK(st.st_mode):
+        return "socket"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    return "other"
+
+
+def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[str, Any]]:
+    """Resolve every trusted-base path with lstat/readlink; the fields of each TrustedPath.
+
+    Policy and discovered paths that do not exist on this host are skipped (no podman, no
+    /lib32); a path the manifest declares must exist (the daemon named its own binaries and
+    sockets). A read-only path must be a directory: a `read` entry pins a directory; name the
+    directory that holds a binary. Canonical duplicates collapse (first declaration kept).
+    """
+    wanted: list[tuple[str, str, str]] = []  # (declared, access, source)
+    if policy_tb is not None:
+        wanted += [(p, "read", "policy") for p in policy_tb.read_only]
+        if "python-site-packages" in policy_tb.discover:
+            wanted += [(p, "read", "discovered") for p in site_packages()]
+        wanted += [(p, "deny", "policy") for p in policy_tb.deny]
+    if manifest_tb is not None:
+        wanted += [(p, "read", "manifest") for p in manifest_tb.read_only]
+        wanted += [(p, "deny", "manifest") for p in manifest_tb.deny]
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for declared, access, source in wanted:
+        what = f"trusted base {declared}"
+        check_absolute(declared, what=what, error=InputError)
+        try:
+            canonical, _, kind, _ = walk_chain_with(
+                declared, _tuple_hop, allow_missing=True, what=what
+            )
+        except RootChainError:
+            if source == "manifest":
+                raise
+            continue
+        if kind == "missing":
+            if source == "manifest":
+                raise InputError(
+                    f"{declared} does not exist",
+                    where="roots manifest: trusted_base",
+                    hint="list only binaries and sockets present on this host",
+                )
+            continue
+        st = os.lstat(canonical)
+        kind = _kind_of(st)
+        if access == "read" and kind != "dir":
+            if source == "manifest":
+                raise InputError(
+                    f"read_only path {declared} is a {kind}, not a directory",
+                    where="roots manifest: trusted_base",
+                    hint="name the directory that holds it",
+                )
+            continue
+        out.setdefault(
+            (canonical, access),
+            {
+                "path": canonical,
+                "declared": declared,
+                "access": access,
+                "kind": kind,
+                "source": source,
+            },
+        )
+    return [out[k] for k in sorted(out)]

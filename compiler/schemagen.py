@@ -17,8 +17,11 @@ from .audit.models import BundleProvenance, DiffReport, Explanation, LockFile
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
-from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest
+from .mcp import VOUCHED_MCP_SCHEMA
+from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest, TrustedBasePolicy
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
+from .session import ALLOWLIST_SCHEMA
+from .watch import WATCH_EVENT_SCHEMA
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://profilec.invalid/schemas/"
@@ -38,6 +41,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "diff.schema.json": DiffReport,
     "compat-matrix.schema.json": CompatibilityMatrix,
     "adapters-catalog.schema.json": AdapterCatalog,
+    "trusted-base.schema.json": TrustedBasePolicy,
 }
 
 ACP_LAUNCH: dict[str, Any] = {
@@ -56,6 +60,19 @@ ACP_LAUNCH: dict[str, Any] = {
             "type": "object",
             "required": ["read-only", "agent", "agent-full-access"],
             "additionalProperties": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},
+        },
+        "trustedMcpServers": {
+            "description": "Launcher-vouched MCP servers (the AgentConnect fork's zod shape).",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "credential"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "credential": {"type": "string", "minLength": 1},
+                },
+            },
         },
     },
 }
@@ -225,6 +242,9 @@ STATIC_SCHEMAS = {
     "canary-report.schema.json": CANARY_REPORT,
     "launch.schema.json": LAUNCH_SCHEMA,
     "launch-request.schema.json": LAUNCH_REQUEST,
+    "session-allowlist.schema.json": ALLOWLIST_SCHEMA,
+    "vouched-mcp.schema.json": VOUCHED_MCP_SCHEMA,
+    "watch-event.schema.json": WATCH_EVENT_SCHEMA,
 }
 
 

@@ -1,59 +1,410 @@
-"""Untrusted session config (the JSON a launcher passes as CODEX_CONFIG).
+"""Untrusted session config (the JSON a launcher passes on as CODEX_CONFIG).
 
-It never contributes a path and never redefines the permission profile: any key that is, or
-starts, `permissions`, `default_permissions`, `sandbox_mode` or `sandbox_workspace_write`
-is stripped at any depth (plain or dotted, e.g. `profiles.x.sandbox_mode`) and reported.
+An agent definition's config reaches the trusted Codex parent, which runs `mcp_servers` and
+`notify` programs itself (outside the command sandbox) and sends the bearer token wherever
+`chatgpt_base_url` or a provider's `base_url` points. So a session config passes through an
+allow-list, not a deny-list: a top-level key passes only if `profiles/session-allowlist.toml`
+lists it with the value type Codex reads. Everything else is stripped and reported by dotted
+key path with its class (`CLASSES`); a key Codex 0.171.0 does not know is `unknown`.
+
+`KNOWN_KEYS` is the reviewed classification of every top-level field of Codex 0.171.0's
+ConfigToml (read from the binary's serde field list, "struct ConfigToml with 109 elements",
+and cross-read with codex-rs/core/config.schema.json; see docs/session-config.md). An allow-list
+entry that names a key classified here as dangerous is a policy error.
+
+The input is bounded: more than `MAX_BYTES` bytes, nesting deeper than `MAX_DEPTH`, or more than
+`MAX_KEYS` keys in all is an input error (exit 2), never a crash. No module here imports pydantic
+(the CLI fast path uses it).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from .errors import InputError
+from .errors import InputError, PolicyError
 
-FORBIDDEN_PREFIXES = (
+StripClass = Literal[
+    "runs-program", "redirects-credential", "widens-access", "changes-approvals", "unknown"
+]
+CLASSES: tuple[StripClass, ...] = (
+    "runs-program",
+    "redirects-credential",
+    "widens-access",
+    "changes-approvals",
+    "unknown",
+)
+ValueType = Literal["string", "boolean", "integer", "string-array"]
+VALUE_TYPES: tuple[ValueType, ...] = ("string", "boolean", "integer", "string-array")
+
+#: The four key families profilec stripped before the allow-list (check reports them as PC012).
+LEGACY_PERMISSION_KEYS = (
     "permissions",
     "default_permissions",
     "sandbox_mode",
     "sandbox_workspace_write",
 )
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 64
+MAX_KEYS = 10_000
+ALLOWLIST_FILE = "session-allowlist.toml"
+
+_P: StripClass = "runs-program"
+_R: StripClass = "redirects-credential"
+_W: StripClass = "widens-access"
+_A: StripClass = "changes-approvals"
+_U: StripClass = "unknown"
+
+#: Every top-level ConfigToml key of Codex 0.171.0 that is not on the allow-list, with the class
+#: that strips it. Allowed keys are `None` here and carry their reason in the allow-list file.
+KNOWN_KEYS: dict[str, StripClass | None] = {
+    # Programs Codex starts itself, outside the command sandbox, or code it loads.
+    "mcp_servers": _P,
+    "notify": _P,
+    "hooks": _P,
+    "plugins": _P,
+    "marketplaces": _P,
+    "skills": _P,
+    "js_repl_node_path": _P,
+    "js_repl_node_module_dirs": _P,
+    "code_mode": _P,
+    "orchestrator": _P,
+    "agents": _P,  # role config_file: another config layer from any path
+    "tool_suggest": _P,
+    "browser_use": _P,
+    "computer_use": _P,
+    "file_opener": _P,
+    # Where the trusted side sends requests (and the bearer token), or how it stores/gets auth.
+    "chatgpt_base_url": _R,
+    "openai_base_url": _R,
+    "model_provider": _R,
+    "model_providers": _R,
+    "oss_provider": _R,
+    "experimental_realtime_ws_base_url": _R,
+    "experimental_realtime_webrtc_call_base_url": _R,
+    "experimental_realtime_ws_model": _R,
+    "experimental_realtime_ws_backend_prompt": _R,
+    "experimental_realtime_ws_startup_context": _R,
+    "experimental_realtime_start_instructions": _R,
+    "experimental_thread_store_endpoint": _R,
+    "experimental_thread_store": _R,
+    "realtime": _R,
+    "audio": _R,
+    "otel": _R,
+    "analytics": _R,
+    "feedback": _R,
+    "cloud": _R,
+    "responses": _R,
+    "responses_api_metadata": _R,
+    "apps_mcp_product_sku": _R,
+    "cli_auth_credentials_store": _R,
+    "forced_chatgpt_workspace_id": _R,
+    "forced_login_method": _R,
+    "mcp_oauth_credentials_store": _R,
+    "mcp_oauth_callback_port": _R,
+    "mcp_oauth_callback_url": _R,
+    "mcp_enterprise_managed_auth": _R,
+    "mcp_optional_startup_grace_ms": _R,
+    # Filesystem, network, environment or trust: what a command or the parent may reach.
+    "permissions": _W,
+    "default_permissions": _W,
+    "sandbox_mode": _W,
+    "sandbox_workspace_write": _W,
+    "allow_symlinked_codex_home": _W,
+    "shell_environment_policy": _W,
+    "allow_login_shell": _W,
+    "features": _W,
+    "profile": _W,
+    "profiles": _W,
+    "projects": _W,
+    "project_root_markers": _W,
+    "project_doc_fallback_filenames": _W,
+    "model_instructions_file": _W,
+    "experimental_compact_prompt_file": _W,
+    "model_catalog_json": _W,
+    "sqlite_home": _W,
+    "log_dir": _W,
+    "history": _W,
+    "rollout_trace": _W,
+    "ghost_snapshot": _W,
+    "memories": _W,
+    "web_search": _W,
+    "tools": _W,
+    "windows": _W,
+    "debug": _W,
+    "desktop": _W,
+    "thread_unload_delay_secs": _W,
+    "experimental_use_unified_exec_tool": _W,
+    "include_apps_instructions": _W,
+    "goals": _W,
+    "tui": _W,
+    "notice": _W,
+    # Who approves what.
+    "approval_policy": _A,
+    "approvals_reviewer": _A,
+    "auto_review": _A,
+    "apps": _A,
+    # Allowed (reason in profiles/session-allowlist.toml).
+    "model": None,
+    "review_model": None,
+    "model_reasoning_effort": None,
+    "plan_mode_reasoning_effort": None,
+    "model_reasoning_summary": None,
+    "model_verbosity": None,
+    "personality": None,
+    "service_tier": None,
+    "model_context_window": None,
+    "model_auto_compact_token_limit": None,
+    "model_auto_compact_token_limit_scope": None,
+    "model_post_turn_compact_threshold_percent": None,
+    "tool_output_token_limit": None,
+    "background_terminal_max_timeout": None,
+    "hide_agent_reasoning": None,
+    "show_raw_agent_reasoning": None,
+    "developer_instructions": None,
+    "instructions": None,
+    "compact_prompt": None,
+    "include_environment_context": None,
+    "include_collaboration_mode_instructions": None,
+    "include_permissions_instructions": None,
+    "project_doc_max_bytes": None,
+    "suppress_unstable_features_warning": None,
+    "disable_paste_burst": None,
+    "check_for_update_on_startup": None,
+}
 
 
-def _forbidden(key: str) -> bool:
-    return any(seg.startswith(FORBIDDEN_PREFIXES) for seg in key.split("."))
+@dataclass(frozen=True, slots=True)
+class AllowedKey:
+    """One reviewed allow-list entry."""
+
+    key: str
+    type: ValueType
+    reason: str
 
 
-def _strip(obj: dict[str, Any], path: str, stripped: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in sorted(obj):
-        full = f"{path}.{key}" if path else key
-        if _forbidden(key):
-            stripped.append(full)
-            continue
-        value = obj[key]
-        out[key] = _strip(value, full, stripped) if isinstance(value, dict) else value
-    return out
+@dataclass(frozen=True, slots=True)
+class AllowList:
+    """`profiles/session-allowlist.toml`."""
+
+    codex_version: str
+    keys: dict[str, AllowedKey]
 
 
-def sanitize(config: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Return the config without forbidden keys, and the dotted names of what was stripped."""
-    stripped: list[str] = []
-    clean = _strip(config, "", stripped)
-    return clean, tuple(stripped)
+@dataclass(frozen=True, slots=True)
+class Stripped:
+    """A stripped key: its dotted path and why."""
+
+    path: str
+    cls: StripClass
 
 
-def load_session_config(path: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Read and sanitize an agent-supplied session config file (JSON object)."""
+ALLOWLIST_SCHEMA: dict[str, Any] = {
+    "title": "SessionAllowList",
+    "description": (
+        "profiles/session-allowlist.toml: the session-config keys an agent definition may pass "
+        "to Codex, each with the value type Codex reads and why it cannot run a program, widen "
+        "access, redirect traffic or change approvals. Every other key is stripped."
+    ),
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["schema_version", "codex_version", "allowed"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "codex_version": {"type": "string", "pattern": r"^[0-9]+\.[0-9]+\.[0-9]+$"},
+        "allowed": {
+            "type": "object",
+            "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$"},
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type", "reason"],
+                "properties": {
+                    "type": {"enum": list(VALUE_TYPES)},
+                    "reason": {"type": "string", "minLength": 1, "pattern": r"^[^\n\r]+$"},
+                },
+            },
+        },
+    },
+}
+
+
+def parse_allowlist(data: Mapping[str, Any], *, where: str) -> AllowList:
+    """Validate a parsed allow-list (the checks ALLOWLIST_SCHEMA states, plus the classes)."""
+    extra = set(data) - {"schema_version", "codex_version", "allowed"}
+    if extra:
+        raise PolicyError(f"unknown key {sorted(extra)[0]!r}", where=where)
+    if data.get("schema_version") != 1:
+        raise PolicyError("schema_version must be 1", where=where)
+    version = data.get("codex_version")
+    if not isinstance(version, str) or not version:
+        raise PolicyError("codex_version must be a version string", where=where)
+    allowed = data.get("allowed")
+    if not isinstance(allowed, dict):
+        raise PolicyError("[allowed] must be a table of keys", where=where)
+    keys: dict[str, AllowedKey] = {}
+    for name, entry in allowed.items():
+        if name not in KNOWN_KEYS:
+            raise PolicyError(
+                f"allowed key {name!r} is not a Codex {version} config key", where=where
+            )
+        cls = KNOWN_KEYS[name]
+        if cls is not None:
+            raise PolicyError(
+                f"allowed key {name!r} is forbidden ({cls}); it cannot be allow-listed",
+                where=where,
+            )
+        if not isinstance(entry, dict) or set(entry) != {"type", "reason"}:
+            raise PolicyError(f"allowed.{name} must have exactly type and reason", where=where)
+        vtype, reason = entry["type"], entry["reason"]
+        if vtype not in VALUE_TYPES:
+            raise PolicyError(f"allowed.{name}.type must be one of {VALUE_TYPES}", where=where)
+        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
+            raise PolicyError(f"allowed.{name}.reason must be one non-empty line", where=where)
+        keys[name] = AllowedKey(name, vtype, reason)
+    return AllowList(version, keys)
+
+
+def load_allowlist(profiles_dir: str | None = None) -> AllowList:
+    """Read and validate `<profiles_dir>/session-allowlist.toml` (default: the shipped one)."""
+    from .policy import default_profiles_dir
+
+    path = os.path.join(profiles_dir or default_profiles_dir(), ALLOWLIST_FILE)
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
-        raise InputError(f"cannot read session config: {exc.strerror}", where=path) from None
+        raise PolicyError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PolicyError(f"not valid TOML: {exc}", where=path) from None
+    return parse_allowlist(data, where=path)
+
+
+def _type_ok(value: Any, vtype: ValueType) -> bool:
+    if vtype == "string":
+        return isinstance(value, str)
+    if vtype == "boolean":
+        return isinstance(value, bool)
+    if vtype == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def classify(key: str) -> StripClass | None:
+    """The class of a top-level key (None: on the shipped allow-list's side of KNOWN_KEYS)."""
+    return KNOWN_KEYS.get(key, "unknown")
+
+
+def sanitize_with(
+    config: Mapping[str, Any], allow: AllowList
+) -> tuple[dict[str, Any], tuple[Stripped, ...]]:
+    """The config with only allow-listed keys of the right type, and what was stripped.
+
+    A dotted key (`a.b`, as a `-c` key would be spelled) is judged by its first segment.
+    """
+    out: dict[str, Any] = {}
+    stripped: list[Stripped] = []
+    for key in sorted(config):
+        head = key.split(".", 1)[0]
+        entry = allow.keys.get(head)
+        value = config[key]
+        if entry is not None and head == key and _type_ok(value, entry.type):
+            out[key] = value
+            continue
+        cls = classify(head)
+        stripped.append(Stripped(key, "unknown" if cls is None else cls))
+    return out, tuple(stripped)
+
+
+def sanitize(
+    config: Mapping[str, Any], profiles_dir: str | None = None
+) -> tuple[dict[str, Any], tuple[Stripped, ...]]:
+    """`sanitize_with` the allow-list in `profiles_dir` (default: the shipped one)."""
+    return sanitize_with(config, load_allowlist(profiles_dir))
+
+
+def project_root(path: str) -> str | None:
+    """The nearest ancestor of `path` (itself included) holding `.git`: the project root Codex
+    0.171.0 keys trust by (its default project_root_markers). lstat only; None if there is none.
+    """
+    cur = path
+    while True:
+        try:
+            os.lstat(os.path.join(cur, ".git"))
+            return cur
+        except OSError:
+            pass
+        if cur == "/":
+            return None
+        cur = os.path.dirname(cur)
+
+
+def untrusted_project_paths(given: Sequence[str], canonical: Sequence[str]) -> tuple[str, ...]:
+    """Every path a launch must mark untrusted: each workspace root as given and canonical, and
+    the project root above its canonical path (measured on 0.171.0: Codex resolves the cwd, and a
+    trusted entry for the repository root loaded the project's config for a cwd under it even
+    when the cwd itself had an untrusted entry)."""
+    out: set[str] = {*given, *canonical}
+    for r in canonical:
+        top = project_root(r)
+        if top is not None:
+            out.add(top)
+    return tuple(sorted(out))
+
+
+def _check_shape(data: Any, where: str) -> None:
+    """Depth and key-count bounds, iteratively (a deep config must not exhaust the stack)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    keys = 0
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"session config nests deeper than {MAX_DEPTH} levels", where=where)
+        if isinstance(node, dict):
+            keys += len(node)
+            if keys > MAX_KEYS:
+                raise InputError(f"session config has more than {MAX_KEYS} keys", where=where)
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def parse_session_bytes(raw: bytes, *, where: str) -> dict[str, Any]:
+    """Parse an untrusted session config: a bounded JSON object, else InputError (exit 2)."""
+    if len(raw) > MAX_BYTES:
+        raise InputError(f"session config is larger than {MAX_BYTES} bytes", where=where)
     try:
         data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise InputError(
+            f"session config nests deeper than {MAX_DEPTH} levels", where=where
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"session config is not valid JSON: {exc}", where=path) from None
+        raise InputError(f"session config is not valid JSON: {exc}", where=where) from None
     if not isinstance(data, dict):
-        raise InputError("session config must be a JSON object", where=path)
-    return sanitize(data)
+        raise InputError("session config must be a JSON object", where=where)
+    _check_shape(data, where)
+    return data
+
+
+def read_session_json(path: str) -> dict[str, Any]:
+    """Read and parse a session config file (bounded; nothing past MAX_BYTES is read)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read session config: {exc.strerror}", where=path) from None
+    return parse_session_bytes(raw, where=path)
+
+
+def load_session_config(
+    path: str, profiles_dir: str | None = None
+) -> tuple[dict[str, Any], tuple[Stripped, ...]]:
+    """Read and sanitize an agent-supplied session config file (JSON object)."""
+    return sanitize(read_session_json(path), profiles_dir)

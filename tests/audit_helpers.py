@@ -40,7 +40,8 @@ def plan_layout(lay: Layout) -> Path:
         "workspace_roots": [str(lay.workspace)],
         "state_dir": str(lay.base / "daemon" / "state" / "cand-1"),
         "backends": ["codex"],
-        "hidden": {"host_home": str(lay.base / "host")},
+        # Not base/host: that directory is the credential's vault, which the plan binds whole.
+        "hidden": {"host_home": str(lay.base / "hosthome")},
     }
     path = lay.base / "layout.toml"
     path.write_text(tomlkit.dumps(doc), encoding="utf-8")

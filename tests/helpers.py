@@ -69,6 +69,7 @@ def make_layout(base: Path, *, relative_link: bool = False, hop_dir: bool = Fals
         link.symlink_to("../host/auth.json")
     else:
         link.symlink_to(target)
+    (home / "auth.lock").touch(mode=0o600)  # the writer's lock, as any earlier login leaves it
     ws = base / "ws"
     ws.mkdir()
     control = ws / "control.txt"

@@ -25,6 +25,9 @@ class CompileInputs:
     codex_home: str | None = None
     session_config: str | None = None
     plan_layout: str | None = None
+    tmpdir: str | None = None
+    home: str | None = None
+    vouched_mcp: str | None = None
 
 
 def compile_document(inp: CompileInputs) -> tuple[CompiledBundle, dict[str, Any]]:
@@ -40,6 +43,9 @@ def compile_document(inp: CompileInputs) -> tuple[CompiledBundle, dict[str, Any]
         workspace_roots=inp.workspace_roots,
         codex_home=inp.codex_home,
         session_config_path=inp.session_config,
+        tmpdir=inp.tmpdir,
+        home=inp.home,
+        vouched_mcp_path=inp.vouched_mcp,
     )
     sources = load_sources(inp.roots, inp.profiles)
     plan: dict[str, Any] | None = None

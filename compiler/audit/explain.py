@@ -34,6 +34,15 @@ from .models import ChainStep, EffAccess, ExplainEntry, Explanation
 ChainWalker = Callable[[str], Sequence[tuple[str, str, str]]]
 
 
+#: Why profilec adds an entry of each kind, shown beside the entry (docs/vaults.md).
+REASON_WHY = {
+    "vault": "the directory holding the credential, denied whole: the writer saves by temp file "
+    "+ rename inside it, which a deny on the file alone does not survive",
+    "writer-lock": "the credential writer's lock: a model command that could flock it would "
+    "stall every save",
+}
+
+
 def _dest(link: str, value: str) -> str:
     base = value if value.startswith("/") else posixpath.join(posixpath.dirname(link), value)
     return "/" + posixpath.normpath(base).lstrip("/")
@@ -100,6 +109,9 @@ def _explain_entry(
     detail = first.get("detail")
     reason = first.get("reason")
     parts = [str(x) for x in (reason, detail) if x]
+    why = REASON_WHY.get(str(reason))
+    if why:
+        parts.append(why)
     if others:
         parts.append("also root " + ", ".join(others))
     return ExplainEntry(

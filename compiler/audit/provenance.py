@@ -91,7 +91,26 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
         )
     for entry in profile.entries:
         for p in entry.provenance:
-            if p.reason == "codex-home":
+            if p.reason == "trusted-base":
+                # detail is "<source>: <declared path>" (policy, manifest or discovered).
+                origin, _, declared = (p.detail or "policy: ").partition(": ")
+                from_manifest = origin == "manifest"
+                src = None
+                if sources is not None:
+                    src = sources.manifest if from_manifest else sources.trusted_base
+                recs.append(
+                    ProvenanceRecord(
+                        key=entry.path,
+                        value=entry.access,
+                        origin="roots-manifest" if from_manifest else "policy",
+                        reason=p.reason,
+                        file=src.name if src is not None else None,
+                        line=sources.line_of_value(src, declared) if sources else None,
+                        detail=p.detail,
+                    )
+                )
+                continue
+            if p.reason in ("codex-home", "writer-lock", "private-config"):
                 recs.append(
                     ProvenanceRecord(
                         key=entry.path,
@@ -138,6 +157,8 @@ def bundle_provenance(bundle: CompiledBundle, sources: Sources | None) -> Bundle
             inputs["policy/" + sources.mode_map.name] = sources.mode_map.sha256
         for src in sources.policy.values():
             inputs["policy/" + src.name] = src.sha256
+        if sources.trusted_base is not None:
+            inputs["policy/" + sources.trusted_base.name] = sources.trusted_base.sha256
     return BundleProvenance(
         modes=tuple(mode_provenance(p, sources) for p in bundle.profiles),
         inputs=dict(sorted(inputs.items())),

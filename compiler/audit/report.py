@@ -106,7 +106,8 @@ class AuditReport:
     input_hashes: tuple[tuple[str, str], ...]
     default_mode: str
     workspace_roots: tuple[str, ...]
-    roots: tuple[tuple[str, str, str, str], ...]  # id, declared path, chain text, target
+    #: id, declared path, chain text, target, vault (the directory denied whole in every mode)
+    roots: tuple[tuple[str, str, str, str, str], ...]
     modes: tuple[ModeSummary, ...]
     matrix: tuple[MatrixRow, ...]
     check_passed: bool
@@ -142,8 +143,14 @@ def versions_table(r: AuditReport) -> Table:
 
 
 def roots_table(r: AuditReport) -> Table:
-    """Each protected root with its declared path, link chain and canonical target."""
-    return ("root", "declared path", "link chain", "canonical target"), [tuple(x) for x in r.roots]
+    """Each protected root: declared path, link chain, canonical target and its vault.
+
+    The vault is denied whole in every mode: the trusted writer saves by temp file + rename in
+    that directory, which would detach a deny on the file alone inside running sandboxes.
+    """
+    header = ("root", "declared path", "link chain", "canonical target",
+              "vault (denied whole: the writer renames inside it)")
+    return header, [tuple(x) for x in r.roots]
 
 
 def coverage_table(r: AuditReport) -> Table:
@@ -248,10 +255,15 @@ def _why(records: list[dict[str, Any]], key: str) -> str:
         return key
     whys: list[str] = []
     for rec in records:
-        if rec.get("root_id"):
-            whys.append(f"root {rec['root_id']} ({rec.get('reason')})")
+        reason, detail = rec.get("reason"), rec.get("detail")
+        if reason in ("ancestor", "trusted-base") and detail:
+            # What became read-only or pinned, and which root or policy line caused it.
+            owner = f"root {rec['root_id']} " if rec.get("root_id") else ""
+            whys.append(f"{owner}({reason}: {detail})")
+        elif rec.get("root_id"):
+            whys.append(f"root {rec['root_id']} ({reason})")
         else:
-            whys.append(str(rec.get("detail") or rec.get("reason")))
+            whys.append(str(detail or reason))
     return ", ".join(dict.fromkeys(whys))
 
 
@@ -341,6 +353,7 @@ def build_report(
             r.path,
             " -> ".join(f"{h.link} = {h.value}" for h in r.hops) or "(no links)",
             r.target,
+            r.vault,
         )
         for r in bundle.roots
     )

@@ -84,7 +84,7 @@ def render_html(r: AuditReport) -> str:
     out.append("<h2>Versions and hashes</h2>")
     out += _table("versions", *versions_table(r))
     out.append("<h2>Protected roots</h2>")
-    out += _table("roots", *roots_table(r), (1, 2, 3))
+    out += _table("roots", *roots_table(r), (1, 2, 3, 4))
     ws = ", ".join(f"<code>{e(w)}</code>" for w in r.workspace_roots) or "none"
     out.append(f"<p>Workspace roots: {ws}. Default mode: {e(r.default_mode)}.</p>")
     out.append("<h2>Modes</h2>")

@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..policy import Policy, default_profiles_dir, load_policy
+from ..policy import TRUSTED_BASE_FILE, Policy, default_profiles_dir, load_policy
 from ..roots import read_trusted_bytes
 
 
@@ -66,6 +66,16 @@ class Sources:
     manifest: SourceFile | None
     policy: dict[str, SourceFile] = field(default_factory=dict)  # mode -> base profile file
     mode_map: SourceFile | None = None
+    trusted_base: SourceFile | None = None  # profiles/trusted-base.toml
+
+    def line_of_value(self, src: SourceFile | None, value: str) -> int | None:
+        """The 1-based line holding the quoted string `value` (a list item), if any."""
+        if src is None:
+            return None
+        for n, line in enumerate(src.lines, start=1):
+            if f'"{value}"' in line or f"'{value}'" in line:
+                return n
+        return None
 
 
 def load_sources(roots_path: str | None, profiles_dir: str | None) -> Sources:
@@ -81,4 +91,6 @@ def load_sources(roots_path: str | None, profiles_dir: str | None) -> Sources:
             files[mode] = _source(entry.base, fh.read())
     with open(os.path.join(pdir, "modes.toml"), "rb") as fh:
         mode_map = _source("modes.toml", fh.read())
-    return Sources(manifest, files, mode_map)
+    with open(os.path.join(pdir, TRUSTED_BASE_FILE), "rb") as fh:
+        trusted = _source(TRUSTED_BASE_FILE, fh.read())
+    return Sources(manifest, files, mode_map, trusted)

@@ -11,7 +11,9 @@ Decoy markers (host HOME, sibling agent) live beside the tree and are never moun
 Failure classes: `leak` (credential marker in a model output), `decoy`, `control`, `trusted`,
 `tamper` (link or target changed afterwards), `network` (a model command reached the loopback
 listener in a mode whose contract is no network), `mismatch` (observed allow/deny differs from
-compiler.evaluate's static prediction), `error` (the probe could not run).
+compiler.evaluate's static prediction), `error` (the probe could not run); and from the dynamic
+probes (compiler/canary/dynamic.py: a model command running across real Codex saves)
+`refresh-leak`, `temp-leak`, `lock-held`, `save-blocked`.
 
 Network: the container is `--network none`, so only its own loopback exists. A trusted
 `nc` listener on 127.0.0.1:NET_PORT answers with a fresh marker; the model probe `net-loopback`
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..emit.overrides import override_lines
 from ..evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, ResolvedRoot
-from . import engine
+from . import dynamic, engine, paths
 from .image import ensure_image
 
 if TYPE_CHECKING:
@@ -246,12 +248,16 @@ def build_tree(bundle: CompiledBundle, uid: int) -> _Tree:
     home = prefix + _codex_home(bundle)
     os.makedirs(home, exist_ok=True)
     Path(home, "config.toml").write_text("# private config\n", encoding="utf-8")
+    # The writer's CODEX_HOME lock exists before any sandbox starts (as `--format codex-home`
+    # leaves it), so a profile entry on it names an existing file.
+    Path(home, dynamic.LOCK_IN_HOME).touch(mode=0o644)
     decoy_dir = base / "decoys"
     decoys = (_marker("HOSTHOME"), _marker("SIBLING"))
     for rel, m in zip((".codex/auth.json", "sibling-agent/auth.json"), decoys, strict=True):
         p = decoy_dir / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(m + "\n", encoding="utf-8")
+    paths.prepare(prefix, bundle)  # trusted-base dirs and fake engine sockets (issue 13)
     _chown_tree(Path(prefix), uid)
     return _Tree(
         base,
@@ -363,7 +369,14 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             ),
             _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
             _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
-            _Spec(f"umount-{root.id}", "model", f"umount {q} && cat {q}", "deny", None),
+            # The mask sits on the vault (the secret's directory): lift it, and the file's too.
+            _Spec(
+                f"umount-{root.id}",
+                "model",
+                f"umount {q}; umount '{os.path.dirname(secret)}'; cat {q}",
+                "deny",
+                None,
+            ),
             _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
             _Spec(
                 f"tar-{root.id}",
@@ -435,13 +448,16 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
                 "model",
                 f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
                 "deny",
-                writable(os.path.dirname(tdir)),
+                # A denied directory (a vault) is a mount point in the sandbox: `mv` of it
+                # fails with "Resource busy" however writable its parent is.
+                writable(os.path.dirname(tdir)) if readable(tdir) == "allow" else "deny",
             ),
         ]
     config = tree.codex_home + "/config.toml"
     specs.append(
         _Spec("tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", writable(config))
     )
+    specs += paths.specs(tree, bundle, pred, _Spec)  # rename ancestors, trusted base (issue 13)
     return specs
 
 
@@ -509,6 +525,8 @@ def _run_mode(
     bundle: CompiledBundle,
     mode: str,
     codex_bin: Path,
+    with_dynamic: bool = True,
+    saves: int = 1,
 ) -> ModeReport:
     t0 = time.monotonic()
     uid = engine.run_uid()
@@ -519,6 +537,8 @@ def _run_mode(
     try:
         volumes, codex = engine.codex_mount(codex_bin)
         volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
+        flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
+        volumes.update(flock_vols)
         settings = engine.run_settings(run_id, uid=uid)
         # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
         # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
@@ -569,7 +589,9 @@ def _run_mode(
         probes.append(_judge(spec, rc, out, tree, cmd))
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
-        for spec in _specs(tree, synth, pred, mode):
+        specs = _specs(tree, synth, pred, mode)
+        tamper = [s for s in specs if s.name.startswith("tamper")]
+        for spec in [s for s in specs if not s.name.startswith("tamper")]:
             cmd = (
                 tuple([*sandbox, spec.script])
                 if spec.kind == "model"
@@ -577,8 +599,27 @@ def _run_mode(
             )
             rc, out = _exec(container, cmd)
             probes.append(_judge(spec, rc, out, tree, cmd))
+        middle = _snapshot(container, tree, synth)
+        if with_dynamic:
+            # Real saves change the target's bytes on purpose: compare around them, not across.
+            probes += dynamic.run_dynamic(
+                client,
+                container,
+                tree,
+                synth,
+                _codex_home(bundle),
+                sandbox,
+                codex,
+                flock,
+                saves=saves,
+            )
+        before_tamper = _snapshot(container, tree, synth)
+        for spec in tamper:
+            cmd = tuple([*sandbox, spec.script])
+            rc, out = _exec(container, cmd)
+            probes.append(_judge(spec, rc, out, tree, cmd))
         after = _snapshot(container, tree, synth)
-        same = before == after and before[0] == 0
+        same = before == middle and before_tamper == after and before[0] == 0
         probes.append(
             Probe(
                 "unchanged-after-tampering",
@@ -613,8 +654,14 @@ def run_canaries(
     client: DockerClient | None = None,
     modes: Sequence[str] | None = None,
     run_id: str | None = None,
+    dynamic_probes: bool = True,
+    dynamic_saves: int = 1,
 ) -> CanaryReport:
-    """Probe every mode of `bundle` in its own container (in parallel); always cleans up."""
+    """Probe every mode of `bundle` in its own container (in parallel); always cleans up.
+
+    `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py);
+    `dynamic_saves` is how many logins the race makes after its refresh.
+    """
     t0 = time.monotonic()
     own = client is None
     cli = engine.docker_client() if client is None else client
@@ -623,7 +670,12 @@ def run_canaries(
     try:
         tag = ensure_image(cli)
         with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
-            futures = [pool.submit(_run_mode, cli, tag, rid, bundle, m, codex_bin) for m in wanted]
+            futures = [
+                pool.submit(
+                    _run_mode, cli, tag, rid, bundle, m, codex_bin, dynamic_probes, dynamic_saves
+                )
+                for m in wanted
+            ]
             reports = tuple(f.result() for f in futures)
     finally:
         engine.cleanup(cli, rid)

@@ -46,6 +46,8 @@ class CheckInputs:
     manifest_file: str | None = None
     home: str | None = None
     tmpdir: str | None = None
+    #: The trusted base a compiled bundle carries (empty for a foreign config).
+    trusted_base: tuple[Any, ...] = ()
     #: The session cwd as the launcher spells it (`check --cwd`); None: each workspace root.
     cwd: str | None = None
 
@@ -167,6 +169,8 @@ def run_check(
             manifest_file=inp.manifest_file,
             codex_version=codex_version,
             tmpdir=inp.tmpdir,
+            workspace_roots=inp.workspace_roots,
+            trusted_base=inp.trusted_base,
         )
     )
     findings += list(extra)
@@ -247,4 +251,5 @@ def from_bundle(
         manifest_file=manifest_file,
         home=os.environ.get("HOME"),
         tmpdir=os.environ.get("TMPDIR"),
+        trusted_base=tuple(bundle.trusted_base),
     )

@@ -107,6 +107,8 @@ def override_value(raw: str) -> Any:
         return tomllib.loads(f"_x_ = {raw}")["_x_"]
     except tomllib.TOMLDecodeError:
         return raw.strip().strip("\"'")
+    except RecursionError:
+        raise InputError("an override value nests too deep to read") from None
 
 
 def set_dotted(table: dict[str, Any], key: str, value: Any) -> None:
@@ -145,6 +147,8 @@ def load_config_toml(path: str, *, name: str = "config.toml") -> Layer:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", where=path) from None
+    except RecursionError:
+        raise InputError("config nests too deep to read", where=path) from None
     return Layer(name, "config-toml", data, path, text)
 
 
@@ -175,14 +179,22 @@ def _read_json_object(path: str, what: str) -> tuple[dict[str, Any], str]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{what} is not valid JSON: {exc}", where=path) from None
+    except RecursionError:
+        raise InputError(f"{what} nests too deep to read", where=path) from None
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", where=path)
     return data, text
 
 
 def load_session(path: str) -> tuple[Layer, dict[str, Any]]:
-    """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object."""
-    data, text = _read_json_object(path, "session config")
+    """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object.
+
+    Untrusted: read with compiler.session's bounds (size, depth, key count; exit 2 past them).
+    """
+    from ..session import parse_session_bytes
+
+    text = _read_text(path, "session config")
+    data = parse_session_bytes(text.encode("utf-8"), where=path)
     return Layer("session config", "session", _expand_dotted(data), path, text), data
 
 

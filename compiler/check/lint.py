@@ -17,6 +17,7 @@ from typing import Any
 
 from ..evaluate import EffectiveProfile, enforce, resolve_path
 from ..models import ACP_MODES, ResolvedRoot
+from .agent_layers import AGENT_RULES, agent_layer_lints
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
 from .result import CheckFinding, Rule
@@ -276,6 +277,29 @@ RULES: tuple[Rule, ...] = (
         "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
     ),
     _r(
+        "PC024",
+        "ancestor-renamable",
+        "error",
+        "a directory above a vault, a holder directory or CODEX_HOME can be renamed in some mode",
+        "its parent is writable and it is no mount point: a model command moves it (the mounts "
+        "inside travel along), plants a credential and config at the old path, which the trusted "
+        "parent reads next, and later commands read the real credential under the new name "
+        "(measured on 0.171.0, docs/paths.md)",
+        "compile with profilec (it pins every such directory with a `write` entry, which makes it "
+        "a mount point), or move the vault out of the writable area",
+    ),
+    _r(
+        "PC025",
+        "trusted-base-writable",
+        "error",
+        "a trusted-base directory is writable, or a trusted-base socket not denied, in some mode",
+        "a model command that writes the loader configuration, a binary or site-packages runs "
+        "code as the trusted side; a reachable container-engine socket starts a container that "
+        "mounts / (measured in full access on 0.171.0, docs/paths.md)",
+        "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
+        "socket), as `profilec compile` does",
+    ),
+    _r(
         "PC022",
         "canary-failed",
         "error",
@@ -393,7 +417,7 @@ RULES: tuple[Rule, ...] = (
         ">=0.165.0,<=0.171.0",
     ),
 )
-RULES = tuple(sorted(RULES, key=lambda r: r.id))
+RULES = tuple(sorted((*RULES, *AGENT_RULES), key=lambda r: r.id))
 RULE_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 
@@ -452,6 +476,9 @@ class LintInputs:
     manifest_file: str | None = None
     codex_version: str = "0.171.0"
     tmpdir: str | None = None
+    workspace_roots: tuple[str, ...] = ()
+    #: The trusted base the bundle was compiled against (resolved paths).
+    trusted_base: Sequence[Any] = ()
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
@@ -747,9 +774,17 @@ def _filesystem(o: _Out) -> None:
                 st = inp.lstat(path)
                 if isinstance(st, int):
                     if path not in allowed_missing:
+                        what = f"deny path {path} does not exist (from {source})"
+                        if path.rsplit("/", 1)[-1] == "auth.lock":
+                            what = (
+                                f"the credential writer's lock {path} does not exist: a deny "
+                                "masks only a file present at sandbox start, so a model command "
+                                "could flock it once Codex creates it (create it empty, 0600; "
+                                "`profilec compile --format codex-home` does)"
+                            )
                         o.add(
                             "PC007",
-                            f"mode {me.mode}: deny path {path} does not exist (from {source})",
+                            f"mode {me.mode}: {what}",
                             layer=layer,
                             needles=(source, path, source.split("/")[0]),
                             mode=me.mode,
@@ -821,6 +856,7 @@ def _roots_and_home(o: _Out) -> None:
                 holders += [(d, f"root {r.id!r}") for d in r.holder_dirs]
             if inp.codex_home:
                 holders += [(d, "CODEX_HOME") for d in (inp.codex_home, *inp.codex_home_holders)]
+            _whole_path(o, me, cwd, eff)
             for hd, what in sorted(set(holders)):
                 d = eff.decide(hd)
                 if d.writable:
@@ -921,6 +957,47 @@ def _enforcement(o: _Out) -> None:
                     path=inp.codex_home,
                 )
                 break
+def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
+    """PC024 (a renamable ancestor of a protected path) and PC025 (the trusted base)."""
+    from ..ancestry import Protected, unsafe_ancestors
+
+    inp = o.inp
+    if eff.unrestricted:
+        return  # PC003 reports it; nothing can be protected
+    protected: dict[str, Protected] = {}
+    for r in inp.roots:
+        if r.kind != "missing":
+            protected.setdefault(r.vault, Protected(r.vault, "vault", r.id))
+        for d in r.holder_dirs:
+            protected.setdefault(d, Protected(d, "holder-dir", r.id))
+    if inp.codex_home:
+        for d in (inp.codex_home, *inp.codex_home_holders):
+            protected.setdefault(d, Protected(d, "codex-home"))
+    seen: set[str] = set()
+    for p, anc, wroot in unsafe_ancestors(eff, [protected[k] for k in sorted(protected)]):
+        if anc in seen:
+            continue
+        seen.add(anc)
+        o.add(
+            "PC024",
+            f"mode {me.mode}: {anc} above {p.reason} {p.path} can be renamed (writable root "
+            f"{wroot}; cwd {cwd})",
+            mode=me.mode,
+            profile=me.profile_id,
+            path=anc,
+        )
+    for t in inp.trusted_base:
+        access, won = eff.winner(t.path)
+        if (access != "deny") if t.access == "deny" else (access == "write"):
+            src = won.source if won else "no entry"
+            o.add(
+                "PC025",
+                f"mode {me.mode}: trusted-base {t.kind} {t.path} is {access or 'unlisted'} "
+                f"(winner: {src}; cwd {cwd})",
+                mode=me.mode,
+                profile=me.profile_id,
+                path=t.path,
+            )
 
 
 def lint(inp: LintInputs) -> list[CheckFinding]:
@@ -934,5 +1011,6 @@ def lint(inp: LintInputs) -> list[CheckFinding]:
     _session(o)
     _filesystem(o)
     _roots_and_home(o)
+    agent_layer_lints(o)
     _enforcement(o)
     return o.items

@@ -65,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "diff": "audit_cmd",
     "explain": "audit_cmd",
     "e2e": "e2e_cmd",
+    "watch": "watch_cmd",
 }
 
 

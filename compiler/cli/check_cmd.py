@@ -167,7 +167,6 @@ def check_command(
     ] = None,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
-    import json
 
     from ..api import default_codex_home, load_and_compile
     from ..check.checker import CheckInputs, from_bundle, run_check
@@ -180,7 +179,7 @@ def check_command(
         load_session,
     )
     from ..check.result import SEVERITY_RANK
-    from ..errors import CanaryMismatchError, InputError, UsageError
+    from ..errors import CanaryMismatchError, UsageError
     from ..policy import load_policy
     from ..report import FORMATS, render
     from ..settings import codex_version
@@ -221,10 +220,9 @@ def check_command(
             session_config_path=sfile,
         )
         if sfile:
-            try:
-                session_raw = json.loads(Path(sfile).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise InputError(f"cannot read session config: {exc}", where=sfile) from None
+            from ..session import read_session_json
+
+            session_raw = read_session_json(sfile)  # bounded: untrusted
         if modes is None:
             modes = {
                 m: e.profile_id
@@ -286,6 +284,8 @@ def check_command(
             manifest_file=str(roots),
             home=os.environ.get("HOME"),
             tmpdir=os.environ.get("TMPDIR"),
+            # A foreign config is held to the same trusted base as a compiled one (PC025).
+            trusted_base=_trusted_base(str(profiles) if profiles else None, manifest),
         )
 
     import dataclasses
@@ -322,3 +322,13 @@ def check_command(
             raise CanaryMismatchError("canary observations disagree with the static prediction")
         return 1
     return 0
+
+
+def _trusted_base(profiles: str | None, manifest: Any) -> tuple[Any, ...]:
+    """The resolved trusted base (reviewed policy + the manifest's section) for a foreign config."""
+    from ..models import TrustedPath
+    from ..policy import load_policy
+    from ..roots import resolve_trusted_base_fields
+
+    fields = resolve_trusted_base_fields(load_policy(profiles).trusted_base, manifest.trusted_base)
+    return tuple(TrustedPath(**f) for f in fields)

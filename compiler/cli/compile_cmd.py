@@ -28,9 +28,20 @@ HomeOpt = Annotated[
     str | None,
     typer.Option("--codex-home", help="Private CODEX_HOME (default: dir holding the codex root)."),
 ]
+UserHomeOpt = Annotated[
+    str | None,
+    typer.Option("--home", help="HOME of the session's commands; no credential vault may hold it."),
+]
 SessionOpt = Annotated[
     Path | None,
     typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
+]
+McpOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--vouched-mcp",
+        help="Daemon-owned TOML naming the MCP servers the launcher injects (trust-checked).",
+    ),
 ]
 
 
@@ -51,6 +62,16 @@ def compile_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    tmpdir: Annotated[
+        str | None,
+        typer.Option(
+            "--tmpdir",
+            help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
+            "below it get their ancestors pinned).",
+        ),
+    ] = None,
+    home: UserHomeOpt = None,
+    vouched_mcp: McpOpt = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -91,7 +112,10 @@ def compile_command(
                 workspace_roots=tuple(workspace_root or ()),
                 codex_home=codex_home,
                 session_config=str(session_config) if session_config else None,
+                home=home,
                 plan_layout=str(plan_layout) if plan_layout else None,
+                vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
+                tmpdir=tmpdir,
             )
         )
         emit(dumps(doc), out)
@@ -103,6 +127,9 @@ def compile_command(
         workspace_roots=workspace_root or (),
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
+        tmpdir=tmpdir,
+        home=home,
+        vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
     )
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home

@@ -33,7 +33,10 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--profiles": ("profiles", True, False),
     "--workspace-root": ("workspace_root", False, True),
     "--codex-home": ("codex_home", False, False),
+    "--tmpdir": ("tmpdir", False, False),
     "--session-config": ("session_config", True, False),
+    "--home": ("home", False, False),
+    "--vouched-mcp": ("vouched_mcp", True, False),
     "--format": ("fmt", False, False),
     "--out": ("out", True, False),
 }
@@ -140,6 +143,9 @@ def prepare(args: list[str]) -> Job | None:
             workspace_roots=ws if isinstance(ws, list) else [],
             codex_home=one("codex_home"),
             session_config_path=one("session_config"),
+            tmpdir=one("tmpdir"),
+            home=one("home"),
+            vouched_mcp_path=one("vouched_mcp"),
         )
         text = renderer(one("fmt") or "toml")(bundle)  # type: ignore[arg-type]
     except Exception:  # any error: the full path redoes the work and reports it exactly

@@ -148,6 +148,9 @@ def make_layout(parent: str | None = None) -> Layout:
     hop = os.path.join(base, "host-link", "auth.json")
     link = os.path.join(home, "auth.json")
     os.symlink(hop, link)
+    from ..emit.codex_home import ensure_writer_lock
+
+    ensure_writer_lock(home)  # as any earlier login leaves it; the profiles deny it
     # A workspace as launchers have it (a checkout): the carve-out dirs Codex masks read-only
     # exist. Zed's embedded core cannot start its sandbox without them ("bwrap: Can't mkdir
     # <ws>/.agents: Read-only file system"), see docs/e2e-acp.md.
@@ -258,8 +261,10 @@ def probe_command(layout: Layout, tag: str) -> str:
     for name, path in (("link", layout.link), ("hop", layout.hop), ("target", layout.target)):
         parts.append(f"echo =={tag} {name}==; cat {q(path)} 2>&1")
     parts.append(
+        # The mask sits on the vault (the target's directory) and, for older profiles, on the
+        # file itself: lift both, innermost first.
         f"echo =={tag} target-after-umount==; umount {q(layout.target)} 2>&1; "
-        f"cat {q(layout.target)} 2>&1"
+        f"umount {q(os.path.dirname(layout.target))} 2>&1; cat {q(layout.target)} 2>&1"
     )
     parts.append(f"echo =={tag} control==; cat {q(layout.control)} 2>&1")
     for name, d in holders(layout):

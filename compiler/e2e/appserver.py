@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import load_and_compile
-from ..emit.codex_home import write_codex_home
+from ..emit.codex_home import ensure_writer_lock, write_codex_home
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
@@ -162,6 +162,7 @@ def build_layout(parent: str = SCRATCH_PARENT) -> Layout:
     hop = os.path.join(base, "host-link", "auth.json")
     link = os.path.join(codex_home, "auth.json")
     os.symlink(hop, link)
+    ensure_writer_lock(codex_home)  # as any earlier login leaves it; the profiles deny it
     control = os.path.join(workspace, "control.txt")
     Path(control).write_text(control_marker + "\n", encoding="utf-8")
     roots_toml = os.path.join(base, "roots.toml")

@@ -68,6 +68,7 @@ class ToolCall:
 @dataclass
 class _State:
     probes: deque[str] = field(default_factory=deque)
+    escalate: set[str] = field(default_factory=set)
     requests: list[RecordedRequest] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
@@ -93,8 +94,13 @@ def pick_shell_tool(body: dict[str, Any]) -> str | None:
     return None
 
 
-def call_item(tool: str, call_id: str, command: str) -> dict[str, Any]:
-    """The output item that makes Codex run `command` (through `sh -c`) with `tool`."""
+def call_item(tool: str, call_id: str, command: str, *, escalate: bool = False
+              ) -> dict[str, Any]:
+    """The output item that makes Codex run `command` (through `sh -c`) with `tool`.
+
+    `escalate` asks for unsandboxed execution (`sandbox_permissions: "require_escalated"`), a
+    request the approval policy decides: on-request asks the client, never refuses it.
+    """
     if tool == "local_shell":
         return {"type": "local_shell_call", "id": f"lsh_{call_id}", "call_id": call_id,
                 "status": "completed",
@@ -105,6 +111,9 @@ def call_item(tool: str, call_id: str, command: str) -> dict[str, Any]:
         args = {"command": command, "timeout_ms": 20000}
     else:
         args = {"command": ["sh", "-c", command], "timeout_ms": 20000}
+    if escalate:
+        args["sandbox_permissions"] = "require_escalated"
+        args["justification"] = "profilec e2e approval probe"
     return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": tool,
             "arguments": json.dumps(args, separators=(",", ":")), "status": "completed"}
 
@@ -267,10 +276,12 @@ class ScriptedModelServer:
 
     # -- script -------------------------------------------------------------------------------
 
-    def add_probe(self, command: str) -> None:
-        """Queue a probe: the next new turn runs `command`."""
+    def add_probe(self, command: str, *, escalate: bool = False) -> None:
+        """Queue a probe: the next new turn runs `command` (asking for escalation if told)."""
         with self._lock:
             self._state.probes.append(command)
+            if escalate:
+                self._state.escalate.add(command)
 
     def drop_pending_probes(self) -> list[str]:
         """Forget every queued probe not yet issued (e.g. after a prompt that failed); returns
@@ -348,7 +359,7 @@ class ScriptedModelServer:
                 return sse_events(rid, [message_item("no shell tool offered", f"msg_{n}")])
             command = self._state.probes.popleft()
             cid = f"call_{n}"
-            item = call_item(tool, cid, command)
+            item = call_item(tool, cid, command, escalate=command in self._state.escalate)
             self._state.calls.append(ToolCall(cid, tool, command, str(item.get("arguments", ""))))
             return sse_events(rid, [item])
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..emit.launch import AdapterCatalog
+from ..settings import codex_binary
 from .acp import Observation, run_adapter_method
 from .adapters import (
     METHOD_CODEX_CONFIG,
@@ -141,10 +142,13 @@ def appserver_rows(progress: Progress | None = None) -> list[MatrixRow] | None:
     runner: Any = getattr(appserver, "run_appserver_rows", None)
     if runner is None:
         return None
-    rows = runner()
+    rows = list(runner())
+    from .agentconfig import run_agent_config_rows
+
+    rows += run_agent_config_rows()
     if progress is not None:
         progress(f"codex app-server: {len(rows)} rows")
-    return list(rows)
+    return rows
 
 
 def run_matrix(
@@ -161,7 +165,31 @@ def run_matrix(
             parts.append(rows_from(rows))
     if include_acp:
         parts.append(rows_from(acp_rows(progress=progress)))
+    parts.append(rows_from(approval_rows(include_appserver=include_appserver,
+                                         include_acp=include_acp, progress=progress)))
     return merge(*parts)
+
+
+def approval_rows(*, include_appserver: bool = True, include_acp: bool = True,
+                  progress: Progress | None = None) -> list[MatrixRow]:
+    """Per mode, whether the approval behaviour of profiles/modes.toml holds (approvals.py),
+    and the TS adapter's agent-config rows (agentconfig.py)."""
+    from .approvals import appserver_approval_rows, ts_approval_rows
+
+    rows: list[MatrixRow] = []
+    codex = codex_binary()
+    if include_appserver and codex is not None and codex.is_file():
+        rows += appserver_approval_rows(codex)
+    if include_acp:
+        from .agentconfig import ts_agent_config_rows
+
+        rows += ts_approval_rows()
+        rows += ts_approval_rows(bundled_codex=True)
+        if not ts_adapter().missing:
+            rows += ts_agent_config_rows()
+    if progress is not None:
+        progress(f"approvals: {len(rows)} rows")
+    return rows
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .overrides import override_lines
 
@@ -11,9 +11,25 @@ if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic im
     from ..models import CompiledBundle
 
 
+def acp_document(bundle: CompiledBundle) -> dict[str, Any]:
+    """The AgentConnect fork's CODEX_ACP_PERMISSION_PROFILE_CONFIG (its zod schema,
+    src/PermissionProfileConfig.ts): configOverrides, modeProfiles, and `trustedMcpServers`
+    ([{name, credential}]) for each vouched server that carries a per-launch credential."""
+    doc: dict[str, Any] = {
+        "configOverrides": override_lines(bundle),
+        "modeProfiles": bundle.mode_profiles,
+    }
+    creds = bundle.vouched_mcp_credentials
+    if creds:
+        doc["trustedMcpServers"] = [
+            {"name": name, "credential": creds[name]} for name in sorted(creds)
+        ]
+    return doc
+
+
 def render_acp_json(bundle: CompiledBundle) -> str:
-    """`{"configOverrides": [...], "modeProfiles": {mode: id}}`, sorted, LF-terminated."""
-    doc = {"configOverrides": override_lines(bundle), "modeProfiles": bundle.mode_profiles}
+    """The acp-json document, sorted, LF-terminated."""
+    doc = acp_document(bundle)
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

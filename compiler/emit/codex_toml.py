@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .extras import extra_tables, extra_top
 from .tomltext import key, value
 
 if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
@@ -31,6 +32,15 @@ def profile_text(profile: CompiledProfile) -> str:
 def render_toml(bundle: CompiledBundle) -> str:
     """The config.toml fragment a launcher merges into (or uses as) CODEX_HOME/config.toml."""
     parts = [HEADER, f"default_permissions = {value(bundle.default_profile_id)}\n"]
+    parts += [f"{key(k)} = {value(v)}\n" for k, v in extra_top(bundle).items()]
+    tables = extra_tables(bundle)
+    if "features" in tables:
+        parts.append("\n[features]\n")
+        parts += [f"{key(k)} = {value(v)}\n" for k, v in tables["features"].items()]
     for profile in bundle.profiles:
         parts.append("\n" + profile_text(profile))
+    for name in ("mcp_servers", "projects"):
+        for sub, table in tables.get(name, {}).items():
+            parts.append(f"\n[{name}.{key(sub)}]\n")
+            parts += [f"{key(k)} = {value(v)}\n" for k, v in table.items()]
     return "".join(parts)

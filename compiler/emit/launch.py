@@ -6,7 +6,9 @@ adapter build (npm package, version, Codex core), the launch method that the end
 every `permission-profile:*` mode, plus the built-in modes that lose it (a launcher must not
 forward `session/set_mode` to them). tests/integration/test_e2e_acp.py re-runs the matrix and
 fails when the catalog disagrees. This renderer turns one entry and the compiled bundle into the
-environment, arguments and files to set; where no method holds it says so and sets nothing.
+environment, arguments and files to set; where no method holds it says so and sets nothing. The
+document also says how to run `profilec watch` beside the session (end the session on drift)
+and which uid the trusted parent runs as inside the outer plan (never root).
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ class AdapterEntry(Frozen):
     blocked_modes: list[ModeId] = Field(default_factory=list)
     reason: OneLine
     evidence: OneLine
+    #: Modes whose approval behaviour (profiles/modes.toml) the approvals e2e observed holding,
+    #: or not, under launch_method with profilec's config alone. Both empty: not measured.
+    approval_modes_held: list[ModeId] = Field(default_factory=list)
+    approval_modes_lost: list[ModeId] = Field(default_factory=list)
+    approval_evidence: OneLine | None = None
 
     @property
     def method(self) -> Method | None:
@@ -90,6 +97,12 @@ def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
     except ValidationError as exc:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=path) from None
     for entry in catalog.adapters:
+        both = set(entry.approval_modes_held) & set(entry.approval_modes_lost)
+        if both:
+            raise PolicyError(
+                f"{entry.package} {entry.version}: mode {sorted(both)[0]} both held and lost",
+                where=path,
+            )
         held = entry.method
         if held is not None and held not in entry.holding_methods:
             raise PolicyError(
@@ -115,6 +128,32 @@ def _wrapper_text(lines: list[str]) -> str:
     return f'#!/bin/sh\nexec "$PROFILEC_REAL_CODEX" "$@" {flags}\n'
 
 
+def approval_doc(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
+    """Per mode: the approval policy and reviewer modes.toml gives it, whether the approvals e2e
+    saw it hold with this adapter build (null: not measured), and what a launcher must do."""
+    measured = bool(entry.approval_modes_held or entry.approval_modes_lost)
+    out: dict[str, Any] = {}
+    for mode in sorted(bundle.mode_approvals):
+        want = bundle.mode_approvals[mode]
+        policy = want.get("approval_policy")
+        holds: bool | None = None
+        if mode in entry.approval_modes_held:
+            holds = True
+        elif mode in entry.approval_modes_lost:
+            holds = False
+        if holds is True:
+            say = "holds with profilec's config"
+        elif holds is False:
+            say = (f"does not hold: the adapter applies one approval policy to every "
+                   f"permission-profile mode; this mode advertises {policy}; a launcher that "
+                   f"needs it must send approvalPolicy {policy} per turn (app-server) or use an "
+                   f"adapter that keeps approvals per mode")
+        else:
+            say = "not measured for this adapter build; do not assume it holds"
+        out[mode] = {**want, "holds": holds, "statement": say}
+    return {"measured": measured, "evidence": entry.approval_evidence, "modes": out}
+
+
 def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     """What to set for one adapter build (JSON-ready, deterministic)."""
     doc: dict[str, Any] = {
@@ -126,6 +165,7 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
         "launch_method": entry.method,
         "reason": entry.reason,
         "evidence": entry.evidence,
+        "approvals": approval_doc(bundle, entry),
     }
     chosen = entry.method
     if chosen is None:
@@ -157,9 +197,13 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     if method == "codex-home+initial-mode":
         env["INITIAL_AGENT_MODE"] = f"permission-profile:{bundle.default_profile_id}"
     if method == "codex-config":
+        from .extras import extra_tables, extra_top
+
         config = {
             "default_permissions": bundle.default_profile_id,
             "permissions": {p.profile_id: p.codex_table() for p in bundle.profiles},
+            **extra_top(bundle),
+            **extra_tables(bundle),
         }
         env["CODEX_CONFIG"] = json.dumps(config, sort_keys=True, separators=(",", ":"))
     supplies: dict[str, str] = {}
@@ -191,12 +235,86 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     return doc
 
 
+#: The uid the trusted parent runs as inside the outer plan unless the plan layout names one
+#: (compiler/mounts/plan.py DEFAULT_RUN_AS; research §7).
+TRUSTED_UID = 65534
+
+
+def _vaults(bundle: CompiledBundle) -> list[str]:
+    out = set()
+    for r in bundle.roots:
+        if r.kind == "missing":
+            continue
+        out.add(r.vault)
+    return sorted(out)
+
+
+def watch_entry(bundle: CompiledBundle) -> dict[str, Any]:
+    """How a launcher runs `profilec watch` beside the session, and what it does on drift."""
+    argv = ["profilec", "watch"]
+    for ws in bundle.layout.workspace_roots:
+        argv += ["--workspace-root", ws]
+    home = _codex_home(bundle)
+    if home is not None:
+        argv += ["--codex-home", home]
+    return {
+        "argv": argv,
+        "launcher_adds": (
+            "--roots <the roots manifest this was compiled from> (and --profiles / "
+            "--session-config when the compile used them); or run `profilec watch --lock <lock "
+            "file>` alone"
+        ),
+        "start": (
+            "before the session's first turn, beside it (outside the session's sandbox); it is "
+            "watching once its stderr shows `profilec: watch: watching`"
+        ),
+        "on_drift": (
+            "exit 9 with one JSON line on stdout (schemas/watch-event.schema.json): a link was "
+            "re-pointed or replaced, a vault moved, a new hard link, the private auth.json "
+            "turned plain file (codex logout + login) or the writer's lock auth.lock replaced or "
+            "created late. End the session (the adapter and every "
+            "process it started) and recompile before starting another"
+        ),
+        "on_other_exit": "the chain is no longer watched: end the session",
+        "stop": "send SIGTERM when the session ends (exit 0, nothing printed)",
+        "drift_exit_code": 9,
+        "event_schema": "watch-event.schema.json",
+    }
+
+
+def trusted_parent_entry(bundle: CompiledBundle) -> dict[str, Any]:
+    """Which uid the trusted parent runs as inside the outer plan, and the vaults it saves in."""
+    return {
+        "uid": TRUSTED_UID,
+        "gid": TRUSTED_UID,
+        "never_root": True,
+        "vaults": _vaults(bundle),
+        "statement": (
+            f"inside the outer mount plan (`profilec plan`) run the adapter and its Codex as uid "
+            f"{TRUSTED_UID} (or the plan's run_as; bwrap --uid/--gid), never root: as root "
+            "Codex's inner sandbox fails (bwrap: setting up uid map: Operation not permitted). "
+            "The plan binds each vault directory read-write, never the credential file alone: "
+            "Codex saves by renaming .auth-XXXXXX over the real file and locks auth.json.lock "
+            "beside it and $CODEX_HOME/auth.lock"
+        ),
+    }
+
+
 def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
-    """The launch document: one entry per catalog adapter build, LF-terminated JSON."""
+    """The launch document: one entry per catalog adapter build, the watch instructions and the
+    trusted parent's uid, LF-terminated JSON."""
+    roots = list(bundle.layout.workspace_roots)
     doc = {
         "schema_version": 1,
         "default_profile_id": bundle.default_profile_id,
+        # Canonical (resolved at the edge): a cwd or writable root spelled through a symlink
+        # makes Codex drop every deny under its real location. Pass `cwd` as the session cwd
+        # (`-C`, ACP `cwd`) and the rest as additional workspace roots, exactly as spelled.
+        "cwd": roots[0] if roots else None,
+        "workspace_roots": roots,
         "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
+        "watch": watch_entry(bundle),
+        "trusted_parent": trusted_parent_entry(bundle),
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -215,10 +333,60 @@ LAUNCH_SCHEMA: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "default_profile_id", "adapters"],
+    "required": [
+        "schema_version",
+        "default_profile_id",
+        "cwd",
+        "workspace_roots",
+        "adapters",
+        "watch",
+        "trusted_parent",
+    ],
     "properties": {
         "schema_version": {"const": 1},
         "default_profile_id": {"type": "string"},
+        "cwd": {
+            "description": "The canonical session cwd to pass (-C, ACP session cwd); null when "
+            "no workspace root was given.",
+            "type": ["string", "null"],
+            "pattern": "^/",
+        },
+        "workspace_roots": {
+            "description": "Canonical workspace roots (the first is the cwd).",
+            "type": "array",
+            "items": {"type": "string", "pattern": "^/"},
+        },
+        "watch": {
+            "description": "Run `profilec watch` beside the session; end the session on drift.",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["argv", "launcher_adds", "start", "on_drift", "on_other_exit", "stop",
+                         "drift_exit_code", "event_schema"],
+            "properties": {
+                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                "launcher_adds": {"type": "string"},
+                "start": {"type": "string"},
+                "on_drift": {"type": "string"},
+                "on_other_exit": {"type": "string"},
+                "stop": {"type": "string"},
+                "drift_exit_code": {"const": 9},
+                "event_schema": {"const": "watch-event.schema.json"},
+            },
+        },
+        "trusted_parent": {
+            "description": "The uid the trusted parent runs as inside the outer plan (never "
+            "root) and the vault directories the plan binds read-write for its saves.",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["uid", "gid", "never_root", "vaults", "statement"],
+            "properties": {
+                "uid": {"type": "integer", "minimum": 1},
+                "gid": {"type": "integer", "minimum": 0},
+                "never_root": {"const": True},
+                "vaults": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
+                "statement": {"type": "string"},
+            },
+        },
         "adapters": {
             "type": "array",
             "items": {
@@ -226,7 +394,8 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["package", "version", "codex_version", "codex_source", "holds",
                              "launch_method", "reason", "evidence", "env", "args", "files",
-                             "blocked_modes", "launcher_supplies", "run_as", "statement"],
+                             "blocked_modes", "launcher_supplies", "run_as", "statement",
+                             "approvals"],
                 "properties": {
                     "package": {"type": "string"},
                     "version": {"type": "string"},
@@ -265,6 +434,32 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                         "additionalProperties": {"type": "string"},
                     },
                     "statement": {"type": "string"},
+                    "approvals": {
+                        "description": "Per mode: the approval policy and reviewer from "
+                        "profiles/modes.toml, whether the approvals e2e saw it hold (null: not "
+                        "measured), and what a launcher must do.",
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["measured", "evidence", "modes"],
+                        "properties": {
+                            "measured": {"type": "boolean"},
+                            "evidence": {"type": ["string", "null"]},
+                            "modes": {
+                                "type": "object",
+                                "additionalProperties": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["holds", "statement"],
+                                    "properties": {
+                                        "approval_policy": {"type": "string"},
+                                        "approvals_reviewer": {"type": "string"},
+                                        "holds": {"type": ["boolean", "null"]},
+                                        "statement": {"type": "string"},
+                                    },
+                                },
+                            },
+                        },
+                    },
                 },
             },
         },

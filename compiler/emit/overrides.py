@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .tomltext import inline, string
+from .extras import extra_tables, extra_top
+from .tomltext import inline, string, value
 
 if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
     from ..models import CompiledBundle
@@ -18,8 +19,15 @@ def override_lines(bundle: CompiledBundle) -> list[str]:
     """The `-c` values in the order a launcher passes them (selection first)."""
     lines = ["default_permissions=" + string(bundle.default_profile_id)]
     for profile in bundle.profiles:
-        value = inline(profile.codex_table())
-        lines.append(f"permissions.{profile.profile_id}={value}")
+        table = inline(profile.codex_table())
+        lines.append(f"permissions.{profile.profile_id}={table}")
+    lines += [f"{k}={value(v)}" for k, v in extra_top(bundle).items()]
+    for name, table_value in extra_tables(bundle).items():
+        if name == "projects":  # keys are paths: the whole table goes in one value
+            lines.append(f"projects={inline(table_value)}")
+            continue
+        # features.apps, mcp_servers.<name>: bare keys (mcp.py and the model pin them)
+        lines += [f"{name}.{k}={value(v)}" for k, v in table_value.items()]
     return lines
 
 

@@ -60,6 +60,8 @@ def value(v: Any) -> str:
         return string(v)
     if isinstance(v, dict):
         return inline(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(value(x) for x in v) + "]"
     raise TypeError(f"cannot emit {type(v).__name__} as TOML")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import PolicyError
+from ..errors import InputError, PolicyError
 from ..paths import check_segment
 from ..roots import parse_toml, validation_message
 from .models import BackendCatalog
@@ -19,9 +19,26 @@ def default_catalog_path() -> str:
 
 
 def validate_catalog(catalog: BackendCatalog, *, where: str) -> BackendCatalog:
-    """Rules the schema cannot say: knob xor reason, safe subpaths, unique rejected knobs."""
+    """Rules the schema cannot say: knob xor reason, safe subpaths, unique rejected knobs,
+    writer files as single safe names, a measured writer with its evidence."""
     for name, backend in catalog.backends.items():
         at = f"{where}: backends.{name}"
+        if backend.writer is not None:
+            seen_files: set[str] = set()
+            for f in backend.writer.files:
+                try:
+                    check_segment(f.name, what="writer file name")
+                except InputError as exc:
+                    raise PolicyError(exc.message, where=f"{at}.writer.files") from None
+                if f.name in seen_files:
+                    raise PolicyError(f"writer file {f.name!r} listed twice", where=at)
+                seen_files.add(f.name)
+            if backend.writer.status == "measured" and (
+                backend.writer.save == "unknown" or not backend.writer.evidence.strip()
+            ):
+                raise PolicyError(
+                    "a measured writer pattern names its save kind and its evidence", where=at
+                )
         if (backend.state_knob is None) == (backend.not_relocated_reason is None):
             raise PolicyError("set exactly one of state_knob and not_relocated_reason", where=at)
         if backend.state_knob is not None and backend.state_knob.subpath is not None:

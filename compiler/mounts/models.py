@@ -58,6 +58,8 @@ class PlanLayout(Frozen):
     passthrough_env: tuple[EnvName, ...] = ()
     env: dict[EnvName, str] = Field(default_factory=dict)
     network: bool = False
+    #: `uid[:gid]` the trusted parent runs as inside the plan (default 65534:65534). Root (0) is
+    #: refused: Codex's inner sandbox cannot set up its uid map there (research §7).
     user: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,10}(:[0-9]{1,10})?$")] | None = None
     #: Opt-in: a hidden path inside a granted directory is masked with an empty tmpfs (or
     #: /dev/null for a file) after the grant. Off by default: such a layout is a LayoutError.
@@ -95,8 +97,33 @@ class Residue(Frozen):
     reason: str
 
 
+class WriterFile(Frozen):
+    """A file the backend's trusted writer creates or locks while it saves the credential."""
+
+    #: The name, `X` standing for a random character (e.g. `.auth-XXXXXX`); one path segment.
+    name: Annotated[str, StringConstraints(min_length=1, pattern=r"^[^/\x00]+$")]
+    #: `vault`: next to the real (link-followed) credential file; `home`: in the login home.
+    where: Literal["vault", "home"]
+    role: Literal["temp", "lock", "backup"]
+    note: str
+
+
+class WriterPattern(Frozen):
+    """How a backend's trusted side saves its credential (login, token refresh)."""
+
+    #: `measured` (seen with the real binary, see evidence) or `unverified` (read or guessed).
+    status: Literal["measured", "unverified"]
+    #: `rename`: a new file renamed over the real one (the inode changes, links stay);
+    #: `in-place`: rewritten through the same inode; `unknown`: not established.
+    save: Literal["rename", "in-place", "unknown"]
+    #: Whether the writer follows a symlinked credential to the real file's directory.
+    follows_links: bool | None = None
+    files: tuple[WriterFile, ...] = ()
+    evidence: str
+
+
 class Backend(Frozen):
-    """One agent CLI: its credential files, state knob, rejected knobs and residue."""
+    """One agent CLI: its credential files, state knob, rejected knobs, residue, writer pattern."""
 
     description: str
     credential_files: Annotated[tuple[RelPath, ...], Field(min_length=1)]
@@ -105,6 +132,7 @@ class Backend(Frozen):
     not_relocated_reason: str | None = None
     rejected_knobs: tuple[RejectedKnob, ...] = ()
     residue: tuple[Residue, ...] = ()
+    writer: WriterPattern | None = None
 
 
 class BackendCatalog(Frozen):
@@ -200,10 +228,15 @@ class CredentialAccess(Frozen):
     target: AbsPath
     root_ids: tuple[str, ...]
     kind: Literal["file", "dir", "missing", "other"]
+    #: The directory bound read-write for the save: the one holding the target (a directory
+    #: root is its own vault). Never the file alone: a rename-based save needs the directory.
+    #: None for a missing root (nothing is mounted).
+    vault: AbsPath | None = None
     #: Every link on the way (declared path and hops), each `bind` (present through a bound
     #: directory) or `symlink` (recreated with the same text).
     links: tuple[LinkPresentation, ...] = ()
-    #: `bind` (own rw bind), `covered` (inside an rw grant), or `absent` (missing root).
+    #: `bind` (the vault has its own rw bind), `covered` (the vault is inside an rw grant), or
+    #: `absent` (missing root).
     how: Literal["bind", "covered", "absent"]
 
 
@@ -232,6 +265,15 @@ class ResidueNote(Frozen):
     reason: str
 
 
+class RunAs(Frozen):
+    """The uid/gid the trusted parent must run as inside the plan (never root)."""
+
+    uid: Annotated[int, Field(ge=1)]
+    gid: Annotated[int, Field(ge=0)]
+    source: Literal["layout", "default"]
+    reason: str
+
+
 class MountPlan(Frozen):
     """The outer sandbox for the trusted parent; renderers only format this."""
 
@@ -239,6 +281,7 @@ class MountPlan(Frozen):
     backends: tuple[str, ...]
     network: bool
     user: str | None = None
+    run_as: RunAs
     workdir: AbsPath
     mounts: tuple[Mount, ...]
     env: tuple[EnvSetting, ...]

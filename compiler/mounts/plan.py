@@ -4,8 +4,12 @@ Rules:
   * every mount sits at a host path's real (canonical) place; a plan never mounts onto a
     symlink: a link is either present through a bound directory that holds it or recreated
     with the same text (`symlink`);
-  * the trusted parent gets each credential target read-write at its real path (nested targets
-    folded into a directory root), and every link on the way to it;
+  * the trusted parent gets each credential's vault (the directory holding the target; a
+    directory root is its own vault) read-write at its real path, never the file alone: the
+    trusted save renames a temp file over the target and locks `auth.json.lock` beside it;
+    every link on the way is bound through its directory or recreated;
+  * a vault that is or contains a grant or a hidden path is refused (UnsafeRootError);
+  * the trusted parent runs as an unprivileged uid (`run_as`, default 65534); root is refused;
   * order is by path components, parents first, so a later mount always covers an earlier one;
   * a granted path that contains a hidden path is a LayoutError unless the layout opts in to
     masking it (`mask_hidden_in_grants`), and a grant equal to a hidden path always is;
@@ -19,10 +23,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from ..errors import LayoutError
+from ..errors import LayoutError, UnsafeRootError
 from ..models import ResolvedRoot
 from ..paths import ancestors, is_within, join, parent
-from .layout import check_relative, validate_layout
+from .layout import check_relative, hidden_paths, validate_layout
 from .models import (
     DEFAULT_READONLY,
     BackendCatalog,
@@ -38,6 +42,7 @@ from .models import (
     PlanWarning,
     Purpose,
     ResidueNote,
+    RunAs,
 )
 
 _BIND_TYPES = ("ro-bind", "rw-bind")
@@ -202,19 +207,69 @@ def _check_hidden(
     return masks, [hidden[p] for p in sorted(hidden)]
 
 
+def _check_vault(vault: str, ids: str, grants: Sequence[Mount], layout: PlanLayout) -> None:
+    """A vault that is or holds a grant or a hidden path would bind too much: refuse it."""
+    fix = "put the credential in a directory of its own and point the link there"
+    hidden = [layout.daemon_root, *hidden_paths(layout)[1:]]
+    for g in grants:
+        if g.type in _BIND_TYPES and g.purpose != "system" and is_within(g.path, vault):
+            what = "is" if g.path == vault else "contains"
+            raise UnsafeRootError(
+                f"vault {vault} of {ids} {what} the {g.purpose} grant {g.path}; the plan binds "
+                "the whole vault read-write",
+                where="plan",
+                hint=fix,
+            )
+    for h in hidden:
+        if is_within(h, vault):
+            what = "is" if h == vault else "contains"
+            raise UnsafeRootError(
+                f"vault {vault} of {ids} {what} the hidden path {h}; the plan binds the whole "
+                "vault read-write",
+                where="plan",
+                hint=fix,
+            )
+
+
 def _credentials(
-    roots: Sequence[ResolvedRoot], mounts: Sequence[Mount]
+    roots: Sequence[ResolvedRoot], mounts: Sequence[Mount], layout: PlanLayout
 ) -> tuple[list[Mount], list[CredentialAccess], list[PlanWarning]]:
-    """rw binds for targets at their real path, and each link bound-through or recreated."""
+    """rw binds for each vault directory at its real path, and each link bound-through or
+    recreated. Never a single file: a rename over a bound file fails (EROFS/EBUSY)."""
     ordered = list(_sorted(mounts))
     extra: list[Mount] = []
     access: list[CredentialAccess] = []
     warnings: list[PlanWarning] = []
     symlinks: dict[str, str] = {}
-    for target, group in _fold(roots).items():
+    folded = _fold(roots)
+    vault_ids: dict[str, set[str]] = {}
+    own_vault: dict[str, str] = {}
+    for target, group in folded.items():
+        kinds = {r.kind for r in group if r.target == target}
+        kind = next(iter(sorted(kinds))) if kinds else group[0].kind
+        if kind != "missing":
+            # The roots' own vault (compiler/roots.py): the directory holding the target, or a
+            # directory root itself; a rename-based save puts its temp file and lock there.
+            own = next(r.vault for r in group if r.target == target)
+            own_vault[target] = own
+            vault_ids.setdefault(own, set()).update(r.id for r in group)
+    # A vault inside another vault (a file next to a directory root) is covered by the outer one.
+    vaults = [
+        v for v in sorted(vault_ids) if not any(o != v and is_within(v, o) for o in vault_ids)
+    ]
+    bound: set[str] = set()
+    for v in vaults:
+        ids = ", ".join(sorted(vault_ids[v]))
+        _check_vault(v, ids, ordered, layout)
+        cover = covering(ordered, v)
+        if cover is None or cover.type != "rw-bind":
+            extra.append(_grant("rw-bind", v, "credential", f"vault of {ids}"))
+            bound.add(v)
+    for target, group in folded.items():
         kinds = {r.kind for r in group if r.target == target}
         kind = next(iter(sorted(kinds))) if kinds else group[0].kind
         how: Literal["bind", "covered", "absent"]
+        vault: str | None = None
         if kind == "missing":
             how = "absent"
             for r in group:
@@ -226,17 +281,12 @@ def _credentials(
                     )
                 )
         else:
-            cover = covering(ordered, target)
-            if cover is not None and cover.type == "rw-bind":
-                how = "covered"
-            else:
-                how = "bind"
-                ids = ", ".join(sorted({r.id for r in group}))
-                extra.append(_grant("rw-bind", target, "credential", f"credential of {ids}"))
+            vault = own_vault[target]
+            how = "bind" if any(is_within(vault, b) for b in bound) else "covered"
         links: dict[str, LinkPresentation] = {}
         for r in group:
             for hop in r.hops:
-                holder = covering(ordered, parent(hop.link))
+                holder = covering([*ordered, *extra], parent(hop.link))
                 present: Literal["bind", "symlink"]
                 if holder is not None and holder.type in _BIND_TYPES:
                     present = "bind"
@@ -252,6 +302,7 @@ def _credentials(
                 target=target,
                 root_ids=tuple(sorted({r.id for r in group})),
                 kind=kind,
+                vault=vault,
                 links=tuple(links[k] for k in sorted(links)),
                 how=how,
             )
@@ -267,6 +318,34 @@ def _credentials(
             )
         )
     return extra, access, warnings
+
+
+#: The uid the trusted parent runs as when the layout names none (nobody on Debian).
+DEFAULT_RUN_AS = (65534, 65534)
+RUN_AS_REASON = (
+    "the trusted parent runs unprivileged inside the plan: as root (uid 0) Codex's inner "
+    "sandbox fails (bwrap: setting up uid map: Operation not permitted); bwrap maps this uid to "
+    "the user that starts it, docker runs the container as it (the vault, CODEX_HOME and state "
+    "must then be owned by it)"
+)
+
+
+def run_as(layout: PlanLayout) -> RunAs:
+    """The uid/gid of the trusted parent inside the plan; root is refused."""
+    if layout.user is None:
+        uid, gid = DEFAULT_RUN_AS
+        return RunAs(uid=uid, gid=gid, source="default", reason=RUN_AS_REASON)
+    uid_text, _, gid_text = layout.user.partition(":")
+    uid = int(uid_text)
+    gid = int(gid_text) if gid_text else uid
+    if uid == 0:
+        raise LayoutError(
+            "user 0 (root) cannot run the trusted parent inside the plan: Codex's inner sandbox "
+            "fails there (bwrap: setting up uid map: Operation not permitted)",
+            where="layout: user",
+            hint="set an unprivileged uid, e.g. user = \"65534:65534\", or drop the key",
+        )
+    return RunAs(uid=uid, gid=gid, source="layout", reason=RUN_AS_REASON)
 
 
 def _state(
@@ -332,6 +411,12 @@ def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
         m = covering(plan.mounts, c.target)
         if m is None or m.type != "rw-bind":
             raise LayoutError(f"credential {c.target} is not read-write in the plan", where="plan")
+        if c.kind != "dir" and m.path == c.target:
+            raise LayoutError(
+                f"credential {c.target} is bound as a single file; a rename-based save fails "
+                "there",
+                where="plan",
+            )
     links = {h.link for r in roots for h in r.hops}
     for m in plan.mounts:
         for a in ancestors(m.path):
@@ -370,7 +455,9 @@ def build_plan(
     # Masks first, so a credential inside a masked hidden path still gets its own bind; then
     # again with the credential binds, which are grants too.
     early_masks, _ = _check_hidden(mounts, layout, host)
-    cred_mounts, credentials, cred_warnings = _credentials(roots, [*mounts, *early_masks])
+    cred_mounts, credentials, cred_warnings = _credentials(
+        roots, [*mounts, *early_masks], layout
+    )
     for m in cred_mounts:
         other = seen.get(m.path)
         if other is not None:
@@ -394,6 +481,7 @@ def build_plan(
         backends=layout.backends,
         network=layout.network,
         user=layout.user,
+        run_as=run_as(layout),
         workdir=layout.workspace_roots[0],
         mounts=_sorted([*mounts, *cred_mounts, *masks]),
         env=tuple(sorted(env, key=lambda e: e.name)),

@@ -2,8 +2,10 @@
 
 Everything is bound at its real path; links are recreated with `--symlink`, never bound onto.
 The root is bwrap's own tmpfs, remounted read-only after the last mount, so anything the plan
-does not mount is absent. Passthrough variables are listed, not rendered: their host values are
-the launcher's to add (`--setenv NAME VALUE`), so no host value is ever written into a file.
+does not mount is absent. The trusted parent runs as `plan.run_as` (`--uid/--gid` in its own
+user namespace, mapped to whoever starts bwrap; never root inside, research §7). Passthrough
+variables are listed, not rendered: their host values are the launcher's to add
+(`--setenv NAME VALUE`), so no host value is ever written into a file.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ def _mount_args(m: Mount) -> list[str]:
 
 def bwrap_argv(plan: MountPlan, *, program: str = "bwrap") -> list[str]:
     """The argv up to and including `--`."""
-    argv = [program, "--unshare-all"]
+    # An explicit user namespace with the plan's unprivileged uid: started by root or not, the
+    # trusted parent is never uid 0 inside, so Codex's own inner bwrap can map its uid.
+    argv = [program, "--unshare-all", "--unshare-user"]
+    argv += ["--uid", str(plan.run_as.uid), "--gid", str(plan.run_as.gid)]
     if plan.network:
         argv.append("--share-net")
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]

@@ -64,8 +64,7 @@ def docker_kwargs(plan: MountPlan) -> dict[str, Any]:
         "labels": {"profilec.plan": "1", "profilec.backends": ",".join(plan.backends)},
         "working_dir": plan.workdir,
     }
-    if plan.user is not None:
-        kwargs["user"] = plan.user
+    kwargs["user"] = f"{plan.run_as.uid}:{plan.run_as.gid}"  # never root (plan.run_as)
     return kwargs
 
 
@@ -74,8 +73,7 @@ def docker_argv(plan: MountPlan) -> list[str]:
     kw = docker_kwargs(plan)
     argv = ["docker", "run", "--rm", "--network", kw["network_mode"], "--read-only"]
     argv += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
-    if "user" in kw:
-        argv += ["--user", kw["user"]]
+    argv += ["--user", kw["user"]]
     for m in kw["mounts"]:
         fields = [f"type={m['type']}"]
         if m["source"] is not None:

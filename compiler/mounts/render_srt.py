@@ -54,6 +54,9 @@ def srt_settings(plan: MountPlan) -> dict[str, Any]:
         deny_read.add(c.target)
         deny_write.add(c.target)
         deny_write.add(parent(c.target))
+        if c.vault is not None:  # temp files and auth.json.lock of a save live there
+            deny_read.add(c.vault)
+            deny_write.add(c.vault)
         for link in c.links:
             deny_read.add(link.link)
             deny_write.add(parent(link.link))

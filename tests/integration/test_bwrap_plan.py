@@ -2,7 +2,8 @@
 
 Shows, from inside: host HOME, daemon root, a sibling agent home and shared temp are absent
 (their markers never print), the workspace is writable, and the trusted parent reads and
-rewrites the credential target through the CODEX_HOME link. No real credential is involved.
+rewrites the credential target through the CODEX_HOME link, in place and by a rename in its
+vault (the save Codex does), as uid 65534. No real credential is involved.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
     lay = make_layout(tmp_path / "l", hop_dir=hop_dir)
     daemon = lay.base / "daemon"
     decoys = {
-        "host home": _decoy(lay.base / "host"),  # the directory holding the real target
+        "host home": _decoy(lay.base / "hosthome"),
         "daemon root": _decoy(daemon),
         "sibling home": _decoy(daemon / "agents" / "a2"),
         "shared temp": _decoy(lay.base / "sharedtmp"),
@@ -65,7 +66,8 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
             "state_dir": str(daemon / "state" / "cand-1"),
             "backends": ["codex"],
             "hidden": {
-                "host_home": str(lay.base / "host"),
+                # Not base/host: that is the credential's vault, bound whole for the save.
+                "host_home": str(lay.base / "hosthome"),
                 "sibling_homes": [str(daemon / "agents" / "a2")],
                 "shared_temp": ["/tmp", str(lay.base / "sharedtmp")],
             },
@@ -87,22 +89,27 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
     assert oct(os.stat(daemon / "state" / "cand-1").st_mode & 0o777) == "0o700"
 
     fresh = marker()
+    renamed = marker()
     script = "\n".join(
         [
             f"cat {lay.link}",
-            f"printf '%s\\n' {fresh} > {lay.link}",  # rewrite through the link, as a refresh does
+            f"printf '%s\\n' {fresh} > {lay.link}",  # rewrite through the link
             f"cat {lay.host_target}",
+            # A rename-based save, as Codex does it: a temp file in the vault renamed over it.
+            f"printf '%s\\n' {renamed} > {lay.host_target.parent}/.auth-XXXXXX",
+            f"mv {lay.host_target.parent}/.auth-XXXXXX {lay.host_target} && echo RENAMED",
+            "id -u",
             "echo ws > ws-write.txt && echo WS-WRITABLE",
             *(
                 f"cat {p}/decoy.txt 2>/dev/null"
                 for p in (
-                    lay.base / "host",
+                    lay.base / "hosthome",
                     daemon,
                     daemon / "agents" / "a2",
                     lay.base / "sharedtmp",
                 )
             ),
-            f"ls -A {lay.base / 'host'} {daemon} /tmp 2>/dev/null",
+            f"ls -A {lay.base / 'hosthome'} {daemon} /tmp 2>/dev/null",
             "echo DONE",
         ]
     )
@@ -112,7 +119,9 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
     assert "DONE" in proc.stdout
     assert lay.marker in proc.stdout  # read by the link
     assert proc.stdout.count(fresh) == 1  # re-read at the real target after the rewrite
-    assert lay.host_target.read_text(encoding="utf-8") == fresh + "\n"  # host file rewritten
+    assert "RENAMED" in proc.stdout  # the vault is bound as a directory: rename works
+    assert lay.host_target.read_text(encoding="utf-8") == renamed + "\n"  # host file replaced
+    assert "\n65534\n" in proc.stdout  # the trusted parent is never root inside
     assert "WS-WRITABLE" in proc.stdout and (lay.workspace / "ws-write.txt").exists()
     for what, mark in decoys.items():
         assert mark not in proc.stdout, f"{what} is visible inside the sandbox"

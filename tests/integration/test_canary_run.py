@@ -62,6 +62,18 @@ def test_shipped_policy_passes_every_mode(
         "agent-full-access": "allow",
     }
     assert "Operation not permitted" in net["agent"].output
+    # The compiled bundle (vault and writer-lock denies) holds through real Codex saves.
+    for m in report.modes:
+        names = {p.name for p in m.probes}
+        assert {
+            "race-codex-auth",
+            "save-refresh-codex-auth",
+            "save-login-codex-auth",
+            "lock-hold-codex-auth",
+            "save-under-lock-codex-auth",
+        } <= names, names
+        saves = [p for p in m.probes if p.name.startswith("save-")]
+        assert all("persisted=True" in p.output for p in saves), saves
     assert leftovers(docker_client, canary_run) == []
     assert '"passed": true' in report.to_json()
 
@@ -75,7 +87,9 @@ def test_deny_removed_is_caught(
         for p in bundle.profiles
     )
     broken = bundle.model_copy(update={"profiles": profiles})
-    report = run_canaries(broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run)
+    report = run_canaries(
+        broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run, dynamic_probes=False
+    )
     print(report.to_text())
     assert not report.passed
     assert all("leak" in m.failures for m in report.modes), report.to_text()
@@ -89,7 +103,12 @@ def test_builtin_workspace_profile_is_caught(
     agent = bundle.profile_for("agent").model_copy(update={"profile_id": ":workspace"})
     broken = bundle.model_copy(update={"profiles": (agent,)})
     report = run_canaries(
-        broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run, modes=["agent"]
+        broken,
+        codex_bin=codex_bin,
+        client=docker_client,
+        run_id=canary_run,
+        modes=["agent"],
+        dynamic_probes=False,
     )
     print(report.to_text())
     assert not report.passed
@@ -111,7 +130,10 @@ def _one_mode(
     bundle: CompiledBundle, codex: Path, client: DockerClient, run_id: str, mode: str
 ) -> CanaryReport:
     t0 = time.monotonic()
-    report = run_canaries(bundle, codex_bin=codex, client=client, run_id=run_id, modes=[mode])
+    # Static broken-bundle controls: the dynamic probes have their own (test_canary_dynamic.py).
+    report = run_canaries(
+        bundle, codex_bin=codex, client=client, run_id=run_id, modes=[mode], dynamic_probes=False
+    )
     print(f"\n{mode}: {time.monotonic() - t0:.2f}s\n{report.to_text()}")
     assert [m.mode for m in report.modes] == [mode]
     assert leftovers(client, run_id) == []
@@ -119,8 +141,10 @@ def _one_mode(
 
 
 def _deny_on_link(bundle: CompiledBundle) -> CompiledBundle:
-    """Every `deny` of a root's canonical target moved onto the symlink path the root names."""
+    """Every `deny` of a root's canonical target or vault moved onto the symlink path the root
+    names (with vaults the compiled deny sits on the vault, not on the target)."""
     moved = {r.target: r.path for r in bundle.roots if r.target}
+    moved.update({r.vault: r.path for r in bundle.roots if r.vault})
 
     def fix(p: CompiledProfile) -> CompiledProfile:
         entries = tuple(

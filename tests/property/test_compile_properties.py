@@ -58,6 +58,17 @@ def test_random_trees_every_mode_denies_every_target_and_never_a_link(
             for p in chosen:
                 real = os.path.realpath(p)
                 assert eff.decide(real).access == "deny", (profile.mode, p, real)
+            for root in bundle.roots:
+                # Every vault is denied as a whole, and no file inside a denied vault carries a
+                # deny of its own (Codex refuses that shape).
+                assert eff.decide(root.vault).access == "deny", (profile.mode, root.vault)
+                want = real_dir = os.path.realpath(root.path)
+                if root.kind != "dir":
+                    real_dir = os.path.dirname(want)
+                assert root.vault == real_dir, (root.vault, real_dir)
+            denied = [e.path for e in profile.entries if e.access == "deny"]
+            for d in denied:
+                assert not any(o != d and o.startswith(d.rstrip("/") + "/") for o in denied)
             for key in table["filesystem"]:
                 if key.startswith("/"):
                     assert _crosses_symlink(key) is None, (profile.mode, key)

@@ -305,7 +305,7 @@ def test_launch_document_per_method(layout: Layout) -> None:
             if method == "codex-config":
                 cfg = json.loads(a["env"]["CODEX_CONFIG"])
                 assert cfg["default_permissions"] == "profilec-agent"
-                assert layout.target in json.dumps(cfg)
+                assert os.path.dirname(layout.target) in json.dumps(cfg)  # its vault
             if method == "c-overrides" and source == "embedded":
                 assert a["args"][0] == "-c" and a["args"][1].startswith("default_permissions=")
             if method == "c-overrides" and source != "embedded":

@@ -53,9 +53,24 @@ def test_every_key_of_every_compiled_profile_has_provenance_with_its_source_line
             assert entry["path"] in keys
         for key in prof["policy_filesystem"]:
             assert any(k == key or k.startswith(key + "/") for k in keys)
-        deny = [r for r in by_mode[prof["mode"]] if r["value"] == "deny"]
+        recs = by_mode[prof["mode"]]
+        lock = [r for r in recs if r["value"] == "deny" and r["reason"] == "writer-lock"]
+        assert [r["key"] for r in lock] == [str(lay.codex_home / "auth.lock")]
+        assert lock[0]["origin"] == "launch-layout"
+        deny = [
+            r for r in recs
+            if r["value"] == "deny" and r["reason"] not in ("writer-lock", "trusted-base")
+        ]
         assert deny and all(r["root_id"] == "codex-auth" for r in deny)
+        assert {r["reason"] for r in deny} == {"vault"}
         assert all(r["file"] == "roots-manifest" and r["line"] == id_line for r in deny)
+        # Trusted-base entries name the reviewed policy line that declared them.
+        tb_lines = (Path("profiles") / "trusted-base.toml").read_text(encoding="utf-8").split("\n")
+        for r in recs:
+            if r["reason"] == "trusted-base" and r["detail"].startswith("policy: "):
+                declared = r["detail"].removeprefix("policy: ")
+                assert r["file"] == "trusted-base.toml"
+                assert f'"{declared}"' in tb_lines[r["line"] - 1]
         ext = next(r for r in by_mode[prof["mode"]] if r["key"] == "extends")
         policy_file = (Path("profiles") / ext["file"]).read_text(encoding="utf-8").split("\n")
         assert policy_file[ext["line"] - 1].startswith("extends")

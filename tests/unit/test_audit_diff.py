@@ -116,7 +116,8 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
         agent.read_text(encoding="utf-8").replace("enabled = false", "enabled = true"),
         encoding="utf-8",
     )
-    other = lay.base / "other.json"
+    (lay.base / "other-vault").mkdir()
+    other = lay.base / "other-vault" / "other.json"
     other.write_text("{}\n", encoding="utf-8")
     write_manifest(
         lay.manifest,
@@ -151,7 +152,8 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
         "detail": "disabled -> enabled",
     }
     assert {(c["mode"], c["path"]) for c in changes if c["direction"] == "narrowing"} == {
-        (m, str(other)) for m in ("read-only", "agent", "agent-full-access")
+        (m, p) for m in ("read-only", "agent", "agent-full-access")
+        for p in (str(other), str(other.parent))  # the new root's target and its vault
     }
     assert any(c["what"] == "root" and "'other' added" in c["detail"] for c in changes)
 

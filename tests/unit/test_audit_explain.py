@@ -55,8 +55,9 @@ def test_the_link_is_decided_at_its_target_with_the_chain_and_the_beaten_entries
     beaten = doc["beaten"]
     assert isinstance(beaten, list)
     by_path = {b["path"]: b for b in beaten}
-    # The holder directory's read entry and the inherited `:root` lose on specificity.
-    assert by_path[str(lay.host_target.parent)]["access"] == "read"
+    # The deny is on the target's vault; the inherited `:root` loses on specificity.
+    assert winner["path"] == str(lay.host_target.parent)
+    assert str(lay.host_target.parent) not in by_path
     assert by_path["/"]["rule"] == "lost: more specific"
     assert doc["roots"] == ["codex-auth"]
 
@@ -117,8 +118,12 @@ def test_modes_differ_as_the_policy_says(
     f = str(lay.workspace / "control.txt")
     assert _json(capsys, f, "--mode", "read-only", *flags)["access"] == "read"
     assert _json(capsys, f, "--mode", "agent", *flags)["access"] == "write"
-    full = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    full = _json(capsys, "/opt/profilec-anything", "--mode", "agent-full-access", *flags)
     assert full["access"] == "write" and full["network_enabled"] is True
+    # The trusted base stays read-only even in full access, and explain says why.
+    usr = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
+    assert usr["access"] == "read"
+    assert "trusted-base" in json.dumps(usr)
 
 
 def test_a_bundle_file_gives_the_same_answer_as_a_fresh_compile(
@@ -142,3 +147,27 @@ def test_text_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert rc == 2 and "unknown --mode" in err
     rc, _, err = run(capsys, "explain", "etc/hosts", "--mode", "agent", *flags)
     assert rc == 2 and "must be absolute" in err
+
+
+def test_a_pinned_ancestor_is_explained_with_the_root_that_caused_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, flags = setup(tmp_path / "l")
+    # tmp_path lies under /tmp (writable in agent mode): its own directory is pinned.
+    doc = _json(capsys, str(tmp_path), "--mode", "agent", *flags)
+    assert doc["access"] == "write"
+    text = json.dumps(doc)
+    assert "ancestor" in text and "pinned below writable root /tmp" in text
+
+
+def test_the_vault_and_the_writer_lock_say_why_they_are_denied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    rc, out, _ = run(capsys, "explain", str(lay.link), "--mode", "read-only", *flags)
+    assert rc == 0 and "(vault; " in out and "denied whole" in out
+    lock = str(lay.codex_home / "auth.lock")
+    doc = _json(capsys, lock, "--mode", "agent", *flags)
+    winner = doc["winner"]
+    assert isinstance(winner, dict) and winner["access"] == "deny"
+    assert "stall every save" in str(winner["detail"])

@@ -245,3 +245,13 @@ def test_any_string_escapes_to_one_literal_line_in_markdown_and_html(s: str) -> 
     p.feed(f"<table id='t'><tr><td>{e(s)}</td></tr></table>")
     assert p.tags == ["table", "tr", "td"]
     assert "".join(p.text) == s
+
+
+def test_the_roots_table_names_each_vault_and_why_it_is_denied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    _, out, _ = run(capsys, "audit", *flags, "--format", "md", "--now", "none")
+    row = next(x for x in out.split("\n") if x.startswith("| codex-auth |"))
+    assert row.rstrip(" |").endswith(md_escape(str(lay.host_target.parent)))
+    assert "vault (denied whole: the writer renames inside it)" in out

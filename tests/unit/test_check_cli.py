@@ -69,7 +69,7 @@ def test_broken_foreign_config_exits_one_and_names_the_cell(
 ) -> None:
     lay, base = _base(tmp_path)
     toml = _compile(base, "toml", tmp_path / "c.toml")
-    text = toml.read_text(encoding="utf-8").replace(f'"{lay.host_target}" = "deny"\n', "")
+    text = toml.read_text(encoding="utf-8").replace(f'"{lay.host_target.parent}" = "deny"\n', "")
     toml.write_text(text, encoding="utf-8")
     assert main([*base, "--config", str(toml)]) == 1
     cap = capsys.readouterr()
@@ -201,3 +201,24 @@ def test_check_canary_sarif_has_one_result_per_failed_probe(
         "agent-full-access",
         "read-only",
     ]
+
+
+def test_foreign_config_without_pins_or_trusted_base_fails_pc024_pc025(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, base = _base(tmp_path)
+    toml = _compile(base, "toml", tmp_path / "c.toml")
+    assert main([*base, "--config", str(toml)]) == 0  # control: the compiled config is clean
+    lines = toml.read_text(encoding="utf-8").split("\n")
+    # A config written by hand with today's entries: no pins (write entries other than :root)
+    # and no read entries on the trusted base in full access.
+    kept = [
+        x for x in lines
+        if not (x.startswith('"/') and x.endswith('= "write"'))
+        and not x.startswith(('"/etc"', '"/usr"'))
+    ]
+    toml.write_text("\n".join(kept), encoding="utf-8")
+    capsys.readouterr()
+    assert main([*base, "--config", str(toml), "--format", "json"]) == 1
+    rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert {"PC024", "PC025"} <= rules, rules

@@ -29,12 +29,20 @@ def _compile(tmp_path: Path, **kw: bool) -> tuple[Layout, CompiledBundle]:
     return lay, bundle
 
 
-def test_every_mode_denies_the_canonical_target(tmp_path: Path) -> None:
+def test_every_mode_denies_the_vault_holding_the_canonical_target(tmp_path: Path) -> None:
     lay, bundle = _compile(tmp_path)
     assert [p.mode for p in bundle.profiles] == list(ACP_MODES)
+    vault = str(lay.host_target.parent)
+    assert [r.vault for r in bundle.roots] == [vault]
     for profile in bundle.profiles:
         fs = profile.codex_table()["filesystem"]
-        assert fs[str(lay.host_target)] == "deny"
+        assert fs[vault] == "deny"
+        # No file deny inside the denied vault: it would not survive the writer's rename, and
+        # Codex refuses a denied directory plus a deny on an existing file inside it.
+        assert str(lay.host_target) not in fs
+        eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id,
+                      EvalContext(cwd=str(lay.workspace)))
+        assert eff.decide(str(lay.host_target)).access == "deny"
 
 
 def test_no_deny_key_is_a_symlink_path(tmp_path: Path) -> None:
@@ -50,7 +58,9 @@ def test_holder_dirs_are_read_only_in_writing_modes(tmp_path: Path) -> None:
     lay, bundle = _compile(tmp_path, hop_dir=True)
     for profile in bundle.profiles:
         fs = profile.codex_table()["filesystem"]
-        holders = [str(lay.codex_home), str(lay.host_target.parent), str(lay.base)]
+        holders = [str(lay.codex_home), str(lay.base)]
+        # The target's own directory is its vault: denied, so not a read-only holder entry.
+        assert fs[str(lay.host_target.parent)] == "deny"
         if profile.mode == "read-only":
             assert not any(h in fs for h in holders)
         else:
@@ -103,9 +113,66 @@ def test_credential_directly_under_workspace_root_fails_closed(tmp_path: Path) -
     ws.mkdir()
     (ws / "auth.json").write_text("x")
     roots = (resolve_root(RootSpec(id="a", path=str(ws / "auth.json"))),)
-    with pytest.raises(UnsafeRootError, match="stays writable") as info:
+    with pytest.raises(UnsafeRootError, match=r"vault .*ws .* is workspace root") as info:
         compile_bundle(roots, load_policy(), LaunchLayout(workspace_roots=(str(ws),)))
-    assert "mode agent" in info.value.one_line()
+    assert "put the credential in a directory of its own" in info.value.one_line()
+
+
+@pytest.mark.parametrize("what", ["workspace", "codex-home", "home"])
+def test_a_vault_that_contains_what_a_session_needs_is_refused(
+    tmp_path: Path, what: str
+) -> None:
+    vault = tmp_path / "v"
+    inner = vault / "inner"
+    inner.mkdir(parents=True)
+    (vault / "auth.json").write_text("x")
+    roots = (resolve_root(RootSpec(id="a", path=str(vault / "auth.json"))),)
+    layout = {
+        "workspace": LaunchLayout(workspace_roots=(str(inner),)),
+        "codex-home": LaunchLayout(codex_home=str(inner)),
+        "home": LaunchLayout(home=str(inner)),
+    }[what]
+    with pytest.raises(UnsafeRootError, match=f"vault {vault} .*contains") as info:
+        compile_bundle(roots, load_policy(), layout)
+    assert info.value.exit_code == 5
+
+
+def test_a_plain_file_credential_directly_in_codex_home_is_refused(tmp_path: Path) -> None:
+    from compiler.roots import resolve_home
+
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "auth.json").write_text("x")
+    roots = (resolve_root(RootSpec(id="a", path=str(home / "auth.json"))),)
+    with pytest.raises(UnsafeRootError, match="plain file directly in the private CODEX_HOME"):
+        compile_bundle(
+            roots, load_policy(), LaunchLayout(codex_home=str(home)), resolve_home(str(home))
+        )
+
+
+def test_a_root_whose_vault_is_the_filesystem_root_is_refused(tmp_path: Path) -> None:
+    from compiler.models import ResolvedRoot
+
+    root = ResolvedRoot(id="a", path="/auth.json", kind="file", target="/auth.json", vault="/")
+    with pytest.raises(UnsafeRootError, match="vault / "):
+        compile_bundle((root,), load_policy(), LaunchLayout())
+
+
+def test_nested_vaults_fold_into_one_deny_carrying_both_roots(tmp_path: Path) -> None:
+    outer = tmp_path / "vault"
+    (outer / "sub").mkdir(parents=True)
+    (outer / "a.json").write_text("x")
+    (outer / "sub" / "b.json").write_text("x")
+    roots = (
+        resolve_root(RootSpec(id="a", path=str(outer / "a.json"))),
+        resolve_root(RootSpec(id="b", path=str(outer / "sub" / "b.json"))),
+    )
+    bundle = compile_bundle(roots, load_policy(), LaunchLayout())
+    for profile in bundle.profiles:
+        denies = [e for e in profile.entries if e.access == "deny"]
+        assert [e.path for e in denies] == [str(outer)]
+        assert {p.root_id for p in denies[0].provenance} == {"a", "b"}
+        assert {p.reason for p in denies[0].provenance} == {"vault"}
 
 
 def test_compile_is_deterministic(tmp_path: Path) -> None:
@@ -152,19 +219,22 @@ def test_acp_json_shape(tmp_path: Path) -> None:
     "name", ['we ird "q" #=.json', "back\\slash.json", "ünï cödé.json", "dot.ted.name", "tab\tx"]
 )
 def test_any_legal_path_is_escaped_correctly(tmp_path: Path, name: str) -> None:
-    d = tmp_path / "d = #x"
-    d.mkdir()
-    target = d / name
+    # The denied key is the vault, so the awkward name is the vault directory's.
+    d = tmp_path / "d = #x" / name
+    d.mkdir(parents=True)
+    target = d / "auth.json"
     target.write_text("x")
     roots = (resolve_root(RootSpec(id="a", path=str(target))),)
     bundle = compile_bundle(roots, load_policy(), LaunchLayout())
     doc = tomllib.loads(renderer("toml")(bundle))
     for pid in doc["permissions"]:
-        assert doc["permissions"][pid]["filesystem"][str(target)] == "deny"
+        assert doc["permissions"][pid]["filesystem"][str(d)] == "deny"
     for line in override_lines(bundle)[1:]:
+        if not line.startswith("permissions."):
+            continue  # approvals, features.apps: no path in them
         _, _, value = line.partition("=")
         table = tomllib.loads("_x_ = " + value)["_x_"]
-        assert table["filesystem"][str(target)] == "deny"
+        assert table["filesystem"][str(d)] == "deny"
 
 
 def test_codex_home_output_is_private(tmp_path: Path) -> None:
@@ -175,3 +245,22 @@ def test_codex_home_output_is_private(tmp_path: Path) -> None:
     path = write_codex_home(bundle, str(out))
     assert os.stat(out).st_mode & 0o777 == 0o700
     assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_the_home_flag_refuses_a_vault_holding_home_on_both_cli_paths(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    lay = make_layout(tmp_path / "l")
+    inner = lay.host_target.parent / "home"
+    inner.mkdir()
+    base = [sys.executable, "-m", "compiler.cli", "compile", "--roots", str(lay.manifest),
+            "--codex-home", str(lay.codex_home), "--home", str(inner)]
+    for fmt in ("toml", "bundle"):  # the fast path, and the typer path
+        proc = subprocess.run([*base, "--format", fmt], capture_output=True, text=True,
+                              check=False)
+        assert proc.returncode == 5, proc.stderr
+        assert f"contains HOME {inner}" in proc.stderr and proc.stdout == ""
+    ok = subprocess.run([*base[:-1], str(lay.base), "--format", "toml"], capture_output=True,
+                        text=True, check=False)
+    assert ok.returncode == 0, ok.stderr

@@ -236,6 +236,7 @@ def _case(name: str, tmp: Path) -> tuple[list[str], Path | None, bool]:
         ),
         "profiles-copy": ([*plain, "--profiles", str(profiles)], None, True),
         "two-workspaces": ([*plain, "--workspace-root", "/srv/other"], None, True),
+        "tmpdir": ([*plain, "--tmpdir", "/var/tmp", "--format", "overrides"], None, True),
         # usage errors (typer's own messages)
         "unknown-format": ([*plain, "--format", "yaml"], None, False),
         "codex-home-no-out": ([*plain, "--format", "codex-home"], None, False),
@@ -256,7 +257,14 @@ def _case(name: str, tmp: Path) -> tuple[list[str], Path | None, bool]:
         "bad-policy": ([*plain, "--profiles", str(tmp / "badprofiles")], None, False),
         "no-out-dir": ([*plain, "--out", str(tmp / "nodir" / "x.toml")], None, True),
         "missing-session": ([*plain, "--session-config", str(tmp / "none.json")], None, False),
+        "vouched-mcp": ([*plain, "--vouched-mcp", str(tmp / "mcp.toml"), "--format", "acp-json"],
+                        None, True),
+        "untrusted-mcp": ([*plain, "--vouched-mcp", str(tmp / "mcp-open.toml")], None, False),
     }
+    for fname, mode in (("mcp.toml", 0o644), ("mcp-open.toml", 0o666)):
+        (tmp / fname).write_text('schema_version = 1\n[servers.b]\ncommand = "/bin/true"\n'
+                                 'credential = "c"\n')
+        os.chmod(tmp / fname, mode)
     bad.write_text("schema_version = \n")
     os.chmod(bad, 0o600)
     write_manifest(tmp / "schema.toml", [{"id": "A", "path": "/x"}])
@@ -299,6 +307,8 @@ CASES = [
     "bad-policy",
     "no-out-dir",
     "missing-session",
+    "vouched-mcp",
+    "untrusted-mcp",
 ]
 
 

@@ -16,6 +16,7 @@ from compiler.check.launcher import launcher_findings, parse_launch_requests
 from compiler.check.lint import RULES, in_range
 from compiler.check.result import CheckReport
 from compiler.emit.overrides import render_overrides
+from compiler.errors import UnsafeRootError
 from compiler.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 
@@ -125,10 +126,15 @@ def _home_denied(lay: Layout, b: CompiledBundle) -> CheckReport:
 
 
 def _hardlink(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # compile now refuses a hard-linked target (exit 5); a bundle built elsewhere (an older
+    # profilec, a daemon's own resolution) can still carry one, and the lint reports it.
     os.link(lay.host_target, lay.base / "hard.json")
-    b2 = load_and_compile(
-        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
-    )
+    with pytest.raises(UnsafeRootError, match="hard links"):
+        load_and_compile(
+            str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+        )
+    roots = tuple(r.model_copy(update={"nlink": 2}) for r in b.roots)
+    b2 = b.model_copy(update={"roots": roots})
     return _run(b2, [_toml(_cfg(b2))])
 
 
@@ -196,6 +202,63 @@ def _legacy_request(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(from_bundle(b, b.mode_profiles), extra=found)
 
 
+def _workspace_config(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.workspace / ".codex").mkdir()
+    (lay.workspace / ".codex" / "config.toml").write_text(
+        f'notify = ["/bin/sh"]\n[permissions.{AGENT}.filesystem]\n"{lay.link}" = "read"\n'
+    )
+    return _run(b, [_toml(_cfg(b))])
+
+
+def _workspace_config_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    """A symlinked project config is not followed (it could name the credential)."""
+    (lay.workspace / ".codex").mkdir()
+    (lay.workspace / ".codex" / "config.toml").symlink_to(lay.link)
+    return _run(b, [_toml(_cfg(b))])
+
+
+def _session_reaching(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": "o3", "notify": ["/bin/true"]}
+    session = Layer("session config", "session", raw, "/s.json", None)
+    return _run(b, [_toml(_cfg(b)), session], session_raw=raw)
+
+
+def _session_stripped(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": "o3", "chatgpt_base_url": "http://127.0.0.1:9/"}
+    return _run(b, [_toml(_cfg(b))], session_raw=raw)
+
+
+def _trusted_subdir(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["projects"] = {str(lay.workspace / "sub"): {"trust_level": "trusted"}}
+    return _run(b, [_toml(cfg)])
+
+
+def _apps_on(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["features"] = {"apps": True}
+    return _run(b, [_toml(cfg)])
+
+
+def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
+    profiles = tuple(
+        p.model_copy(update={"entries": tuple(
+            e for e in p.entries if all(x.reason != reason for x in e.provenance))})
+        for p in b.profiles
+    )
+    return b.model_copy(update={"profiles": profiles})
+
+
+def _ancestor_renamable(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # Today's holder-only entries: the layout lies under /tmp, which agent mode writes.
+    return run_check(from_bundle(_strip(b, "ancestor"), b.mode_profiles))
+
+
+def _trusted_writable(lay: Layout, b: CompiledBundle) -> CheckReport:
+    # The bundle still names its trusted base, but no profile carries its entries.
+    return run_check(from_bundle(_strip(b, "trusted-base"), b.mode_profiles))
+
+
 FIRING: list[tuple[str, Case]] = [
     ("PC001", _legacy_sandbox),
     ("PC002", _legacy_none),
@@ -221,6 +284,15 @@ FIRING: list[tuple[str, Case]] = [
     ("PC020", _no_extends_codex),
     ("PC021", _nested_table),
     ("PC023", _legacy_request),
+    ("PC040", _workspace_config),
+    ("PC040", _workspace_config_link),
+    ("PC041", _workspace_config),
+    ("PC042", _session_reaching),
+    ("PC045", _session_stripped),
+    ("PC043", _trusted_subdir),
+    ("PC044", _apps_on),
+    ("PC024", _ancestor_renamable),
+    ("PC025", _trusted_writable),
 ]
 
 

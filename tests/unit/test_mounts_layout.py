@@ -23,7 +23,8 @@ def _doc(lay: Layout) -> dict[str, object]:
         "workspace_roots": [str(lay.workspace)],
         "state_dir": str(lay.base / "daemon" / "state" / "cand-1"),
         "backends": ["codex"],
-        "hidden": {"host_home": str(lay.base / "host")},
+        # Not base/host: that directory is the credential's vault, bound whole for the save.
+        "hidden": {"host_home": str(lay.base / "hosthome")},
     }
 
 
@@ -37,6 +38,7 @@ def _toml(doc: dict[str, object]) -> str:
 def lay(tmp_path: Path) -> Layout:
     layout = make_layout(tmp_path / "l")
     (layout.base / "daemon").mkdir()
+    (layout.base / "hosthome").mkdir()
     return layout
 
 
@@ -94,7 +96,7 @@ def _bad(lay: Layout) -> list[tuple[str, dict[str, object], str]]:
         ),
         (
             "grant is hidden",
-            d | {"workspace_roots": [str(lay.base / "host")]},
+            d | {"workspace_roots": [str(lay.base / "hosthome")]},
             "cannot also be hidden",
         ),
         ("unknown key", d | {"workspaces": []}, "workspaces: unknown key"),
@@ -160,3 +162,23 @@ def test_layout_round_trips_through_its_toml() -> None:
         strict=False,
     )
     assert parse_layout(layout_toml(lay).encode(), where="x") == lay
+
+
+def test_root_as_the_trusted_parent_is_one_line_exit_2_and_no_output(
+    lay: Layout, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, err, out = _run(lay, _toml(_doc(lay) | {"user": "0:0"}), capsys)
+    assert rc == 2 and not out.exists()
+    assert err.count("\n") == 1 and "setting up uid map: Operation not permitted" in err
+
+
+def test_a_vault_that_holds_the_workspace_is_one_line_exit_5_and_no_output(
+    lay: Layout, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The workspace inside the credential's directory: binding the vault would grant it twice.
+    ws = lay.host_target.parent / "ws"
+    ws.mkdir()
+    rc, err, out = _run(lay, _toml(_doc(lay) | {"workspace_roots": [str(ws)]}), capsys)
+    assert rc == 5 and not out.exists()
+    assert err.count("\n") == 1 and "contains the workspace grant" in err
+    assert "put the credential in a directory of its own" in err

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import LayoutError
+from compiler.errors import LayoutError, UnsafeRootError
 from compiler.models import Hop, ResolvedRoot
 from compiler.mounts.backends import load_catalog
 from compiler.mounts.models import HostFacts, MountPlan, PlanLayout, SystemPath
@@ -58,6 +58,9 @@ def codex_root(**over: Any) -> ResolvedRoot:
         "holder_dirs": ("/home/op/.codex", "/srv/agentd/agents/a1/codex-home"),
     }
     doc.update(over)
+    doc.setdefault(
+        "vault", doc["target"] if doc["kind"] == "dir" else doc["target"].rsplit("/", 1)[0] or "/"
+    )
     return ResolvedRoot.model_validate(doc, strict=False)
 
 
@@ -69,11 +72,69 @@ def plan_for(
     )
 
 
-def test_credential_target_is_bound_read_write_at_its_real_path() -> None:
+def test_credential_vault_directory_is_bound_read_write_at_its_real_path() -> None:
     plan = plan_for()
     m = covering(plan.mounts, "/home/op/.codex/auth.json")
     assert m is not None and m.type == "rw-bind" and m.source == m.path
+    # The directory, never the file: a rename-based save (temp file + rename, auth.json.lock
+    # beside it) fails inside a single-file bind with EROFS or EBUSY.
+    assert m.path == "/home/op/.codex" and m.purpose == "credential"
+    assert not any(x.path == "/home/op/.codex/auth.json" for x in plan.mounts)
+    (cred,) = plan.credentials
+    assert (cred.vault, cred.how) == ("/home/op/.codex", "bind")
     assert plan.protected_targets == ("/home/op/.codex/auth.json",)
+
+
+def test_two_credentials_in_one_vault_share_one_bind() -> None:
+    other = codex_root(id="second", path="/home/op/.codex/other.json", hops=(),
+                       target="/home/op/.codex/other.json")
+    plan = plan_for(roots=(codex_root(), other))
+    binds = [m for m in plan.mounts if m.purpose == "credential"]
+    assert [(m.path, m.reason) for m in binds] == [
+        ("/home/op/.codex", "vault of codex-auth, second")
+    ]
+    assert {c.vault for c in plan.credentials} == {"/home/op/.codex"}
+
+
+@pytest.mark.parametrize(
+    ("target", "what"),
+    [
+        ("/work/auth.json", "contains the workspace grant /work/a1"),
+        ("/srv/agentd/agents/a1/codex-home/auth.json", "is the agent-home grant"),
+        ("/home/op/auth.json", "is the hidden path /home/op"),
+        ("/srv/agentd/state/auth.json", "contains the state grant /srv/agentd/state/cand-1"),
+        ("/auth.json", "contains the"),
+    ],
+)
+def test_a_vault_that_is_or_holds_a_grant_or_hidden_path_is_refused_exit_5(
+    target: str, what: str
+) -> None:
+    with pytest.raises(UnsafeRootError, match=what) as err:
+        plan_for(roots=(codex_root(target=target),))
+    assert err.value.exit_code == 5
+    assert "put the credential in a directory of its own" in err.value.one_line()
+
+
+def test_vault_inside_the_agent_home_is_covered_by_its_bind() -> None:
+    root = codex_root(target="/srv/agentd/agents/a1/codex-home/vault/auth.json")
+    plan = plan_for(roots=(root,))
+    (cred,) = plan.credentials
+    assert (cred.vault, cred.how) == ("/srv/agentd/agents/a1/codex-home/vault", "covered")
+    assert not any(m.purpose == "credential" for m in plan.mounts)
+
+
+def test_trusted_parent_runs_as_65534_by_default_and_as_the_layout_user() -> None:
+    assert (plan_for().run_as.uid, plan_for().run_as.gid) == (65534, 65534)
+    assert plan_for().run_as.source == "default"
+    ra = plan_for(layout(user="1000")).run_as
+    assert (ra.uid, ra.gid, ra.source) == (1000, 1000, "layout")
+
+
+@pytest.mark.parametrize("user", ["0", "0:0", "0:1000"])
+def test_root_as_the_trusted_parent_is_refused(user: str) -> None:
+    with pytest.raises(LayoutError, match="setting up uid map") as err:
+        plan_for(layout(user=user))
+    assert err.value.exit_code == 2
 
 
 def test_link_inside_the_bound_agent_home_is_presented_by_the_bind_not_a_mount() -> None:
@@ -137,7 +198,7 @@ def test_opt_in_masks_the_hidden_path_after_the_grant_and_credential_still_bound
     paths = [m.path for m in plan.mounts]
     mask = paths.index("/home/op")
     assert plan.mounts[mask].type == "tmpfs"
-    assert paths.index("/home") < mask < paths.index("/home/op/.codex/auth.json")
+    assert paths.index("/home") < mask < paths.index("/home/op/.codex")
     assert covering(plan.mounts, "/home/op/.codex/auth.json").type == "rw-bind"  # type: ignore[union-attr]
 
 

@@ -29,13 +29,14 @@ def test_docker_kwargs_are_hardened_and_mounts_are_mount_compatible_dicts() -> N
     for m in kw["mounts"]:
         assert set(m) == {"type", "source", "target", "read_only"}
         assert m["type"] in ("bind", "tmpfs")
-    cred = next(m for m in kw["mounts"] if m["target"] == "/home/op/.codex/auth.json")
+    cred = next(m for m in kw["mounts"] if m["target"] == "/home/op/.codex")
     assert cred == {
         "type": "bind",
-        "source": "/home/op/.codex/auth.json",
-        "target": "/home/op/.codex/auth.json",
+        "source": "/home/op/.codex",
+        "target": "/home/op/.codex",
         "read_only": False,
     }
+    assert not any(m["target"] == "/home/op/.codex/auth.json" for m in kw["mounts"])
     assert not any(m["target"] == "/usr" for m in kw["mounts"])  # the image brings its own
 
 
@@ -50,7 +51,8 @@ def test_docker_argv_mirrors_the_kwargs_and_passes_env_through_by_name_only() ->
     assert argv[argv.index("--network") + 1] == "none"
     mounts = [argv[i + 1] for i, a in enumerate(argv) if a == "--mount"]
     assert len(mounts) == len(doc["sdk_kwargs"]["mounts"])
-    assert "type=bind,source=/home/op/.codex/auth.json,target=/home/op/.codex/auth.json" in mounts
+    assert "type=bind,source=/home/op/.codex,target=/home/op/.codex" in mounts
+    assert argv[argv.index("--user") + 1] == "65534:65534"  # never root by default
     assert argv[argv.index("LANG") - 1] == "--env"
 
 
@@ -71,10 +73,13 @@ def test_docker_refuses_a_plan_that_needs_a_recreated_link() -> None:
         render_docker(plan_for(roots=(root,)))
 
 
-def test_bwrap_argv_binds_targets_rw_recreates_links_and_ends_read_only() -> None:
+def test_bwrap_argv_binds_vaults_rw_recreates_links_and_ends_read_only() -> None:
     argv = bwrap_argv(plan_for())
-    i = argv.index("/home/op/.codex/auth.json")
-    assert argv[i - 1 : i + 2] == ["--bind", *["/home/op/.codex/auth.json"] * 2]
+    i = argv.index("/home/op/.codex")
+    assert argv[i - 1 : i + 2] == ["--bind", *["/home/op/.codex"] * 2]
+    assert "/home/op/.codex/auth.json" not in argv
+    assert argv[1:7] == ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534"]
+    assert bwrap_argv(plan_for(layout(user="1000:100")))[3:7] == ["--uid", "1000", "--gid", "100"]
     assert argv[argv.index("/bin") - 2 : argv.index("/bin")] == ["--symlink", "usr/bin"]
     assert argv[-1] == "--" and "--remount-ro" in argv and "--clearenv" in argv
     assert "--share-net" not in argv
@@ -93,6 +98,7 @@ def test_srt_denies_reading_every_credential_name_and_writing_every_link_holder(
     assert "/srv/agentd/agents/a1/codex-home/auth.json" in fs["denyRead"]
     assert "/srv/agentd/agents/a1/codex-home" in fs["denyWrite"]  # holds the link
     assert "/home/op/.codex" in fs["denyWrite"]
+    assert "/home/op/.codex" in fs["denyRead"]  # the vault: temp files and lock of a save
     assert fs["allowWrite"] == ["/work/a1"]
     assert "/tmp" in fs["denyRead"]  # no private temp under srt: shared temp stays hidden
     assert s["credentials"]["files"] == [{"path": "/home/op/.codex/auth.json", "mode": "deny"}]

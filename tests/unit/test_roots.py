@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from compiler.errors import InputError, RootChainError, TrustError
+from compiler.errors import InputError, RootChainError, TrustError, UnsafeRootError
 from compiler.models import RootSpec
-from compiler.roots import load_manifest, resolve_root, walk_chain
+from compiler.roots import (
+    check_possible_roots,
+    load_manifest,
+    resolve_root,
+    resolve_workspace_roots,
+    walk_chain,
+)
 from tests.helpers import make_layout, write_manifest
 
 
@@ -93,11 +100,59 @@ def test_file_in_middle_of_path_is_an_error(tmp_path: Path) -> None:
         walk_chain(str(tmp_path / "f" / "auth.json"))
 
 
-def test_hardlink_count_is_reported(tmp_path: Path) -> None:
+def test_hardlinked_target_fails_with_the_fix(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
+    assert resolve_root(RootSpec(id="a", path=str(lay.link))).nlink == 1
     os.link(lay.host_target, tmp_path / "l" / "ws" / "hard.json")
-    root = resolve_root(RootSpec(id="a", path=str(lay.link)))
-    assert root.nlink == 2
+    with pytest.raises(UnsafeRootError, match="2 hard links") as exc:
+        resolve_root(RootSpec(id="a", path=str(lay.link)))
+    assert exc.value.exit_code == 5
+    assert "single name" in exc.value.one_line()
+
+
+def test_hardlinked_file_inside_directory_root_fails(tmp_path: Path) -> None:
+    cred = tmp_path / "cred"
+    (cred / "sub").mkdir(parents=True)
+    (cred / "sub" / "token").write_text("x")
+    (tmp_path / "other").write_text("y")
+    os.symlink(tmp_path / "other", cred / "link-is-not-a-hardlink")
+    assert resolve_root(RootSpec(id="d", path=str(cred))).kind == "dir"
+    os.link(cred / "sub" / "token", tmp_path / "second-name")
+    with pytest.raises(UnsafeRootError, match="sub/token inside directory root"):
+        resolve_root(RootSpec(id="d", path=str(cred)))
+
+
+@pytest.mark.parametrize("case", ["slash", "is-home", "contains-home", "is-ws", "contains-ws"])
+def test_impossible_roots_fail(tmp_path: Path, case: str) -> None:
+    home, ws = "/srv/a1/codex-home", "/srv/a1/ws"
+    target = {
+        "slash": "/",
+        "is-home": home,
+        "contains-home": "/srv/a1",
+        "is-ws": ws,
+        "contains-ws": "/srv",
+    }[case]
+    root = SimpleNamespace(id="r", target=target)
+    with pytest.raises(UnsafeRootError) as exc:
+        check_possible_roots([root], home, [ws])
+    assert exc.value.exit_code == 5
+
+
+def test_possible_roots_pass() -> None:
+    roots = [SimpleNamespace(id="r", target="/srv/a1/cred/auth.json")]
+    check_possible_roots(roots, "/srv/a1/codex-home", ["/srv/a1/ws"])
+    # A sibling whose name merely starts with the root's name is not inside it.
+    check_possible_roots([SimpleNamespace(id="r", target="/srv/a1/ws2")], None, ["/srv/a1/ws"])
+
+
+def test_workspace_roots_come_back_canonical(tmp_path: Path) -> None:
+    real = tmp_path / "real" / "ws"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    spelled = str(tmp_path / "link" / "ws")
+    assert resolve_workspace_roots([spelled]) == (str(real),)
+    # Not created yet: the existing prefix is still resolved.
+    assert resolve_workspace_roots([spelled + "/new"]) == (str(real / "new"),)
 
 
 def test_hop_under_workspace_is_reported(tmp_path: Path) -> None:

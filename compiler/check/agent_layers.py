@@ -1,0 +1,243 @@
+"""Lints for config layers an agent controls: the session config and the workspace's own files.
+
+PC040-PC049. The session config (CODEX_CONFIG) comes from an agent definition; a workspace's
+`.codex/config.toml` comes with the repository. Codex 0.171.0 runs `mcp_servers`/`notify`
+programs itself and sends the bearer token where `chatgpt_base_url` or a provider points, and it
+loads a *trusted* project's `.codex/config.toml` above `$CODEX_HOME/config.toml` (measured: such
+a file re-granted `read` on the credential over a compiled deny). Key classes come from the
+reviewed classification in compiler/session.py.
+
+A workspace config file is opened only when lstat shows a regular file that is not a protected
+root's target (device and inode compared), with O_NOFOLLOW, and at most MAX_BYTES of it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..session import LEGACY_PERMISSION_KEYS, MAX_BYTES, classify, load_allowlist, project_root
+from .result import Rule
+
+if TYPE_CHECKING:
+    from .lint import _Out
+
+
+def _r(id: str, name: str, severity: str, message: str, why: str, fix: str) -> Rule:
+    return Rule.model_validate(
+        {
+            "id": id,
+            "name": name,
+            "severity": severity,
+            "message": message,
+            "why": why,
+            "fix": fix,
+            "codex_versions": None,
+        }
+    )
+
+
+AGENT_RULES: tuple[Rule, ...] = (
+    _r(
+        "PC040",
+        "workspace-config-grants",
+        "error",
+        "a workspace's .codex/config.toml sets permissions, a program, a URL or approvals",
+        "Codex 0.171.0 loads a trusted project's .codex/config.toml above CODEX_HOME/config.toml "
+        "(measured: it re-granted read on the credential over the compiled deny); its "
+        "mcp_servers and notify run as the trusted parent",
+        "remove the file from the repository, or launch through a profilec route (every route "
+        "marks the workspace roots untrusted) and never trust the project",
+    ),
+    _r(
+        "PC041",
+        "workspace-config-present",
+        "note",
+        "a workspace root or its project root holds a .codex/config.toml",
+        "Codex loads it whenever the project is trusted",
+        "keep every workspace root untrusted (profilec's outputs do)",
+    ),
+    _r(
+        "PC042",
+        "session-config-not-allowed",
+        "error",
+        "a session config that reaches Codex carries a key outside the reviewed allow-list",
+        "an agent-controlled layer can run a program as the trusted parent, redirect the "
+        "credential, widen access or change approvals",
+        "pass the session config through profilec compile --session-config (it strips the key)",
+    ),
+    _r(
+        "PC045",
+        "session-config-stripped",
+        "warning",
+        "the agent's session config asked for a key outside the allow-list; profilec stripped it",
+        "an agent definition that sets programs, URLs, access or approvals is suspect",
+        "drop the key from the agent definition; the launcher sets what it vouches for",
+    ),
+    _r(
+        "PC043",
+        "workspace-project-trusted",
+        "error",
+        "a config layer trusts a workspace root, a directory under one, or its repository root",
+        "Codex then loads that directory's .codex/config.toml above CODEX_HOME/config.toml "
+        "(measured on 0.171.0: a trusted sub-directory or repository-root entry beat an "
+        "untrusted entry for the workspace root)",
+        "set trust_level = \"untrusted\" (profilec's outputs do) and trust no directory under it",
+    ),
+    _r(
+        "PC044",
+        "account-apps-enabled",
+        "warning",
+        "account apps/connectors are not disabled (features.apps is not false)",
+        "the `apps` feature is stable and on by default in Codex 0.171.0; policy keeps it off",
+        "set features.apps = false (profilec's outputs do)",
+    ),
+)
+
+
+def _project_dirs(root: str) -> list[str]:
+    """The workspace root and its ancestors up to the nearest one holding `.git` (lstat only)."""
+    out: list[str] = []
+    cur = root
+    while True:
+        out.append(cur)
+        try:
+            os.lstat(os.path.join(cur, ".git"))
+            return out
+        except OSError:
+            pass
+        if cur == "/":
+            return [root]  # no project root marker: Codex uses the cwd alone
+        cur = os.path.dirname(cur)
+
+
+def _protected_inodes(o: _Out) -> set[tuple[int, int]]:
+    found: set[tuple[int, int]] = set()
+    for r in o.inp.roots:
+        st = o.inp.lstat(r.target)
+        if not isinstance(st, int):
+            found.add((st.st_dev, st.st_ino))
+    return found
+
+
+def _read_workspace_config(path: str, o: _Out) -> tuple[dict[str, Any] | None, str | None]:
+    """(table, None) or (None, why it was not read); never opens a protected file."""
+    st = o.inp.lstat(path)
+    if isinstance(st, int):
+        return None, None
+    if stat.S_ISLNK(st.st_mode):
+        return None, "is a symlink (not followed)"
+    if not stat.S_ISREG(st.st_mode):
+        return None, "is not a regular file"
+    if (st.st_dev, st.st_ino) in _protected_inodes(o):
+        return None, "is a protected root (not read)"
+    if st.st_size > MAX_BYTES:
+        return None, f"is larger than {MAX_BYTES} bytes"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    try:
+        fst = os.fstat(fd)
+        if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+            return None, "changed while being read"
+        raw = os.read(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return tomllib.loads(raw.decode("utf-8")), None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None, "is not valid TOML"
+
+
+def _workspace_configs(o: _Out) -> None:
+    seen: set[str] = set()
+    for root in o.inp.workspace_roots:
+        for d in _project_dirs(root):
+            path = os.path.join(d, ".codex", "config.toml")
+            if path in seen:
+                continue
+            seen.add(path)
+            data, why = _read_workspace_config(path, o)
+            if data is None and why is None:
+                continue  # absent
+            o.add("PC041", f"{path} exists", file=path, path=path)
+            if why is not None:
+                o.add("PC040", f"{path} {why}; Codex would load it if trusted", file=path,
+                      path=path)
+                continue
+            assert data is not None
+            for key in sorted(data):
+                cls = classify(key)
+                if cls is None or cls == "unknown":
+                    continue
+                o.add("PC040", f"{path} sets {key!r} ({cls})", file=path, path=f"{path}:{key}")
+
+
+def _session_keys(o: _Out) -> None:
+    raw = o.inp.session_raw
+    if raw is None:
+        return
+    allowed = load_allowlist().keys
+    reaching: set[str] = set()
+    for layer in o.inp.stack.layers:
+        if layer.origin == "session" and layer.name == "session config":
+            reaching.update(str(k) for k in layer.data)
+    for key in sorted(raw):
+        head = str(key).split(".", 1)[0]
+        if head.startswith(LEGACY_PERMISSION_KEYS):
+            continue  # PC012 reports these
+        if head in allowed and head == key:
+            continue
+        cls = classify(head) or "unknown"
+        if head in reaching:
+            o.add("PC042", f"session config sets {key!r} ({cls})", path=str(key),
+                  file=o.inp.session_file)
+        else:
+            o.add("PC045", f"session config asked for {key!r} ({cls}); stripped",
+                  path=str(key), file=o.inp.session_file)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _trusted_projects(o: _Out) -> None:
+    roots = o.inp.workspace_roots
+    if not roots:
+        return
+    tops = {t for t in (project_root(os.path.realpath(r)) for r in roots) if t is not None}
+    for layer in o.inp.stack.layers:
+        projects = layer.data.get("projects")
+        if not isinstance(projects, Mapping):
+            continue
+        for p in sorted(projects, key=str):
+            entry = projects[p]
+            if not isinstance(entry, Mapping) or entry.get("trust_level") != "trusted":
+                continue
+            if any(_within(str(p), r) for r in roots) or str(p) in tops:
+                o.add(
+                    "PC043",
+                    f"{layer.name}: projects.{p!r} is trusted",
+                    layer=layer,
+                    needles=(str(p),),
+                    path=str(p),
+                )
+
+
+def _apps(o: _Out) -> None:
+    features = o.inp.merged.get("features")
+    if isinstance(features, Mapping) and features.get("apps") is False:
+        return
+    o.add("PC044", "features.apps is not false in the config stack")
+
+
+def agent_layer_lints(o: _Out) -> None:
+    """Every PC040-PC049 rule."""
+    _workspace_configs(o)
+    _session_keys(o)
+    _trusted_projects(o)
+    _apps(o)

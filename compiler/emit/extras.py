@@ -1,0 +1,54 @@
+"""The launcher config profilec emits beside the permission profiles, in every route.
+
+* `features.apps = false` unless profiles/modes.toml turns account apps on (Codex 0.171.0's
+  `apps` feature, stable and on by default, is what surfaces account apps/connectors);
+* the default mode's `approval_policy` and `approvals_reviewer` (one global value: Codex has no
+  per-permission-profile approval key; `--format launch` says per adapter whether each mode's
+  own value holds);
+* the launcher-vouched MCP servers (the only `mcp_servers` profilec ever emits);
+* `projects."<root>".trust_level = "untrusted"` for every workspace root, so Codex never loads a
+  workspace's own `.codex/config.toml` (measured on 0.171.0: a trusted project's file sits above
+  CODEX_HOME/config.toml and re-granted read on the credential; an untrusted entry, or one given
+  as `-c projects=...` above a trusted one, kept it unloaded).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+    from ..models import CompiledBundle
+
+
+def default_approvals(bundle: CompiledBundle) -> dict[str, str]:
+    """The default mode's approval keys (empty when modes.toml gives none)."""
+    return dict(bundle.mode_approvals.get(bundle.default_mode, {}))
+
+
+def untrusted_projects(bundle: CompiledBundle) -> dict[str, dict[str, str]]:
+    """`projects` entries marking every workspace root untrusted, under the spelling given and
+    the canonical one (measured: a trusted entry under the real path loaded the project's config
+    for a cwd spelled through a symlink, and an untrusted entry under the link alone did not
+    stop it)."""
+    paths = set(bundle.untrusted_projects) | set(bundle.layout.workspace_roots)
+    return {r: {"trust_level": "untrusted"} for r in sorted(paths)}
+
+
+def extra_top(bundle: CompiledBundle) -> dict[str, Any]:
+    """Top-level scalar keys (approvals), in emission order."""
+    return default_approvals(bundle)
+
+
+def extra_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:
+    """Table-valued keys, in emission order: features, mcp_servers, projects."""
+    out: dict[str, dict[str, Any]] = {}
+    if not bundle.account_apps:
+        out["features"] = {"apps": False}
+    if bundle.vouched_mcp_servers:
+        out["mcp_servers"] = {
+            name: bundle.vouched_mcp_servers[name] for name in sorted(bundle.vouched_mcp_servers)
+        }
+    projects = untrusted_projects(bundle)
+    if projects:
+        out["projects"] = projects
+    return out

@@ -1,0 +1,354 @@
+"""`profilec watch`: notice, while a session runs, that its compiled profile went stale.
+
+A compiled profile is true of the chain it was compiled from: each hop link with its text, the
+real target's kind and link count, the vault directory and the private CODEX_HOME. When any of
+them changes underneath a running session (a link re-pointed or replaced by a plain file, a
+vault moved or replaced, a new hard link on the target, the private `auth.json` turned into a
+plain file by `codex logout` + login, the writer's lock `$CODEX_HOME/auth.lock` replaced or
+created only after the session started) the deny entries the sandbox applied at start no longer
+cover what the trusted parent reads. `watch` reports the first such change as one JSON line
+(schemas/watch-event.schema.json) and the CLI exits 9, like `check --lock`.
+
+What is NOT drift: the trusted save itself. Codex writes `.auth-XXXXXX` in the vault and renames
+it over the real file (research §1), so the target's inode changes while its path, kind and
+link count stay; files that come and go inside the vault (temp files, `auth.json.lock`) are
+not watched. A target whose link count changes is drift, whatever did it.
+
+How: polling with lstat/readlink only (never open(): the credential is never read), every
+`interval` seconds (default 0.25, so a change is reported well within 1 s). Polling was chosen
+over inotify on numbers (docs/watch.md): a poll of the chain of 1,000 roots costs a few
+milliseconds, and inotify would need a dependency and would still have to re-lstat to tell a
+trusted rename from a re-pointed link. Directories are compared by (device, inode) against
+the state seen when watching started; links, kinds and link counts against the bundle.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .compile import writer_lock_path
+from .models import CompiledBundle, ResolvedHome, ResolvedRoot
+from .paths import parent
+
+Role = Literal[
+    "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root"
+]
+DriftKind = Literal[
+    "link-retargeted",
+    "link-replaced",
+    "removed",
+    "replaced",
+    "nlink-changed",
+    "appeared",
+    "private-auth-plain-file",
+]
+#: Order in which one path's roles are kept when several roots or roles name it.
+_ROLE_RANK: dict[str, int] = {
+    "hop": 0,
+    "target": 1,
+    "missing-root": 2,
+    "vault": 3,
+    "codex-home": 4,
+    "holder": 5,
+    "private-auth": 6,
+    "writer-lock": 7,
+}
+DEFAULT_INTERVAL = 0.25
+#: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
+DRIFT_EXIT = 9
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What one lstat (and readlink, for a link) saw; never the file's content."""
+
+    kind: Literal["file", "dir", "link", "missing", "other"]
+    dev: int = 0
+    ino: int = 0
+    nlink: int = 0
+    link: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "link":
+            return f"symlink -> {self.link}"
+        if self.kind == "file":
+            return f"file (nlink {self.nlink})"
+        if self.kind == "dir":
+            return f"directory (inode {self.dev}:{self.ino})"
+        return self.kind
+
+
+Observe = Callable[[str], Seen]
+
+
+def observe(path: str) -> Seen:
+    """lstat `path` (and readlink it when it is a link). Never opens it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return Seen("missing")
+    except NotADirectoryError:
+        return Seen("missing")
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        try:
+            value = os.readlink(path)
+        except OSError:
+            value = None
+        return Seen("link", st.st_dev, st.st_ino, st.st_nlink, value)
+    if stat.S_ISDIR(mode):
+        return Seen("dir", st.st_dev, st.st_ino, st.st_nlink)
+    if stat.S_ISREG(mode):
+        return Seen("file", st.st_dev, st.st_ino, st.st_nlink)
+    return Seen("other", st.st_dev, st.st_ino, st.st_nlink)
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """One path and what must stay true of it."""
+
+    path: str
+    role: Role
+    root_ids: tuple[str, ...]
+    #: Expected kind from the bundle; None: whatever watching started with.
+    kind: str | None = None
+    #: Expected link text (hops) from the bundle.
+    link: str | None = None
+    #: Expected link count of a file target (None: not checked).
+    nlink: int | None = None
+    #: Compare (device, inode) with the start (directories).
+    identity: bool = False
+    #: The private CODEX_HOME/auth.json (a plain file there is reported by that name).
+    private_auth: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """The first change that made the compiled profile stale."""
+
+    kind: DriftKind
+    role: Role
+    path: str
+    root_ids: tuple[str, ...]
+    expected: str
+    observed: str
+
+    @property
+    def message(self) -> str:
+        what = {
+            "link-retargeted": "was re-pointed",
+            "link-replaced": "is no longer a link",
+            "removed": "is gone (moved, renamed or deleted)",
+            "replaced": "was replaced by another file or directory",
+            "nlink-changed": "gained or lost a hard link",
+            "appeared": "appeared after the profile was compiled",
+            "private-auth-plain-file": "is a plain file now (codex logout + login?), not the "
+            "compiled link",
+        }[self.kind]
+        return (
+            f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
+            "recompile"
+        )
+
+    def document(self) -> dict[str, Any]:
+        """The JSON event (schemas/watch-event.schema.json)."""
+        return {
+            "schema_version": 1,
+            "event": "drift",
+            "kind": self.kind,
+            "role": self.role,
+            "path": self.path,
+            "root_ids": list(self.root_ids),
+            "expected": self.expected,
+            "observed": self.observed,
+            "message": self.message,
+            "exit_code": DRIFT_EXIT,
+        }
+
+
+def _add(out: dict[str, Watched], w: Watched) -> None:
+    old = out.get(w.path)
+    if old is None:
+        out[w.path] = w
+        return
+    ids = tuple(sorted({*old.root_ids, *w.root_ids}))
+    keep, other = (old, w) if _ROLE_RANK[old.role] <= _ROLE_RANK[w.role] else (w, old)
+    out[w.path] = Watched(
+        path=keep.path,
+        role=keep.role,
+        root_ids=ids,
+        kind=keep.kind if keep.kind is not None else other.kind,
+        link=keep.link if keep.link is not None else other.link,
+        nlink=keep.nlink if keep.nlink is not None else other.nlink,
+        identity=keep.identity or other.identity,
+        private_auth=keep.private_auth or other.private_auth,
+    )
+
+
+def watch_set(
+    roots: Iterable[ResolvedRoot], codex_home: ResolvedHome | None
+) -> tuple[Watched, ...]:
+    """Every path whose change makes the compiled profile stale, and what must stay true of it
+    (pure; sorted by path)."""
+    out: dict[str, Watched] = {}
+    for r in roots:
+        ids = (r.id,)
+        if r.kind == "missing":
+            _add(out, Watched(path=r.target, role="missing-root", root_ids=ids, kind="missing"))
+            continue
+        for hop in r.hops:
+            _add(out, Watched(path=hop.link, role="hop", root_ids=ids, kind="link", link=hop.value))
+            _add(out, Watched(path=parent(hop.link), role="holder", root_ids=ids, kind="dir",
+                              identity=True))
+        nlink = r.nlink if r.kind == "file" else None
+        identity = r.kind == "dir"
+        _add(out, Watched(path=r.target, role="target", root_ids=ids, kind=r.kind, nlink=nlink,
+                          identity=identity))
+        _add(out, Watched(path=r.vault, role="vault", root_ids=ids, kind="dir",
+                          identity=True))
+        for d in r.holder_dirs:
+            _add(out, Watched(path=d, role="holder", root_ids=ids, kind="dir", identity=True))
+    if codex_home is not None:
+        _add(out, Watched(path=codex_home.path, role="codex-home", root_ids=(), identity=True))
+        if codex_home.canonical != codex_home.path:
+            _add(out, Watched(path=codex_home.canonical, role="codex-home", root_ids=(),
+                              kind="dir", identity=True))
+        auth = os.path.join(codex_home.canonical, "auth.json")
+        _add(out, Watched(path=auth, role="private-auth", root_ids=(), identity=True,
+                          private_auth=True))
+        # The writer's lock is denied as an existing file (compile.writer_lock_path): replaced,
+        # removed, or created only after the session started, the deny no longer masks it.
+        _add(out, Watched(path=writer_lock_path(codex_home), role="writer-lock", root_ids=(),
+                          identity=True))
+    return tuple(out[p] for p in sorted(out))
+
+
+def _expected(w: Watched, start: Seen | None) -> str:
+    if w.link is not None:
+        return f"symlink -> {w.link}"
+    if w.kind == "file" and w.nlink is not None:
+        return f"file (nlink {w.nlink})"
+    if start is not None:
+        return start.describe()
+    return w.kind or "unchanged"
+
+
+def compare(w: Watched, now: Seen, start: Seen | None) -> Drift | None:
+    """The drift of one path, or None. `start` is what watching started with (None while the
+    baseline itself is being checked against the bundle)."""
+
+    def drift(kind: DriftKind) -> Drift:
+        return Drift(kind, w.role, w.path, w.root_ids, _expected(w, start), now.describe())
+
+    want = w.kind if w.kind is not None else (start.kind if start is not None else None)
+    if w.private_auth and now.kind == "file" and want != "file":
+        return drift("private-auth-plain-file")
+    if want is not None and now.kind != want:
+        if want == "missing":
+            return drift("appeared")
+        if now.kind == "missing":
+            return drift("removed")
+        if want == "link":
+            return drift("link-replaced")
+        return drift("replaced")
+    if now.kind == "link":
+        want_link = w.link if w.link is not None else (start.link if start is not None else None)
+        if want_link is not None and now.link != want_link:
+            return drift("link-retargeted")
+    if w.nlink is not None and now.kind == "file" and now.nlink != w.nlink:
+        return drift("nlink-changed")
+    if (
+        w.identity
+        and start is not None
+        and now.kind in ("dir", "file")
+        and (now.dev, now.ino) != (start.dev, start.ino)
+    ):
+        return drift("replaced")
+    return None
+
+
+@dataclass
+class Watcher:
+    """The watch set with the state watching started from."""
+
+    watched: tuple[Watched, ...]
+    look: Observe = observe
+    start: dict[str, Seen] = field(default_factory=dict)
+
+    def begin(self) -> Drift | None:
+        """Record the starting state; a chain that already differs from the bundle is drift."""
+        self.start = {}
+        for w in self.watched:
+            now = self.look(w.path)
+            found = compare(w, now, None)
+            if found is not None:
+                return found
+            self.start[w.path] = now
+        return None
+
+    def poll(self) -> Drift | None:
+        """One pass over every watched path (lstat/readlink only)."""
+        start = self.start
+        for w in self.watched:
+            now = self.look(w.path)
+            before = start.get(w.path)
+            if now == before:  # unchanged since a start that matched the bundle
+                continue
+            found = compare(w, now, before)
+            if found is not None:
+                return found
+        return None
+
+
+def run(
+    watcher: Watcher,
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    sleep: Callable[[float], bool],
+) -> Drift | None:
+    """Poll until drift (returned) or until `sleep` returns False (asked to stop: None).
+
+    `sleep(seconds)` waits and returns whether to go on; the CLI's returns False once SIGTERM
+    or SIGINT arrived, a test's advances a fake clock.
+    """
+    found = watcher.begin()
+    while found is None:
+        if not sleep(interval):
+            return None
+        found = watcher.poll()
+    return found
+
+
+def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
+    """A watcher for a compiled bundle's roots and private CODEX_HOME."""
+    return Watcher(watch_set(bundle.roots, bundle.codex_home), look)
+
+
+WATCH_EVENT_SCHEMA: dict[str, Any] = {
+    "title": "WatchEvent",
+    "description": (
+        "`profilec watch`: the one JSON line printed on stdout when a change makes the compiled "
+        "profile stale; the command then exits with `exit_code` (9). Paths and link texts only, "
+        "never a credential byte."
+    ),
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["schema_version", "event", "kind", "role", "path", "root_ids", "expected",
+                 "observed", "message", "exit_code"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "event": {"const": "drift"},
+        "kind": {"enum": list(DriftKind.__args__)},  # type: ignore[attr-defined]
+        "role": {"enum": list(Role.__args__)},  # type: ignore[attr-defined]
+        "path": {"type": "string", "pattern": "^/"},
+        "root_ids": {"type": "array", "items": {"type": "string"}},
+        "expected": {"type": "string"},
+        "observed": {"type": "string"},
+        "message": {"type": "string", "pattern": "^[^\\n\\r]+$"},
+        "exit_code": {"const": DRIFT_EXIT},
+    },
+}

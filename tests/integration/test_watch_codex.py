@@ -1,0 +1,114 @@
+"""`profilec watch` against the real Codex: a logout + login mid-session is reported within 1 s,
+and a real login or refresh-style save through the link is not drift.
+
+`codex logout` unlinks CODEX_HOME/auth.json (the link, never the target); the next
+`codex login --with-api-key` writes a plain auth.json there, which the compiled profile does
+not cover. Fake keys only; CODEX_HOME under /var/tmp (Codex refuses the system temp dir).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from compiler.cli import main
+from tests.helpers import Layout, make_layout, marker
+
+pytestmark = pytest.mark.codex
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def lay() -> Iterator[Layout]:
+    base = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="profilec-watch-"))
+    try:
+        yield make_layout(base / "l", relative_link=True)  # with CODEX_HOME/auth.lock
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _codex(codex: Path, lay: Layout, *args: str, stdin: str = "") -> None:
+    env = dict(os.environ, CODEX_HOME=str(lay.codex_home))
+    done = subprocess.run([str(codex), *args], input=stdin, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def _watch(*args: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "compiler.cli", "watch", *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith("profilec: watch: watching "), line
+    return proc
+
+
+def _line_within(proc: subprocess.Popen[str], seconds: float) -> tuple[str, float]:
+    assert proc.stdout is not None
+    t0 = time.monotonic()
+    ready, _, _ = select.select([proc.stdout], [], [], seconds)
+    assert ready, f"no drift line within {seconds} s"
+    return proc.stdout.readline(), time.monotonic() - t0
+
+
+def _args(lay: Layout) -> list[str]:
+    return ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+            "--codex-home", str(lay.codex_home)]
+
+
+def test_real_login_through_the_link_is_not_drift(codex_bin: Path, lay: Layout) -> None:
+    proc = _watch(*_args(lay), "--interval", "0.1")
+    try:
+        _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
+        _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
+        time.sleep(1.0)  # ten polls after the saves
+        assert proc.poll() is None, proc.communicate()
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=20)
+    assert (proc.returncode, out, err) == (0, "", "")
+
+
+def test_logout_and_login_is_reported_within_1s(
+    codex_bin: Path, lay: Layout, tmp_path: Path
+) -> None:
+    lock = tmp_path / "profilec.lock"
+    assert main(["lock", *_args(lay), "--out", str(lock)]) == 0
+    proc = _watch(*_args(lay))  # the default interval
+    try:
+        _codex(codex_bin, lay, "logout")
+        line, waited = _line_within(proc, 1.0)
+        _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
+        rc = proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 9
+    doc = json.loads(line)
+    jsonschema.validate(doc, SCHEMA)
+    assert (doc["kind"], doc["path"]) == ("removed", str(lay.link))
+    assert waited <= 1.0
+    print(f"watch latency after codex logout returned: {waited:.3f} s")
+    # After the login the private auth.json is a plain file: a watcher started from the lock
+    # that was taken before reports exactly that, at once.
+    assert lay.link.is_file() and not lay.link.is_symlink()
+    again = _watch("--lock", str(lock))
+    line, _ = _line_within(again, 1.0)
+    assert again.wait(timeout=20) == 9
+    doc = json.loads(line)
+    assert (doc["kind"], doc["path"]) == ("private-auth-plain-file", str(lay.link))
+    assert lay.marker not in line

@@ -1,0 +1,359 @@
+"""Session config is untrusted: an allow-list built from Codex 0.171.0's config keys, bounded input,
+launcher-vouched MCP servers from a trust-checked file, approvals per mode, apps off."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from compiler.api import load_and_compile
+from compiler.cli import main
+from compiler.emit.acp_json import render_acp_json
+from compiler.emit.codex_toml import render_toml
+from compiler.emit.overrides import override_lines
+from compiler.errors import InputError, PolicyError, TrustError
+from compiler.mcp import CREDENTIAL_ENV, load_vouched_mcp
+from compiler.policy import default_profiles_dir
+from compiler.session import (
+    ALLOWLIST_SCHEMA,
+    CLASSES,
+    KNOWN_KEYS,
+    MAX_DEPTH,
+    load_allowlist,
+    parse_allowlist,
+    parse_session_bytes,
+    sanitize,
+)
+from tests.helpers import make_layout
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: One key per strip class, as an agent definition could carry it.
+HOSTILE = {
+    "mcp_servers": ({"x": {"command": "/bin/cat", "args": ["/secret"]}}, "runs-program"),
+    "notify": (["/bin/sh", "-c", "id"], "runs-program"),
+    "chatgpt_base_url": ("http://127.0.0.1:9/", "redirects-credential"),
+    "model_providers": ({"p": {"base_url": "http://127.0.0.1:9/"}}, "redirects-credential"),
+    "shell_environment_policy": ({"inherit": "all"}, "widens-access"),
+    "profiles": ({"x": {"sandbox_mode": "danger-full-access"}}, "widens-access"),
+    "projects": ({"/w": {"trust_level": "trusted"}}, "widens-access"),
+    "approval_policy": ("never", "changes-approvals"),
+    "approvals_reviewer": ("auto_review", "changes-approvals"),
+    "some_future_key": (1, "unknown"),
+}
+
+
+def test_every_known_key_has_a_class_and_the_allowlist_is_the_allowed_half() -> None:
+    allow = load_allowlist()
+    allowed = {k for k, c in KNOWN_KEYS.items() if c is None}
+    assert set(allow.keys) == allowed
+    assert all(c in CLASSES for c in KNOWN_KEYS.values() if c is not None)
+    # The binary's ConfigToml has 109 fields; 108 were identified (docs/session-config.md).
+    assert len(KNOWN_KEYS) == 108
+    assert len(allowed) == 26
+
+
+def test_the_shipped_allowlist_matches_its_schema() -> None:
+    with open(os.path.join(default_profiles_dir(), "session-allowlist.toml"), "rb") as fh:
+        jsonschema.validate(tomllib.load(fh), ALLOWLIST_SCHEMA)
+    committed = json.loads((REPO / "schemas" / "session-allowlist.schema.json").read_text())
+    assert committed["properties"] == ALLOWLIST_SCHEMA["properties"]
+
+
+@pytest.mark.parametrize("key", sorted(HOSTILE))
+def test_each_class_is_stripped_and_reported(key: str) -> None:
+    value, cls = HOSTILE[key]
+    clean, stripped = sanitize({"model": "m", key: value})
+    assert clean == {"model": "m"}
+    assert [(s.path, s.cls) for s in stripped] == [(key, cls)]
+
+
+def test_a_dotted_key_is_judged_by_its_first_segment_and_a_wrong_type_is_stripped() -> None:
+    clean, stripped = sanitize(
+        {"mcp_servers.x.command": "/bin/cat", "model": {"nested": 1}, "model_verbosity": "low"}
+    )
+    assert clean == {"model_verbosity": "low"}
+    assert {(s.path, s.cls) for s in stripped} == {
+        ("mcp_servers.x.command", "runs-program"),
+        ("model", "unknown"),
+    }
+
+
+@pytest.mark.parametrize("key", ["notify", "chatgpt_base_url", "approval_policy", "permissions"])
+def test_an_allowlist_entry_naming_a_forbidden_key_is_a_policy_error(key: str) -> None:
+    data = {
+        "schema_version": 1,
+        "codex_version": "0.171.0",
+        "allowed": {key: {"type": "string", "reason": "because"}},
+    }
+    with pytest.raises(PolicyError, match="forbidden"):
+        parse_allowlist(data, where="x.toml")
+
+
+def test_an_allowlist_entry_naming_an_unknown_key_is_a_policy_error() -> None:
+    data = {"schema_version": 1, "codex_version": "0.171.0",
+            "allowed": {"zz": {"type": "string", "reason": "r"}}}
+    with pytest.raises(PolicyError, match="not a Codex"):
+        parse_allowlist(data, where="x.toml")
+
+
+def test_deep_or_huge_session_config_is_an_input_error() -> None:
+    deep = b'{"a":' * 5000 + b"1" + b"}" * 5000
+    with pytest.raises(InputError, match="deeper"):
+        parse_session_bytes(deep, where="s")
+    just_over = b'{"a":' * (MAX_DEPTH + 1) + b"1" + b"}" * (MAX_DEPTH + 1)
+    with pytest.raises(InputError, match="deeper"):
+        parse_session_bytes(just_over, where="s")
+    ok = b'{"a":' * (MAX_DEPTH - 1) + b"1" + b"}" * (MAX_DEPTH - 1)
+    assert parse_session_bytes(ok, where="s")
+    with pytest.raises(InputError, match="larger"):
+        parse_session_bytes(b'{"a":"' + b"x" * (1 << 20) + b'"}', where="s")
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    rc = main(args)
+    err = capsys.readouterr().err
+    return rc, [line for line in err.split("\n") if line]
+
+
+def test_cli_deep_session_config_exits_2_with_one_line_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    sc = tmp_path / "deep.json"
+    sc.write_text('{"a":' * 5000 + "1" + "}" * 5000)
+    out = tmp_path / "out.toml"
+    for cmd in (["compile", "--out", str(out)], ["check"]):
+        rc, lines = _cli([*cmd, "--roots", str(lay.manifest), "--session-config", str(sc)], capsys)
+        assert rc == 2, lines
+        assert len(lines) == 1 and "nests deeper" in lines[0]
+    assert not out.exists()
+
+
+def _mcp_file(path: Path, text: str, mode: int = 0o644) -> Path:
+    path.write_text(text)
+    os.chmod(path, mode)
+    return path
+
+
+GOOD_MCP = """schema_version = 1
+[servers.bridge]
+command = "/usr/bin/env"
+args = ["true"]
+env = { MODE = "x" }
+credential = "launch-secret"
+[servers.plain]
+command = "/bin/true"
+"""
+
+
+def test_vouched_servers_reach_every_format_and_the_fork_shape(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    mcp = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], vouched_mcp_path=str(mcp)
+    )
+    want = {"command": "/usr/bin/env", "args": ["true"],
+            "env": {"MODE": "x", CREDENTIAL_ENV: "launch-secret"}}
+    doc = tomllib.loads(render_toml(bundle))
+    assert doc["mcp_servers"]["bridge"] == want
+    assert doc["mcp_servers"]["plain"] == {"command": "/bin/true"}
+    lines = override_lines(bundle)
+    got = {}
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.startswith("mcp_servers."):
+            got[key.split(".", 1)[1]] = tomllib.loads("v = " + value)["v"]
+    assert got["bridge"] == want
+    acp = json.loads(render_acp_json(bundle))
+    # src/PermissionProfileConfig.ts: z.array(z.object({name, credential})).optional()
+    assert acp["trustedMcpServers"] == [{"name": "bridge", "credential": "launch-secret"}]
+    schema = json.loads((REPO / "schemas" / "acp-launch.schema.json").read_text())
+    jsonschema.validate(acp, schema)
+
+
+def test_session_mcp_servers_never_pass_even_beside_vouched_ones(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    mcp = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
+    sc = tmp_path / "s.json"
+    sc.write_text(json.dumps({"mcp_servers": {"evil": {"command": "/bin/cat"}},
+                              "mcp_servers.bridge.command": "/bin/cat"}))
+    bundle = load_and_compile(str(lay.manifest), session_config_path=str(sc),
+                              vouched_mcp_path=str(mcp))
+    assert bundle.session_config == {}
+    assert "evil" not in render_toml(bundle)
+    assert tomllib.loads(render_toml(bundle))["mcp_servers"]["bridge"]["command"] == "/usr/bin/env"
+
+
+@pytest.mark.parametrize(
+    ("text", "mode", "error"),
+    [
+        ("schema_version = 1\n[servers.x]\ncommand = 'rel/path'\n", 0o644, InputError),
+        ("schema_version = 1\n[servers.x]\ncommand = '/bin/true'\nurl = 'http://x'\n", 0o644,
+         InputError),
+        ("schema_version = 1\n[servers.'a.b']\ncommand = '/bin/true'\n", 0o644, InputError),
+        ("schema_version = 1\n[servers.x\n", 0o644, InputError),
+        ("schema_version = 1\n[servers.x]\ncommand = '/bin/true'\n", 0o666, TrustError),
+    ],
+    ids=["relative-command", "unknown-key", "dotted-name", "malformed", "world-writable"],
+)
+def test_bad_vouched_file_is_refused(
+    tmp_path: Path, text: str, mode: int, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        load_vouched_mcp(str(_mcp_file(tmp_path / "mcp.toml", text, mode)))
+
+
+def test_a_symlinked_vouched_file_is_untrusted(tmp_path: Path) -> None:
+    real = _mcp_file(tmp_path / "real.toml", GOOD_MCP)
+    (tmp_path / "link.toml").symlink_to(real)
+    with pytest.raises(TrustError, match="symlink"):
+        load_vouched_mcp(str(tmp_path / "link.toml"))
+
+
+@pytest.mark.parametrize(("mode", "code"), [(0o666, 3), (0o644, 2)])
+def test_cli_bad_vouched_file_one_line_exit_code_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: int, code: int
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    text = GOOD_MCP if mode == 0o666 else "schema_version = 1\n[servers.x]\n"
+    mcp = _mcp_file(tmp_path / "mcp.toml", text, mode)
+    out = tmp_path / "home"
+    rc, lines = _cli(["compile", "--roots", str(lay.manifest), "--vouched-mcp", str(mcp),
+                      "--format", "codex-home", "--out", str(out)], capsys)
+    assert rc == code and len(lines) == 1 and lines[0].startswith("profilec: ")
+    assert not out.exists()
+
+
+def test_cli_allowlist_naming_a_forbidden_key_one_line_exit_2_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    for f in Path(default_profiles_dir()).iterdir():
+        (profiles / f.name).write_bytes(f.read_bytes())
+    with open(profiles / "session-allowlist.toml", "a") as fh:
+        fh.write('\n[allowed.notify]\ntype = "string-array"\nreason = "harmless, surely"\n')
+    sc = tmp_path / "s.json"
+    sc.write_text('{"model": "m"}')
+    out = tmp_path / "out.toml"
+    rc, lines = _cli(["compile", "--roots", str(lay.manifest), "--profiles", str(profiles),
+                      "--session-config", str(sc), "--out", str(out)], capsys)
+    assert rc == 2 and len(lines) == 1 and "forbidden (runs-program)" in lines[0]
+    assert not out.exists()
+
+
+def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)])
+    assert bundle.mode_approvals == {
+        "read-only": {"approval_policy": "on-request", "approvals_reviewer": "user"},
+        "agent": {"approval_policy": "on-request", "approvals_reviewer": "user"},
+        "agent-full-access": {"approval_policy": "never", "approvals_reviewer": "user"},
+    }
+    doc = tomllib.loads(render_toml(bundle))
+    assert doc["features"] == {"apps": False}
+    assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
+    from compiler.session import project_root
+
+    top = project_root(str(lay.workspace))  # a stray .git above the tmp dir counts too
+    want = {str(lay.workspace), *([top] if top else [])}
+    assert doc["projects"] == {p: {"trust_level": "untrusted"} for p in want}
+    lines = override_lines(bundle)
+    assert "features.apps=false" in lines
+    assert 'approval_policy="on-request"' in lines
+    assert json.loads(render_acp_json(bundle))["configOverrides"] == lines
+
+
+def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
+    from compiler.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
+
+    lay = make_layout(tmp_path / "l")
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                              codex_home=str(lay.codex_home))
+    doc = json.loads(render_launch_with(bundle, load_catalog()))
+    jsonschema.validate(doc, LAUNCH_SCHEMA)
+    by = {(a["package"], a["codex_version"]): a["approvals"] for a in doc["adapters"]}
+    ts = by[("@agentclientprotocol/codex-acp", "0.171.0")]
+    assert ts["measured"] is True
+    assert ts["modes"]["agent"]["holds"] is True
+    full = ts["modes"]["agent-full-access"]
+    assert full["holds"] is False and full["approval_policy"] == "never"
+    assert "approvalPolicy never" in full["statement"]
+    zed = by[("@zed-industries/codex-acp", "embedded")]
+    assert zed["measured"] is False
+    assert all(m["holds"] is None and "not measured" in m["statement"]
+               for m in zed["modes"].values())
+
+
+def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> None:
+    from compiler.emit.launch import load_catalog
+
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    text = (Path(default_profiles_dir()) / "adapters.toml").read_text()
+    text = text.replace('approval_modes_held = ["read-only", "agent"]',
+                        'approval_modes_held = ["read-only", "agent", "agent-full-access"]', 1)
+    (profiles / "adapters.toml").write_text(text)
+    with pytest.raises(PolicyError, match="both held and lost"):
+        load_catalog(str(profiles))
+
+
+@pytest.mark.parametrize("flag", ["--acp-json", "--config", "--overrides"])
+def test_check_deep_foreign_inputs_exit_2_not_70(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    f = tmp_path / "in"
+    if flag == "--acp-json":
+        f.write_text('{"configOverrides":["a=1"],"modeProfiles":' + '{"a":' * 5000 + "1"
+                     + "}" * 5000 + "}")
+    elif flag == "--config":
+        f.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    else:
+        f.write_text("a=" + "[" * 5000 + "]" * 5000 + "\n")
+    rc, lines = _cli(["check", "--roots", str(lay.manifest), flag, str(f)], capsys)
+    assert rc == 2 and len(lines) == 1 and "too deep" in lines[0], lines
+
+
+def test_untrusted_projects_cover_both_spellings_and_the_repository_root(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    real = repo / "ws"
+    real.mkdir()
+    link = tmp_path / "wslink"
+    link.symlink_to(real)
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(link)])
+    doc = tomllib.loads(render_toml(bundle))
+    assert set(doc["projects"]) == {str(link), str(real), str(repo)}
+    assert all(v == {"trust_level": "untrusted"} for v in doc["projects"].values())
+    line = next(x for x in override_lines(bundle) if x.startswith("projects="))
+    assert set(tomllib.loads("v = " + line.split("=", 1)[1])["v"]) == set(doc["projects"])
+
+
+def test_a_config_carrying_a_vouched_credential_is_denied_to_model_commands(
+    tmp_path: Path,
+) -> None:
+    """The per-launch MCP credential sits in CODEX_HOME/config.toml (codex-home route), which
+    CODEX_HOME's read entry would leave readable to every model command."""
+    lay = make_layout(tmp_path / "l")
+    secret = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
+    plain = _mcp_file(
+        tmp_path / "plain.toml", "schema_version = 1\n[servers.p]\ncommand = \"/x\"\n"
+    )
+    cfg = str(lay.codex_home / "config.toml")
+    for path, denied in ((secret, True), (plain, False)):
+        bundle = load_and_compile(
+            str(lay.manifest), workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home), vouched_mcp_path=str(path),
+        )
+        for profile in bundle.profiles:
+            fs = profile.codex_table()["filesystem"]
+            assert (fs.get(cfg) == "deny") is denied, (profile.mode, path)

@@ -1,0 +1,128 @@
+"""The trusted base as data: the reviewed policy file, the manifest section, edge resolution."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from compiler.api import load_and_compile, load_and_compile_lite
+from compiler.emit.launch import render_launch
+from compiler.errors import InputError, PolicyError
+from compiler.policy import default_profiles_dir, load_policy
+from compiler.roots import load_manifest, resolve_trusted_base_fields
+from tests.helpers import make_layout
+
+
+@pytest.fixture
+def sock(tmp_path: Path) -> Iterator[Path]:
+    """A listening unix socket standing in for a container engine (never the real one)."""
+    path = tmp_path / "run" / "engine.sock"
+    path.parent.mkdir()
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    s.listen(1)
+    try:
+        yield path
+    finally:
+        s.close()
+
+
+def test_shipped_trusted_base_names_the_issue_list() -> None:
+    tb = load_policy().trusted_base
+    assert tb is not None
+    for must in ("/etc", "/usr"):
+        assert must in tb.read_only
+    for must in ("/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock"):
+        assert must in tb.deny
+    assert "python-site-packages" in tb.discover
+    assert "full access" in tb.rationale.replace("-", " ") or "agent-full-access" in tb.rationale
+
+
+def test_profiles_dir_without_trusted_base_is_a_policy_error(tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles"
+    shutil.copytree(default_profiles_dir(), profiles)
+    (profiles / "trusted-base.toml").unlink()
+    with pytest.raises(PolicyError, match=r"trusted-base\.toml"):
+        load_policy(str(profiles))
+
+
+def test_trusted_base_rejects_slash(tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles"
+    shutil.copytree(default_profiles_dir(), profiles)
+    text = (profiles / "trusted-base.toml").read_text()
+    (profiles / "trusted-base.toml").write_text(text.replace('"/etc",', '"/", "/etc",'))
+    with pytest.raises(PolicyError, match="trusted-base path /"):
+        load_policy(str(profiles))
+
+
+def test_resolution_canonicalizes_skips_missing_and_keeps_sockets(
+    tmp_path: Path, sock: Path
+) -> None:
+    real = tmp_path / "usr-real"
+    real.mkdir()
+    (tmp_path / "usr-link").symlink_to(real)
+    policy = SimpleNamespace(
+        read_only=[str(tmp_path / "usr-link"), str(tmp_path / "absent")],
+        deny=[str(sock), str(tmp_path / "run" / "podman.sock")],
+        discover=[],
+    )
+    got = resolve_trusted_base_fields(policy, None)
+    assert [(g["path"], g["access"], g["kind"]) for g in got] == [
+        (str(sock), "deny", "socket"),
+        (str(real), "read", "dir"),
+    ]
+    assert got[1]["declared"] == str(tmp_path / "usr-link")
+
+
+def test_manifest_paths_must_exist_and_read_only_must_be_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "codex").write_text("#!/bin/sh\n")
+    ok = SimpleNamespace(read_only=[str(tmp_path / "bin")], deny=[])
+    assert resolve_trusted_base_fields(None, ok)[0]["source"] == "manifest"
+    with pytest.raises(InputError, match="does not exist"):
+        resolve_trusted_base_fields(None, SimpleNamespace(read_only=[], deny=[str(tmp_path / "x")]))
+    with pytest.raises(InputError, match="not a directory"):
+        resolve_trusted_base_fields(
+            None, SimpleNamespace(read_only=[str(tmp_path / "bin" / "codex")], deny=[])
+        )
+
+
+def test_manifest_trusted_base_section_is_validated(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    text = lay.manifest.read_text()
+    extra = '\n[trusted_base]\nread_only = ["/opt"]\ndeny = ["/run/x.sock"]\n'
+    lay.manifest.write_text(text + extra)
+    os.chmod(lay.manifest, 0o600)
+    m = load_manifest(str(lay.manifest))
+    assert m.trusted_base is not None and m.trusted_base.read_only == ["/opt"]
+    lay.manifest.write_text(text + '\n[trusted_base]\nread_only = ["relative"]\n')
+    with pytest.raises(InputError, match="schema violation"):
+        load_manifest(str(lay.manifest))
+
+
+def test_launch_gives_the_canonical_cwd(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    (tmp_path / "wslink").symlink_to(lay.workspace)
+    bundle = load_and_compile(
+        str(lay.manifest),
+        workspace_roots=[str(tmp_path / "wslink")],
+        codex_home=str(lay.codex_home),
+    )
+    doc = json.loads(render_launch(bundle))
+    assert doc["cwd"] == str(lay.workspace)
+    assert doc["workspace_roots"] == [str(lay.workspace)]
+    for p in bundle.profiles:
+        assert p.workspace_roots == (str(lay.workspace),)
+    lite = load_and_compile_lite(
+        str(lay.manifest),
+        workspace_roots=[str(tmp_path / "wslink")],
+        codex_home=str(lay.codex_home),
+    )
+    assert lite.layout.workspace_roots == (str(lay.workspace),)
