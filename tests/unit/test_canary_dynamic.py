@@ -93,7 +93,11 @@ def test_race_loop_reads_spellings_lists_dirs_and_stops(tmp_path: Path) -> None:
     assert proc.stdout is not None
     assert proc.stdout.readline() == "LOOP-READY\n"
     time.sleep(0.2)
-    Path(t.vault, ".auth-Q1w2E3").write_text("PROFILEC-CANARY-NEW-2\n")
+    # Whole at its first appearance (a loop that opens it while still empty would see nothing,
+    # which made this test flaky under load): written aside, renamed in.
+    staged = tmp_path / "staged"
+    staged.write_text("PROFILEC-CANARY-NEW-2\n")
+    os.rename(staged, Path(t.vault, ".auth-Q1w2E3"))
     time.sleep(0.3)
     stop.touch()
     out = proc.stdout.read()  # communicate() would drop what readline() buffered
