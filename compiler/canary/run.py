@@ -208,6 +208,14 @@ def _secret_file(root: ResolvedRoot, prefix: str) -> str:
     return target + "/canary-secret.json" if root.kind == "dir" else target
 
 
+def _restore_secrets(tree: _Tree) -> None:
+    """Rewrite every secret file in place with the run's marker (never through a link)."""
+    for _, secret in tree.secrets:
+        fd = os.open(secret, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f'{{"OPENAI_API_KEY": "{tree.marker}"}}\n')
+
+
 def _chown_tree(top: Path, uid: int) -> None:
     if os.getuid() != 0:
         return
@@ -590,8 +598,11 @@ def _run_mode(
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
         specs = _specs(tree, synth, pred, mode)
-        tamper = [s for s in specs if s.name.startswith("tamper")]
-        for spec in [s for s in specs if not s.name.startswith("tamper")]:
+        # Tampering, and the path probes that read what a rename left behind, run last and in
+        # their own order (a read of a renamed path before its rename could never leak).
+        late = ("tamper", "read-renamed-", "trusted-after-rename-")
+        tamper = [s for s in specs if s.name.startswith(late)]
+        for spec in [s for s in specs if not s.name.startswith(late)]:
             cmd = (
                 tuple([*sandbox, spec.script])
                 if spec.kind == "model"
@@ -613,9 +624,17 @@ def _run_mode(
                 flock,
                 saves=saves,
             )
+            # The saves left their own markers in the target; put the run's marker back (the
+            # trusted side's write, from outside), so the tampering and path probes that follow
+            # judge a leak by the same marker as every other probe.
+            _restore_secrets(tree)
         before_tamper = _snapshot(container, tree, synth)
         for spec in tamper:
-            cmd = tuple([*sandbox, spec.script])
+            cmd = (
+                tuple([*sandbox, spec.script])
+                if spec.kind == "model"
+                else ("sh", "-c", spec.script)
+            )
             rc, out = _exec(container, cmd)
             probes.append(_judge(spec, rc, out, tree, cmd))
         after = _snapshot(container, tree, synth)
