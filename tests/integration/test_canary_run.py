@@ -176,8 +176,11 @@ def test_deny_on_link_instead_of_target_is_caught(
     """
     broken = _deny_on_link(_bundle(tmp_path))
     report = _one_mode(broken, codex_bin, docker_client, canary_run, "agent")
-    assert report.failures == ("mismatch",), report.to_text()
-    assert report.mismatch_only
+    # With the ancestor pins (issue 13) the link's directory lies below a `write` pin, so agent
+    # may refuse like full access (`control`); either way the static prediction is caught and
+    # nothing leaks.
+    assert "mismatch" in report.failures and "leak" not in report.failures, report.to_text()
+    assert set(report.failures) <= {"mismatch", "control"}, report.to_text()
     bad = {p.name for p in report.modes[0].probes if not p.ok}
     assert {"cat-codex-auth-2", "cp-codex-auth"} <= bad, bad
     assert all(p.observed == "deny" for p in report.modes[0].probes if p.name in bad)
