@@ -540,6 +540,20 @@ def site_packages() -> tuple[str, ...]:
     return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
 
 
+def _searchable_by_others(path: str) -> bool:
+    """Every directory above `path` lets other users through (o+x); lstat only."""
+    cur = parent(path)
+    while True:
+        try:
+            if not os.lstat(cur).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+        if cur == "/":
+            return True
+        cur = parent(cur)
+
+
 def _kind_of(st: os.stat_result | None) -> str:
     if st is None:
         return "missing"
@@ -588,6 +602,12 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
                     where="roots manifest: trusted_base",
                     hint="list only binaries and sockets present on this host",
                 )
+            continue
+        if source != "manifest" and not _searchable_by_others(canonical):
+            # Only root can reach it, so a sandbox run as a non-root user (what the launch
+            # output asks for) cannot touch it either, and Codex 0.171.0 then refuses to start
+            # such a sandbox over an entry there ("failed to inspect synthetic bubblewrap mount
+            # target /run/docker/containerd: Permission denied"). The manifest can still name it.
             continue
         st = os.lstat(canonical)
         kind = _kind_of(st)

@@ -63,8 +63,12 @@ def test_trusted_base_rejects_slash(tmp_path: Path) -> None:
 
 
 def test_resolution_canonicalizes_skips_missing_and_keeps_sockets(
-    tmp_path: Path, sock: Path
+    tmp_path: Path, sock: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import compiler.roots
+
+    # pytest's base temp dir is 0700; reachability has its own test below.
+    monkeypatch.setattr(compiler.roots, "_searchable_by_others", lambda path: True)
     real = tmp_path / "usr-real"
     real.mkdir()
     (tmp_path / "usr-link").symlink_to(real)
@@ -126,3 +130,28 @@ def test_launch_gives_the_canonical_cwd(tmp_path: Path) -> None:
         codex_home=str(lay.codex_home),
     )
     assert lite.layout.workspace_roots == (str(lay.workspace),)
+
+
+def test_policy_paths_only_root_can_reach_are_left_out_but_the_manifest_keeps_them() -> None:
+    """A sandbox run as a non-root user cannot reach them, and Codex 0.171.0 refuses to start
+    one over an entry there (`failed to inspect synthetic bubblewrap mount target`)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="profilec-tb-", dir="/var/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        (base / "open").mkdir(mode=0o755)
+        (base / "closed").mkdir(mode=0o700)
+        (base / "closed" / "inner").mkdir()
+        policy = SimpleNamespace(
+            read_only=[str(base / "open"), str(base / "closed" / "inner")], deny=[], discover=[]
+        )
+        got = resolve_trusted_base_fields(policy, None)
+        assert [g["path"] for g in got] == [str(base / "open")]
+        manifest = SimpleNamespace(read_only=[str(base / "closed" / "inner")], deny=[])
+        assert [g["path"] for g in resolve_trusted_base_fields(None, manifest)] == [
+            str(base / "closed" / "inner")
+        ]
+    finally:
+        shutil.rmtree(base)
