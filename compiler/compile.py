@@ -343,6 +343,17 @@ def _decide_once(eff: EffectiveProfile, decided: dict[str, Verdict], path: str) 
     return d
 
 
+def _require_deny(decide: Callable[[str], Verdict], path: str, what: str, where: str) -> None:
+    """Raise UnsafeRootError unless `path` is denied, naming what it is and the winning entry."""
+    access, won = decide(path)
+    if access != "deny":
+        winner = won.source if won else "no entry"
+        raise UnsafeRootError(
+            f"{what} {path} is {access or 'unlisted'} (winner: {winner}), not denied",
+            where=where,
+        )
+
+
 def _prove(
     profile: CompiledProfile,
     roots: Sequence[ResolvedRoot],
@@ -384,22 +395,8 @@ def _prove(
                     hint="remove the policy entry that makes it writable",
                 )
         for root in roots:
-            access, won = decide(root.vault)
-            if access != "deny":
-                winner = won.source if won else "no entry"
-                raise UnsafeRootError(
-                    f"root {root.id!r} vault {root.vault} is {access or 'unlisted'} "
-                    f"(winner: {winner}), not denied",
-                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
-                )
-            access, won = decide(root.target)
-            if access != "deny":
-                winner = won.source if won else "no entry"
-                raise UnsafeRootError(
-                    f"root {root.id!r} target {root.target} is {access or 'unlisted'} "
-                    f"(winner: {winner}), not denied",
-                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
-                )
+            _require_deny(decide, root.vault, f"root {root.id!r} vault", where)
+            _require_deny(decide, root.target, f"root {root.id!r} target", where)
             for hd in root.holder_dirs:
                 access, won = decide(hd)
                 if access == "write":
@@ -413,15 +410,7 @@ def _prove(
                         hint="move the credential out of a writable root or out of the workspace",
                     )
         if home is not None:
-            lock = writer_lock_path(home)
-            access, won = decide(lock)
-            if access != "deny":
-                winner = won.source if won else "no entry"
-                raise UnsafeRootError(
-                    f"the credential writer's lock {lock} is {access or 'unlisted'} "
-                    f"(winner: {winner}), not denied",
-                    where=f"mode {profile.mode}, cwd {ctx.cwd}",
-                )
+            _require_deny(decide, writer_lock_path(home), "the credential writer's lock", where)
             for hd in (home.canonical, *home.holder_dirs):
                 access, won = decide(hd)
                 if access == "write":
