@@ -214,13 +214,16 @@ def test_holder_dir_left_writable_is_tamper(
         _profiles(bundle, fix), codex_bin, docker_client, canary_run, "agent-full-access"
     )
     assert "tamper" in report.failures, report.to_text()
-    assert set(report.failures) <= {"tamper", "leak"}, report.to_text()
+    assert set(report.failures) <= {"tamper", "leak", "trusted"}, report.to_text()
     bad = {p.name for p in report.modes[0].probes if not p.ok}
     assert {"tamper-relink-codex-auth", "unchanged-after-tampering"} <= bad, bad
     # A leak, if any, comes from the path probes: a directory the missing entries left
     # renamable was moved, and the credential read under its new name (issue 13).
+    # and the trusted side then reads the file planted at the old path.
     leaks = {p.name for p in report.modes[0].probes if "leak" in p.failures}
     assert all(n.startswith("read-renamed-") for n in leaks), leaks
+    trusted = {p.name for p in report.modes[0].probes if "trusted" in p.failures}
+    assert all(n.startswith("trusted-after-rename-") for n in trusted), trusted
 
 
 def test_danger_full_access_is_a_leak(
