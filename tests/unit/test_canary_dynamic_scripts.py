@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -82,7 +83,10 @@ def test_race_loop_reads_spellings_lists_dirs_and_stops(tmp_path: Path) -> None:
     t = _target(tmp_path)
     os.makedirs(t.vault)
     os.makedirs(t.home)
-    Path(t.secret).write_text('{\n  "refresh_token": "PROFILEC-CANARY-SECRET-1"\n}\n')
+    # Markers made at run time, never a token-shaped literal in the repository.
+    old = f"PROFILEC-CANARY-SECRET-{secrets.token_hex(6)}"
+    new = f"PROFILEC-CANARY-NEW-{secrets.token_hex(6)}"
+    Path(t.secret).write_text(f'{{\n  "refresh_token": "{old}"\n}}\n')
     os.symlink(t.secret, t.link)
     stop = tmp_path / "stop"
     proc = subprocess.Popen(
@@ -96,22 +100,22 @@ def test_race_loop_reads_spellings_lists_dirs_and_stops(tmp_path: Path) -> None:
     # Whole at its first appearance (a loop that opens it while still empty would see nothing,
     # which made this test flaky under load): written aside, renamed in.
     staged = tmp_path / "staged"
-    staged.write_text("PROFILEC-CANARY-NEW-2\n")
+    staged.write_text(f"{new}\n")
     os.rename(staged, Path(t.vault, ".auth-Q1w2E3"))
     time.sleep(0.3)
     stop.touch()
     out = proc.stdout.read()  # communicate() would drop what readline() buffered
     assert proc.wait(timeout=10) == 0
     lines = out.split("\n")
-    assert f'S {t.link}   "refresh_token": "PROFILEC-CANARY-SECRET-1"' in lines
-    assert f'S {t.secret}   "refresh_token": "PROFILEC-CANARY-SECRET-1"' in lines
+    assert f'S {t.link}   "refresh_token": "{old}"' in lines
+    assert f'S {t.secret}   "refresh_token": "{old}"' in lines
     assert f"N {t.vault}/.auth-Q1w2E3" in lines
     assert f"O {t.vault}/.auth-Q1w2E3" in lines
-    assert f"F {t.vault}/.auth-Q1w2E3 PROFILEC-CANARY-NEW-2" in lines
+    assert f"F {t.vault}/.auth-Q1w2E3 {new}" in lines
     # Each distinct line once, however many passes ran.
     assert len([ln for ln in lines if ln.startswith("S ")]) == 2
     assert lines[-2].startswith("LOOP-END ") and int(lines[-2].split()[1]) > 1
-    markers = ["PROFILEC-CANARY-SECRET-1", "PROFILEC-CANARY-NEW-2"]
+    markers = [old, new]
     assert classify_race(out, t, markers) == ["refresh-leak", "temp-leak"]
 
 
