@@ -6,7 +6,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-cache="${PROFILEC_CACHE:-$repo/.cache}"
+cache="${PROFILEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profilec}"   # = profilec.settings.cache_dir()
 ver="${PROFILEC_CODEX_VERSION:-0.171.0}"   # keep in step with compiler/settings.py
 mkdir -p "$cache"
 

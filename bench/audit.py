@@ -32,7 +32,7 @@ def _median(cmd: list[str]) -> float:
 
 def main() -> int:
     """Print one row per command and size."""
-    cli = [sys.executable, "-m", "compiler.cli"]
+    cli = [sys.executable, "-m", "profilec.cli"]
     floor = _median([sys.executable, "-c", "pass"])
     rows: list[tuple[str, float]] = [("python -c pass (floor)", floor)]
     with tempfile.TemporaryDirectory() as tmp:

@@ -51,7 +51,7 @@ def _check_cmd(manifest: Path, ws: Path, home: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "compiler.cli",
+        "profilec.cli",
         "check",
         "--roots",
         str(manifest),
@@ -67,8 +67,8 @@ def _check_cmd(manifest: Path, ws: Path, home: Path) -> list[str]:
 def _in_process(n: int, base: Path) -> float:
     """Median seconds of the check alone (parse, resolve, matrix, lints), compile excluded."""
     sys.path.insert(0, str(REPO))
-    from compiler.api import load_and_compile
-    from compiler.check.checker import from_bundle, run_check
+    from profilec.api import load_and_compile
+    from profilec.check.checker import from_bundle, run_check
 
     manifest, ws, home = _layout(base, n)
     bundle = load_and_compile(str(manifest), workspace_roots=[str(ws)], codex_home=str(home))

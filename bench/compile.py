@@ -41,7 +41,7 @@ def main() -> int:
             cmd = [
                 sys.executable,
                 "-m",
-                "compiler.cli.__main__",
+                "profilec.cli.__main__",
                 "compile",
                 "--roots",
                 str(manifest),
@@ -50,10 +50,10 @@ def main() -> int:
             ]
             results[n] = _median(cmd)
             rows.append((f"profilec compile, {n} roots", results[n]))
-        from compiler.compile import compile_bundle
-        from compiler.models import LaunchLayout
-        from compiler.policy import load_policy
-        from compiler.roots import load_manifest, resolve_roots
+        from profilec.compile import compile_bundle
+        from profilec.models import LaunchLayout
+        from profilec.policy import load_policy
+        from profilec.roots import load_manifest, resolve_roots
 
         policy = load_policy()
         roots = resolve_roots(load_manifest(str(Path(tmp) / "n10" / "roots.toml")))

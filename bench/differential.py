@@ -1,7 +1,7 @@
 """The long differential run: 2,000 seeded cases against the real Codex; prints the table.
 
     PROFILEC_CACHE=... python3 bench/differential.py [--cases 2000] [--seed S]
-PROFILEC_CODEX_VERSION picks another installed version (.cache/codex-<ver>).
+PROFILEC_CODEX_VERSION picks another installed version ($PROFILEC_CACHE/codex-<ver>).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from compiler.difftest.__main__ import main
+from profilec.difftest.__main__ import main
 
 if __name__ == "__main__":
     args = sys.argv[1:]

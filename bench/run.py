@@ -34,7 +34,7 @@ from bench.check import _layout  # noqa: E402
 
 RUNS = max(5, int(os.environ.get("BENCH_RUNS", "5")))
 PY = sys.executable
-CLI = [PY, "-m", "compiler.cli"]
+CLI = [PY, "-m", "profilec.cli"]
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,11 @@ def in_process(manifest: Path) -> list[Figure]:
     """compile_bundle and load_and_compile for `manifest`, medians of many calls."""
     import resource
 
-    from compiler.api import load_and_compile
-    from compiler.compile import compile_bundle
-    from compiler.models import LaunchLayout
-    from compiler.policy import load_policy
-    from compiler.roots import load_manifest, resolve_roots
+    from profilec.api import load_and_compile
+    from profilec.compile import compile_bundle
+    from profilec.models import LaunchLayout
+    from profilec.policy import load_policy
+    from profilec.roots import load_manifest, resolve_roots
 
     policy = load_policy()
     roots = resolve_roots(load_manifest(str(manifest)))
@@ -113,10 +113,10 @@ def in_process(manifest: Path) -> list[Figure]:
 def canary_figures(ex: Path) -> list[Figure]:
     """Three-mode canary (a `profilec canary` child) and its floor, or nothing without engine."""
     try:
-        from compiler.api import load_and_compile
-        from compiler.canary import engine
-        from compiler.canary.image import ensure_image
-        from compiler.settings import codex_binary
+        from profilec.api import load_and_compile
+        from profilec.canary import engine
+        from profilec.canary.image import ensure_image
+        from profilec.settings import codex_binary
 
         client = engine.docker_client()
     except Exception as exc:
@@ -130,7 +130,7 @@ def canary_figures(ex: Path) -> list[Figure]:
             "--codex-home", str(ex / "agent" / "codex-home")]
     bundle = load_and_compile(str(ex / "roots.toml"), workspace_roots=[str(ex / "workspace")],
                               codex_home=str(ex / "agent" / "codex-home"))
-    from compiler.canary.run import run_canaries
+    from profilec.canary.run import run_canaries
 
     probes = max(len(m.probes) for m in run_canaries(bundle, codex_bin=binary).modes)
     image = ensure_image(client)
@@ -204,7 +204,7 @@ def main() -> int:
                                 [*CLI, "compile", "--roots", str(m), "--format", "overrides"],
                                 ratio_to="floor", floor=py)
             rows.append(compiled[n])
-        full = ("import sys; from compiler.cli import main_full; "
+        full = ("import sys; from profilec.cli import main_full; "
                 "sys.exit(main_full(sys.argv[1:]))")
         rows.append(timed("`profilec compile`, 10 roots, typer path (no fast path)",
                           [PY, "-c", full, "compile", "--roots", str(manifests[10]),

@@ -1,6 +1,6 @@
 """Ask the real Codex how it compiles a permission profile (`codex debug prompt-input`).
 
-Used by the oracle tests to check `compiler.evaluate` against Codex itself. The profile goes in
+Used by the oracle tests to check `profilec.evaluate` against Codex itself. The profile goes in
 as `-c` inline-table overrides (Codex splits `-c` keys on `.` with no quoting, so every path
 and `:token` sits inside a value), and the `<permission_profile>` element of the printed
 `<environment_context>` is parsed back into entries.

@@ -37,8 +37,10 @@ TRUSTED_BASE_FILE = "trusted-base.toml"
 
 
 def default_profiles_dir() -> str:
-    """The shipped policy directory (repo `profiles/`)."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "profiles")
+    """The shipped policy directory (package data, from the source tree's `profiles/`)."""
+    from .resources import profiles_dir
+
+    return profiles_dir()
 
 
 def _read(path: str) -> bytes:

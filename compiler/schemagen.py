@@ -1,4 +1,4 @@
-"""Generate the JSON Schemas in `schemas/` from the models (`python -m compiler.schemagen`).
+"""Generate the JSON Schemas in `schemas/` from the models (`python -m profilec.schemagen`).
 
 The committed files are the published contract; tests/unit/test_schemas.py fails when a model
 changes without its schema being regenerated, and checks both accept and reject the same docs.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -271,8 +270,10 @@ def all_names() -> list[str]:
 
 
 def main() -> int:
-    """Write every schema into schemas/ (next to the package)."""
-    out = Path(__file__).resolve().parent.parent / "schemas"
+    """Write every schema into the shipped schemas/ (the source tree's folder in a checkout)."""
+    from .resources import schemas_dir
+
+    out = schemas_dir()
     out.mkdir(exist_ok=True)
     for name in all_names():
         (out / name).write_text(render(name), encoding="utf-8")

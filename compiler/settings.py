@@ -15,15 +15,17 @@ def codex_version() -> str:
     return os.environ.get("PROFILEC_CODEX_VERSION", DEFAULT_CODEX_VERSION)
 
 
-def repo_root() -> Path:
-    """The checkout this package lives in (the cache sits beside it)."""
-    return Path(__file__).resolve().parent.parent
-
-
 def cache_dir() -> Path:
-    """The project's own cache: npm installs, built images' contexts. PROFILEC_CACHE overrides."""
+    """The project's own cache (npm installs of Codex and the adapters, scratch trees).
+
+    PROFILEC_CACHE, else `$XDG_CACHE_HOME/profilec`, else `~/.cache/profilec`; never inside the
+    installed package. `.ci/tools.sh` installs into the same place."""
     env = os.environ.get("PROFILEC_CACHE")
-    return Path(env) if env else repo_root() / ".cache"
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "profilec"
 
 
 def codex_binary() -> Path | None:

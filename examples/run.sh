@@ -26,7 +26,7 @@ canary=()
 if [ -f .ci/tools.sh ] && { docker info >/dev/null 2>&1 || [ "${PROFILEC_EXAMPLE_SETUP:-1}" = 1 ]; }; then
   PROFILEC_TOOLS_CORE_ONLY=1 bash .ci/tools.sh >/dev/null 2>&1 || true
 fi
-if docker info >/dev/null 2>&1 && python3 -c 'import compiler.canary.run' 2>/dev/null; then
+if docker info >/dev/null 2>&1 && python3 -c 'import profilec.canary.run' 2>/dev/null; then
   canary=(--canary)
 fi
 profilec check "${common[@]}" "${canary[@]}" --format text

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import tomlkit
 
-from compiler.cli import main
+from profilec.cli import main
 from tests.helpers import Layout, make_layout
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-cache="${PROFILEC_CACHE:-$repo/.cache}"
+cache="${PROFILEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profilec}"   # = profilec.settings.cache_dir()
 TS_VER="${PROFILEC_ACP_TS_VERSION:-2.6.0}"
 ZED_VER="${PROFILEC_ACP_ZED_VERSION:-0.16.0}"
 

@@ -1,7 +1,7 @@
 """`profilec diff OLD NEW`: every change between two bundles or configs, widening first.
 
 Widening and narrowing are decided by evaluated access, not by text: each side's profile for
-a mode is resolved with compiler.evaluate and compared at every exact entry path of either
+a mode is resolved with profilec.evaluate and compared at every exact entry path of either
 side (plus `/` and every root target). That set is complete for exact entries: the decision for
 any path equals the decision at its deepest ancestor in the union of both sides' entry paths,
 so if every such point agrees, every path agrees. Deny globs are compared as a set (one added

@@ -1,6 +1,6 @@
 """`profilec explain PATH --mode MODE`: the effective access of one path, and why.
 
-The decision is compiler.evaluate's (Codex 0.171.0 rules): the most specific covering entry
+The decision is profilec.evaluate's (Codex 0.171.0 rules): the most specific covering entry
 wins, and at equal paths deny > write > read. Codex masks by real path, so a path that crosses
 a recorded link of a root is decided at the path the kernel reaches; the lexical decision is
 shown beside it. Each covering entry is traced to its provenance record (policy file and line,

@@ -8,8 +8,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.errors import EnvironmentMissingError
-from compiler.settings import repo_root
+from profilec.errors import EnvironmentMissingError
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -24,8 +23,9 @@ CANARY_UID = 10001
 CODEX_MOUNT = "/opt/codex"
 #: CODEX_HOME inside the container: a private tmpfs owned by the run uid, outside TMPDIR.
 CODEX_HOME = "/codex-home"
-#: The custom seccomp profile: Docker's default plus the namespace syscalls bubblewrap needs.
-SECCOMP_PROFILE = repo_root() / "canaries" / "seccomp.json"
+#: The custom seccomp profile (package data): Docker's default plus the namespace syscalls
+#: bubblewrap needs.
+SECCOMP_FILE = ("canaries", "seccomp.json")
 
 
 def docker_client(timeout: int = 30) -> DockerClient:
@@ -65,8 +65,12 @@ def run_uid() -> int:
     return uid if uid != 0 else CANARY_UID
 
 
-def seccomp_profile(path: Path = SECCOMP_PROFILE) -> str:
+def seccomp_profile(path: Path | None = None) -> str:
     """The custom seccomp profile as compact JSON, ready for `security_opt=["seccomp=..."]`."""
+    if path is None:
+        from profilec.resources import shipped
+
+        path = shipped(*SECCOMP_FILE)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

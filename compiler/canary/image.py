@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.errors import EnvironmentMissingError
+from profilec.errors import EnvironmentMissingError
 
 if TYPE_CHECKING:
     from docker import DockerClient

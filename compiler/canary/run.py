@@ -11,7 +11,7 @@ Decoy markers (host HOME, sibling agent) live beside the tree and are never moun
 Failure classes: `leak` (credential marker in a model output), `decoy`, `control`, `trusted`,
 `tamper` (link or target changed afterwards), `network` (a model command reached the loopback
 listener in a mode whose contract is no network), `mismatch` (observed allow/deny differs from
-compiler.evaluate's static prediction), `error` (the probe could not run); and from the dynamic
+profilec.evaluate's static prediction), `error` (the probe could not run); and from the dynamic
 probes (compiler/canary/dynamic.py: a model command running across real Codex saves)
 `refresh-leak`, `temp-leak`, `lock-held`, `save-blocked`.
 

@@ -3,7 +3,7 @@
 Two entry points build the same `CheckInputs`: `from_bundle` re-reads what profilec compiled
 (the `-c` lines it renders, parsed back as Codex parses them), `from_foreign` takes a config.toml,
 an override list or an acp-json document someone else wrote. Either way the roots manifest says
-what must be denied, and every verdict comes from compiler.evaluate, never from the compiler.
+what must be denied, and every verdict comes from profilec.evaluate, never from the compiler.
 """
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ def _read_json_object(path: str, what: str) -> tuple[dict[str, Any], str]:
 def load_session(path: str) -> tuple[Layer, dict[str, Any]]:
     """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object.
 
-    Untrusted: read with compiler.session's bounds (size, depth, key count; exit 2 past them).
+    Untrusted: read with profilec.session's bounds (size, depth, key count; exit 2 past them).
     """
     from ..session import parse_session_bytes
 

@@ -95,7 +95,7 @@ def _winner(eff: EffectiveProfile, d: Decision) -> str | None:
 def _enforced_access(
     enf: Enforced, path: str, access: CellAccess, winner: str | None
 ) -> tuple[CellAccess, str | None]:
-    """A policy deny counts only when the sandbox enforces it (compiler.evaluate.enforce)."""
+    """A policy deny counts only when the sandbox enforces it (profilec.evaluate.enforce)."""
     if access != "deny":
         return access, winner
     ed = enf.decide(path)

@@ -1,7 +1,7 @@
 """Launcher requests: what a launcher sends to `codex app-server`, linted for PC023.
 
 `profilec check --launch-requests FILE` reads JSON Lines, one JSON-RPC message per line (split
-on "\\n" only), as a launcher logs the requests it sends, or as compiler.e2e.jsonrpc's
+on "\\n" only), as a launcher logs the requests it sends, or as profilec.e2e.jsonrpc's
 transcript holds them (schemas/launch-request.schema.json describes one line; responses, i.e.
 lines without `method`, are skipped). PC023 fires for every request that carries a legacy
 sandbox field: `sandboxPolicy` on turn/start, thread/settings/update or command/exec, `sandbox`

@@ -1,7 +1,7 @@
 """Lints: the ways Codex silently drops, weakens or refuses a profile. Stable rule ids.
 
 Every rule has a one-line message, a why, a fix and a severity; version-gated rules carry the
-Codex version range they apply to (checked against compiler.settings.codex_version()). Filesystem
+Codex version range they apply to (checked against profilec.settings.codex_version()). Filesystem
 facts come from lstat only: a deny path, its ancestors or a credential is never opened.
 """
 

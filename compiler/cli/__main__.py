@@ -1,4 +1,4 @@
-"""`python -m compiler.cli`: the same as the `profilec` console script."""
+"""`python -m profilec.cli`: the same as the `profilec` console script."""
 
 from __future__ import annotations
 

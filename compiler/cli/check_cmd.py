@@ -50,16 +50,16 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
     from ..settings import codex_binary, codex_version
 
     try:
-        module = importlib.import_module("compiler.canary.run")
+        module = importlib.import_module("profilec.canary.run")
     except ModuleNotFoundError as exc:
-        if exc.name not in ("compiler.canary", "compiler.canary.run"):
+        if exc.name not in ("profilec.canary", "profilec.canary.run"):
             raise EnvironmentMissingError(f"--canary: the canary runner needs {exc.name}") from None
         raise EnvironmentMissingError(
             "--canary: compiler/canary/run.py is not in this build"
         ) from None
     run = getattr(module, "run_canaries", None)
     if run is None:
-        raise EnvironmentMissingError("--canary: compiler.canary.run has no run_canaries()")
+        raise EnvironmentMissingError("--canary: profilec.canary.run has no run_canaries()")
     binary = codex_binary()
     if binary is None or not binary.is_file():
         raise EnvironmentMissingError(

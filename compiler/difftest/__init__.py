@@ -2,6 +2,6 @@
 
 `gen` builds a seeded case as data (tree, profile, launch context, probes), `run` materializes it,
 runs ONE sandboxed script per case and judges what the command saw, `compare` sets that beside
-`compiler.evaluate.enforce()`'s prediction and classifies every probe, `__main__` is the CLI
-(`python3 -m compiler.difftest --help`). See docs/codex-semantics.md "Differential testing".
+`profilec.evaluate.enforce()`'s prediction and classifies every probe, `__main__` is the CLI
+(`python3 -m profilec.difftest --help`). See docs/codex-semantics.md "Differential testing".
 """

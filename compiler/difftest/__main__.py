@@ -1,4 +1,4 @@
-"""`python3 -m compiler.difftest`: run the differential tester against the real Codex."""
+"""`python3 -m profilec.difftest`: run the differential tester against the real Codex."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .run import predict
 
 def main(argv: list[str] | None = None) -> int:
     """Parse, run, print the table and disagreements; exit 1 on any UNSAFE probe."""
-    ap = argparse.ArgumentParser(prog="python3 -m compiler.difftest")
+    ap = argparse.ArgumentParser(prog="python3 -m profilec.difftest")
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--case", help="replay one case: SEED:INDEX")

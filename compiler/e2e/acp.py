@@ -9,7 +9,7 @@ the sandbox, so the harness never grants one. Other client methods (fs, terminal
 
 `run_adapter_method` runs one adapter under one launch method against a fresh synthetic layout
 (a random marker as the credential behind a two-hop link chain, a control file in the
-workspace), compiled with `compiler.api`, and a scripted model (`model_server`) that answers
+workspace), compiled with `profilec.api`, and a scripted model (`model_server`) that answers
 each turn with one tool call running the probe. Per session event it returns an `Observation`:
 
 * `held`: the probe's output reached the model, the control file's marker is in it, and the

@@ -7,7 +7,7 @@ Public API:
     outcome.rows()                                       # MatrixRows for the matrix
     run_agent_config_rows()                              # both, with the control checked
 
-One synthetic layout (compiler.e2e.appserver.build_layout: a credential holding a random marker
+One synthetic layout (profilec.e2e.appserver.build_layout: a credential holding a random marker
 behind a CODEX_HOME/auth.json link). The agent's session config carries:
 
 * `mcp_servers.agent_tool`: a stdio "server" whose command copies the credential link into a

@@ -7,7 +7,7 @@ Public API:
     report.controls                                   # negative controls (must be `lost`)
     run_appserver_rows() -> list[MatrixRow]           # for compiler/e2e/run.py (pinned codex)
     build_layout(parent) -> Layout                    # synthetic layout, random marker credential
-    compile_layout(layout) -> CompiledBundle          # compiled with compiler.api
+    compile_layout(layout) -> CompiledBundle          # compiled with profilec.api
 
 Per launch method a fresh synthetic layout is built (as examples/make-layout.sh does: a
 credential file holding a random marker, a symlinked hop directory, the private CODEX_HOME
@@ -177,7 +177,7 @@ def build_layout(parent: str = SCRATCH_PARENT) -> Layout:
 
 
 def compile_layout(layout: Layout) -> CompiledBundle:
-    """Compile the shipped policy for the layout (compiler.api, as the CLI does)."""
+    """Compile the shipped policy for the layout (profilec.api, as the CLI does)."""
     return load_and_compile(layout.roots_toml, workspace_roots=[layout.workspace],
                             codex_home=layout.codex_home)
 

@@ -12,7 +12,7 @@ Public API:
     client.stderr_tail()          # last bytes the process wrote to stderr (decoded)
     client.close(grace=3.0)       # terminate its own pid (kill after `grace` s), then the
                                   # descendants it had and its session's members, each by pid
-    (ending by pid: descendants, session_members, end_processes in compiler.procs)
+    (ending by pid: descendants, session_members, end_processes in profilec.procs)
 
 Messages are split on b"\\n" only (never splitlines: a U+2028 inside a JSON string is data).
 A reader thread correlates responses to requests by id; server->client requests go to

@@ -17,7 +17,7 @@ Results: `held` (the probe ran, the control file was read, the marker never reac
 event), `error` (the run could not decide: the probe did not run, a timeout). Evidence must never
 hold the marker: build it with `excerpt`. `lint` names the `profilec check` rule that flags the
 launcher pattern behind a `lost` row, when one does. The JSON Schema is
-schemas/compat-matrix.schema.json (python -m compiler.schemagen).
+schemas/compat-matrix.schema.json (python -m profilec.schemagen).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 `acp_rows` runs every adapter x launch method (`acp.run_adapter_method`), two at a time; an
 adapter that cannot run here, or a method it has no knob for, becomes `not-supported` rows with
-the reason. `run_matrix` merges them with the app-server rows when `compiler.e2e.appserver`
+the reason. `run_matrix` merges them with the app-server rows when `profilec.e2e.appserver`
 exposes `run_appserver_rows`. `adapter_verdicts` reads the matrix the way profiles/adapters.toml
 records it: per adapter, which launch methods keep the deny for a new session, a loaded and a
 resumed one and every `permission-profile:*` mode, and which built-in modes lose it (modes a

@@ -39,7 +39,7 @@ def bundle_document(
 ) -> dict[str, Any]:
     """The bundle as a JSON-ready dict, hash included.
 
-    `provenance` defaults to what the bundle alone knows (no file lines); compiler.audit.bundle
+    `provenance` defaults to what the bundle alone knows (no file lines); profilec.audit.bundle
     adds the policy and manifest lines and the input hashes.
     """
     if provenance is None:

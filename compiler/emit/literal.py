@@ -8,7 +8,7 @@ file at sandbox start (not a directory, not a socket, not a file created later).
 a glob character can be emitted only as an escaped deny on an existing regular file; every
 other entry holding one is refused, naming the character.
 
-The escape itself is `compiler.evaluate.escape_literal` (the evaluator models what it matches);
+The escape itself is `profilec.evaluate.escape_literal` (the evaluator models what it matches);
 until that lands this module falls back to refusing every glob character.
 """
 

@@ -14,8 +14,10 @@ from .models import BackendCatalog
 
 
 def default_catalog_path() -> str:
-    """The shipped catalog (repo `profiles/backends.toml`)."""
-    return str(Path(__file__).resolve().parents[2] / "profiles" / "backends.toml")
+    """The shipped catalog (package data, the source tree's `profiles/backends.toml`)."""
+    from ..resources import shipped
+
+    return str(shipped("profiles", "backends.toml"))
 
 
 def validate_catalog(catalog: BackendCatalog, *, where: str) -> BackendCatalog:

@@ -2,7 +2,7 @@
 
 The layout and the catalog are read at the edge; the plan is what `build_plan` returns and every
 renderer formats. `schemas/plan-layout`, `schemas/backends` and `schemas/mount-plan` are generated
-from these classes by `compiler.schemagen`.
+from these classes by `profilec.schemagen`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import Field, StringConstraints
 from ..models import AbsPath, Frozen, Slug
 
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-#: A relative path spelled with `/`; segments are checked by compiler.paths, not by the pattern.
+#: A relative path spelled with `/`; segments are checked by profilec.paths, not by the pattern.
 RelPath = Annotated[str, StringConstraints(min_length=1)]
 
 #: System directories the trusted parent needs read-only to run at all (absent ones are skipped).

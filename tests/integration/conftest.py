@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-from compiler.errors import EnvironmentMissingError
-from compiler.settings import codex_binary, codex_version
+from profilec.errors import EnvironmentMissingError
+from profilec.settings import codex_binary, codex_version
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -26,7 +26,7 @@ def missing(reason: str) -> NoReturn:
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[DockerClient]:
     """A client for a docker engine that answers (see .ci/tools.sh)."""
-    from compiler.canary.engine import docker_client as connect
+    from profilec.canary.engine import docker_client as connect
 
     try:
         client = connect()
@@ -54,7 +54,7 @@ def codex_bin() -> Path:
 @pytest.fixture
 def canary_run(docker_client: DockerClient) -> Iterator[str]:
     """A fresh run id; every object labelled with it is removed when the test ends."""
-    from compiler.canary.engine import cleanup, new_run_id
+    from profilec.canary.engine import cleanup, new_run_id
 
     run_id = new_run_id()
     try:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from compiler.cli import main
+from profilec.cli import main
 from tests.audit_helpers import setup
 from tests.integration.conftest import missing
 

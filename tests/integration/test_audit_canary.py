@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from compiler.audit.report import NOT_TESTED
+from profilec.audit.report import NOT_TESTED
 from tests.audit_helpers import run, setup
 
 if TYPE_CHECKING:

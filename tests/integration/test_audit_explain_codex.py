@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.audit.bundle import CompileInputs, compile_document
-from compiler.audit.explain import explain
-from compiler.emit.overrides import override_lines
+from profilec.audit.bundle import CompileInputs, compile_document
+from profilec.audit.explain import explain
+from profilec.emit.overrides import override_lines
 from tests.helpers import make_layout
 
 pytestmark = pytest.mark.codex

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.mounts.layout import layout_toml
-from compiler.mounts.models import PlanLayout
+from profilec.mounts.layout import layout_toml
+from profilec.mounts.models import PlanLayout
 from tests.helpers import make_layout, marker
 
 pytestmark = pytest.mark.bwrap
@@ -47,7 +47,7 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
 ) -> None:
     _need("bwrap")
     _need(sh)
-    from compiler.cli import main
+    from profilec.cli import main
 
     lay = make_layout(tmp_path / "l", hop_dir=hop_dir)
     daemon = lay.base / "daemon"

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.canary.engine import leftovers
-from compiler.canary.run import CanaryReport, ModeReport, Probe, run_canaries
-from compiler.models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
+from profilec.api import load_and_compile
+from profilec.canary.engine import leftovers
+from profilec.canary.run import CanaryReport, ModeReport, Probe, run_canaries
+from profilec.models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from tests.helpers import make_layout
 
 if TYPE_CHECKING:

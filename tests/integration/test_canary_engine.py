@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from compiler.canary.engine import (
+from profilec.canary.engine import (
     LABEL,
     RUN_LABEL,
     cleanup,
@@ -22,7 +22,7 @@ from compiler.canary.engine import (
     run_settings,
     run_uid,
 )
-from compiler.canary.image import BUSYBOX, REPOSITORY, context_digest, ensure_image
+from profilec.canary.image import BUSYBOX, REPOSITORY, context_digest, ensure_image
 
 if TYPE_CHECKING:
     from docker import DockerClient

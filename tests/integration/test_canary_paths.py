@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.canary.run import run_canaries
-from compiler.models import CompiledBundle
+from profilec.api import load_and_compile
+from profilec.canary.run import run_canaries
+from profilec.models import CompiledBundle
 from tests.helpers import make_layout
 
 if TYPE_CHECKING:

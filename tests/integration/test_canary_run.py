@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import compiler.api
-import compiler.canary.engine as canary_engine
-import compiler.canary.run as canary_run_mod
-from compiler.api import load_and_compile
-from compiler.canary.engine import leftovers, new_run_id
-from compiler.canary.run import CanaryReport, run_canaries
-from compiler.cli import main
-from compiler.evaluate import EffectiveProfile, EvalContext, resolve
-from compiler.models import CompiledBundle, CompiledProfile
+import profilec.api
+import profilec.canary.engine as canary_engine
+import profilec.canary.run as canary_run_mod
+from profilec.api import load_and_compile
+from profilec.canary.engine import leftovers, new_run_id
+from profilec.canary.run import CanaryReport, run_canaries
+from profilec.cli import main
+from profilec.evaluate import EffectiveProfile, EvalContext, resolve
+from profilec.models import CompiledBundle, CompiledProfile
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,7 +166,7 @@ def test_deny_on_link_instead_of_target_is_caught(
 
     * agent (link outside every writable root): Codex canonicalizes the deny path when it
       builds the sandbox ("masks at start"), so every read of the target by any spelling is
-      denied and nothing leaks; compiler.evaluate compares paths lexically and predicts
+      denied and nothing leaks; profilec.evaluate compares paths lexically and predicts
       `allow` for the other spellings, so the verdict is `mismatch` alone (CLI exit 8). The
       bundle still relies on a resolution made once at start, which the static proof does
       not model: the compiler must emit the canonical target.
@@ -289,7 +289,7 @@ def test_forged_prediction_is_a_mismatch(
 
 # ---------------------------------------------------------------------------------------------
 # `profilec canary` exit codes (README: 0 pass, 1 a probe failed, 7 engine/codex missing,
-# 8 mismatch only), in-process through compiler.cli.main so a broken bundle can be injected.
+# 8 mismatch only), in-process through profilec.cli.main so a broken bundle can be injected.
 
 
 def _cli_args(tmp_path: Path) -> list[str]:
@@ -315,12 +315,12 @@ def _fixed_run_id(monkeypatch: pytest.MonkeyPatch) -> str:
 def _break_compile(
     monkeypatch: pytest.MonkeyPatch, breaker: Callable[[CompiledBundle], CompiledBundle]
 ) -> None:
-    real = compiler.api.load_and_compile
+    real = profilec.api.load_and_compile
 
     def broken(*args: Any, **kwargs: Any) -> CompiledBundle:
         return breaker(real(*args, **kwargs))
 
-    monkeypatch.setattr(compiler.api, "load_and_compile", broken)
+    monkeypatch.setattr(profilec.api, "load_and_compile", broken)
 
 
 def test_cli_exit_0_on_shipped_policy(
@@ -401,7 +401,7 @@ def test_cli_exit_7_when_engine_missing(
     if "PROFILEC_CODEX_BIN" not in env:
         full["PROFILEC_CODEX_BIN"] = str(codex_bin)
     res = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", *_cli_args(tmp_path)],
+        [sys.executable, "-m", "profilec.cli", *_cli_args(tmp_path)],
         capture_output=True,
         text=True,
         env=full,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.difftest.compare import (
+from profilec.difftest.compare import (
     CaseResult,
     cases_for,
     default_workdir,

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from compiler.e2e import acp, adapters
-from compiler.e2e.matrix import CompatibilityMatrix, excerpt, matrix_json, rows_from
-from compiler.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
-from compiler.emit.launch import load_catalog
+from profilec.e2e import acp, adapters
+from profilec.e2e.matrix import CompatibilityMatrix, excerpt, matrix_json, rows_from
+from profilec.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
+from profilec.emit.launch import load_catalog
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 

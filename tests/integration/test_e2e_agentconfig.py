@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.e2e.agentconfig import AgentConfigOutcome, run_agent_config
-from compiler.e2e.matrix import CompatibilityMatrix, matrix_json
+from profilec.e2e.agentconfig import AgentConfigOutcome, run_agent_config
+from profilec.e2e.matrix import CompatibilityMatrix, matrix_json
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 
@@ -71,8 +71,8 @@ def test_rows_are_marker_free_and_valid(fixed: AgentConfigOutcome,
 def test_ts_adapter_codex_config_route(codex_bin: Path) -> None:
     """@agentclientprotocol/codex-acp passes CODEX_CONFIG as the thread config: through profilec
     the agent's MCP server and notify never run and the vouched server does; raw, both run."""
-    from compiler.e2e.adapters import ts_adapter
-    from compiler.e2e.agentconfig import run_ts_agent_config
+    from profilec.e2e.adapters import ts_adapter
+    from profilec.e2e.agentconfig import run_ts_agent_config
     from tests.integration.conftest import missing
 
     ad = ts_adapter()

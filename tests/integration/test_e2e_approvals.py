@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.e2e.adapters import ts_adapter
-from compiler.e2e.approvals import appserver_approval_rows, ts_approval_rows
-from compiler.e2e.matrix import MatrixRow
-from compiler.emit.launch import load_catalog
+from profilec.e2e.adapters import ts_adapter
+from profilec.e2e.approvals import appserver_approval_rows, ts_approval_rows
+from profilec.e2e.matrix import MatrixRow
+from profilec.emit.launch import load_catalog
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]

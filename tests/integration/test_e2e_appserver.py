@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.check.launcher import launcher_findings, parse_launch_requests
-from compiler.e2e.appserver import (
+from profilec.check.launcher import launcher_findings, parse_launch_requests
+from profilec.e2e.appserver import (
     CONTROL_BUILTIN,
     CONTROL_NO_DENY,
     FORK_SANDBOX_EVENT,
@@ -29,7 +29,7 @@ from compiler.e2e.appserver import (
     EventOutcome,
     run_appserver,
 )
-from compiler.e2e.matrix import holding_methods, matrix_json
+from profilec.e2e.matrix import holding_methods, matrix_json
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 

@@ -1,4 +1,4 @@
-"""Oracle: `compiler.evaluate` must agree with the real Codex 0.171.0 on generated profiles.
+"""Oracle: `profilec.evaluate` must agree with the real Codex 0.171.0 on generated profiles.
 
 For each seeded random profile, Codex's own compilation (`codex debug prompt-input`) is compared
 with `resolve()`: (a) the entry set, specials expanded the same way; (b) the access of a fixed set
@@ -20,17 +20,17 @@ from typing import Any
 
 import pytest
 
-from compiler.codex_oracle import CodexEnv, OracleResult, prompt_input, prompt_input_many
-from compiler.codex_oracle import toml_inline as _toml
-from compiler.evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
-from compiler.settings import codex_binary
+from profilec.codex_oracle import CodexEnv, OracleResult, prompt_input, prompt_input_many
+from profilec.codex_oracle import toml_inline as _toml
+from profilec.evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
+from profilec.settings import codex_binary
 
 pytestmark = pytest.mark.codex
 
 SEED = int(os.environ.get("PROFILEC_ORACLE_SEED", "20261202"))
 CASES = int(os.environ.get("PROFILEC_ORACLE_CASES", "400"))
 
-# Independent of compiler.evaluate on purpose: the reference must not share its tables.
+# Independent of profilec.evaluate on purpose: the reference must not share its tables.
 _REF_MINIMAL = [
     "/bin",
     "/sbin",
@@ -53,8 +53,8 @@ def codex_path() -> Path:
     found = codex_binary()
     if found is None or not found.is_file():
         msg = (
-            "codex 0.171.0 not installed: npm install --prefix .cache/codex-0.171.0 "
-            "@openai/codex@0.171.0 (or set PROFILEC_CODEX_BIN)"
+            "codex 0.171.0 not installed: run bash .ci/tools.sh (installs @openai/codex@0.171.0 "
+            "into profilec.settings.cache_dir()) or set PROFILEC_CODEX_BIN"
         )
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(msg)

@@ -31,11 +31,11 @@ from typing import Any
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.emit.launch import render_launch
-from compiler.emit.overrides import override_lines
-from compiler.emit.tomltext import string
-from compiler.models import CompiledBundle
+from profilec.api import load_and_compile
+from profilec.emit.launch import render_launch
+from profilec.emit.overrides import override_lines
+from profilec.emit.tomltext import string
+from profilec.models import CompiledBundle
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex

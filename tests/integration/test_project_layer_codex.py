@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.emit.codex_toml import render_toml
-from compiler.emit.overrides import override_lines
-from compiler.models import CompiledBundle
+from profilec.api import load_and_compile
+from profilec.emit.codex_toml import render_toml
+from profilec.emit.overrides import override_lines
+from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 
 pytestmark = pytest.mark.codex

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.emit.overrides import override_lines
+from profilec.api import load_and_compile
+from profilec.emit.overrides import override_lines
 from tests.helpers import make_layout
 
 pytestmark = pytest.mark.codex

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
-from compiler.mounts.layout import layout_toml
-from compiler.mounts.models import PlanLayout
+from profilec.cli import main
+from profilec.mounts.layout import layout_toml
+from profilec.mounts.models import PlanLayout
 from tests.helpers import make_layout, marker
 from tests.integration.conftest import missing
 from tests.integration.refresh_driver import seed_chatgpt_auth

@@ -22,7 +22,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from compiler.cli import main
+from profilec.cli import main
 from tests.helpers import Layout, make_layout, marker
 
 pytestmark = pytest.mark.codex
@@ -48,7 +48,7 @@ def _codex(codex: Path, lay: Layout, *args: str, stdin: str = "") -> None:
 
 
 def _watch(*args: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "compiler.cli", "watch", *args], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "profilec.cli", "watch", *args], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()

@@ -9,13 +9,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.compile import compile_bundle
-from compiler.emit import renderer
-from compiler.errors import UnsafeRootError
-from compiler.evaluate import EvalContext, resolve
-from compiler.models import LaunchLayout, RootSpec
-from compiler.policy import load_policy
-from compiler.roots import resolve_root
+from profilec.compile import compile_bundle
+from profilec.emit import renderer
+from profilec.errors import UnsafeRootError
+from profilec.evaluate import EvalContext, resolve
+from profilec.models import LaunchLayout, RootSpec
+from profilec.policy import load_policy
+from profilec.roots import resolve_root
 from tests.strategies import TreeSpec, build, trees
 
 POLICY = load_policy()

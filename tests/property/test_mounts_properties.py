@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import LayoutError, RootChainError
-from compiler.models import LaunchLayout, ResolvedRoot, RootSpec
-from compiler.mounts.backends import load_catalog
-from compiler.mounts.models import HostFacts, PlanLayout
-from compiler.mounts.plan import build_plan, covering, mirror_dirs
-from compiler.mounts.render_json import render_json
-from compiler.paths import is_within
-from compiler.roots import resolve_root
+from profilec.errors import LayoutError, RootChainError
+from profilec.models import LaunchLayout, ResolvedRoot, RootSpec
+from profilec.mounts.backends import load_catalog
+from profilec.mounts.models import HostFacts, PlanLayout
+from profilec.mounts.plan import build_plan, covering, mirror_dirs
+from profilec.mounts.render_json import render_json
+from profilec.paths import is_within
+from profilec.roots import resolve_root
 from tests.strategies import TreeSpec, build, trees
 
 CATALOG = load_catalog()
@@ -158,9 +158,9 @@ def test_every_root_target_is_read_write_for_random_symlink_trees(
 def test_outer_plan_protects_exactly_the_targets_the_inner_profiles_deny(
     spec: TreeSpec, picks: list[int]
 ) -> None:
-    from compiler.compile import compile_bundle
-    from compiler.errors import UnsafeRootError
-    from compiler.policy import load_policy
+    from profilec.compile import compile_bundle
+    from profilec.errors import UnsafeRootError
+    from profilec.policy import load_policy
 
     with tempfile.TemporaryDirectory() as tmp:
         tree, lay = _sandbox(os.path.realpath(tmp))
@@ -174,7 +174,7 @@ def test_outer_plan_protects_exactly_the_targets_the_inner_profiles_deny(
         except UnsafeRootError:
             return  # inner side refuses this tree; nothing to compare
         plan = build_plan(roots, lay, CATALOG, HostFacts())
-        from compiler.paths import is_within
+        from profilec.paths import is_within
 
         for profile in bundle.profiles:
             denied = {e.path for e in profile.entries if e.access == "deny"}

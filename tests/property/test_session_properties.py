@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import InputError
-from compiler.session import CLASSES, KNOWN_KEYS, load_allowlist, parse_session_bytes, sanitize_with
+from profilec.errors import InputError
+from profilec.session import CLASSES, KNOWN_KEYS, load_allowlist, parse_session_bytes, sanitize_with
 
 ALLOW = load_allowlist()
 KEYS = st.one_of(st.sampled_from(sorted(KNOWN_KEYS)), st.text(min_size=1, max_size=12),

@@ -10,13 +10,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from compiler.ancestry import unsafe_ancestors
-from compiler.compile import _contexts, _protected, compile_bundle
-from compiler.errors import UnsafeRootError
-from compiler.evaluate import resolve
-from compiler.models import LaunchLayout, RootSpec
-from compiler.policy import load_policy
-from compiler.roots import resolve_home, resolve_root, resolve_workspace_roots
+from profilec.ancestry import unsafe_ancestors
+from profilec.compile import _contexts, _protected, compile_bundle
+from profilec.errors import UnsafeRootError
+from profilec.evaluate import resolve
+from profilec.models import LaunchLayout, RootSpec
+from profilec.policy import load_policy
+from profilec.roots import resolve_home, resolve_root, resolve_workspace_roots
 from tests.strategies import TreeSpec, build, trees
 
 POLICY = load_policy()

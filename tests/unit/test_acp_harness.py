@@ -14,16 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.cli import main
-from compiler.e2e import acp, adapters
-from compiler.e2e.acp import AcpClient, Layout, judge, make_layout, probe_command, remove_layout
-from compiler.e2e.adapters import Adapter
-from compiler.e2e.jsonrpc import RpcError
-from compiler.e2e.matrix import CompatibilityMatrix, MatrixRow
-from compiler.e2e.model_server import ScriptedModelServer
-from compiler.e2e.run import adapter_verdicts, catalog_disagreements
-from compiler.emit.launch import AdapterCatalog, load_catalog, render_launch_with
-from compiler.errors import PolicyError
+from profilec.cli import main
+from profilec.e2e import acp, adapters
+from profilec.e2e.acp import AcpClient, Layout, judge, make_layout, probe_command, remove_layout
+from profilec.e2e.adapters import Adapter
+from profilec.e2e.jsonrpc import RpcError
+from profilec.e2e.matrix import CompatibilityMatrix, MatrixRow
+from profilec.e2e.model_server import ScriptedModelServer
+from profilec.e2e.run import adapter_verdicts, catalog_disagreements
+from profilec.emit.launch import AdapterCatalog, load_catalog, render_launch_with
+from profilec.errors import PolicyError
 
 REPO = Path(__file__).resolve().parents[2]
 #: A layout value for property tests (no files: judge only compares strings).
@@ -277,7 +277,7 @@ def test_pins_agree_with_tools_script() -> None:
 
 
 def _bundle(layout: Layout) -> Any:
-    from compiler.api import load_and_compile
+    from profilec.api import load_and_compile
 
     return load_and_compile(layout.roots, workspace_roots=[layout.workspace])
 
@@ -376,8 +376,8 @@ def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None
 
 
 def test_lost_cells_name_the_check_rule() -> None:
-    from compiler.e2e.acp import Observation
-    from compiler.e2e.run import lint_for
+    from profilec.e2e.acp import Observation
+    from profilec.e2e.run import lint_for
 
     def obs(method: str, event: str, result: str, adapter: str = adapters.TS_PACKAGE) -> Any:
         return Observation(adapter, "2.6.0", "0.171.0", method, event, result, "x")  # type: ignore[arg-type]

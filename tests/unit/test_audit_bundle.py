@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.emit.bundle import content_hash
+from profilec.emit.bundle import content_hash
 from tests.audit_helpers import plan_layout, run, setup, validate
 
 

@@ -12,9 +12,9 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.audit.diff import diff_sides, side_from_config
-from compiler.compile import PLACEHOLDER_CWD
-from compiler.evaluate import EvalContext, resolve
+from profilec.audit.diff import diff_sides, side_from_config
+from profilec.compile import PLACEHOLDER_CWD
+from profilec.evaluate import EvalContext, resolve
 from tests.audit_helpers import run, setup, validate
 from tests.helpers import write_manifest
 

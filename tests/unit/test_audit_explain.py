@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.audit.bundle import CompileInputs, compile_document
-from compiler.audit.explain import explain
-from compiler.check.checker import from_bundle, run_check
+from profilec.audit.bundle import CompileInputs, compile_document
+from profilec.audit.explain import explain
+from profilec.check.checker import from_bundle, run_check
 from tests.audit_helpers import run, setup, validate
 
 
@@ -63,7 +63,7 @@ def test_the_link_is_decided_at_its_target_with_the_chain_and_the_beaten_entries
 
 
 def test_equal_path_rule_is_named_and_the_policy_line_is_given(tmp_path: Path) -> None:
-    from compiler.evaluate import EQUAL_PATH_RULE
+    from profilec.evaluate import EQUAL_PATH_RULE
 
     lay, _ = setup(tmp_path / "l")
     profiles = tmp_path / "profiles"

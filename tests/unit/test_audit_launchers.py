@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from compiler.audit.launchers import NOT_TESTED_E2E
-from compiler.audit.report_md import md as md_escape
-from compiler.e2e.matrix import CompatibilityMatrix, MatrixRow, matrix_json
+from profilec.audit.launchers import NOT_TESTED_E2E
+from profilec.audit.report_md import md as md_escape
+from profilec.e2e.matrix import CompatibilityMatrix, MatrixRow, matrix_json
 from tests.audit_helpers import run, setup, validate
 
 TS = "@agentclientprotocol/codex-acp"
@@ -235,8 +235,8 @@ def test_the_checks_catch_an_unescaped_or_mislabelled_rendering(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Negative controls: the assertions above fail when escaping or the result is broken."""
-    import compiler.audit.report_html as report_html
-    import compiler.audit.report_md as report_md
+    import profilec.audit.report_html as report_html
+    import profilec.audit.report_md as report_md
 
     m = _write(tmp_path / "m.json", _rows())
     monkeypatch.setattr(report_md, "md", lambda s: s)
@@ -307,7 +307,7 @@ def test_a_reviewed_method_the_matrix_contradicts_is_flagged(
 
 
 def test_held_unless_needs_every_other_event_held_and_no_error() -> None:
-    from compiler.audit.launchers import launcher_section
+    from profilec.audit.launchers import launcher_section
 
     rows = [
         _row(launch_method="a"), _row(launch_method="a", session_event="mode:agent",

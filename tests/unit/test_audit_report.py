@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.audit.report import NOT_TESTED
-from compiler.audit.report_md import md as md_escape
+from profilec.audit.report import NOT_TESTED
+from profilec.audit.report_md import md as md_escape
 from tests.audit_helpers import run, setup, validate
 from tests.helpers import marker
 
@@ -232,7 +232,7 @@ def test_canary_json_must_match_its_schema(
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
 def test_any_string_escapes_to_one_literal_line_in_markdown_and_html(s: str) -> None:
-    from compiler.audit.report_html import e
+    from profilec.audit.report_html import e
 
     out = md_escape(s)
     assert "\n" not in out and "\r" not in out and "<" not in out

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.canary import dynamic
-from compiler.canary.dynamic import Target, classify_race, condense, race_loop
+from profilec.canary import dynamic
+from profilec.canary.dynamic import Target, classify_race, condense, race_loop
 
 
 def _target(tmp: Path) -> Target:

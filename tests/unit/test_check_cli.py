@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.check.configstack import parse_override_lines
-from compiler.cli import main
+from profilec.check.configstack import parse_override_lines
+from profilec.cli import main
 from tests.helpers import Layout, make_layout
 
 
@@ -137,10 +137,10 @@ def test_canary_without_the_runner_is_an_environment_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, base = _base(tmp_path)
-    monkeypatch.setitem(sys.modules, "compiler.canary.run", types.ModuleType("compiler.canary.run"))
+    monkeypatch.setitem(sys.modules, "profilec.canary.run", types.ModuleType("profilec.canary.run"))
     assert main([*base, "--canary"]) == 7
     _one_line(capsys.readouterr().err)
-    monkeypatch.delitem(sys.modules, "compiler.canary.run")
+    monkeypatch.delitem(sys.modules, "profilec.canary.run")
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(tmp_path / "no-codex"))
     assert main([*base, "--canary"]) == 7
 
@@ -161,9 +161,9 @@ def test_canary_failures_merge_into_the_report(
         def to_dict(self) -> dict[str, object]:
             return {"passed": False, "failures": ["leak"]}
 
-    fake = types.ModuleType("compiler.canary.run")
+    fake = types.ModuleType("profilec.canary.run")
     fake.run_canaries = lambda bundle, **kw: FakeReport()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "compiler.canary.run", fake)
+    monkeypatch.setitem(sys.modules, "profilec.canary.run", fake)
     assert main([*base, "--canary", "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["canary"]["failures"] == ["leak"]
@@ -189,9 +189,9 @@ def test_check_canary_sarif_has_one_result_per_failed_probe(
         def to_dict(self) -> dict[str, object]:
             return doc
 
-    fake = types.ModuleType("compiler.canary.run")
+    fake = types.ModuleType("profilec.canary.run")
     fake.run_canaries = lambda bundle, **kw: FakeReport()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "compiler.canary.run", fake)
+    monkeypatch.setitem(sys.modules, "profilec.canary.run", fake)
     assert main([*base, "--canary", "--format", "sarif"]) == 1
     out = capsys.readouterr().out
     assert OUTPUT_MARK not in out

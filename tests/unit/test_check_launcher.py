@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from compiler.check.launcher import LEGACY_FIELDS, launcher_findings, parse_launch_requests
-from compiler.cli import main
-from compiler.errors import InputError
+from profilec.check.launcher import LEGACY_FIELDS, launcher_findings, parse_launch_requests
+from profilec.cli import main
+from profilec.errors import InputError
 from tests.helpers import make_layout
 
 SCHEMA = json.loads(

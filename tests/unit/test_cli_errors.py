@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
+from profilec.cli import main
 from tests.helpers import make_layout, write_manifest
 
 

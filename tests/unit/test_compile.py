@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.compile import compile_bundle
-from compiler.emit import renderer
-from compiler.emit.overrides import override_lines
-from compiler.errors import UnsafeRootError
-from compiler.evaluate import EvalContext, resolve
-from compiler.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
-from compiler.policy import load_policy
-from compiler.roots import resolve_root
+from profilec.api import load_and_compile
+from profilec.compile import compile_bundle
+from profilec.emit import renderer
+from profilec.emit.overrides import override_lines
+from profilec.errors import UnsafeRootError
+from profilec.evaluate import EvalContext, resolve
+from profilec.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
+from profilec.policy import load_policy
+from profilec.roots import resolve_root
 from tests.helpers import Layout, make_layout
 
 
@@ -138,7 +138,7 @@ def test_a_vault_that_contains_what_a_session_needs_is_refused(
 
 
 def test_a_plain_file_credential_directly_in_codex_home_is_refused(tmp_path: Path) -> None:
-    from compiler.roots import resolve_home
+    from profilec.roots import resolve_home
 
     home = tmp_path / "codex-home"
     home.mkdir()
@@ -151,7 +151,7 @@ def test_a_plain_file_credential_directly_in_codex_home_is_refused(tmp_path: Pat
 
 
 def test_a_root_whose_vault_is_the_filesystem_root_is_refused(tmp_path: Path) -> None:
-    from compiler.models import ResolvedRoot
+    from profilec.models import ResolvedRoot
 
     root = ResolvedRoot(id="a", path="/auth.json", kind="file", target="/auth.json", vault="/")
     with pytest.raises(UnsafeRootError, match="vault / "):
@@ -238,7 +238,7 @@ def test_any_legal_path_is_escaped_correctly(tmp_path: Path, name: str) -> None:
 
 
 def test_codex_home_output_is_private(tmp_path: Path) -> None:
-    from compiler.emit.codex_home import write_codex_home
+    from profilec.emit.codex_home import write_codex_home
 
     _, bundle = _compile(tmp_path)
     out = tmp_path / "home"
@@ -254,7 +254,7 @@ def test_the_home_flag_refuses_a_vault_holding_home_on_both_cli_paths(tmp_path: 
     lay = make_layout(tmp_path / "l")
     inner = lay.host_target.parent / "home"
     inner.mkdir()
-    base = [sys.executable, "-m", "compiler.cli", "compile", "--roots", str(lay.manifest),
+    base = [sys.executable, "-m", "profilec.cli", "compile", "--roots", str(lay.manifest),
             "--codex-home", str(lay.codex_home), "--home", str(inner)]
     for fmt in ("toml", "bundle"):  # the fast path, and the typer path
         proc = subprocess.run([*base, "--format", fmt], capture_output=True, text=True,

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compiler.api import load_and_compile
-from compiler.check.checker import CheckInputs, from_bundle, run_check
-from compiler.check.configstack import ConfigStack, Layer, parse_override_lines
-from compiler.check.coverage import CHILD_PROBE, real_path, spellings
-from compiler.check.result import CheckReport
-from compiler.emit.overrides import render_overrides
-from compiler.models import CompiledBundle
+from profilec.api import load_and_compile
+from profilec.check.checker import CheckInputs, from_bundle, run_check
+from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
+from profilec.check.coverage import CHILD_PROBE, real_path, spellings
+from profilec.check.result import CheckReport
+from profilec.emit.overrides import render_overrides
+from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout, write_manifest
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from compiler.difftest.gen import make_case
-from compiler.difftest.run import judge, materialize, overrides, place, plan, script
+from profilec.difftest.gen import make_case
+from profilec.difftest.run import judge, materialize, overrides, place, plan, script
 
 
 def test_cases_are_deterministic_and_varied() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.e2e.appserver import (
+from profilec.e2e.appserver import (
     FORK_SANDBOX_EVENT,
     LEGACY_EVENTS,
     RESTORE_EVENT,
@@ -21,7 +21,7 @@ from compiler.e2e.appserver import (
     judge,
     run_method,
 )
-from compiler.e2e.jsonrpc import RpcError
+from profilec.e2e.jsonrpc import RpcError
 
 
 def test_judge_reads_the_model_visible_text_not_the_exit_code(tmp_path: Path) -> None:

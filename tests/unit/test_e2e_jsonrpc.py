@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from compiler.e2e.jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
-from compiler.procs import descendants, session_members
+from profilec.e2e.jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
+from profilec.procs import descendants, session_members
 
 PEER = textwrap.dedent(
     r'''

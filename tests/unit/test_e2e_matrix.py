@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from compiler.e2e.matrix import (
+from profilec.e2e.matrix import (
     RESULTS,
     CompatibilityMatrix,
     MatrixRow,

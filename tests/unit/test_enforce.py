@@ -1,11 +1,11 @@
-"""The enforcement model (compiler.evaluate.enforce): one test per class, each a minimized case
+"""The enforcement model (profilec.evaluate.enforce): one test per class, each a minimized case
 from the differential tester or the measurements in docs/codex-semantics.md (Codex 0.171.0)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from compiler.evaluate import (
+from profilec.evaluate import (
     EvalContext,
     FsKind,
     FsSnapshot,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.check.checker import CheckInputs, from_bundle, run_check
-from compiler.check.configstack import ConfigStack
-from compiler.check.result import CheckReport
-from compiler.models import CompiledBundle
+from profilec.check.checker import CheckInputs, from_bundle, run_check
+from profilec.check.configstack import ConfigStack
+from profilec.check.result import CheckReport
+from profilec.models import CompiledBundle
 from tests.helpers import Layout
 from tests.unit.test_lints import AGENT, _bundle, _cfg, _run, _toml
 

@@ -1,4 +1,4 @@
-"""Fast unit tests for compiler.evaluate: one test per Codex rule, plus hypothesis properties."""
+"""Fast unit tests for profilec.evaluate: one test per Codex rule, plus hypothesis properties."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import InputError
-from compiler.evaluate import (
+from profilec.errors import InputError
+from profilec.evaluate import (
     EQUAL_PATH_RULE,
     MINIMAL_LINUX,
     MORE_SPECIFIC_RULE,

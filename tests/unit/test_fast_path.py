@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from compiler import lite, models
-from compiler.cli import fast, main, main_full
-from compiler.evaluate import EffectiveProfile, Entry
-from compiler.policy import default_profiles_dir
+from profilec import lite, models
+from profilec.cli import fast, main, main_full
+from profilec.evaluate import EffectiveProfile, Entry
+from profilec.policy import default_profiles_dir
 from tests.helpers import make_layout, write_manifest
 
 TWINS = [
@@ -406,7 +406,7 @@ def test_winner_agrees_with_decide(entries: list[tuple[str, str, str]], query: s
 
 @given(st.text(max_size=12))
 def test_bare_key_and_plain_string_shortcuts_match_the_character_rules(name: str) -> None:
-    from compiler.emit.tomltext import _ESCAPES, key, string
+    from profilec.emit.tomltext import _ESCAPES, key, string
 
     bare = bool(name) and all(c.isascii() and (c.isalnum() or c in "-_") for c in name)
     assert (key(name) == name) == bare

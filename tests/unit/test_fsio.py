@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.errors import OutputError
-from compiler.fsio import write_atomic
+from profilec.errors import OutputError
+from profilec.fsio import write_atomic
 
 
 def test_regular_file_is_replaced_whole_and_no_temp_is_left(tmp_path: Path) -> None:

@@ -27,25 +27,25 @@ ALWAYS_FORBIDDEN = (
     "docker",
     "jsonschema",
     "tomlkit",
-    "compiler.report",
-    "compiler.canary",
-    "compiler.check",
-    "compiler.mounts",
-    "compiler.audit.report",
-    "compiler.audit.report_md",
-    "compiler.audit.report_html",
-    "compiler.audit.launchers",
-    "compiler.e2e",
+    "profilec.report",
+    "profilec.canary",
+    "profilec.check",
+    "profilec.mounts",
+    "profilec.audit.report",
+    "profilec.audit.report_md",
+    "profilec.audit.report_html",
+    "profilec.audit.launchers",
+    "profilec.e2e",
 )
 #: Not on the fast path either.
-FAST_FORBIDDEN = (*ALWAYS_FORBIDDEN, "typer", "click", "pydantic", "compiler.models")
+FAST_FORBIDDEN = (*ALWAYS_FORBIDDEN, "typer", "click", "pydantic", "profilec.models")
 
 PROBE = """
 import json, sys
-from compiler.cli import main
+from profilec.cli import main
 rc = main(sys.argv[1:])
-import compiler
-print(json.dumps({"rc": rc, "modules": sorted(sys.modules), "from": compiler.__file__}))
+import profilec
+print(json.dumps({"rc": rc, "modules": sorted(sys.modules), "from": profilec.__file__}))
 """
 
 
@@ -81,7 +81,7 @@ def test_fast_compile_loads_no_typer_pydantic_docker_or_reports(manifest: Path, 
     rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", fmt])
     assert rc == 0
     assert offenders(modules, FAST_FORBIDDEN) == []
-    assert "compiler.cli.fast" in modules  # the fast path ran
+    assert "profilec.cli.fast" in modules  # the fast path ran
 
 
 @pytest.mark.parametrize("fmt", ["bundle", "yaml"])
@@ -99,22 +99,24 @@ def test_typer_compile_loads_no_docker_reports_checker_or_canaries(
     [
         ("compiler/cli/__init__.py", "import docker", "docker"),
         ("compiler/cli/__init__.py", "import typer", "typer"),
-        ("compiler/compile.py", "from . import models", "compiler.models"),
-        ("compiler/emit/overrides.py", "import compiler.report.json", "compiler.report"),
+        ("compiler/compile.py", "from . import models", "profilec.models"),
+        ("compiler/emit/overrides.py", "import profilec.report.json", "profilec.report"),
         ("compiler/roots.py", "import pydantic", "pydantic"),
-        ("compiler/api.py", "import compiler.check", "compiler.check"),
-        ("compiler/cli/fast.py", "import compiler.canary", "compiler.canary"),
-        ("compiler/emit/overrides.py", "import compiler.audit.report_md",
-         "compiler.audit.report_md"),
-        ("compiler/api.py", "import compiler.audit.launchers", "compiler.audit.launchers"),
+        ("compiler/api.py", "import profilec.check", "profilec.check"),
+        ("compiler/cli/fast.py", "import profilec.canary", "profilec.canary"),
+        ("compiler/emit/overrides.py", "import profilec.audit.report_md",
+         "profilec.audit.report_md"),
+        ("compiler/api.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
     ],
 )
 def test_an_import_added_back_is_caught(
     tmp_path: Path, manifest: Path, module: str, line: str, caught: str
 ) -> None:
     root = tmp_path / "copy"
-    shutil.copytree(REPO / "compiler", root / "compiler")
-    shutil.copytree(REPO / "profiles", root / "profiles")
+    shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True)
+    (root / "profilec").symlink_to("compiler")
+    for data in ("profiles", "schemas", "canaries"):
+        shutil.copytree(REPO / data, root / data)
     path = root / module
     text = path.read_text()
     anchor = "from __future__ import annotations\n"
@@ -129,7 +131,7 @@ def test_an_import_added_back_is_caught(
 def test_help_lists_commands_in_table_order_whatever_ran_before(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from compiler.cli import COMMANDS, main
+    from profilec.cli import COMMANDS, main
 
     assert main(["canary", "--help"]) == 0  # registers canary (and compile) first
     capsys.readouterr()
@@ -145,13 +147,13 @@ def test_help_lists_commands_in_table_order_whatever_ran_before(
 
 
 def test_full_app_registers_every_command_module_in_the_build() -> None:
-    from compiler.cli import COMMANDS, full_app
+    from profilec.cli import COMMANDS, full_app
 
     names = {c.name for c in full_app().registered_commands}
     present = {
         name
         for name, module in COMMANDS.items()
-        if (REPO / "compiler" / "cli" / f"{module}.py").is_file()
+        if (REPO / "profilec" / "cli" / f"{module}.py").is_file()
     }
     assert present <= names
     assert {"compile", "check", "plan", "canary"} <= present

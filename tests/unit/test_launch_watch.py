@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from compiler.cli import main
+from profilec.cli import main
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.check.checker import CheckInputs, from_bundle, run_check
-from compiler.check.configstack import ConfigStack, Layer, parse_override_lines
-from compiler.check.launcher import launcher_findings, parse_launch_requests
-from compiler.check.lint import RULES, in_range
-from compiler.check.result import CheckReport
-from compiler.emit.overrides import render_overrides
-from compiler.errors import UnsafeRootError
-from compiler.models import CompiledBundle
+from profilec.api import load_and_compile
+from profilec.check.checker import CheckInputs, from_bundle, run_check
+from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
+from profilec.check.launcher import launcher_findings, parse_launch_requests
+from profilec.check.lint import RULES, in_range
+from profilec.check.result import CheckReport
+from profilec.emit.overrides import render_overrides
+from profilec.errors import UnsafeRootError
+from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 
 AGENT = "profilec-agent"

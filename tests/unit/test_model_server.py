@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from compiler.e2e.model_server import (
+from profilec.e2e.model_server import (
     FINAL_TEXT,
     PROVIDER_ID,
     ScriptedModelServer,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.errors import PolicyError
-from compiler.mounts.backends import default_catalog_path, load_catalog, parse_catalog
+from profilec.errors import PolicyError
+from profilec.mounts.backends import default_catalog_path, load_catalog, parse_catalog
 
 
 def test_codex_writer_is_measured_rename_with_its_temp_and_lock_files() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
-from compiler.errors import LayoutError, TrustError
-from compiler.mounts.layout import layout_toml, parse_layout
-from compiler.mounts.models import PlanLayout
+from profilec.cli import main
+from profilec.errors import LayoutError, TrustError
+from profilec.mounts.layout import layout_toml, parse_layout
+from profilec.mounts.models import PlanLayout
 from tests.helpers import Layout, make_layout
 
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from compiler.errors import LayoutError, UnsafeRootError
-from compiler.models import Hop, ResolvedRoot
-from compiler.mounts.backends import load_catalog
-from compiler.mounts.models import HostFacts, MountPlan, PlanLayout, SystemPath
-from compiler.mounts.plan import build_plan, covering, mirror_dirs
-from compiler.mounts.render_json import render_json
+from profilec.errors import LayoutError, UnsafeRootError
+from profilec.models import Hop, ResolvedRoot
+from profilec.mounts.backends import load_catalog
+from profilec.mounts.models import HostFacts, MountPlan, PlanLayout, SystemPath
+from profilec.mounts.plan import build_plan, covering, mirror_dirs
+from profilec.mounts.render_json import render_json
 
 CATALOG = load_catalog()
 HOST = HostFacts(

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.errors import LayoutError
-from compiler.models import Hop
-from compiler.mounts.render_bwrap import bwrap_argv, render_bwrap
-from compiler.mounts.render_docker import docker_kwargs, render_docker
-from compiler.mounts.render_srt import srt_gaps, srt_settings
-from compiler.mounts.shell import line, quote
+from profilec.errors import LayoutError
+from profilec.models import Hop
+from profilec.mounts.render_bwrap import bwrap_argv, render_bwrap
+from profilec.mounts.render_docker import docker_kwargs, render_docker
+from profilec.mounts.render_srt import srt_gaps, srt_settings
+from profilec.mounts.shell import line, quote
 from tests.unit.test_mounts_plan import codex_root, layout, plan_for
 
 SHELLS = [s for s in ("dash", "bash") if shutil.which(s)]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from compiler.cli import main
+from profilec.cli import main
 from tests.helpers import make_layout
 
 _OPENED: list[str] = []

@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.check.canary import canary_findings
-from compiler.check.checker import from_bundle, run_check
-from compiler.check.result import CheckReport
-from compiler.report import FORMATS, render
+from profilec.api import load_and_compile
+from profilec.check.canary import canary_findings
+from profilec.check.checker import from_bundle, run_check
+from profilec.check.result import CheckReport
+from profilec.report import FORMATS, render
 from tests.helpers import make_layout
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from compiler.errors import InputError, RootChainError, TrustError, UnsafeRootError
-from compiler.models import RootSpec
-from compiler.roots import (
+from profilec.errors import InputError, RootChainError, TrustError, UnsafeRootError
+from profilec.models import RootSpec
+from profilec.roots import (
     check_possible_roots,
     load_manifest,
     resolve_root,

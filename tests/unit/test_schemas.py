@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from compiler.models import ModeMap, ModeProfilePolicy, RootsManifest
-from compiler.schemagen import all_names, render
+from profilec.models import ModeMap, ModeProfilePolicy, RootsManifest
+from profilec.schemagen import all_names, render
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
@@ -21,7 +21,7 @@ PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 @pytest.mark.parametrize("name", all_names())
 def test_committed_schema_matches_the_models(name: str) -> None:
     assert (SCHEMAS / name).read_text(encoding="utf-8") == render(name), (
-        f"schemas/{name} is stale: run python -m compiler.schemagen"
+        f"schemas/{name} is stale: run python -m profilec.schemagen"
     )
 
 
@@ -161,8 +161,8 @@ def test_policy_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None
 def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from referencing import Registry, Resource
 
-    from compiler.api import load_and_compile
-    from compiler.emit import renderer
+    from profilec.api import load_and_compile
+    from profilec.emit import renderer
     from tests.helpers import make_layout
 
     lay = make_layout(tmp_path / "l", hop_dir=True)

@@ -11,15 +11,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.cli import main
-from compiler.emit.acp_json import render_acp_json
-from compiler.emit.codex_toml import render_toml
-from compiler.emit.overrides import override_lines
-from compiler.errors import InputError, PolicyError, TrustError
-from compiler.mcp import CREDENTIAL_ENV, load_vouched_mcp
-from compiler.policy import default_profiles_dir
-from compiler.session import (
+from profilec.api import load_and_compile
+from profilec.cli import main
+from profilec.emit.acp_json import render_acp_json
+from profilec.emit.codex_toml import render_toml
+from profilec.emit.overrides import override_lines
+from profilec.errors import InputError, PolicyError, TrustError
+from profilec.mcp import CREDENTIAL_ENV, load_vouched_mcp
+from profilec.policy import default_profiles_dir
+from profilec.session import (
     ALLOWLIST_SCHEMA,
     CLASSES,
     KNOWN_KEYS,
@@ -260,7 +260,7 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
     doc = tomllib.loads(render_toml(bundle))
     assert doc["features"] == {"apps": False}
     assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
-    from compiler.session import project_root
+    from profilec.session import project_root
 
     top = project_root(str(lay.workspace))  # a stray .git above the tmp dir counts too
     want = {str(lay.workspace), *([top] if top else [])}
@@ -272,7 +272,7 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
 
 
 def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
-    from compiler.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
+    from profilec.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
 
     lay = make_layout(tmp_path / "l")
     bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
@@ -293,7 +293,7 @@ def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Pat
 
 
 def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> None:
-    from compiler.emit.launch import load_catalog
+    from profilec.emit.launch import load_catalog
 
     profiles = tmp_path / "profiles"
     profiles.mkdir()

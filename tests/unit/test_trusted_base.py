@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from compiler.api import load_and_compile, load_and_compile_lite
-from compiler.emit.launch import render_launch
-from compiler.errors import InputError, PolicyError
-from compiler.policy import default_profiles_dir, load_policy
-from compiler.roots import load_manifest, resolve_trusted_base_fields
+from profilec.api import load_and_compile, load_and_compile_lite
+from profilec.emit.launch import render_launch
+from profilec.errors import InputError, PolicyError
+from profilec.policy import default_profiles_dir, load_policy
+from profilec.roots import load_manifest, resolve_trusted_base_fields
 from tests.helpers import make_layout
 
 
@@ -65,10 +65,10 @@ def test_trusted_base_rejects_slash(tmp_path: Path) -> None:
 def test_resolution_canonicalizes_skips_missing_and_keeps_sockets(
     tmp_path: Path, sock: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.roots
+    import profilec.roots
 
     # pytest's base temp dir is 0700; reachability has its own test below.
-    monkeypatch.setattr(compiler.roots, "_searchable_by_others", lambda path: True)
+    monkeypatch.setattr(profilec.roots, "_searchable_by_others", lambda path: True)
     real = tmp_path / "usr-real"
     real.mkdir()
     (tmp_path / "usr-link").symlink_to(real)

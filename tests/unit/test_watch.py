@@ -15,9 +15,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compiler.api import load_and_compile
-from compiler.models import CompiledBundle
-from compiler.watch import DEFAULT_INTERVAL, Drift, Watcher, run, watch_bundle
+from profilec.api import load_and_compile
+from profilec.models import CompiledBundle
+from profilec.watch import DEFAULT_INTERVAL, Drift, Watcher, run, watch_bundle
 from tests.helpers import Layout, make_layout, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -288,7 +288,7 @@ def test_watching_never_opens_the_link_hops_or_target(tmp_path: Path) -> None:
 def _cli(lay: Layout, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
-            sys.executable, "-m", "compiler.cli", "watch", "--roots", str(lay.manifest),
+            sys.executable, "-m", "profilec.cli", "watch", "--roots", str(lay.manifest),
             "--workspace-root", str(lay.workspace), "--codex-home", str(lay.codex_home), *extra,
         ],
         cwd=REPO,
@@ -328,14 +328,14 @@ def test_cli_stops_cleanly_on_sigterm(lay: Layout) -> None:
 
 
 def test_cli_watches_the_chain_pinned_in_a_lock(lay: Layout, tmp_path: Path) -> None:
-    from compiler.cli import main
+    from profilec.cli import main
 
     lock = tmp_path / "profilec.lock"
     rc = main(["lock", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
                "--codex-home", str(lay.codex_home), "--out", str(lock)])
     assert rc == 0
     proc = subprocess.Popen(
-        [sys.executable, "-m", "compiler.cli", "watch", "--lock", str(lock), "--interval", "0.05"],
+        [sys.executable, "-m", "profilec.cli", "watch", "--lock", str(lock), "--interval", "0.05"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     _started(proc)
@@ -356,7 +356,7 @@ def test_cli_watches_the_chain_pinned_in_a_lock(lay: Layout, tmp_path: Path) -> 
 def test_cli_usage_errors_are_one_line_exit_2(
     args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from compiler.cli import main
+    from profilec.cli import main
 
     assert main(["watch", *args]) == 2
     err = capsys.readouterr().err

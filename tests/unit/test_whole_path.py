@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from compiler.ancestry import unsafe_ancestors
-from compiler.api import load_and_compile
-from compiler.compile import _contexts, _protected, _prove, compile_bundle
-from compiler.errors import UnsafeRootError
-from compiler.evaluate import resolve
-from compiler.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
-from compiler.policy import load_policy
-from compiler.roots import resolve_home, resolve_root
+from profilec.ancestry import unsafe_ancestors
+from profilec.api import load_and_compile
+from profilec.compile import _contexts, _protected, _prove, compile_bundle
+from profilec.errors import UnsafeRootError
+from profilec.evaluate import resolve
+from profilec.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
+from profilec.policy import load_policy
+from profilec.roots import resolve_home, resolve_root
 from tests.helpers import make_layout
 
 POLICY = load_policy()
