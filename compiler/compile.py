@@ -24,20 +24,22 @@ from .ancestry import Protected, pins_for, unsafe_ancestors
 from .emit.literal import glob_char, refusal
 from .errors import PolicyError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
-from .lite import ACP_MODES
+from .models import (
+    ACP_MODES,
+    CompiledBundle,
+    CompiledEntry,
+    CompiledProfile,
+    Finding,
+    Provenance,
+)
 from .paths import ancestors, is_within
 from .roots import check_hard_links, check_possible_roots
 
 if TYPE_CHECKING:
     from .evaluate import Entry
     from .models import (
-        CompiledBundle,
-        CompiledEntry,
-        CompiledProfile,
-        Finding,
         LaunchLayout,
         ModeProfilePolicy,
-        Provenance,
         ResolvedHome,
         ResolvedRoot,
         TrustedPath,
@@ -49,21 +51,6 @@ if TYPE_CHECKING:
 PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
 
 
-@dataclass(frozen=True, slots=True)
-class Kit:
-    """The classes compile builds its output from: compiler/models.py (the default, pydantic)
-    or the field-for-field twins in compiler/lite.py (the CLI fast path). One compile logic."""
-
-    provenance: Callable[..., Any]
-    entry: Callable[..., Any]
-    profile: Callable[..., Any]
-    finding: Callable[..., Any]
-    bundle: Callable[..., Any]
-
-
-_KITS: dict[str, Kit] = {}
-
-
 @dataclass(slots=True)
 class Shared:
     """What compile_mode computes once per bundle: the mode-independent entries, and the entry
@@ -72,21 +59,6 @@ class Shared:
     deny: list[Any] | None = None
     holder: list[Any] | None = None
     passed: set[str] = field(default_factory=set)
-
-
-def get_kit(name: str = "models") -> Kit:
-    """The constructor kit `models` (pydantic) or `lite` (dataclass twins), built once."""
-    found = _KITS.get(name)
-    if found is None:
-        if name == "models":
-            from . import models as m
-        elif name == "lite":
-            from . import lite as m  # type: ignore[no-redef]
-        else:
-            raise KeyError(name)
-        found = Kit(m.Provenance, m.CompiledEntry, m.CompiledProfile, m.Finding, m.CompiledBundle)
-        _KITS[name] = found
-    return found
 
 
 def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict[str, Any]:
@@ -134,7 +106,7 @@ def _check_policy_names_no_root(
                 )
 
 
-def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
+def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
     """One deny per vault (the directory holding a canonical target; a directory root is its own
     vault); a vault inside another denied vault is folded into it.
 
@@ -145,7 +117,7 @@ def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
     by_vault: dict[str, list[Provenance]] = {}
     for root in roots:
         by_vault.setdefault(root.vault, []).append(
-            k.provenance(reason="vault", root_id=root.id, detail=root.target)
+            Provenance(reason="vault", root_id=root.id, detail=root.target)
         )
     kept: list[str] = []
     for vault in sorted(by_vault):  # a parent sorts before its children
@@ -155,7 +127,7 @@ def _deny_entries(roots: Sequence[ResolvedRoot], k: Kit) -> list[CompiledEntry]:
             by_vault[cover].extend(by_vault[vault])
             continue
         kept.append(vault)
-    return [k.entry(path=v, access="deny", provenance=tuple(by_vault[v])) for v in kept]
+    return [CompiledEntry(path=v, access="deny", provenance=tuple(by_vault[v])) for v in kept]
 
 
 #: The lock Codex's credential writer takes in CODEX_HOME itself (not in the vault) before every
@@ -172,19 +144,19 @@ def writer_lock_path(home: ResolvedHome) -> str:
 
 
 def _lock_entries(
-    home: ResolvedHome | None, k: Kit, *, secret_config: bool = False
+    home: ResolvedHome | None, *, secret_config: bool = False
 ) -> list[CompiledEntry]:
     """The writer's lock; and CODEX_HOME/config.toml when it carries a vouched MCP server's
     per-launch credential (the trusted parent reads it outside the sandbox; no model command
     needs it)."""
     if home is None:
         return []
-    prov = k.provenance(reason="writer-lock", detail=home.path)
-    out = [k.entry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    prov = Provenance(reason="writer-lock", detail=home.path)
+    out = [CompiledEntry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
     if secret_config:
         cfg = f"{home.canonical.rstrip('/')}/config.toml"
-        why = k.provenance(reason="private-config", detail="vouched MCP server credentials")
-        out.append(k.entry(path=cfg, access="deny", provenance=(why,)))
+        why = Provenance(reason="private-config", detail="vouched MCP server credentials")
+        out.append(CompiledEntry(path=cfg, access="deny", provenance=(why,)))
     return out
 
 
@@ -225,7 +197,7 @@ def _check_vaults(
 
 
 def _holder_entries(
-    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, denied_dirs: Iterable[str], k: Kit
+    roots: Sequence[ResolvedRoot], home: ResolvedHome | None, denied_dirs: Iterable[str]
 ) -> list[CompiledEntry]:
     """`read` entries for directories that hold a hop, a target, or the private CODEX_HOME."""
     denied = set(denied_dirs)
@@ -234,19 +206,19 @@ def _holder_entries(
         for d in root.holder_dirs:
             hop_index = next((h.index for h in root.hops if h.link.rsplit("/", 1)[0] == d), None)
             holders.setdefault(d, []).append(
-                k.provenance(reason="holder-dir", root_id=root.id, hop_index=hop_index)
+                Provenance(reason="holder-dir", root_id=root.id, hop_index=hop_index)
             )
     if home is not None:
         holders.setdefault(home.canonical, []).append(
-            k.provenance(reason="codex-home", detail=home.path)
+            Provenance(reason="codex-home", detail=home.path)
         )
         for d in home.holder_dirs:
-            holders.setdefault(d, []).append(k.provenance(reason="codex-home", detail=home.path))
+            holders.setdefault(d, []).append(Provenance(reason="codex-home", detail=home.path))
     out: list[CompiledEntry] = []
     for d in sorted(holders):
         if any(a in denied for a in ancestors(d)):
             continue  # already denied: neither readable nor writable
-        out.append(k.entry(path=d, access="read", provenance=tuple(holders[d])))
+        out.append(CompiledEntry(path=d, access="read", provenance=tuple(holders[d])))
     return out
 
 
@@ -263,7 +235,6 @@ def compile_mode(
     home: ResolvedHome | None,
     *,
     where: str = "profiles",
-    kit: Kit | None = None,
     shared: Shared | None = None,
     secret_config: bool = False,
     trusted: Sequence[TrustedPath] = (),
@@ -273,7 +244,6 @@ def compile_mode(
     `shared` lets compile_bundle reuse the mode-independent deny and holder entries (computed
     on first use) across modes; they are immutable, so every mode gets equal values.
     """
-    k = kit or get_kit()
     cache = Shared() if shared is None else shared
     _check_policy_names_no_root(base, roots, where)
     ws = list(layout.workspace_roots)
@@ -286,21 +256,21 @@ def compile_mode(
             base_writes = True
     if cache.deny is None:
         _check_vaults(roots, layout, home)
-        cache.deny = _deny_entries(roots, k)
+        cache.deny = _deny_entries(roots)
     denies = cache.deny
-    entries = [*denies, *_lock_entries(home, k, secret_config=secret_config)]
+    entries = [*denies, *_lock_entries(home, secret_config=secret_config)]
     if base_writes:
         if cache.holder is None:
-            cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
+            cache.holder = _holder_entries(roots, home, [e.path for e in denies])
         entries.extend(cache.holder)
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
     _check_literal(entries, roots, trusted)
-    _check_literal([k.entry(path=t.path, access=t.access, provenance=()) for t in trusted],
+    _check_literal([CompiledEntry(path=t.path, access=t.access, provenance=()) for t in trusted],
                    roots, trusted)
-    entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode, k))
+    entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
     protected = _protected(roots, home, trusted)
-    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, k))
+    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode))
     entries.sort(key=lambda e: (e.path, e.access))
 
     # Entries are canonical by construction; this guards the construction itself, because a
@@ -318,7 +288,7 @@ def compile_mode(
                 )
     cache.passed.update(e.path for e in entries)
 
-    profile: CompiledProfile = k.profile(
+    profile: CompiledProfile = CompiledProfile(
         mode=mode,
         profile_id=profile_id,
         description=base.description,
@@ -425,14 +395,13 @@ def _prove(
 def _findings(
     roots: Sequence[ResolvedRoot],
     stripped: Sequence[str],
-    k: Kit,
     classes: Mapping[str, str] | None = None,
 ) -> tuple[Finding, ...]:
     out: list[Finding] = []
     for r in roots:
         if r.nlink is not None and r.nlink > 1:
             out.append(
-                k.finding(
+                Finding(
                     code="hardlinked-target",
                     message=f"target has {r.nlink} hard links; a path deny covers no other",
                     root_id=r.id,
@@ -441,7 +410,7 @@ def _findings(
             )
         for h in r.hops_under_workspace:
             out.append(
-                k.finding(
+                Finding(
                     code="hop-under-workspace",
                     message="a hop of this root lies under a workspace root",
                     root_id=r.id,
@@ -450,7 +419,7 @@ def _findings(
             )
         if r.kind == "missing":
             out.append(
-                k.finding(
+                Finding(
                     code="missing-root",
                     message="root does not exist yet (allow_missing); its intended path is denied",
                     root_id=r.id,
@@ -461,7 +430,7 @@ def _findings(
         cls = (classes or {}).get(key)
         why = f" ({cls})" if cls else ""
         out.append(
-            k.finding(
+            Finding(
                 code="session-config-stripped",
                 message=f"session config key {key!r} was stripped{why}; agent config cannot set it",
                 path=None,
@@ -498,15 +467,10 @@ def compile_bundle(
     stripped_session_classes: Mapping[str, str] | None = None,
     vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
     untrusted_projects: Sequence[str] = (),
-    kit: Kit | None = None,
     trusted_base: Sequence[TrustedPath] = (),
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
-
-    `kit` picks the output classes; the default is compiler/models.py. Inputs come from the
-    same family (lite twins in, lite twins out).
     """
-    k = kit or get_kit()
     check_possible_roots(roots, home.canonical if home else None, layout.workspace_roots)
     for r in roots:
         if r.kind == "file":
@@ -527,19 +491,18 @@ def compile_bundle(
                 layout,
                 home,
                 where=f"{policy.source_dir}/{entry.base}",
-                kit=k,
                 shared=shared,
                 secret_config=bool(vouched_mcp and vouched_mcp[1]),
                 trusted=trusted_base,
             )
         )
-    bundle: CompiledBundle = k.bundle(
+    bundle: CompiledBundle = CompiledBundle(
         profiles=tuple(profiles),
         default_mode=policy.mode_map.default_mode,
         roots=tuple(roots),
         layout=layout,
         codex_home=home,
-        findings=_findings(roots, stripped_session_keys, k, stripped_session_classes),
+        findings=_findings(roots, stripped_session_keys, stripped_session_classes),
         session_config=session_config,
         stripped_session_keys=tuple(stripped_session_keys),
         stripped_session_classes=dict(stripped_session_classes or {}),
@@ -594,7 +557,6 @@ def _trusted_entries(
     contexts: Sequence[EvalContext],
     trusted: Sequence[TrustedPath],
     mode: str,
-    k: Kit,
 ) -> list[CompiledEntry]:
     """A deny for every trusted-base socket in every mode; a `read` entry for every trusted
     read-only directory the mode could write. A writable root inside one fails (exit 5)."""
@@ -605,12 +567,12 @@ def _trusted_entries(
     out: list[CompiledEntry] = []
     added: list[str] = []
     for t in sorted(trusted, key=lambda t: t.path):
-        prov = (k.provenance(reason="trusted-base", detail=f"{t.source}: {t.declared}"),)
+        prov = (Provenance(reason="trusted-base", detail=f"{t.source}: {t.declared}"),)
         if t.access == "deny":
             if t.path not in have and not any(
                 eff.winner(t.path)[0] == "deny" for eff in effs
             ):
-                out.append(k.entry(path=t.path, access="deny", provenance=prov))
+                out.append(CompiledEntry(path=t.path, access="deny", provenance=prov))
             continue
         for eff in effs:
             for e in eff.entries:
@@ -625,7 +587,7 @@ def _trusted_entries(
             continue  # an enclosing trusted directory is already read-only
         if t.path in have or not any(eff.winner(t.path)[0] == "write" for eff in effs):
             continue  # already read-only (or denied) in this mode
-        out.append(k.entry(path=t.path, access="read", provenance=prov))
+        out.append(CompiledEntry(path=t.path, access="read", provenance=prov))
         added.append(t.path)
     return out
 
@@ -637,7 +599,6 @@ def _pin_entries(
     contexts: Sequence[EvalContext],
     protected: Sequence[Protected],
     mode: str,
-    k: Kit,
 ) -> list[CompiledEntry]:
     """`write` pins on every renamable ancestor of a protected path (compiler/ancestry.py).
 
@@ -676,7 +637,7 @@ def _pin_entries(
             )
         guards, wroots = found[path]
         prov = tuple(
-            k.provenance(
+            Provenance(
                 reason="ancestor",
                 root_id=g.root_id,
                 detail=f"pinned below writable root {', '.join(sorted(wroots))}; "
@@ -684,7 +645,7 @@ def _pin_entries(
             )
             for g in guards
         )
-        out.append(k.entry(path=path, access="write", provenance=prov))
+        out.append(CompiledEntry(path=path, access="write", provenance=prov))
     return out
 
 

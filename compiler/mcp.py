@@ -13,8 +13,6 @@ checks (`trustedMcpServers: [{name, credential}]`, the server carrying the same 
     args = ["--stdio"]
     env = { BRIDGE_MODE = "session" }
     credential = "per-launch-secret"
-
-No pydantic here (the CLI fast path imports it).
 """
 
 from __future__ import annotations

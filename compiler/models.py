@@ -12,9 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-# ACP_MODES lives in lite.py (re-exported here) so the pydantic-free fast path shares it.
-from .lite import ACP_MODES as ACP_MODES
-from .lite import codex_table, profile_for_mode, root_spellings
+#: The ACP session modes Codex advertises, in the order profilec compiles and reports them.
+ACP_MODES: tuple[str, ...] = ("read-only", "agent", "agent-full-access")
 
 Access = Literal["read", "write", "deny"]
 PolicyAccess = Literal["read", "write", "deny", "none"]
@@ -26,7 +25,7 @@ AbsPath = Annotated[str, StringConstraints(pattern=r"^/", min_length=1)]
 class Frozen(BaseModel):
     """Base for all models: immutable, unknown keys are errors."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +172,12 @@ class ResolvedRoot(Frozen):
     @property
     def spellings(self) -> tuple[str, ...]:
         """Every name that reaches the credential: declared path, each hop's path, the target."""
-        return root_spellings(self)
+        seen: dict[str, None] = {self.path: None}
+        for hop in self.hops:
+            seen.setdefault(hop.link, None)
+            seen.setdefault(hop.spelling, None)
+        seen.setdefault(self.target, None)
+        return tuple(seen)
 
 
 class TrustedPath(Frozen):
@@ -225,6 +229,16 @@ class CompiledEntry(Frozen):
     provenance: tuple[Provenance, ...]
 
 
+def _entry_key(entry: CompiledEntry) -> str:
+    """The Codex key for `entry`: its path, escaped (or refused) when it holds a glob char."""
+    path = entry.path
+    if "*" not in path and "?" not in path and "[" not in path and "]" not in path:
+        return path
+    from .emit.literal import literal_key
+
+    return literal_key(path, entry.access)
+
+
 class CompiledProfile(Frozen):
     """One Codex permission profile for one ACP mode."""
 
@@ -242,7 +256,24 @@ class CompiledProfile(Frozen):
 
     def codex_table(self) -> dict[str, Any]:
         """The `[permissions.<id>]` table in Codex's own shape (no provenance)."""
-        return codex_table(self)
+        filesystem: dict[str, Any] = {}
+        if self.glob_scan_max_depth is not None:
+            filesystem["glob_scan_max_depth"] = self.glob_scan_max_depth
+        for key in sorted(self.policy_filesystem):
+            value = self.policy_filesystem[key]
+            filesystem[key] = dict(sorted(value.items())) if isinstance(value, dict) else value
+        for entry in self.entries:
+            # A compiled entry names one literal path; the key is escaped or refused (exit 5)
+            # when the path holds a glob character (compiler/emit/literal.py).
+            filesystem[_entry_key(entry)] = entry.access
+        table: dict[str, Any] = {"description": self.description}
+        if self.extends is not None:
+            table["extends"] = self.extends
+        if self.workspace_roots:
+            table["workspace_roots"] = {root: True for root in self.workspace_roots}
+        table["filesystem"] = filesystem
+        table["network"] = {"enabled": self.network_enabled}
+        return table
 
 
 class Finding(Frozen):
@@ -289,8 +320,11 @@ class CompiledBundle(Frozen):
         return {p.mode: p.profile_id for p in self.profiles}
 
     def profile_for(self, mode: str) -> CompiledProfile:
-        """The compiled profile serving `mode`."""
-        return profile_for_mode(self.profiles, mode)
+        """The compiled profile serving `mode` (KeyError when none does)."""
+        for profile in self.profiles:
+            if profile.mode == mode:
+                return profile
+        raise KeyError(mode)
 
     @property
     def default_profile_id(self) -> str:

@@ -7,15 +7,14 @@ never names a host credential path. Compile checks that no policy key reaches a 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyError
-from .lite import ACP_MODES
+from .models import ACP_MODES
 from .roots import parse_toml, validation_message
 
-if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
+if TYPE_CHECKING:
     from .models import ModeMap, ModeProfilePolicy, TrustedBasePolicy
 
 KNOWN_SPECIALS = (":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp")
@@ -115,15 +114,10 @@ def _validate_trusted(data: dict[str, Any], where: str) -> TrustedBasePolicy:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
 
 
-def load_policy(profiles_dir: str | None = None) -> Policy:
-    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base."""
-    return load_policy_with(profiles_dir, _validate_map, _validate_base, _validate_trusted)
-
-
-def load_trusted_base_with(pdir: str, validate: Callable[[dict[str, Any], str], Any]) -> Any:
+def load_trusted_base(pdir: str) -> TrustedBasePolicy:
     """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
     path = os.path.join(pdir, TRUSTED_BASE_FILE)
-    tb = validate(parse_toml(_read(path), where=path), path)
+    tb = _validate_trusted(parse_toml(_read(path), where=path), path)
     for p in (*tb.read_only, *tb.deny):
         if p != "/" and (p.endswith("/") or "//" in p or "/./" in p or "/../" in p):
             raise PolicyError(f"trusted-base path {p!r} is not normalized", where=path)
@@ -134,20 +128,12 @@ def load_trusted_base_with(pdir: str, validate: Callable[[dict[str, Any], str], 
     return tb
 
 
-def load_policy_with(
-    profiles_dir: str | None,
-    validate_map: Callable[[dict[str, Any], str], Any],
-    validate_base: Callable[[dict[str, Any], str], Any],
-    validate_trusted: Callable[[dict[str, Any], str], Any] | None = None,
-) -> Policy:
-    """`load_policy` with the schema steps supplied (the models, or lite's fast validators).
-
-    With lite's validators the Policy holds the lite twins (same attributes, no pydantic).
-    """
+def load_policy(profiles_dir: str | None = None) -> Policy:
+    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base."""
     pdir = profiles_dir or default_profiles_dir()
     map_path = os.path.join(pdir, "modes.toml")
     data = parse_toml(_read(map_path), where=map_path)
-    mode_map = validate_map(data, map_path)
+    mode_map = _validate_map(data, map_path)
     for mode in ACP_MODES:
         if mode not in mode_map.modes:
             raise PolicyError(f"ACP mode {mode!r} has no mapping", where=map_path)
@@ -162,7 +148,7 @@ def load_policy_with(
     for mode, entry in sorted(mode_map.modes.items()):
         path = os.path.join(pdir, entry.base)
         raw = parse_toml(_read(path), where=path)
-        base = validate_base(raw, path)
+        base = _validate_base(raw, path)
         if base.mode != mode:
             raise PolicyError(
                 f"declares mode {base.mode!r} but modes.toml maps it to {mode!r}", where=path
@@ -170,5 +156,5 @@ def load_policy_with(
         for key, value in base.filesystem.items():
             _check_key(key, value, f"{path}: filesystem")
         bases[mode] = base
-    trusted = load_trusted_base_with(pdir, validate_trusted) if validate_trusted else None
+    trusted = load_trusted_base(pdir)
     return Policy(mode_map=mode_map, bases=bases, source_dir=pdir, trusted_base=trusted)

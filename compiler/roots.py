@@ -11,28 +11,19 @@ import os
 import stat
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import InputError, RootChainError, TrustError, UnsafeRootError
 from .paths import check_absolute, is_within, parent
 
-if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
+if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec
 
 
-class _ManifestShape(Protocol):
-    @property
-    def roots(self) -> Sequence[Any]: ...
-
-
-#: A hop as the caller builds it: models.Hop, its lite twin, or a plain tuple.
+#: A hop as the caller builds it: models.Hop or a plain tuple.
 H = TypeVar("H")
-#: A validated manifest: models.RootsManifest or its lite twin.
-MF = TypeVar("MF", bound=_ManifestShape)
-#: A resolved root: models.ResolvedRoot or its lite twin.
-M = TypeVar("M")
 
 #: Like the kernel's ELOOP limit: more hops than this is treated as a loop.
 MAX_HOPS = 40
@@ -156,13 +147,8 @@ def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
 
 def load_manifest(path: str) -> RootsManifest:
     """Trust-check, parse and validate the roots manifest."""
-    return load_manifest_with(path, _validate_manifest)
-
-
-def load_manifest_with(path: str, validate: Callable[[dict[str, Any], str], MF]) -> MF:
-    """`load_manifest` with the schema step supplied (the models, or lite's fast validator)."""
     data = parse_toml(read_trusted_bytes(path), where=path)
-    manifest = validate(data, path)
+    manifest = _validate_manifest(data, path)
     seen: set[str] = set()
     for i, root in enumerate(manifest.roots):
         where = f"{path}: roots[{i}]"
@@ -328,7 +314,7 @@ def resolve_root_fields(
     make_hop: Callable[[int, str, str, str], Any],
     dir_cache: dict[str, os.stat_result] | None = None,
 ) -> dict[str, Any]:
-    """The fields of a resolved root (`spec` is a RootSpec or its lite twin)."""
+    """The fields of a resolved root (`spec` is a RootSpec)."""
     target, hops, kind, st = walk_chain_with(
         spec.path,
         make_hop,
@@ -359,21 +345,12 @@ def resolve_roots(
     manifest: RootsManifest, workspace_roots: Sequence[str] = ()
 ) -> tuple[ResolvedRoot, ...]:
     """Resolve every root; all run, and the first failure (in manifest order) is raised after."""
-    return resolve_roots_with(manifest.roots, workspace_roots, resolve_root)
-
-
-def resolve_roots_with(
-    specs: Sequence[Any],
-    workspace_roots: Sequence[str],
-    resolve: Callable[[Any, Sequence[str], dict[str, os.stat_result]], M],
-) -> tuple[M, ...]:
-    """`resolve_roots` with the per-root step supplied (the models, or lite's twins)."""
-    results: list[M] = []
+    results: list[ResolvedRoot] = []
     failures: list[RootChainError] = []
     dir_cache: dict[str, os.stat_result] = {}
-    for spec in specs:
+    for spec in manifest.roots:
         try:
-            results.append(resolve(spec, workspace_roots, dir_cache))
+            results.append(resolve_root(spec, workspace_roots, dir_cache))
         except RootChainError as exc:
             failures.append(exc)
     if failures:
@@ -393,7 +370,7 @@ def resolve_home(path: str) -> ResolvedHome:
 
 
 def resolve_home_fields(path: str) -> dict[str, Any]:
-    """The fields of the resolved CODEX_HOME (for models.ResolvedHome or its lite twin)."""
+    """The fields of the resolved CODEX_HOME (for models.ResolvedHome)."""
     check_absolute(path, what="codex home", error=InputError)
     canonical, hops, kind, _ = walk_chain_with(path, _tuple_hop, what="codex home")
     if kind != "dir":

@@ -13,8 +13,7 @@ and cross-read with codex-rs/core/config.schema.json; see docs/session-config.md
 entry that names a key classified here as dangerous is a policy error.
 
 The input is bounded: more than `MAX_BYTES` bytes, nesting deeper than `MAX_DEPTH`, or more than
-`MAX_KEYS` keys in all is an input error (exit 2), never a crash. No module here imports pydantic
-(the CLI fast path uses it).
+`MAX_KEYS` keys in all is an input error (exit 2), never a crash.
 """
 
 from __future__ import annotations

@@ -29,13 +29,14 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..emit.overrides import override_lines
+from ..errors import EnvironmentMissingError
 from ..evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, ResolvedRoot
 from . import dynamic, engine, paths
@@ -654,6 +655,8 @@ def _run_mode(
             )
         )
         return ModeReport(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)
+    except EnvironmentMissingError:
+        raise  # a missing engine, tool or shipped file is exit 7, not "a probe failed"
     except Exception as exc:  # a canary that cannot run is never a pass
         return ModeReport(
             mode,
@@ -675,19 +678,24 @@ def run_canaries(
     run_id: str | None = None,
     dynamic_probes: bool = True,
     dynamic_saves: int = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> CanaryReport:
     """Probe every mode of `bundle` in its own container (in parallel); always cleans up.
 
     `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py);
-    `dynamic_saves` is how many logins the race makes after its refresh.
+    `dynamic_saves` is how many logins the race makes after its refresh. `progress` hears one
+    line when the image is ready and one per finished mode.
     """
     t0 = time.monotonic()
+    engine.seccomp_profile()  # the shipped seccomp profile first: missing is exit 7, up front
     own = client is None
     cli = engine.docker_client() if client is None else client
     rid = run_id or engine.new_run_id()
     wanted = tuple(modes) if modes else tuple(m for m in ACP_MODES if m in bundle.mode_profiles)
     try:
         tag = ensure_image(cli)
+        if progress is not None:
+            progress(f"image {tag} ready; probing {', '.join(wanted)}")
         with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
             futures = [
                 pool.submit(
@@ -695,6 +703,12 @@ def run_canaries(
                 )
                 for m in wanted
             ]
+            if progress is not None:
+                for done in as_completed(futures):
+                    r = done.result()
+                    bad = sum(1 for p in r.probes if not p.ok)
+                    state = "error" if r.error else f"{bad} failed" if bad else "pass"
+                    progress(f"mode {r.mode}: {len(r.probes)} probes, {state}")
             reports = tuple(f.result() for f in futures)
     finally:
         engine.cleanup(cli, rid)

@@ -1,12 +1,14 @@
 """`profilec` command line: parse, call in, print. Every error is one line and an exit code.
 
-`main` first tries the `compile` fast path (compiler/cli/fast.py: no typer, no pydantic) and
-otherwise runs the typer app, importing only the module of the command being run. The typer
-`app` is created on first use (`from . import app` in a command module creates it).
+One typer app defines every command and option. `main` imports only the module of the command
+being run (the COMMANDS registry), so `compile` never loads the checker, the canaries, docker,
+jsonschema or the report renderers. The typer `app` is created on first use (`from . import app`
+in a command module creates it).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +25,34 @@ _APP: list[Any] = []
 def _make_app() -> Any:
     import typer
 
-    return typer.Typer(
-        add_completion=False,
+    app = typer.Typer(
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
         help=(
             "Compile daemon-owned credential roots into Codex permission profiles, and check them."
         ),
     )
+    from .root import root_options
+
+    app.callback()(root_options)
+    return app
+
+
+def version_text() -> str:
+    """`profilec --version`: the package version and the Codex version profilec pins."""
+    from ..settings import codex_version
+
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            mine = version("profilec")
+        except PackageNotFoundError:
+            mine = "unknown (not installed)"
+    except ImportError:  # pragma: no cover
+        mine = "unknown"
+    return f"profilec {mine} (codex {codex_version()})"
 
 
 def __getattr__(name: str) -> Any:
@@ -83,13 +105,22 @@ def _import_command(module: str) -> bool:
     return True
 
 
+def command_name(args: list[str]) -> str | None:
+    """The command `args` names: the first word after the root options (which take no value)."""
+    for arg in args:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
 def register_commands(argv: list[str] | None) -> None:
     """Import the module of the command `argv` names, or every module when it names none."""
     args = sys.argv[1:] if argv is None else argv
-    wanted = COMMANDS.get(args[0]) if args else None
+    name = command_name(args)
+    wanted = COMMANDS.get(name) if name else None
     if wanted is not None and _import_command(wanted):
-        # typer runs a lone registered command without its name: keep a second one registered.
-        _import_command(COMMANDS["compile"] if wanted != COMMANDS["compile"] else "check_cmd")
         return
     for module in dict.fromkeys(COMMANDS.values()):
         _import_command(module)
@@ -103,6 +134,41 @@ def full_app() -> Any:
     that call the app directly instead of `main`)."""
     register_commands([])
     return __getattr__("app")
+
+
+def click_command() -> Any:
+    """The click command `main` runs: the app's registered commands, placeholders fixed."""
+    import typer.main
+
+    command = typer.main.get_command(__getattr__("app"))
+    _placeholders(command)
+    return command
+
+
+def _placeholders(command: Any) -> None:
+    """Help shows what to type: nothing after a flag, FILE/DIR/PATH for a path, the option's
+    own name (FORMAT, CODEX_HOME, ...) for any other value; an explicit metavar wins. Typer
+    would print `<bool>`, `<str>`, `<list[str]>`."""
+    from types import SimpleNamespace
+
+    help_option = command.get_help_option(SimpleNamespace(help_option_names=["-h", "--help"]))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if param.param_type_name != "option" or param.metavar is not None:
+            continue
+        if param.is_flag or param.count:
+            param.metavar = ""
+            continue
+        desc = getattr(param, "type_descriptor", None)
+        info = getattr(desc, "parameter_info", None)
+        annotation = getattr(desc, "annotation", None)
+        if annotation is not None and "Path" in str(annotation):
+            file_ok, dir_ok = getattr(info, "file_okay", True), getattr(info, "dir_okay", True)
+            param.metavar = "FILE" if not dir_ok else "DIR" if not file_ok else "PATH"
+        else:
+            long = [o for o in param.opts if o.startswith("--")] or param.opts
+            param.metavar = long[0].lstrip("-").replace("-", "_").upper()
+    for sub in getattr(command, "commands", {}).values():
+        _placeholders(sub)
 
 
 def fail(exc: BaseException) -> int:
@@ -128,25 +194,12 @@ def fail(exc: BaseException) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the command, turn errors into one line on stderr and an exit code."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["compile"]:
-        from .fast import prepare
-
-        job = prepare(args[1:])
-        if job is not None:  # None: not a case the fast path vouches for; typer decides
-            try:
-                job.run()
-            except Exception as exc:
-                return fail(exc)
-            return 0
-    return main_full(argv)
-
-
-def main_full(argv: list[str] | None = None) -> int:
-    """The typer app alone (no fast path): every command, every error, exactly as registered."""
     try:
+        # profilec's models need no third-party pydantic plugin; skipping the plugin scan (every
+        # installed distribution's entry points) saves its cost on every run.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         register_commands(argv)
-        result = __getattr__("app")(args=argv, standalone_mode=False, prog_name="profilec")
+        result = click_command().main(args=argv, standalone_mode=False, prog_name="profilec")
     except Exception as exc:
         return fail(exc)
     return int(result) if isinstance(result, int) else 0

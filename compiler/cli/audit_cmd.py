@@ -86,17 +86,20 @@ def lock_command(
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
     plan_layout: PlanOpt = None,
-    out: Annotated[Path, typer.Option("--out", help="Lock file to write.")] = Path("profilec.lock"),
+    out: Annotated[
+        Path, typer.Option("--out", help="Lock file to write (atomic); -: stdout.", metavar="FILE")
+    ] = Path("profilec.lock"),
 ) -> None:
     """Compile the bundle and write it as the approved lock file (check --lock compares)."""
     from ..audit.bundle import compile_document
     from ..audit.lock import render_lock
-    from ..fsio import write_atomic
+    from .compile_cmd import emit, to_stdout
+    from .console import note
 
     inp = _inputs(roots, profiles, workspace_root, codex_home, session_config, plan_layout)
     _, doc = compile_document(inp)
-    write_atomic(str(out), render_lock(doc, inp.plan_layout).encode("utf-8"))
-    print(f"profilec: locked {doc['content_hash']} -> {out}", file=sys.stderr)
+    emit(render_lock(doc, inp.plan_layout), out)
+    note(f"locked {doc['content_hash']} -> {'stdout' if to_stdout(out) else out}")
 
 
 @app.command("diff")

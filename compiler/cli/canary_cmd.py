@@ -17,7 +17,7 @@ def canary_command(
     profiles: ProfilesOpt = None,
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
-    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    fmt: Annotated[str, typer.Option("--format", help="text | json", metavar="FORMAT")] = "text",
 ) -> int:
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
     from ..api import load_and_compile
@@ -38,7 +38,10 @@ def canary_command(
         raise EnvironmentMissingError(
             f"pinned codex {codex_version()} is not installed", hint="run .ci/tools.sh"
         )
-    report = run_canaries(bundle, codex_bin=codex)
+    from .console import progress
+
+    with progress("canary", total=1 + len(bundle.profiles)) as step:
+        report = run_canaries(bundle, codex_bin=codex, progress=step)
     sys.stdout.write(report.to_json() + "\n" if fmt == "json" else report.to_text())
     if report.passed:
         return 0

@@ -65,7 +65,10 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
         raise EnvironmentMissingError(
             f"--canary: pinned codex {codex_version()} is not installed", hint="run .ci/tools.sh"
         )
-    report = run(bundle, codex_bin=binary)
+    from .console import progress
+
+    with progress("canary", total=1 + len(bundle.profiles)) as step:
+        report = run(bundle, codex_bin=binary, progress=step)
     doc: dict[str, Any] = report.to_dict()
     findings = canary_findings(doc)  # one PC022 per failed probe
     return doc, findings, bool(report.mismatch_only)
@@ -317,7 +320,9 @@ def check_command(
         failing = sum(
             1 for f in report.findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]
         )
-        print(f"profilec: check: {failing} findings at or above {fail_on}", file=sys.stderr)
+        from .console import note
+
+        note(f"check: {failing} findings at or above {fail_on}")
         if mismatch_only and failing == 1:
             raise CanaryMismatchError("canary observations disagree with the static prediction")
         return 1

@@ -10,44 +10,67 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import app
+from .console import warn
 
 if TYPE_CHECKING:
     from ..models import Finding
 
 RootsOpt = Annotated[
-    Path, typer.Option("--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False)
+    Path, typer.Option(
+        "--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False, metavar="FILE"
+    )
 ]
 ProfilesOpt = Annotated[
-    Path | None, typer.Option("--profiles", help="Policy directory (default: shipped profiles/).")
+    Path | None, typer.Option(
+        "--profiles", help="Policy directory (default: shipped profiles/).", metavar="DIR"
+    )
 ]
 WorkspaceOpt = Annotated[
     list[str] | None,
-    typer.Option("--workspace-root", help="Workspace root (absolute; repeatable)."),
+    typer.Option("--workspace-root", help="Workspace root (absolute; repeatable).", metavar="DIR"),
 ]
 HomeOpt = Annotated[
     str | None,
-    typer.Option("--codex-home", help="Private CODEX_HOME (default: dir holding the codex root)."),
+    typer.Option(
+        "--codex-home",
+        help="Private CODEX_HOME (default: dir holding the codex root).",
+        metavar="DIR",
+    ),
 ]
 UserHomeOpt = Annotated[
     str | None,
-    typer.Option("--home", help="HOME of the session's commands; no credential vault may hold it."),
+    typer.Option(
+        "--home",
+        help="HOME of the session's commands; no credential vault may hold it.",
+        metavar="DIR",
+    ),
 ]
 SessionOpt = Annotated[
     Path | None,
-    typer.Option("--session-config", help="Untrusted agent session config (CODEX_CONFIG JSON)."),
+    typer.Option(
+        "--session-config",
+        help="Untrusted agent session config (CODEX_CONFIG JSON).",
+        metavar="FILE",
+    ),
 ]
 McpOpt = Annotated[
     Path | None,
     typer.Option(
         "--vouched-mcp",
         help="Daemon-owned TOML naming the MCP servers the launcher injects (trust-checked).",
+        metavar="FILE",
     ),
 ]
 
 
+def to_stdout(out: Path | str | None) -> bool:
+    """`--out -` (or no --out) means standard output, as everywhere on a command line."""
+    return out is None or str(out) == "-"
+
+
 def emit(text: str, out: Path | None) -> None:
-    """Write `text` atomically to `out`, or to stdout."""
-    if out is None:
+    """Write `text` atomically to `out`, or to stdout (`out` None or `-`)."""
+    if to_stdout(out):
         sys.stdout.write(text)
         return
     from ..fsio import write_atomic
@@ -68,6 +91,7 @@ def compile_command(
             "--tmpdir",
             help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
             "below it get their ancestors pinned).",
+            metavar="DIR",
         ),
     ] = None,
     home: UserHomeOpt = None,
@@ -77,15 +101,23 @@ def compile_command(
         typer.Option(
             "--format",
             help="toml | overrides | acp-json | session-config | bundle | codex-home | launch",
+            metavar="FORMAT",
         ),
     ] = "toml",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Output file (for codex-home: the directory).")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Output file, written atomically; - or none: stdout (codex-home: the directory).",
+            metavar="FILE",
+        ),
     ] = None,
     plan_layout: Annotated[
         Path | None,
         typer.Option(
-            "--plan-layout", help="bundle: also hold the mount plan for this plan layout (TOML)."
+            "--plan-layout",
+            help="bundle: also hold the mount plan for this plan layout (TOML).",
+            metavar="FILE",
         ),
     ] = None,
 ) -> None:
@@ -96,7 +128,7 @@ def compile_command(
 
     if fmt not in FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if fmt == "codex-home" and out is None:
+    if fmt == "codex-home" and to_stdout(out):
         raise UsageError("--format codex-home needs --out DIR")
     if plan_layout is not None and fmt != "bundle":
         raise UsageError("--plan-layout goes with --format bundle")
@@ -144,8 +176,7 @@ def compile_command(
         emit(render_launch_with(bundle, catalog), out)
         for entry in catalog.adapters:
             if entry.method is None:
-                print(f"profilec: warning: no launch method holds for {entry.package} "
-                      f"{entry.version}", file=sys.stderr)
+                warn(f"no launch method holds for {entry.package} {entry.version}")
         return
     try:
         render = renderer(fmt)
@@ -158,4 +189,4 @@ def compile_command(
 def _warn(findings: Iterable[Finding]) -> None:
     for finding in findings:
         if finding.code == "session-config-stripped":
-            print(f"profilec: warning: {finding.message}", file=sys.stderr)
+            warn(finding.message)

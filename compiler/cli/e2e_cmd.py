@@ -14,10 +14,13 @@ from . import app
 @app.command("e2e")
 def e2e_command(
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write the matrix here (default: stdout).")
+        Path | None,
+        typer.Option("--out", help="Write the matrix here; - or none: stdout.", metavar="FILE"),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="json | md")] = "json",
-    only: Annotated[str, typer.Option("--only", help="all | acp | appserver")] = "all",
+    fmt: Annotated[str, typer.Option("--format", help="json | md", metavar="FORMAT")] = "json",
+    only: Annotated[
+        str, typer.Option("--only", help="all | acp | appserver", metavar="WHICH")
+    ] = "all",
     check_catalog: Annotated[
         bool,
         typer.Option(
@@ -26,7 +29,8 @@ def e2e_command(
         ),
     ] = False,
     profiles: Annotated[
-        Path | None, typer.Option("--profiles", help="Policy directory holding adapters.toml.")
+        Path | None,
+        typer.Option("--profiles", help="Policy directory holding adapters.toml.", metavar="DIR"),
     ] = None,
 ) -> int:
     """Drive codex app-server and the pinned ACP adapters against a scripted local model and
@@ -43,25 +47,20 @@ def e2e_command(
 
     catalog = load_catalog(str(profiles) if profiles else None) if check_catalog else None
 
-    def progress(line: str) -> None:
-        print(f"profilec: e2e: {line[:300]}", file=sys.stderr)
+    from .compile_cmd import emit
+    from .console import progress
 
-    matrix = run_matrix(
-        include_appserver=only in ("all", "appserver"),
-        include_acp=only in ("all", "acp"),
-        progress=progress,
-    )
-    text = matrix_json(matrix) if fmt == "json" else matrix_markdown(matrix)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        from ..fsio import write_atomic
-
-        write_atomic(str(out), text.encode("utf-8"))
+    with progress("e2e") as step:
+        matrix = run_matrix(
+            include_appserver=only in ("all", "appserver"),
+            include_acp=only in ("all", "acp"),
+            progress=step,
+        )
+    emit(matrix_json(matrix) if fmt == "json" else matrix_markdown(matrix), out)
     if catalog is not None:
         problems = catalog_disagreements(adapter_verdicts(matrix), catalog)
         for p in problems:
-            print(f"profilec: e2e: catalog disagrees: {p}", file=sys.stderr)
+            print(f"profilec: e2e: catalog disagrees: {p}", file=sys.stderr)  # the verdict
         if problems:
             return 1
     return 0

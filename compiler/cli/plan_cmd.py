@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from . import app
+from .compile_cmd import ProfilesOpt, RootsOpt, emit
+from .console import note, warn
 
 
 @app.command("plan")
 def plan_command(
-    roots: Annotated[
-        Path, typer.Option("--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False)
-    ],
+    roots: RootsOpt,
     layout: Annotated[
-        Path, typer.Option("--layout", help="Daemon-owned plan layout (TOML).", dir_okay=False)
+        Path,
+        typer.Option(
+            "--layout", help="Daemon-owned plan layout (TOML).", dir_okay=False, metavar="FILE"
+        ),
     ],
-    fmt: Annotated[str, typer.Option("--format", help="json | docker | bwrap | srt")] = "json",
-    out: Annotated[Path | None, typer.Option("--out", help="Output file (atomic).")] = None,
+    profiles: ProfilesOpt = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="json | docker | bwrap | srt", metavar="FORMAT")
+    ] = "json",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Output file (atomic); - or none: stdout.", metavar="FILE"),
+    ] = None,
 ) -> None:
     """Compile the sandbox mount plan the trusted Codex parent runs in."""
+    import os
+
     from ..errors import UsageError
     from ..mounts.api import load_and_plan
     from ..mounts.render import FORMATS, RENDERERS
@@ -30,16 +40,12 @@ def plan_command(
 
     if fmt not in FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    plan = load_and_plan(str(roots), str(layout))
-    text = RENDERERS[fmt](plan)  # renders fully before anything is written
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        from ..fsio import write_atomic
-
-        write_atomic(str(out), text.encode("utf-8"))
+    # The backend catalog is policy: `--profiles DIR` reads DIR/backends.toml.
+    catalog = os.path.join(str(profiles), "backends.toml") if profiles else None
+    plan = load_and_plan(str(roots), str(layout), catalog_path=catalog)
+    emit(RENDERERS[fmt](plan), out)  # renders fully before anything is written
     for w in plan.warnings:
-        print(f"profilec: warning: {w.message}", file=sys.stderr)
+        warn(w.message)
     if fmt == "srt":
-        for note in srt_gaps(plan):
-            print(f"profilec: note: {note}", file=sys.stderr)
+        for gap in srt_gaps(plan):
+            note(f"note: {gap}")

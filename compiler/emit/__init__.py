@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+if TYPE_CHECKING:
     from ..models import CompiledBundle
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .overrides import override_lines
 
-if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+if TYPE_CHECKING:
     from ..models import CompiledBundle
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+if TYPE_CHECKING:
     from ..models import CompiledBundle
 
 

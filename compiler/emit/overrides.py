@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .extras import extra_tables, extra_top
 from .tomltext import inline, string, value
 
-if TYPE_CHECKING:  # renderers format models or lite twins alike; no pydantic import
+if TYPE_CHECKING:
     from ..models import CompiledBundle
 
 

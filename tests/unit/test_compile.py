@@ -247,7 +247,7 @@ def test_codex_home_output_is_private(tmp_path: Path) -> None:
     assert os.stat(path).st_mode & 0o777 == 0o600
 
 
-def test_the_home_flag_refuses_a_vault_holding_home_on_both_cli_paths(tmp_path: Path) -> None:
+def test_the_home_flag_refuses_a_vault_holding_home_in_every_format(tmp_path: Path) -> None:
     import subprocess
     import sys
 
@@ -256,7 +256,7 @@ def test_the_home_flag_refuses_a_vault_holding_home_on_both_cli_paths(tmp_path: 
     inner.mkdir()
     base = [sys.executable, "-m", "profilec.cli", "compile", "--roots", str(lay.manifest),
             "--codex-home", str(lay.codex_home), "--home", str(inner)]
-    for fmt in ("toml", "bundle"):  # the fast path, and the typer path
+    for fmt in ("toml", "bundle"):  # the compile pipeline, and the provenance document
         proc = subprocess.run([*base, "--format", fmt], capture_output=True, text=True,
                               check=False)
         assert proc.returncode == 5, proc.stderr

@@ -1,9 +1,10 @@
 """`profilec compile` imports only what compiling needs.
 
-A fresh interpreter runs `main(["compile", ...])` and reports `sys.modules`. The fast path
-(toml, overrides, acp-json, session-config) loads neither typer nor pydantic; no compile path
-loads docker, jsonschema, tomlkit, the report renderers, the checker, the canaries or the
-mount planner. The negative controls copy the package, add one top-level import back to a
+A fresh interpreter runs `main(["compile", ...])` and reports `sys.modules`. There is one CLI
+(typer) and one model family (pydantic), so both load; what must not load is everything else:
+docker, jsonschema, tomlkit, rich (help only), the report renderers, the checker, the canaries,
+the mount planner, the e2e harness, the Codex oracle and schema generation, and no other
+command's module. The negative controls copy the package, add one top-level import back to a
 compile-path module, and show the same check failing.
 """
 
@@ -27,6 +28,16 @@ ALWAYS_FORBIDDEN = (
     "docker",
     "jsonschema",
     "tomlkit",
+    "rich",
+    "profilec.schemagen",
+    "profilec.codex_oracle",
+    "profilec.difftest",
+    "profilec.cli.check_cmd",
+    "profilec.cli.canary_cmd",
+    "profilec.cli.audit_cmd",
+    "profilec.cli.plan_cmd",
+    "profilec.cli.e2e_cmd",
+    "profilec.cli.watch_cmd",
     "profilec.report",
     "profilec.canary",
     "profilec.check",
@@ -37,8 +48,8 @@ ALWAYS_FORBIDDEN = (
     "profilec.audit.launchers",
     "profilec.e2e",
 )
-#: Not on the fast path either.
-FAST_FORBIDDEN = (*ALWAYS_FORBIDDEN, "typer", "click", "pydantic", "profilec.models")
+#: Not for the plain formats either (only `--format bundle` writes the provenance document).
+PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.emit.bundle")
 
 PROBE = """
 import json, sys
@@ -77,33 +88,41 @@ def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("fmt", ["toml", "overrides", "acp-json", "session-config"])
-def test_fast_compile_loads_no_typer_pydantic_docker_or_reports(manifest: Path, fmt: str) -> None:
+def test_compile_loads_only_the_compile_path(manifest: Path, fmt: str) -> None:
     rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", fmt])
     assert rc == 0
-    assert offenders(modules, FAST_FORBIDDEN) == []
-    assert "profilec.cli.fast" in modules  # the fast path ran
+    assert offenders(modules, PLAIN_FORBIDDEN) == []
+    assert {"typer", "pydantic", "profilec.models", "profilec.cli.compile_cmd"} <= set(modules)
 
 
 @pytest.mark.parametrize("fmt", ["bundle", "yaml"])
-def test_typer_compile_loads_no_docker_reports_checker_or_canaries(
+def test_bundle_compile_loads_no_docker_reports_checker_or_canaries(
     manifest: Path, fmt: str
 ) -> None:
     rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", fmt])
     assert rc == (0 if fmt == "bundle" else 2)
-    assert "typer" in modules  # this one went the full way
     assert offenders(modules, ALWAYS_FORBIDDEN) == []
+
+
+def test_no_lite_twins_or_second_parser_exist() -> None:
+    """One model family and one CLI definition (issue 15): the twins stay deleted."""
+    assert not (REPO / "compiler" / "lite.py").exists()
+    assert not (REPO / "compiler" / "cli" / "fast.py").exists()
 
 
 @pytest.mark.parametrize(
     ("module", "line", "caught"),
     [
         ("compiler/cli/__init__.py", "import docker", "docker"),
-        ("compiler/cli/__init__.py", "import typer", "typer"),
-        ("compiler/compile.py", "from . import models", "profilec.models"),
+        ("compiler/cli/__init__.py", "import rich.console", "rich"),
+        ("compiler/compile.py", "import jsonschema", "jsonschema"),
         ("compiler/emit/overrides.py", "import profilec.report.json", "profilec.report"),
-        ("compiler/roots.py", "import pydantic", "pydantic"),
+        ("compiler/roots.py", "import tomlkit", "tomlkit"),
         ("compiler/api.py", "import profilec.check", "profilec.check"),
-        ("compiler/cli/fast.py", "import profilec.canary", "profilec.canary"),
+        ("compiler/cli/compile_cmd.py", "import profilec.canary", "profilec.canary"),
+        ("compiler/cli/compile_cmd.py", "import profilec.cli.e2e_cmd", "profilec.cli.e2e_cmd"),
+        ("compiler/api.py", "import profilec.schemagen", "profilec.schemagen"),
+        ("compiler/api.py", "import profilec.audit.bundle", "profilec.audit"),
         ("compiler/emit/overrides.py", "import profilec.audit.report_md",
          "profilec.audit.report_md"),
         ("compiler/api.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
@@ -124,7 +143,7 @@ def test_an_import_added_back_is_caught(
     path.write_text(text.replace(anchor, anchor + line + "  # noqa\n", 1))
     rc, modules = loaded(root, ["compile", "--roots", str(manifest), "--format", "overrides"])
     assert rc == 0
-    found = offenders(modules, FAST_FORBIDDEN)
+    found = offenders(modules, PLAIN_FORBIDDEN)
     assert any(o == caught or o.startswith(caught + ".") for o in found), found
 
 

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from profilec.api import load_and_compile, load_and_compile_lite
+from profilec.api import load_and_compile
 from profilec.emit.launch import render_launch
 from profilec.errors import InputError, PolicyError
 from profilec.policy import default_profiles_dir, load_policy
@@ -124,12 +124,7 @@ def test_launch_gives_the_canonical_cwd(tmp_path: Path) -> None:
     assert doc["workspace_roots"] == [str(lay.workspace)]
     for p in bundle.profiles:
         assert p.workspace_roots == (str(lay.workspace),)
-    lite = load_and_compile_lite(
-        str(lay.manifest),
-        workspace_roots=[str(tmp_path / "wslink")],
-        codex_home=str(lay.codex_home),
-    )
-    assert lite.layout.workspace_roots == (str(lay.workspace),)
+    assert bundle.layout.workspace_roots == (str(lay.workspace),)
 
 
 def test_policy_paths_only_root_can_reach_are_left_out_but_the_manifest_keeps_them() -> None:
