@@ -153,9 +153,13 @@ def _placeholders(command: Any) -> None:
 
     help_option = command.get_help_option(SimpleNamespace(help_option_names=["-h", "--help"]))
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
-        if param.param_type_name != "option" or param.metavar is not None:
+        if param.metavar is not None:
             continue
-        if param.is_flag or param.count:
+        if param.param_type_name == "argument":  # named by itself (OLD, NEW, PATH), no type
+            param.metavar = param.name.upper()
+            param.display_type_rich = lambda ctx: None
+            continue
+        if param.param_type_name == "option" and (param.is_flag or param.count):
             param.metavar = ""
             continue
         desc = getattr(param, "type_descriptor", None)
@@ -165,7 +169,7 @@ def _placeholders(command: Any) -> None:
             file_ok, dir_ok = getattr(info, "file_okay", True), getattr(info, "dir_okay", True)
             param.metavar = "FILE" if not dir_ok else "DIR" if not file_ok else "PATH"
         else:
-            long = [o for o in param.opts if o.startswith("--")] or param.opts
+            long = [o for o in param.opts if o.startswith("--")] or param.opts or [param.name]
             param.metavar = long[0].lstrip("-").replace("-", "_").upper()
     for sub in getattr(command, "commands", {}).values():
         _placeholders(sub)

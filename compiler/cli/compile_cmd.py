@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import app
-from .console import warn
+from .console import verbose, warn
 
 if TYPE_CHECKING:
     from ..models import Finding
@@ -178,6 +178,7 @@ def compile_command(
             if entry.method is None:
                 warn(f"no launch method holds for {entry.package} {entry.version}")
         return
+    verbose(f"compile: {len(bundle.roots)} roots, {len(bundle.profiles)} modes -> {fmt}")
     try:
         render = renderer(fmt)
     except (KeyError, ModuleNotFoundError):
