@@ -534,8 +534,9 @@ PSEUDO_TOP_DIRS = frozenset({"/dev", "/proc", "/sys"})
 
 
 def root_directories(root: str = "/") -> tuple[str, ...]:
-    """The real directories directly under `/` (lstat: a symlink such as `/lib64 -> usr/lib64`
-    is not one, nor is a file), without the pseudo file systems; sorted.
+    """The real directories directly under `/` that other users can enter (lstat: a symlink
+    such as `/lib64 -> usr/lib64` is not one, nor is a file), without the pseudo file systems;
+    sorted.
 
     Full access writes each of them instead of `/` itself (compiler/compile.py `_root_split`),
     so no top-level name can be created, renamed or replaced.
@@ -545,7 +546,13 @@ def root_directories(root: str = "/") -> tuple[str, ...]:
         with os.scandir(root) as it:
             for ent in it:
                 path = "/" + ent.name
-                if path not in PSEUDO_TOP_DIRS and ent.is_dir(follow_symlinks=False):
+                if path in PSEUDO_TOP_DIRS or not ent.is_dir(follow_symlinks=False):
+                    continue
+                # A directory others cannot enter (0700 /root, /lost+found) stays read-only:
+                # Codex run as another user refuses to start over a writable root it cannot
+                # look into ("failed to inspect synthetic bubblewrap mount target
+                # /lost+found/.aws: Permission denied", measured on 0.171.0).
+                if ent.stat(follow_symlinks=False).st_mode & stat.S_IXOTH:
                     found.append(path)
     except OSError as exc:
         raise InputError(

@@ -328,7 +328,8 @@ def test_root_directories_are_real_directories_without_pseudo_file_systems(
     tmp_path: Path,
 ) -> None:
     for name in ("opt", "proc", "dev", "sys", "srv"):
-        (tmp_path / name).mkdir()
+        (tmp_path / name).mkdir(mode=0o755)
+    (tmp_path / "lost+found").mkdir(mode=0o700)  # others cannot enter: Codex as them refuses
     (tmp_path / "lib64").symlink_to("opt")  # a merged-/usr style top-level symlink
     (tmp_path / "file").write_text("x")
     assert root_directories(str(tmp_path)) == ("/opt", "/srv")
