@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .codex import SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
 from .errors import PolicyError
 from .lite import ACP_MODES
 from .roots import parse_toml, validation_message
@@ -18,8 +19,6 @@ from .roots import parse_toml, validation_message
 if TYPE_CHECKING:  # pydantic loads only on the model path; the CLI fast path runs without it
     from .models import ModeMap, ModeProfilePolicy, TrustedBasePolicy
 
-KNOWN_SPECIALS = (":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp")
-SCOPABLE_SPECIALS = (":workspace_roots",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +54,11 @@ def _read(path: str) -> bytes:
 
 def _check_key(key: str, value: object, where: str) -> None:
     if key.startswith(":"):
-        if key not in KNOWN_SPECIALS:
+        if key in SPECIAL_ALIASES:  # reviewed policy spells the current name only
+            raise PolicyError(
+                f"{key} is Codex's legacy spelling; write {SPECIAL_ALIASES[key]}", where=where
+            )
+        if key not in SPECIALS:
             raise PolicyError(
                 f"unknown special {key!r} (Codex would ignore it silently)", where=where
             )

@@ -41,13 +41,6 @@ CLASSES: tuple[StripClass, ...] = (
 ValueType = Literal["string", "boolean", "integer", "string-array"]
 VALUE_TYPES: tuple[ValueType, ...] = ("string", "boolean", "integer", "string-array")
 
-#: The four key families profilec stripped before the allow-list (check reports them as PC012).
-LEGACY_PERMISSION_KEYS = (
-    "permissions",
-    "default_permissions",
-    "sandbox_mode",
-    "sandbox_workspace_write",
-)
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_KEYS = 10_000

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..codex import CARVE_OUTS
 from .adapters import (
     METHOD_C_OVERRIDES,
     METHOD_CODEX_CONFIG,
@@ -232,7 +233,7 @@ def _alive(pid: int) -> bool:
 # Probe and verdict
 
 #: Directories a real workspace holds and Codex masks read-only inside writable roots.
-WORKSPACE_DIRS = (".git", ".agents", ".codex", ".aws")
+WORKSPACE_DIRS = CARVE_OUTS
 
 SECTIONS = ("link", "hop", "target", "target-after-umount", "control")
 
