@@ -33,6 +33,7 @@ class Policy:
 
 
 TRUSTED_BASE_FILE = "trusted-base.toml"
+MODE_MAP_FILE = "modes.toml"
 
 
 def default_profiles_dir() -> str:
@@ -118,15 +119,26 @@ def _validate_trusted(data: dict[str, Any], where: str) -> TrustedBasePolicy:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
 
 
-def load_policy(profiles_dir: str | None = None) -> Policy:
-    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base."""
-    return load_policy_with(profiles_dir, _validate_map, _validate_base, _validate_trusted)
+def load_policy(
+    profiles_dir: str | None = None, *, read: Callable[[str], bytes] | None = None
+) -> Policy:
+    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base.
+
+    `read` supplies each file's bytes (compiler/inputs.py reads each once); default: open it.
+    """
+    return load_policy_with(
+        profiles_dir, _validate_map, _validate_base, _validate_trusted, read=read
+    )
 
 
-def load_trusted_base_with(pdir: str, validate: Callable[[dict[str, Any], str], Any]) -> Any:
+def load_trusted_base_with(
+    pdir: str,
+    validate: Callable[[dict[str, Any], str], Any],
+    read: Callable[[str], bytes] | None = None,
+) -> Any:
     """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
     path = os.path.join(pdir, TRUSTED_BASE_FILE)
-    tb = validate(parse_toml(_read(path), where=path), path)
+    tb = validate(parse_toml((read or _read)(path), where=path), path)
     for p in (*tb.read_only, *tb.deny):
         if p != "/" and (p.endswith("/") or "//" in p or "/./" in p or "/../" in p):
             raise PolicyError(f"trusted-base path {p!r} is not normalized", where=path)
@@ -142,14 +154,17 @@ def load_policy_with(
     validate_map: Callable[[dict[str, Any], str], Any],
     validate_base: Callable[[dict[str, Any], str], Any],
     validate_trusted: Callable[[dict[str, Any], str], Any] | None = None,
+    *,
+    read: Callable[[str], bytes] | None = None,
 ) -> Policy:
     """`load_policy` with the schema steps supplied (the models, or lite's fast validators).
 
     With lite's validators the Policy holds the lite twins (same attributes, no pydantic).
     """
+    read = read or _read
     pdir = profiles_dir or default_profiles_dir()
-    map_path = os.path.join(pdir, "modes.toml")
-    data = parse_toml(_read(map_path), where=map_path)
+    map_path = os.path.join(pdir, MODE_MAP_FILE)
+    data = parse_toml(read(map_path), where=map_path)
     mode_map = validate_map(data, map_path)
     for mode in ACP_MODES:
         if mode not in mode_map.modes:
@@ -164,7 +179,7 @@ def load_policy_with(
     bases: dict[str, Any] = {}
     for mode, entry in sorted(mode_map.modes.items()):
         path = os.path.join(pdir, entry.base)
-        raw = parse_toml(_read(path), where=path)
+        raw = parse_toml(read(path), where=path)
         base = validate_base(raw, path)
         if base.mode != mode:
             raise PolicyError(
@@ -173,5 +188,5 @@ def load_policy_with(
         for key, value in base.filesystem.items():
             _check_key(key, value, f"{path}: filesystem")
         bases[mode] = base
-    trusted = load_trusted_base_with(pdir, validate_trusted) if validate_trusted else None
+    trusted = load_trusted_base_with(pdir, validate_trusted, read) if validate_trusted else None
     return Policy(mode_map=mode_map, bases=bases, source_dir=pdir, trusted_base=trusted)

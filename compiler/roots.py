@@ -154,15 +154,21 @@ def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
         raise InputError(f"schema violation: {validation_message(exc)}", where=path) from None
 
 
-def load_manifest(path: str) -> RootsManifest:
-    """Trust-check, parse and validate the roots manifest."""
-    return load_manifest_with(path, _validate_manifest)
+def load_manifest(path: str, *, data: bytes | None = None) -> RootsManifest:
+    """Trust-check, parse and validate the roots manifest (`data`: bytes already trust-read)."""
+    return load_manifest_with(path, _validate_manifest, data=data)
 
 
-def load_manifest_with(path: str, validate: Callable[[dict[str, Any], str], MF]) -> MF:
-    """`load_manifest` with the schema step supplied (the models, or lite's fast validator)."""
-    data = parse_toml(read_trusted_bytes(path), where=path)
-    manifest = validate(data, path)
+def load_manifest_with(
+    path: str, validate: Callable[[dict[str, Any], str], MF], *, data: bytes | None = None
+) -> MF:
+    """`load_manifest` with the schema step supplied (the models, or lite's fast validator).
+
+    `data` is the manifest as compiler/inputs.py read it (trust-checked there); without it the
+    file is trust-read here.
+    """
+    doc = parse_toml(read_trusted_bytes(path) if data is None else data, where=path)
+    manifest = validate(doc, path)
     seen: set[str] = set()
     for i, root in enumerate(manifest.roots):
         where = f"{path}: roots[{i}]"

@@ -272,6 +272,12 @@ def load_allowlist(profiles_dir: str | None = None) -> AllowList:
             raw = fh.read()
     except OSError as exc:
         raise PolicyError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    return allowlist_from_bytes(raw, where=path)
+
+
+def allowlist_from_bytes(raw: bytes, *, where: str) -> AllowList:
+    """Parse and validate the allow-list file's bytes."""
+    path = where
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

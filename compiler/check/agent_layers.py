@@ -171,7 +171,7 @@ def _session_keys(o: _Out) -> None:
     raw = o.inp.session_raw
     if raw is None:
         return
-    allowed = load_allowlist().keys
+    allowed = (o.inp.allowlist or load_allowlist()).keys
     reaching: set[str] = set()
     for layer in o.inp.stack.layers:
         if layer.origin == "session" and layer.name == "session config":

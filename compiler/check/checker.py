@@ -52,6 +52,8 @@ class CheckInputs:
     trusted_base: tuple[Any, ...] = ()
     #: The session cwd as the launcher spells it (`check --cwd`); None: each workspace root.
     cwd: str | None = None
+    #: The session allow-list of the run's policy directory (None: the shipped one).
+    allowlist: Any = None
 
 
 def launch_context_line(inp: CheckInputs) -> str:
@@ -183,6 +185,7 @@ def run_check(
             tmpdir=inp.tmpdir,
             workspace_roots=inp.workspace_roots,
             trusted_base=inp.trusted_base,
+            allowlist=inp.allowlist,
         )
     )
     findings += list(extra)

@@ -65,6 +65,8 @@ class LintInputs:
     workspace_roots: tuple[str, ...] = ()
     #: The trusted base the bundle was compiled against (resolved paths).
     trusted_base: Sequence[Any] = ()
+    #: The session allow-list of the run's policy directory (None: the shipped one).
+    allowlist: Any = None
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
