@@ -23,7 +23,6 @@ from typing import Any, Literal, Protocol
 
 from .codex import (
     BUILTIN_FULL,
-    BUILTIN_PROFILES,
     BUILTIN_READ_ONLY,
     BUILTIN_WORKSPACE,
     CARVE_OUTS,
@@ -38,7 +37,6 @@ from .errors import InputError
 
 Access = Literal["read", "write", "deny"]
 
-BUILTINS = BUILTIN_PROFILES
 
 #: The TOML projection Codex uses when a user profile `extends` a built-in.
 _EXTENSIBLE_PARENTS: dict[str, dict[str, Any]] = {

@@ -197,8 +197,6 @@ class ModeProfilePolicy:
     filesystem: dict[str, Any] = field(default_factory=dict)
     glob_scan_max_depth: int | None = None
     network: NetworkPolicy = field(default_factory=NetworkPolicy)
-    writes_workspace: bool
-    writes_outside_workspace: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -515,8 +513,6 @@ def policy_doc(doc: object) -> ModeProfilePolicy:
             "mode",
             "description",
             "rationale",
-            "writes_workspace",
-            "writes_outside_workspace",
         ),
         ("extends", "filesystem", "glob_scan_max_depth", "network"),
     )
@@ -545,6 +541,4 @@ def policy_doc(doc: object) -> ModeProfilePolicy:
         filesystem=filesystem,
         glob_scan_max_depth=depth,
         network=NetworkPolicy(enabled=_bool(net["enabled"]) if "enabled" in net else False),
-        writes_workspace=_bool(top["writes_workspace"]),
-        writes_outside_workspace=_bool(top["writes_outside_workspace"]),
     )

@@ -50,7 +50,6 @@ _P: StripClass = "runs-program"
 _R: StripClass = "redirects-credential"
 _W: StripClass = "widens-access"
 _A: StripClass = "changes-approvals"
-_U: StripClass = "unknown"
 
 #: Every top-level ConfigToml key of Codex 0.171.0 that is not on the allow-list, with the class
 #: that strips it. Allowed keys are `None` here and carry their reason in the allow-list file.

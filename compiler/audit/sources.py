@@ -78,15 +78,6 @@ class Sources:
         return None
 
 
-def load_sources(roots_path: str | None, profiles_dir: str | None) -> Sources:
-    """Read the manifest (trust-checked) and every policy file the mode map names."""
-    from ..inputs import Inputs
-
-    if roots_path is None:
-        return sources_of(Inputs(roots=""), with_manifest=False)
-    return sources_of(Inputs(roots=roots_path, profiles=profiles_dir))
-
-
 def sources_of(inp: Inputs, *, with_manifest: bool = True) -> Sources:
     """The sources of a run, from the bytes `inp` read (the same bytes compile parsed)."""
     manifest = _source("roots-manifest", inp.trusted(inp.roots).data) if with_manifest else None

@@ -39,9 +39,6 @@ from .coverage import ModeEval
 from .result import CheckFinding
 from .rules import rule, rule_by_id
 
-_GLOB = re.compile(r"[*?\[\]]")
-
-
 # ---------------------------------------------------------------------------------------------
 # The lint context
 
