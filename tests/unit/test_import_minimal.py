@@ -35,7 +35,13 @@ ALWAYS_FORBIDDEN = (
     "profilec.audit.report_md",
     "profilec.audit.report_html",
     "profilec.audit.launchers",
+    # Harness-only code: the e2e drivers, the prompt-input oracle, schema generation, the
+    # differential tester. `compile --format launch` renders what the e2e harness runs, never
+    # the other way round.
     "profilec.e2e",
+    "profilec.codex_oracle",
+    "profilec.schemagen",
+    "profilec.difftest",
 )
 #: Not on the fast path either.
 FAST_FORBIDDEN = (*ALWAYS_FORBIDDEN, "typer", "click", "pydantic", "profilec.models")
@@ -94,9 +100,18 @@ def test_typer_compile_loads_no_docker_reports_checker_or_canaries(
     assert offenders(modules, ALWAYS_FORBIDDEN) == []
 
 
+def test_launch_compile_loads_no_harness(manifest: Path) -> None:
+    rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", "launch"])
+    assert rc == 0
+    assert "profilec.emit.launch" in modules
+    assert offenders(modules, ALWAYS_FORBIDDEN) == []
+
+
 @pytest.mark.parametrize(
     ("module", "line", "caught"),
     [
+        ("compiler/api.py", "import profilec.codex_oracle", "profilec.codex_oracle"),
+        ("compiler/cli/__init__.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/cli/__init__.py", "import docker", "docker"),
         ("compiler/cli/__init__.py", "import typer", "typer"),
         ("compiler/compile.py", "from . import models", "profilec.models"),
