@@ -21,9 +21,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .ancestry import Protected, pins_for, unsafe_ancestors
+from .codex import CARVE_OUTS
 from .emit.literal import glob_char, refusal
 from .errors import PolicyError, UnsafeRootError
-from .evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
+from .evaluate import EffectiveProfile, EvalContext, resolve
 from .lite import ACP_MODES
 from .paths import ancestors, is_within
 from .roots import check_hard_links, check_possible_roots, root_directories
