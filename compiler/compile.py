@@ -21,9 +21,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .ancestry import Protected, pins_for, unsafe_ancestors
+from .codex import CARVE_OUTS
 from .emit.literal import glob_char, refusal
 from .errors import PolicyError, UnsafeRootError
-from .evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
+from .evaluate import EffectiveProfile, EvalContext, resolve
 from .models import (
     ACP_MODES,
     CompiledBundle,

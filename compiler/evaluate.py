@@ -21,27 +21,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from .codex import (
+    BUILTIN_FULL,
+    BUILTIN_READ_ONLY,
+    BUILTIN_WORKSPACE,
+    CARVE_OUTS,
+    DIRECTORY_GLOB_FIXED,
+    ENFORCEMENT_VERSION,
+    MINIMAL_LINUX,
+    SCOPABLE_SPECIALS,
+    SPECIALS,
+    parse_version,
+)
 from .errors import InputError
 
 Access = Literal["read", "write", "deny"]
 
-#: `:minimal` on Linux (`LINUX_PLATFORM_DEFAULT_READ_ROOTS` in codex-rs/linux-sandbox).
-MINIMAL_LINUX: tuple[str, ...] = (
-    "/bin",
-    "/sbin",
-    "/usr",
-    "/etc",
-    "/lib",
-    "/lib64",
-    "/nix/store",
-    "/run/current-system/sw",
-)
-#: Names the sandbox keeps read-only inside every writable root.
-CARVE_OUTS: tuple[str, ...] = (".git", ".agents", ".codex", ".aws")
-BUILTIN_READ_ONLY = ":read-only"
-BUILTIN_WORKSPACE = ":workspace"
-BUILTIN_FULL = ":danger-full-access"
-BUILTINS = (BUILTIN_READ_ONLY, BUILTIN_WORKSPACE, BUILTIN_FULL)
 
 #: The TOML projection Codex uses when a user profile `extends` a built-in.
 _EXTENSIBLE_PARENTS: dict[str, dict[str, Any]] = {
@@ -56,7 +51,7 @@ _EXTENSIBLE_PARENTS: dict[str, dict[str, Any]] = {
         }
     },
 }
-_NO_NESTING = (":root", ":minimal", ":tmpdir", ":slash_tmp")
+_NO_NESTING = SPECIALS - SCOPABLE_SPECIALS
 _GLOB_CHARS = frozenset("*?[]")
 _RANK: dict[str, int] = {"read": 0, "write": 1, "deny": 2}
 EQUAL_PATH_RULE = "deny > write > read at equal path"
@@ -452,7 +447,7 @@ class _Builder:
 
     def bases(self, key: str) -> list[str] | None:
         """Absolute bases a top-level key stands for; None = ignored (warned)."""
-        if key in (":workspace_roots", ":project_roots"):
+        if key in SCOPABLE_SPECIALS:
             return list(self.roots)
         if key == ":root":
             return ["/"]
@@ -848,15 +843,6 @@ def _real(fs: FsView | None, path: str) -> str:
     return resolve_path(fs, path).real
 
 
-#: The Codex release the enforcement model was measured on; older releases differ (below).
-ENFORCEMENT_VERSION = "0.171.0"
-
-
-def _version_key(v: str) -> tuple[int, int, int]:
-    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)", v.strip())
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
-
-
 def _glob_in_directory(pattern: str) -> bool:
     """True when a glob character sits in a directory component after the literal prefix."""
     tail = _glob_tail(pattern)
@@ -872,7 +858,7 @@ def enforce(
     differential tester: before 0.171.0 (0.165.0 measured) a deny glob with a glob character
     in a directory component after its literal prefix masks nothing.
     """
-    old = _version_key(codex_version or ENFORCEMENT_VERSION) < (0, 171, 0)
+    old = parse_version(codex_version or ENFORCEMENT_VERSION)[:3] < DIRECTORY_GLOB_FIXED
     if profile.unrestricted:
         return Enforced(profile, fs, (), (), (), (), ())
     entries = list(profile.entries)

@@ -97,9 +97,6 @@ class ModeProfilePolicy(Frozen):
     filesystem: dict[str, FilesystemValue] = Field(default_factory=dict)
     glob_scan_max_depth: Annotated[int, Field(ge=1)] | None = None
     network: NetworkPolicy = Field(default_factory=NetworkPolicy)
-    #: The advertised semantics the checker holds the compiled profile to.
-    writes_workspace: bool
-    writes_outside_workspace: bool
 
 
 ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]

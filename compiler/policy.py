@@ -7,9 +7,11 @@ never names a host credential path. Compile checks that no policy key reaches a 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .codex import SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
 from .errors import PolicyError
 from .models import ACP_MODES
 from .roots import parse_toml, validation_message
@@ -17,8 +19,6 @@ from .roots import parse_toml, validation_message
 if TYPE_CHECKING:
     from .models import ModeMap, ModeProfilePolicy, TrustedBasePolicy
 
-KNOWN_SPECIALS = (":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp")
-SCOPABLE_SPECIALS = (":workspace_roots",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,7 @@ class Policy:
 
 
 TRUSTED_BASE_FILE = "trusted-base.toml"
+MODE_MAP_FILE = "modes.toml"
 
 
 def default_profiles_dir() -> str:
@@ -54,7 +55,11 @@ def _read(path: str) -> bytes:
 
 def _check_key(key: str, value: object, where: str) -> None:
     if key.startswith(":"):
-        if key not in KNOWN_SPECIALS:
+        if key in SPECIAL_ALIASES:  # reviewed policy spells the current name only
+            raise PolicyError(
+                f"{key} is Codex's legacy spelling; write {SPECIAL_ALIASES[key]}", where=where
+            )
+        if key not in SPECIALS:
             raise PolicyError(
                 f"unknown special {key!r} (Codex would ignore it silently)", where=where
             )
@@ -114,10 +119,10 @@ def _validate_trusted(data: dict[str, Any], where: str) -> TrustedBasePolicy:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
 
 
-def load_trusted_base(pdir: str) -> TrustedBasePolicy:
+def load_trusted_base(pdir: str, read: Callable[[str], bytes] | None = None) -> TrustedBasePolicy:
     """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
     path = os.path.join(pdir, TRUSTED_BASE_FILE)
-    tb = _validate_trusted(parse_toml(_read(path), where=path), path)
+    tb = _validate_trusted(parse_toml((read or _read)(path), where=path), path)
     for p in (*tb.read_only, *tb.deny):
         if p != "/" and (p.endswith("/") or "//" in p or "/./" in p or "/../" in p):
             raise PolicyError(f"trusted-base path {p!r} is not normalized", where=path)
@@ -128,11 +133,17 @@ def load_trusted_base(pdir: str) -> TrustedBasePolicy:
     return tb
 
 
-def load_policy(profiles_dir: str | None = None) -> Policy:
-    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base."""
+def load_policy(
+    profiles_dir: str | None = None, *, read: Callable[[str], bytes] | None = None
+) -> Policy:
+    """Load and validate `profiles/modes.toml`, every base profile it names, the trusted base.
+
+    `read` supplies each file's bytes (compiler/inputs.py reads each once); default: open it.
+    """
+    read = read or _read
     pdir = profiles_dir or default_profiles_dir()
-    map_path = os.path.join(pdir, "modes.toml")
-    data = parse_toml(_read(map_path), where=map_path)
+    map_path = os.path.join(pdir, MODE_MAP_FILE)
+    data = parse_toml(read(map_path), where=map_path)
     mode_map = _validate_map(data, map_path)
     for mode in ACP_MODES:
         if mode not in mode_map.modes:
@@ -147,7 +158,7 @@ def load_policy(profiles_dir: str | None = None) -> Policy:
     bases: dict[str, Any] = {}
     for mode, entry in sorted(mode_map.modes.items()):
         path = os.path.join(pdir, entry.base)
-        raw = parse_toml(_read(path), where=path)
+        raw = parse_toml(read(path), where=path)
         base = _validate_base(raw, path)
         if base.mode != mode:
             raise PolicyError(
@@ -156,5 +167,5 @@ def load_policy(profiles_dir: str | None = None) -> Policy:
         for key, value in base.filesystem.items():
             _check_key(key, value, f"{path}: filesystem")
         bases[mode] = base
-    trusted = load_trusted_base(pdir)
+    trusted = load_trusted_base(pdir, read)
     return Policy(mode_map=mode_map, bases=bases, source_dir=pdir, trusted_base=trusted)

@@ -40,13 +40,6 @@ CLASSES: tuple[StripClass, ...] = (
 ValueType = Literal["string", "boolean", "integer", "string-array"]
 VALUE_TYPES: tuple[ValueType, ...] = ("string", "boolean", "integer", "string-array")
 
-#: The four key families profilec stripped before the allow-list (check reports them as PC012).
-LEGACY_PERMISSION_KEYS = (
-    "permissions",
-    "default_permissions",
-    "sandbox_mode",
-    "sandbox_workspace_write",
-)
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_KEYS = 10_000
@@ -56,7 +49,6 @@ _P: StripClass = "runs-program"
 _R: StripClass = "redirects-credential"
 _W: StripClass = "widens-access"
 _A: StripClass = "changes-approvals"
-_U: StripClass = "unknown"
 
 #: Every top-level ConfigToml key of Codex 0.171.0 that is not on the allow-list, with the class
 #: that strips it. Allowed keys are `None` here and carry their reason in the allow-list file.
@@ -278,6 +270,12 @@ def load_allowlist(profiles_dir: str | None = None) -> AllowList:
             raw = fh.read()
     except OSError as exc:
         raise PolicyError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    return allowlist_from_bytes(raw, where=path)
+
+
+def allowlist_from_bytes(raw: bytes, *, where: str) -> AllowList:
+    """Parse and validate the allow-list file's bytes."""
+    path = where
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The Codex CLI release every real-Codex test and canary targets. Override with
-#: PROFILEC_CODEX_VERSION to try a newer one; the lints are version-gated on this.
-DEFAULT_CODEX_VERSION = "0.171.0"
+#: The Codex CLI release every real-Codex test and canary targets (compiler/codex.py). Override
+#: with PROFILEC_CODEX_VERSION to try a newer one; the lints are version-gated on this.
+from .codex import DEFAULT_CODEX_VERSION as DEFAULT_CODEX_VERSION
 
 
 def codex_version() -> str:

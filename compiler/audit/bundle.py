@@ -1,58 +1,41 @@
 """Build the full bundle document from the same inputs `compile` takes (edge + pure compile).
 
 Adds to `compile_bundle` what only the edge knows: the policy and manifest lines behind every
-entry, the sha256 of each input file, and (with a plan layout) the outer mount plan. Also reads
-a bundle back (a bundle document or a lock file) into a CompiledBundle for explain/diff/audit.
+entry, the sha256 of each input file (of the bytes compiled: compiler/inputs.py reads each once),
+and (with a plan layout) the outer mount plan. Also reads a bundle back (a bundle document or a
+lock file) into a CompiledBundle for explain/diff/audit.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..inputs import Inputs
 from ..models import CompiledBundle
 
-
-@dataclass(frozen=True, slots=True)
-class CompileInputs:
-    """The compile flags, as given on the command line."""
-
-    roots: str
-    profiles: str | None = None
-    workspace_roots: tuple[str, ...] = ()
-    codex_home: str | None = None
-    session_config: str | None = None
-    plan_layout: str | None = None
-    tmpdir: str | None = None
-    home: str | None = None
-    vouched_mcp: str | None = None
+#: The compile flags and the files they name, each read once (compiler/inputs.py).
+CompileInputs = Inputs
 
 
-def compile_document(inp: CompileInputs) -> tuple[CompiledBundle, dict[str, Any]]:
-    """Compile and return the bundle with its full document (hash included)."""
-    from ..api import load_and_compile
+def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
+    """Compile and return the bundle with its full document (hash included).
+
+    The bundle, the provenance lines and hashes and the mount plan all come from the bytes
+    `inp` read once, so the hashes name exactly what was compiled.
+    """
     from ..emit.bundle import bundle_document
     from .provenance import bundle_provenance
-    from .sources import load_sources
+    from .sources import sources_of
 
-    bundle = load_and_compile(
-        inp.roots,
-        profiles_dir=inp.profiles,
-        workspace_roots=inp.workspace_roots,
-        codex_home=inp.codex_home,
-        session_config_path=inp.session_config,
-        tmpdir=inp.tmpdir,
-        home=inp.home,
-        vouched_mcp_path=inp.vouched_mcp,
-    )
-    sources = load_sources(inp.roots, inp.profiles)
+    bundle = inp.bundle()
+    sources = sources_of(inp)
     plan: dict[str, Any] | None = None
     if inp.plan_layout:
-        from ..mounts.api import load_and_plan
+        from ..mounts.api import plan_inputs
 
-        plan = load_and_plan(inp.roots, inp.plan_layout).model_dump(mode="json")
+        plan = plan_inputs(inp, inp.plan_layout).model_dump(mode="json")
     doc = bundle_document(
         bundle,
         provenance=bundle_provenance(bundle, sources).model_dump(mode="json"),

@@ -17,13 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..codex import BUILTIN_PROFILES
 from ..compile import PLACEHOLDER_CWD
 from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from .models import Change, DiffReport, Direction
 
 _RANK = {"unlisted": 0, "deny": 0, "read": 1, "write": 2}
-_EXTENDS_RANK = {":read-only": 1, ":workspace": 2, ":danger-full-access": 3}
+_EXTENDS_RANK = {name: rank for rank, name in enumerate(BUILTIN_PROFILES, start=1)}
 _ORDER: dict[Direction, int] = {"widening": 0, "narrowing": 1, "neutral": 2}
 
 

@@ -3,8 +3,8 @@
 The compiled bundle says *why* an entry exists (a root's target, a holder directory, a policy
 key); this module adds *where* that was written: the base-profile file of the mode and the line
 of the key, and the manifest line that declares the root. Lines are searched in the text that
-was read (LF-split). The manifest goes through the same trust check as compile; no other file
-is read.
+was read (LF-split), from the bytes compiler/inputs.py read once for the whole run: the hashes
+and lines are those of what was compiled. No other file is read.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..policy import TRUSTED_BASE_FILE, Policy, default_profiles_dir, load_policy
-from ..roots import read_trusted_bytes
+from ..inputs import Inputs
+from ..policy import MODE_MAP_FILE, TRUSTED_BASE_FILE, Policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,19 +78,16 @@ class Sources:
         return None
 
 
-def load_sources(roots_path: str | None, profiles_dir: str | None) -> Sources:
-    """Read the manifest (trust-checked) and every policy file the mode map names."""
-    manifest = None
-    if roots_path is not None:
-        manifest = _source("roots-manifest", read_trusted_bytes(roots_path))
-    pdir = profiles_dir or default_profiles_dir()
-    policy: Policy = load_policy(pdir)
+def sources_of(inp: Inputs, *, with_manifest: bool = True) -> Sources:
+    """The sources of a run, from the bytes `inp` read (the same bytes compile parsed)."""
+    manifest = _source("roots-manifest", inp.trusted(inp.roots).data) if with_manifest else None
+    pdir = inp.profiles_dir
+    policy: Policy = inp.policy()
     files: dict[str, SourceFile] = {}
     for mode, entry in sorted(policy.mode_map.modes.items()):
-        with open(os.path.join(pdir, entry.base), "rb") as fh:
-            files[mode] = _source(entry.base, fh.read())
-    with open(os.path.join(pdir, "modes.toml"), "rb") as fh:
-        mode_map = _source("modes.toml", fh.read())
-    with open(os.path.join(pdir, TRUSTED_BASE_FILE), "rb") as fh:
-        trusted = _source(TRUSTED_BASE_FILE, fh.read())
+        files[mode] = _source(entry.base, inp.policy_file(os.path.join(pdir, entry.base)).data)
+    mode_map = _source(MODE_MAP_FILE, inp.policy_file(os.path.join(pdir, MODE_MAP_FILE)).data)
+    trusted = _source(
+        TRUSTED_BASE_FILE, inp.policy_file(os.path.join(pdir, TRUSTED_BASE_FILE)).data
+    )
     return Sources(manifest, files, mode_map, trusted)

@@ -73,11 +73,6 @@ def context_digest(busybox: Path = BUSYBOX) -> str:
     return hashlib.sha256(context_tar(busybox)).hexdigest()
 
 
-def image_tag(busybox: Path = BUSYBOX) -> str:
-    """The content-addressed tag, `profilec-canary:<first 16 hex of the context digest>`."""
-    return f"{REPOSITORY}:{context_digest(busybox)[:16]}"
-
-
 def ensure_image(client: DockerClient, busybox: Path = BUSYBOX) -> str:
     """Build the canary image unless its tag already exists; return the tag (never pulls)."""
     import docker.errors

@@ -35,9 +35,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..codex import CARVE_OUTS
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
-from ..evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
+from ..evaluate import EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, ResolvedRoot
 from . import dynamic, engine, paths
 from .image import ensure_image

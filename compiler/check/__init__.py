@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from .checker import CheckInputs, from_bundle, run_check
 from .configstack import ConfigStack, Layer, parse_override_lines
-from .lint import RULE_BY_ID, RULES
 from .result import CheckFinding, CheckReport, Rule
+from .rules import all_rules, rule_by_id
+
+RULES = all_rules()
 
 __all__ = [
     "RULES",
-    "RULE_BY_ID",
     "CheckFinding",
     "CheckInputs",
     "CheckReport",
@@ -18,5 +19,6 @@ __all__ = [
     "Rule",
     "from_bundle",
     "parse_override_lines",
+    "rule_by_id",
     "run_check",
 ]

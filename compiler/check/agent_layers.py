@@ -19,82 +19,72 @@ import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..session import LEGACY_PERMISSION_KEYS, MAX_BYTES, classify, load_allowlist, project_root
-from .result import Rule
+from ..codex import SESSION_FORBIDDEN_KEYS
+from ..session import MAX_BYTES, classify, load_allowlist, project_root
+from .rules import rule
 
 if TYPE_CHECKING:
     from .lint import _Out
 
 
-def _r(id: str, name: str, severity: str, message: str, why: str, fix: str) -> Rule:
-    return Rule.model_validate(
-        {
-            "id": id,
-            "name": name,
-            "severity": severity,
-            "message": message,
-            "why": why,
-            "fix": fix,
-            "codex_versions": None,
-        }
-    )
+rule(
+    "PC040",
+    "workspace-config-grants",
+    "error",
+    "a workspace's .codex/config.toml sets permissions, a program, a URL or approvals",
+    "Codex 0.171.0 loads a trusted project's .codex/config.toml above CODEX_HOME/config.toml "
+    "(measured: it re-granted read on the credential over the compiled deny); its "
+    "mcp_servers and notify run as the trusted parent",
+    "remove the file from the repository, or launch through a profilec route (every route "
+    "marks the workspace roots untrusted) and never trust the project",
+)
 
+rule(
+    "PC041",
+    "workspace-config-present",
+    "note",
+    "a workspace root or its project root holds a .codex/config.toml",
+    "Codex loads it whenever the project is trusted",
+    "keep every workspace root untrusted (profilec's outputs do)",
+)
 
-AGENT_RULES: tuple[Rule, ...] = (
-    _r(
-        "PC040",
-        "workspace-config-grants",
-        "error",
-        "a workspace's .codex/config.toml sets permissions, a program, a URL or approvals",
-        "Codex 0.171.0 loads a trusted project's .codex/config.toml above CODEX_HOME/config.toml "
-        "(measured: it re-granted read on the credential over the compiled deny); its "
-        "mcp_servers and notify run as the trusted parent",
-        "remove the file from the repository, or launch through a profilec route (every route "
-        "marks the workspace roots untrusted) and never trust the project",
-    ),
-    _r(
-        "PC041",
-        "workspace-config-present",
-        "note",
-        "a workspace root or its project root holds a .codex/config.toml",
-        "Codex loads it whenever the project is trusted",
-        "keep every workspace root untrusted (profilec's outputs do)",
-    ),
-    _r(
-        "PC042",
-        "session-config-not-allowed",
-        "error",
-        "a session config that reaches Codex carries a key outside the reviewed allow-list",
-        "an agent-controlled layer can run a program as the trusted parent, redirect the "
-        "credential, widen access or change approvals",
-        "pass the session config through profilec compile --session-config (it strips the key)",
-    ),
-    _r(
-        "PC045",
-        "session-config-stripped",
-        "warning",
-        "the agent's session config asked for a key outside the allow-list; profilec stripped it",
-        "an agent definition that sets programs, URLs, access or approvals is suspect",
-        "drop the key from the agent definition; the launcher sets what it vouches for",
-    ),
-    _r(
-        "PC043",
-        "workspace-project-trusted",
-        "error",
-        "a config layer trusts a workspace root, a directory under one, or its repository root",
-        "Codex then loads that directory's .codex/config.toml above CODEX_HOME/config.toml "
-        "(measured on 0.171.0: a trusted sub-directory or repository-root entry beat an "
-        "untrusted entry for the workspace root)",
-        "set trust_level = \"untrusted\" (profilec's outputs do) and trust no directory under it",
-    ),
-    _r(
-        "PC044",
-        "account-apps-enabled",
-        "warning",
-        "account apps/connectors are not disabled (features.apps is not false)",
-        "the `apps` feature is stable and on by default in Codex 0.171.0; policy keeps it off",
-        "set features.apps = false (profilec's outputs do)",
-    ),
+rule(
+    "PC042",
+    "session-config-not-allowed",
+    "error",
+    "a session config that reaches Codex carries a key outside the reviewed allow-list",
+    "an agent-controlled layer can run a program as the trusted parent, redirect the "
+    "credential, widen access or change approvals",
+    "pass the session config through profilec compile --session-config (it strips the key)",
+)
+
+rule(
+    "PC045",
+    "session-config-stripped",
+    "warning",
+    "the agent's session config asked for a key outside the allow-list; profilec stripped it",
+    "an agent definition that sets programs, URLs, access or approvals is suspect",
+    "drop the key from the agent definition; the launcher sets what it vouches for",
+)
+
+rule(
+    "PC043",
+    "workspace-project-trusted",
+    "error",
+    "a config layer trusts a workspace root, a directory under one, or its repository root",
+    "Codex then loads that directory's .codex/config.toml above CODEX_HOME/config.toml "
+    "(measured on 0.171.0: a trusted sub-directory or repository-root entry beat an "
+    "untrusted entry for the workspace root)",
+    "set trust_level = \"untrusted\" (profilec's outputs do) and trust no directory under it",
+)
+
+rule(
+    "PC044",
+    "account-apps-enabled",
+    "warning",
+    "account apps/connectors are not disabled (features.apps is not false)",
+    "the `apps` feature is stable and on by default in Codex 0.171.0; policy keeps it off",
+    "set features.apps = false (profilec's outputs do)",
 )
 
 
@@ -181,14 +171,14 @@ def _session_keys(o: _Out) -> None:
     raw = o.inp.session_raw
     if raw is None:
         return
-    allowed = load_allowlist().keys
+    allowed = (o.inp.allowlist or load_allowlist()).keys
     reaching: set[str] = set()
     for layer in o.inp.stack.layers:
         if layer.origin == "session" and layer.name == "session config":
             reaching.update(str(k) for k in layer.data)
     for key in sorted(raw):
         head = str(key).split(".", 1)[0]
-        if head.startswith(LEGACY_PERMISSION_KEYS):
+        if head.startswith(SESSION_FORBIDDEN_KEYS):
             continue  # PC012 reports these
         if head in allowed and head == key:
             continue

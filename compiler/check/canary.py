@@ -11,6 +11,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from .result import CheckFinding
+from .rules import rule
+
+rule(
+    "PC022",
+    "canary-failed",
+    "error",
+    "a canary probe failed (leak, decoy, control, trusted, tamper, network, mismatch or error)",
+    "the real sandbox disagrees with the static proof or leaks",
+    "read the canary section of the report",
+)
+
 
 RULE = "PC022"
 

@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..codex import DEFAULT_CODEX_VERSION
 from ..evaluate import EvalContext, EvaluationError, resolve
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
 from .coverage import ModeEval, cell_findings, coverage
-from .lint import RULES, LintInputs, lint
+from .lint import LintInputs, lint
 from .result import (
     CheckFinding,
     CheckReport,
@@ -26,6 +27,7 @@ from .result import (
     at_or_above,
     finding_sort_key,
 )
+from .rules import all_rules, rule
 
 #: Session cwd used when no workspace root was named (holds nothing), as compile does.
 PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
@@ -50,6 +52,8 @@ class CheckInputs:
     trusted_base: tuple[Any, ...] = ()
     #: The session cwd as the launcher spells it (`check --cwd`); None: each workspace root.
     cwd: str | None = None
+    #: The session allow-list of the run's policy directory (None: the shipped one).
+    allowlist: Any = None
 
 
 def launch_context_line(inp: CheckInputs) -> str:
@@ -90,6 +94,16 @@ def _mode_order(mode_map: Mapping[str, str]) -> list[str]:
     return [m for m in ACP_MODES if m in mode_map] + sorted(
         m for m in mode_map if m not in ACP_MODES
     )
+
+
+rule(
+    "PC015",
+    "codex-rejects-profile",
+    "error",
+    "Codex refuses to load the selected profile",
+    "every command of that mode fails, or the launcher falls back to another profile",
+    "fix the profile until `codex debug prompt-input` accepts it",
+)
 
 
 def evaluate_modes(
@@ -144,7 +158,7 @@ def run_check(
     inp: CheckInputs,
     *,
     fail_on: Severity = "error",
-    codex_version: str = "0.171.0",
+    codex_version: str = DEFAULT_CODEX_VERSION,
     canary: dict[str, Any] | None = None,
     extra: Sequence[CheckFinding] = (),
 ) -> CheckReport:
@@ -171,6 +185,7 @@ def run_check(
             tmpdir=inp.tmpdir,
             workspace_roots=inp.workspace_roots,
             trusted_base=inp.trusted_base,
+            allowlist=inp.allowlist,
         )
     )
     findings += list(extra)
@@ -204,7 +219,7 @@ def run_check(
         summary=summary,
         cells=tuple(cells),
         findings=tuple(unique),
-        rules=RULES,
+        rules=all_rules(),
         canary=canary,
     )
 

@@ -186,15 +186,19 @@ def _read_json_object(path: str, what: str) -> tuple[dict[str, Any], str]:
     return data, text
 
 
-def load_session(path: str) -> tuple[Layer, dict[str, Any]]:
+def load_session(path: str, raw: bytes | None = None) -> tuple[Layer, dict[str, Any]]:
     """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object.
 
     Untrusted: read with profilec.session's bounds (size, depth, key count; exit 2 past them).
+    `raw` is the file as compiler/inputs.py read it; without it the file is read here.
     """
     from ..session import parse_session_bytes
 
-    text = _read_text(path, "session config")
-    data = parse_session_bytes(text.encode("utf-8"), where=path)
+    if raw is None:
+        text = _read_text(path, "session config")
+        raw = text.encode("utf-8")
+    data = parse_session_bytes(raw, where=path)
+    text = raw.decode("utf-8")
     return Layer("session config", "session", _expand_dotted(data), path, text), data
 
 

@@ -26,6 +26,7 @@ from ..evaluate import Decision, EffectiveProfile, Enforced, FsView, enforce
 from ..models import ResolvedRoot
 from ..roots import MAX_HOPS
 from .result import Cell, CellAccess, CheckFinding, Severity, SpellingKind
+from .rules import rule
 
 #: The child name probed under each spelling of a directory root (never created).
 CHILD_PROBE = "profilec-probe-child"
@@ -180,6 +181,25 @@ def coverage(
         for root, spelling, kind, real, must in plan:
             cells.append(_cell(me, root, spelling, kind, real, must, enfs))
     return cells
+
+
+rule(
+    "PC000",
+    "coverage-readable",
+    "error",
+    "a protected root is readable or writable under some spelling in some mode",
+    "a model-authored command in that mode can read the credential",
+    "deny the canonical target in every mode (profilec compile does)",
+)
+
+rule(
+    "PC016",
+    "coverage-unlisted",
+    "warning",
+    "no entry covers a protected root in some mode; only the lack of a grant hides it",
+    "any later read grant (a :root read, a parent profile) exposes it silently",
+    "add an explicit deny for the canonical target",
+)
 
 
 def cell_findings(cells: Sequence[Cell], *, file: str | None) -> list[CheckFinding]:

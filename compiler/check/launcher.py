@@ -23,8 +23,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from .lint import RULE_BY_ID
 from .result import CheckFinding
+from .rules import rule, rule_by_id
+
+rule(
+    "PC023",
+    "legacy-sandbox-request",
+    "error",
+    "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
+    "Codex replaces the active permission profile (activePermissionProfile null): a "
+    "turn/start readOnly or workspaceWrite policy keeps only its deny entries; "
+    "dangerFullAccess, and a sandbox of any mode on thread/start, fork or resume, drop the "
+    "deny too "
+    "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
+    "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
+    "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
+)
+
 
 RULE = "PC023"
 #: Request method -> its legacy sandbox field.
@@ -111,7 +126,7 @@ def launcher_findings(
         out.append(
             CheckFinding(
                 rule=RULE,
-                severity=RULE_BY_ID[RULE].severity,
+                severity=rule_by_id(RULE).severity,
                 message=f"{r.method} sends legacy {field} {kind}: {effect}",
                 file=file,
                 line=r.line,

@@ -1,7 +1,8 @@
 """Lints: the ways Codex silently drops, weakens or refuses a profile. Stable rule ids.
 
-Every rule has a one-line message, a why, a fix and a severity; version-gated rules carry the
-Codex version range they apply to (checked against profilec.settings.codex_version()). Filesystem
+Every rule is declared with `rule(...)` (compiler/check/rules.py) right above the code that
+fires it: a one-line message, a why, a fix and a severity; version-gated rules carry the Codex
+version range they apply to (checked against profilec.settings.codex_version()). Filesystem
 facts come from lstat only: a deny path, its ancestors or a credential is never opened.
 """
 
@@ -15,446 +16,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..codex import (
+    BUILTIN_FULL,
+    BUILTIN_PROFILES,
+    DEFAULT_CODEX_VERSION,
+    EXTENDS_RANGE,
+    LEGACY_SANDBOX_KEYS,
+    MEASURED_RANGE,
+    NESTED_WORKSPACE_ROOTS_RANGE,
+    NETWORK_KEYS,
+    PROFILE_KEYS,
+    PROFILES_RANGE,
+    SESSION_FORBIDDEN_KEYS,
+    SPECIALS,
+    in_range,
+)
 from ..evaluate import EffectiveProfile, enforce, resolve_path
 from ..models import ACP_MODES, ResolvedRoot
-from .agent_layers import AGENT_RULES, agent_layer_lints
+from .agent_layers import agent_layer_lints
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
-from .result import CheckFinding, Rule
-
-BUILTIN_PROFILES = (":read-only", ":workspace", ":danger-full-access")
-PROFILE_KEYS = frozenset({"description", "extends", "workspace_roots", "filesystem", "network"})
-NETWORK_KEYS = frozenset(
-    {
-        "enabled",
-        "proxy_url",
-        "enable_socks5",
-        "socks_url",
-        "enable_socks5_udp",
-        "allow_upstream_proxy",
-        "dangerously_allow_non_loopback_proxy",
-        "dangerously_allow_all_unix_sockets",
-        "mode",
-        "domains",
-        "unix_sockets",
-        "allow_local_binding",
-        "mitm",
-    }
-)
-#: `:project_roots` is the older spelling of `:workspace_roots`; Codex still accepts it.
-KNOWN_SPECIALS = frozenset(
-    {":root", ":minimal", ":workspace_roots", ":project_roots", ":tmpdir", ":slash_tmp"}
-)
-LEGACY_SANDBOX_KEYS = ("sandbox_mode", "sandbox_workspace_write")
-SESSION_FORBIDDEN = (
-    "permissions",
-    "default_permissions",
-    "sandbox_mode",
-    "sandbox_workspace_write",
-)
-_GLOB = re.compile(r"[*?\[\]]")
-
-
-def _r(
-    id: str,
-    name: str,
-    severity: str,
-    message: str,
-    why: str,
-    fix: str,
-    versions: str | None = None,
-) -> Rule:
-    return Rule.model_validate(
-        {
-            "id": id,
-            "name": name,
-            "severity": severity,
-            "message": message,
-            "why": why,
-            "fix": fix,
-            "codex_versions": versions,
-        }
-    )
-
-
-RULES: tuple[Rule, ...] = (
-    _r(
-        "PC000",
-        "coverage-readable",
-        "error",
-        "a protected root is readable or writable under some spelling in some mode",
-        "a model-authored command in that mode can read the credential",
-        "deny the canonical target in every mode (profilec compile does)",
-    ),
-    _r(
-        "PC016",
-        "coverage-unlisted",
-        "warning",
-        "no entry covers a protected root in some mode; only the lack of a grant hides it",
-        "any later read grant (a :root read, a parent profile) exposes it silently",
-        "add an explicit deny for the canonical target",
-    ),
-    _r(
-        "PC001",
-        "legacy-sandbox-mode",
-        "error",
-        "sandbox_mode or sandbox_workspace_write is set in the config stack",
-        "a legacy sandbox setting in a higher layer replaces the profile and all its denies",
-        "remove sandbox_mode and sandbox_workspace_write from every layer (and every profile)",
-    ),
-    _r(
-        "PC002",
-        "legacy-none",
-        "warning",
-        "a filesystem entry uses the legacy value `none`",
-        "`none` is an input alias Codex keeps only temporarily",
-        "write `deny`",
-    ),
-    _r(
-        "PC003",
-        "danger-full-access",
-        "error",
-        "a profile extends, or a mode selects, :danger-full-access",
-        ":danger-full-access is unrestricted and cannot carry a deny (extending it is rejected)",
-        'extend :workspace with ":root" = "write" and network enabled instead',
-    ),
-    _r(
-        "PC004",
-        "deny-on-symlink",
-        "error",
-        "a deny key is itself a symlink",
-        "Codex refuses to start every sandboxed command (absolute link, or any link in a writable "
-        "root), and otherwise masks whatever the link points at when the sandbox starts",
-        "deny the canonical target (realpath), never the link",
-    ),
-    _r(
-        "PC017",
-        "deny-crosses-writable-symlink",
-        "error",
-        "a deny path crosses a symlink that is writable in that mode",
-        "Codex fails closed: 'cannot enforce sandbox deny-read path ... crosses writable symlink'",
-        "deny the canonical path, and keep links out of writable roots",
-    ),
-    _r(
-        "PC005",
-        "unknown-profile-key",
-        "warning",
-        "a profile (or its network table) holds a key Codex does not know",
-        "Codex accepts unknown keys inside a profile silently, so a typo drops the rule",
-        "use description, extends, workspace_roots, filesystem, network",
-    ),
-    _r(
-        "PC006",
-        "unknown-special",
-        "warning",
-        "a filesystem key is an unknown :special",
-        "Codex ignores an unknown :special with only a log line; it grants or denies nothing",
-        "use :root :minimal :workspace_roots :tmpdir :slash_tmp",
-    ),
-    _r(
-        "PC007",
-        "deny-path-missing",
-        "warning",
-        "a deny path does not exist",
-        "Codex accepts a missing deny path silently; a typo or moved file leaves the real one open",
-        "point the deny at the existing canonical target, or declare the root allow_missing",
-    ),
-    _r(
-        "PC008",
-        "unbounded-deny-glob",
-        "warning",
-        "a `**` deny glob without filesystem.glob_scan_max_depth",
-        "on Linux deny globs are expanded by an uncapped scan at sandbox start; files created "
-        "later are not masked",
-        "set filesystem.glob_scan_max_depth, or deny exact paths",
-    ),
-    _r(
-        "PC009",
-        "no-default-permissions",
-        "error",
-        "[permissions] profiles are defined but default_permissions is not set",
-        "Codex refuses the config (prompt-input, sandbox) or app-server falls back to defaults",
-        "set default_permissions to the default mode's profile",
-    ),
-    _r(
-        "PC010",
-        "codex-home-denied",
-        "error",
-        "CODEX_HOME is denied, which hides $CODEX_HOME/tmp/arg0",
-        "the sandbox helper Codex execs from CODEX_HOME/tmp/arg0 cannot start",
-        "keep CODEX_HOME readable; deny only the credential targets",
-    ),
-    _r(
-        "PC011",
-        "hardlinked-target",
-        "warning",
-        "a credential target has extra hard links",
-        "a path deny masks one name; every other hard link stays readable",
-        "remove the extra links (link count 1), or protect each as a root",
-    ),
-    _r(
-        "PC012",
-        "session-config-permissions",
-        "warning",
-        "session config tries to set permissions*, default_permissions or sandbox_mode*",
-        "agent-supplied config must never define or replace the permission profile",
-        "strip these keys before launch (profilec compile --session-config does)",
-    ),
-    _r(
-        "PC013",
-        "mode-unmapped",
-        "error",
-        "an ACP mode has no profile mapping, or maps to a profile no config layer defines",
-        "that mode falls back to a built-in profile (or Codex rejects it); built-ins hide nothing",
-        "map read-only, agent and agent-full-access each to a profile defined in a config layer",
-    ),
-    _r(
-        "PC018",
-        "profile-only-in-session-config",
-        "error",
-        "the profiles live only in CODEX_CONFIG (thread config), not in a config layer",
-        "agentclientprotocol/codex-acp lists permission-profile:<id> modes only for profiles in "
-        "$CODEX_HOME/config.toml or app-server -c; otherwise it stays in `agent` mode and sends "
-        "a legacy sandboxPolicy on every turn, which replaces the profile and its denies",
-        "write a CODEX_HOME (profilec compile --format codex-home) and set "
-        "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
-    ),
-    _r(
-        "PC015",
-        "codex-rejects-profile",
-        "error",
-        "Codex refuses to load the selected profile",
-        "every command of that mode fails, or the launcher falls back to another profile",
-        "fix the profile until `codex debug prompt-input` accepts it",
-    ),
-    _r(
-        "PC014",
-        "holder-dir-writable",
-        "error",
-        "a directory holding a link, a target or the private CODEX_HOME is writable",
-        "a model command can re-point the link, swap the target or edit the private config",
-        "give the directory a read entry (profilec compile does) or move it out of writable roots",
-    ),
-    _r(
-        "PC019",
-        "profiles-unsupported-version",
-        "error",
-        "permission profiles need Codex >= 0.113.0",
-        "older Codex has no [permissions]/default_permissions and ignores them",
-        "upgrade Codex (PROFILEC_CODEX_VERSION names the target)",
-        "<0.113.0",
-    ),
-    _r(
-        "PC020",
-        "extends-unsupported-version",
-        "error",
-        "`extends` needs Codex >= 0.133.0",
-        "older Codex has no profile inheritance; the profile loses its parent's entries",
-        "upgrade Codex, or write the parent's entries out in full",
-        "<0.133.0",
-    ),
-    _r(
-        "PC021",
-        "nested-workspace-roots-table",
-        "error",
-        'a [permissions.X.filesystem.":workspace_roots"] table under extends = ":workspace"',
-        "Codex 0.148 rejects that nested table ('did not match any variant of untagged enum "
-        "FilesystemPermissionToml', openai/codex#38803)",
-        "write :workspace_roots as an inline table",
-        ">=0.148.0-alpha.0,<0.149.0",
-    ),
-    _r(
-        "PC023",
-        "legacy-sandbox-request",
-        "error",
-        "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
-        "Codex replaces the active permission profile (activePermissionProfile null): a "
-        "turn/start readOnly or workspaceWrite policy keeps only its deny entries; "
-        "dangerFullAccess, and a sandbox of any mode on thread/start, fork or resume, drop the "
-        "deny too "
-        "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
-        "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
-        "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
-    ),
-    _r(
-        "PC024",
-        "ancestor-renamable",
-        "error",
-        "a directory above a vault, a holder directory or CODEX_HOME can be renamed in some mode",
-        "its parent is writable and it is no mount point: a model command moves it (the mounts "
-        "inside travel along), plants a credential and config at the old path, which the trusted "
-        "parent reads next, and later commands read the real credential under the new name "
-        "(measured on 0.171.0, docs/paths.md)",
-        "compile with profilec (it pins every such directory with a `write` entry, which makes it "
-        "a mount point), or move the vault out of the writable area",
-    ),
-    _r(
-        "PC025",
-        "trusted-base-writable",
-        "error",
-        "a trusted-base directory is writable, or a trusted-base socket not denied, in some mode",
-        "a model command that writes the loader configuration, a binary or site-packages runs "
-        "code as the trusted side; a reachable container-engine socket starts a container that "
-        "mounts / (measured in full access on 0.171.0, docs/paths.md)",
-        "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
-        "socket), as `profilec compile` does",
-    ),
-    _r(
-        "PC022",
-        "canary-failed",
-        "error",
-        "a canary probe failed (leak, decoy, control, trusted, tamper, network, mismatch or error)",
-        "the real sandbox disagrees with the static proof or leaks",
-        "read the canary section of the report",
-    ),
-    _r(
-        "PC030",
-        "writable-root-through-symlink",
-        "error",
-        "a writable root or the session cwd is spelled through a symlink",
-        "the sandbox binds the real directory but drops every deny and read-only entry spelled "
-        "by its real path below it (measured on 0.171.0: `-C <link>` with :workspace and a deny "
-        "on <real>/f: a sandboxed cat read the file; the compiled policy still lists the deny)",
-        "spell every writable root and the cwd by its canonical path (realpath)",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC031",
-        "write-entry-on-file",
-        "error",
-        "a `write` entry names a regular file: the sandbox refuses to start",
-        "measured: 'bwrap: Can't mkdir parents for <file>/.git: Not a directory', then a panic "
-        "'failed to inspect synthetic bubblewrap mount target ...' (no command runs)",
-        "grant write on the directory that holds the file, or read on the file",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC032",
-        "deny-file-in-denied-dir",
-        "error",
-        "a denied directory plus a deny (exact or glob) on an existing path inside it (or on a "
-        "path whose parent is missing)",
-        "measured: 'bwrap: Can't create file at <file>: Read-only file system', for a directory "
-        "'Can't mkdir <dir>: Read-only file system', for a missing parent 'Can't mkdir parents "
-        "for <path>: Read-only file system' (no command runs); a writable root between them "
-        "mounts first and avoids it",
-        "drop the inner deny: the directory deny already hides it",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC033",
-        "read-entry-crosses-writable-symlink",
-        "error",
-        "a `read` entry is, or passes through, a symlink inside a writable root (or a deny key is "
-        "such a symlink; a deny crossing one above its key is PC017)",
-        "measured: 'error building bubblewrap command: Fatal error: cannot enforce sandbox "
-        "read-only path <p> because it crosses writable symlink <l>' (no command runs)",
-        "spell the entry by its canonical path, and keep links out of writable roots",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC034",
-        "missing-nested-entries",
-        "error",
-        "two or more entries below the same missing directory inside a writable root",
-        "measured: 'bwrap: Can't bind mount /bindfileXXXXXX on /newroot<dir>: Unable to mount "
-        "source on destination: No such file or directory' (no command runs)",
-        "create the directory before launch, or drop the entries below it",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC035",
-        "codex-home-under-tmp",
-        "warning",
-        "CODEX_HOME lies under the system temp dir ($TMPDIR or /tmp)",
-        "measured: 'Refusing to create helper binaries under temporary dir', then the sandbox "
-        "helper cannot be exec'd and no command runs",
-        "put CODEX_HOME under a persistent directory (e.g. /var/lib, $HOME)",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC037",
-        "entry-key-is-symlink",
-        "error",
-        "a read or deny key is itself a symlink (absolute to an existing path, or relative `.`)",
-        "measured on 0.171.0: 'bwrap: Can't mount tmpfs on /newroot<key>: No such file or "
-        "directory' (absolute link to a dir), 'Can't create file at <key>: No such file or "
-        "directory' (to a file), 'Can't remount readonly on /newroot<key>: realpath(destination)' "
-        "(relative `.`) (no command runs)",
-        "name the canonical target (realpath), never the link",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC038",
-        "invalid-deny-glob",
-        "error",
-        "a deny glob has an unbalanced `{` or `}` after its literal prefix",
-        "measured: 'Fatal error: unreadable glob pattern is invalid for <dir>: error parsing glob "
-        "...: unclosed alternate group; missing '}'' (or 'unopened alternate group') (no "
-        "command runs)",
-        "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC039",
-        "cwd-through-symlink-denied",
-        "error",
-        "the session cwd is spelled through a symlink and its real directory is denied",
-        "measured: 'bwrap: Can't chdir to <cwd>: Permission denied' (no command runs)",
-        "start the session in a directory the profile does not deny, spelled canonically",
-        ">=0.165.0,<=0.171.0",
-    ),
-    _r(
-        "PC036",
-        "deny-not-enforced",
-        "error",
-        "a deny in the compiled policy that the sandbox does not enforce",
-        'measured on 0.171.0: `":minimal" = "deny"` is ignored; a deny glob masks only '
-        "existing non-directories at sandbox start; a glob with `{`/`}` in a directory "
-        "component masks nothing; a deny under a writable root spelled through a symlink is "
-        "dropped",
-        "deny exact canonical paths of existing files or directories",
-        ">=0.165.0,<=0.171.0",
-    ),
-)
-RULES = tuple(sorted((*RULES, *AGENT_RULES), key=lambda r: r.id))
-RULE_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
-
-
-# ---------------------------------------------------------------------------------------------
-# Versions
-
-
-def parse_version(v: str) -> tuple[int, int, int, int, str]:
-    """`x.y.z[-pre]` as a sortable tuple; a pre-release sorts before its release."""
-    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?", v.strip())
-    if not m:
-        return (0, 0, 0, 0, v)
-    pre = m.group(4)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre or "")
-
-
-def in_range(version: str, spec: str | None) -> bool:
-    """True when `version` satisfies every comparator of `spec` (e.g. ">=0.148.0,<0.149.0")."""
-    if spec is None:
-        return True
-    v = parse_version(version)
-    for part in spec.split(","):
-        m = re.fullmatch(r"\s*(<=|>=|<|>|==)\s*(\S+)\s*", part)
-        if not m:
-            raise ValueError(f"bad version range {spec!r}")
-        op, other = m.group(1), parse_version(m.group(2))
-        ok = {
-            "<": v < other,
-            "<=": v <= other,
-            ">": v > other,
-            ">=": v >= other,
-            "==": v == other,
-        }[op]
-        if not ok:
-            return False
-    return True
-
+from .result import CheckFinding
+from .rules import rule, rule_by_id
 
 # ---------------------------------------------------------------------------------------------
 # The lint context
@@ -474,11 +57,13 @@ class LintInputs:
     session_raw: Mapping[str, Any] | None = None
     session_file: str | None = None
     manifest_file: str | None = None
-    codex_version: str = "0.171.0"
+    codex_version: str = DEFAULT_CODEX_VERSION
     tmpdir: str | None = None
     workspace_roots: tuple[str, ...] = ()
     #: The trusted base the bundle was compiled against (resolved paths).
     trusted_base: Sequence[Any] = ()
+    #: The session allow-list of the run's policy directory (None: the shipped one).
+    allowlist: Any = None
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
@@ -514,7 +99,7 @@ class _Out:
         self.items.append(
             CheckFinding(
                 rule=rule,
-                severity=RULE_BY_ID[rule].severity,
+                severity=rule_by_id(rule).severity,
                 message=message,
                 file=file or (layer.file if layer else None),
                 line=line,
@@ -543,6 +128,16 @@ def _walk_keys(node: Any, path: str) -> list[tuple[str, str]]:
     return out
 
 
+rule(
+    "PC001",
+    "legacy-sandbox-mode",
+    "error",
+    "sandbox_mode or sandbox_workspace_write is set in the config stack",
+    "a legacy sandbox setting in a higher layer replaces the profile and all its denies",
+    "remove sandbox_mode and sandbox_workspace_write from every layer (and every profile)",
+)
+
+
 def _legacy_sandbox(o: _Out) -> None:
     for layer in o.inp.stack.layers:
         for full, key in _walk_keys(layer.data, ""):
@@ -554,6 +149,43 @@ def _legacy_sandbox(o: _Out) -> None:
                     needles=(key.split(".")[0],),
                     path=full,
                 )
+
+
+rule(
+    "PC002",
+    "legacy-none",
+    "warning",
+    "a filesystem entry uses the legacy value `none`",
+    "`none` is an input alias Codex keeps only temporarily",
+    "write `deny`",
+)
+
+rule(
+    "PC003",
+    "danger-full-access",
+    "error",
+    "a profile extends, or a mode selects, :danger-full-access",
+    ":danger-full-access is unrestricted and cannot carry a deny (extending it is rejected)",
+    'extend :workspace with ":root" = "write" and network enabled instead',
+)
+
+rule(
+    "PC005",
+    "unknown-profile-key",
+    "warning",
+    "a profile (or its network table) holds a key Codex does not know",
+    "Codex accepts unknown keys inside a profile silently, so a typo drops the rule",
+    "use description, extends, workspace_roots, filesystem, network",
+)
+
+rule(
+    "PC006",
+    "unknown-special",
+    "warning",
+    "a filesystem key is an unknown :special",
+    "Codex ignores an unknown :special with only a log line; it grants or denies nothing",
+    "use :root :minimal :workspace_roots :tmpdir :slash_tmp",
+)
 
 
 def _profile_shapes(o: _Out) -> None:
@@ -576,7 +208,7 @@ def _profile_shapes(o: _Out) -> None:
                     needles=(k,),
                     profile=pid,
                 )
-        if prof.get("extends") == ":danger-full-access":
+        if prof.get("extends") == BUILTIN_FULL:
             o.add(
                 "PC003",
                 f"profile {pid} extends :danger-full-access",
@@ -601,7 +233,7 @@ def _profile_shapes(o: _Out) -> None:
                     profile=pid,
                     path=key,
                 )
-            if key.startswith(":") and key not in KNOWN_SPECIALS:
+            if key.startswith(":") and key not in SPECIALS:
                 o.add(
                     "PC006",
                     f"profile {pid}: unknown special {key}",
@@ -628,6 +260,25 @@ def _chain_has_depth(perms: Mapping[str, Any], pid: str) -> bool:
     return False
 
 
+rule(
+    "PC009",
+    "no-default-permissions",
+    "error",
+    "[permissions] profiles are defined but default_permissions is not set",
+    "Codex refuses the config (prompt-input, sandbox) or app-server falls back to defaults",
+    "set default_permissions to the default mode's profile",
+)
+
+rule(
+    "PC013",
+    "mode-unmapped",
+    "error",
+    "an ACP mode has no profile mapping, or maps to a profile no config layer defines",
+    "that mode falls back to a built-in profile (or Codex rejects it); built-ins hide nothing",
+    "map read-only, agent and agent-full-access each to a profile defined in a config layer",
+)
+
+
 def _selection(o: _Out) -> None:
     inp = o.inp
     perms = _perms(inp.merged)
@@ -640,7 +291,7 @@ def _selection(o: _Out) -> None:
             layer=layer,
             needles=("permissions",),
         )
-    if dp == ":danger-full-access":
+    if dp == BUILTIN_FULL:
         o.add(
             "PC003",
             "default_permissions selects :danger-full-access",
@@ -656,7 +307,7 @@ def _selection(o: _Out) -> None:
                 file=inp.manifest_file,
             )
     for mode, pid in sorted(inp.mode_map.items()):
-        if pid == ":danger-full-access":
+        if pid == BUILTIN_FULL:
             o.add("PC003", f"mode {mode} selects :danger-full-access", mode=mode, profile=pid)
         elif pid not in BUILTIN_PROFILES and pid not in perms:
             o.add(
@@ -665,6 +316,19 @@ def _selection(o: _Out) -> None:
                 mode=mode,
                 profile=pid,
             )
+
+
+rule(
+    "PC018",
+    "profile-only-in-session-config",
+    "error",
+    "the profiles live only in CODEX_CONFIG (thread config), not in a config layer",
+    "agentclientprotocol/codex-acp lists permission-profile:<id> modes only for profiles in "
+    "$CODEX_HOME/config.toml or app-server -c; otherwise it stays in `agent` mode and sends "
+    "a legacy sandboxPolicy on every turn, which replaces the profile and its denies",
+    "write a CODEX_HOME (profilec compile --format codex-home) and set "
+    "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
+)
 
 
 def _launcher(o: _Out) -> None:
@@ -688,13 +352,45 @@ def _launcher(o: _Out) -> None:
         )
 
 
+rule(
+    "PC019",
+    "profiles-unsupported-version",
+    "error",
+    "permission profiles need Codex >= 0.113.0",
+    "older Codex has no [permissions]/default_permissions and ignores them",
+    "upgrade Codex (PROFILEC_CODEX_VERSION names the target)",
+    PROFILES_RANGE,
+)
+
+rule(
+    "PC020",
+    "extends-unsupported-version",
+    "error",
+    "`extends` needs Codex >= 0.133.0",
+    "older Codex has no profile inheritance; the profile loses its parent's entries",
+    "upgrade Codex, or write the parent's entries out in full",
+    EXTENDS_RANGE,
+)
+
+rule(
+    "PC021",
+    "nested-workspace-roots-table",
+    "error",
+    'a [permissions.X.filesystem.":workspace_roots"] table under extends = ":workspace"',
+    "Codex 0.148 rejects that nested table ('did not match any variant of untagged enum "
+    "FilesystemPermissionToml', openai/codex#38803)",
+    "write :workspace_roots as an inline table",
+    NESTED_WORKSPACE_ROOTS_RANGE,
+)
+
+
 def _versions(o: _Out) -> None:
     inp = o.inp
     v = inp.codex_version
     perms = _perms(inp.merged)
-    if perms and in_range(v, RULE_BY_ID["PC019"].codex_versions):
+    if perms and in_range(v, rule_by_id("PC019").codex_versions):
         o.add("PC019", f"config defines permission profiles but the target Codex is {v}")
-    if in_range(v, RULE_BY_ID["PC020"].codex_versions):
+    if in_range(v, rule_by_id("PC020").codex_versions):
         for pid, prof in sorted(perms.items()):
             if isinstance(prof, Mapping) and "extends" in prof:
                 o.add(
@@ -704,7 +400,7 @@ def _versions(o: _Out) -> None:
                     needles=("extends",),
                     profile=pid,
                 )
-    if in_range(v, RULE_BY_ID["PC021"].codex_versions):
+    if in_range(v, rule_by_id("PC021").codex_versions):
         for layer in inp.stack.layers:
             if layer.origin != "config-toml" or layer.text is None:
                 continue
@@ -727,12 +423,22 @@ def _versions(o: _Out) -> None:
                         )
 
 
+rule(
+    "PC012",
+    "session-config-permissions",
+    "warning",
+    "session config tries to set permissions*, default_permissions or sandbox_mode*",
+    "agent-supplied config must never define or replace the permission profile",
+    "strip these keys before launch (profilec compile --session-config does)",
+)
+
+
 def _session(o: _Out) -> None:
     raw = o.inp.session_raw
     if raw is None:
         return
     for full, key in _walk_keys(raw, ""):
-        if any(seg.startswith(SESSION_FORBIDDEN) for seg in key.split(".")):
+        if any(seg.startswith(SESSION_FORBIDDEN_KEYS) for seg in key.split(".")):
             o.add("PC012", f"session config sets {full!r}", path=full, file=o.inp.session_file)
 
 
@@ -757,6 +463,45 @@ def _deny_paths(eff: EffectiveProfile) -> list[tuple[str, str]]:
     return sorted(
         {(e.path, e.source) for e in eff.entries if e.kind == "path" and e.access == "deny"}
     )
+
+
+rule(
+    "PC004",
+    "deny-on-symlink",
+    "error",
+    "a deny key is itself a symlink",
+    "Codex refuses to start every sandboxed command (absolute link, or any link in a writable "
+    "root), and otherwise masks whatever the link points at when the sandbox starts",
+    "deny the canonical target (realpath), never the link",
+)
+
+rule(
+    "PC007",
+    "deny-path-missing",
+    "warning",
+    "a deny path does not exist",
+    "Codex accepts a missing deny path silently; a typo or moved file leaves the real one open",
+    "point the deny at the existing canonical target, or declare the root allow_missing",
+)
+
+rule(
+    "PC008",
+    "unbounded-deny-glob",
+    "warning",
+    "a `**` deny glob without filesystem.glob_scan_max_depth",
+    "on Linux deny globs are expanded by an uncapped scan at sandbox start; files created "
+    "later are not masked",
+    "set filesystem.glob_scan_max_depth, or deny exact paths",
+)
+
+rule(
+    "PC017",
+    "deny-crosses-writable-symlink",
+    "error",
+    "a deny path crosses a symlink that is writable in that mode",
+    "Codex fails closed: 'cannot enforce sandbox deny-read path ... crosses writable symlink'",
+    "deny the canonical path, and keep links out of writable roots",
+)
 
 
 def _filesystem(o: _Out) -> None:
@@ -826,6 +571,34 @@ def _filesystem(o: _Out) -> None:
                     )
 
 
+rule(
+    "PC010",
+    "codex-home-denied",
+    "error",
+    "CODEX_HOME is denied, which hides $CODEX_HOME/tmp/arg0",
+    "the sandbox helper Codex execs from CODEX_HOME/tmp/arg0 cannot start",
+    "keep CODEX_HOME readable; deny only the credential targets",
+)
+
+rule(
+    "PC011",
+    "hardlinked-target",
+    "warning",
+    "a credential target has extra hard links",
+    "a path deny masks one name; every other hard link stays readable",
+    "remove the extra links (link count 1), or protect each as a root",
+)
+
+rule(
+    "PC014",
+    "holder-dir-writable",
+    "error",
+    "a directory holding a link, a target or the private CODEX_HOME is writable",
+    "a model command can re-point the link, swap the target or edit the private config",
+    "give the directory a read entry (profilec compile does) or move it out of writable roots",
+)
+
+
 def _roots_and_home(o: _Out) -> None:
     inp = o.inp
     for r in inp.roots:
@@ -871,6 +644,90 @@ def _roots_and_home(o: _Out) -> None:
                     )
 
 
+rule(
+    "PC031",
+    "write-entry-on-file",
+    "error",
+    "a `write` entry names a regular file: the sandbox refuses to start",
+    "measured: 'bwrap: Can't mkdir parents for <file>/.git: Not a directory', then a panic "
+    "'failed to inspect synthetic bubblewrap mount target ...' (no command runs)",
+    "grant write on the directory that holds the file, or read on the file",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC032",
+    "deny-file-in-denied-dir",
+    "error",
+    "a denied directory plus a deny (exact or glob) on an existing path inside it (or on a "
+    "path whose parent is missing)",
+    "measured: 'bwrap: Can't create file at <file>: Read-only file system', for a directory "
+    "'Can't mkdir <dir>: Read-only file system', for a missing parent 'Can't mkdir parents "
+    "for <path>: Read-only file system' (no command runs); a writable root between them "
+    "mounts first and avoids it",
+    "drop the inner deny: the directory deny already hides it",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC033",
+    "read-entry-crosses-writable-symlink",
+    "error",
+    "a `read` entry is, or passes through, a symlink inside a writable root (or a deny key is "
+    "such a symlink; a deny crossing one above its key is PC017)",
+    "measured: 'error building bubblewrap command: Fatal error: cannot enforce sandbox "
+    "read-only path <p> because it crosses writable symlink <l>' (no command runs)",
+    "spell the entry by its canonical path, and keep links out of writable roots",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC034",
+    "missing-nested-entries",
+    "error",
+    "two or more entries below the same missing directory inside a writable root",
+    "measured: 'bwrap: Can't bind mount /bindfileXXXXXX on /newroot<dir>: Unable to mount "
+    "source on destination: No such file or directory' (no command runs)",
+    "create the directory before launch, or drop the entries below it",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC037",
+    "entry-key-is-symlink",
+    "error",
+    "a read or deny key is itself a symlink (absolute to an existing path, or relative `.`)",
+    "measured on 0.171.0: 'bwrap: Can't mount tmpfs on /newroot<key>: No such file or "
+    "directory' (absolute link to a dir), 'Can't create file at <key>: No such file or "
+    "directory' (to a file), 'Can't remount readonly on /newroot<key>: realpath(destination)' "
+    "(relative `.`) (no command runs)",
+    "name the canonical target (realpath), never the link",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC038",
+    "invalid-deny-glob",
+    "error",
+    "a deny glob has an unbalanced `{` or `}` after its literal prefix",
+    "measured: 'Fatal error: unreadable glob pattern is invalid for <dir>: error parsing glob "
+    "...: unclosed alternate group; missing '}'' (or 'unopened alternate group') (no "
+    "command runs)",
+    "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC039",
+    "cwd-through-symlink-denied",
+    "error",
+    "the session cwd is spelled through a symlink and its real directory is denied",
+    "measured: 'bwrap: Can't chdir to <cwd>: Permission denied' (no command runs)",
+    "start the session in a directory the profile does not deny, spelled canonically",
+    MEASURED_RANGE,
+)
+
+
 _REFUSAL_RULES = {
     "write-on-file": "PC031",
     "deny-inside-denied-dir": "PC032",
@@ -880,6 +737,43 @@ _REFUSAL_RULES = {
     "crosses-writable-symlink": "PC033",
     "missing-nested-entries": "PC034",
 }
+
+
+rule(
+    "PC030",
+    "writable-root-through-symlink",
+    "error",
+    "a writable root or the session cwd is spelled through a symlink",
+    "the sandbox binds the real directory but drops every deny and read-only entry spelled "
+    "by its real path below it (measured on 0.171.0: `-C <link>` with :workspace and a deny "
+    "on <real>/f: a sandboxed cat read the file; the compiled policy still lists the deny)",
+    "spell every writable root and the cwd by its canonical path (realpath)",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC035",
+    "codex-home-under-tmp",
+    "warning",
+    "CODEX_HOME lies under the system temp dir ($TMPDIR or /tmp)",
+    "measured: 'Refusing to create helper binaries under temporary dir', then the sandbox "
+    "helper cannot be exec'd and no command runs",
+    "put CODEX_HOME under a persistent directory (e.g. /var/lib, $HOME)",
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC036",
+    "deny-not-enforced",
+    "error",
+    "a deny in the compiled policy that the sandbox does not enforce",
+    'measured on 0.171.0: `":minimal" = "deny"` is ignored; a deny glob masks only '
+    "existing non-directories at sandbox start; a glob with `{`/`}` in a directory "
+    "component masks nothing; a deny under a writable root spelled through a symlink is "
+    "dropped",
+    "deny exact canonical paths of existing files or directories",
+    MEASURED_RANGE,
+)
 
 
 def _enforcement(o: _Out) -> None:
@@ -957,6 +851,34 @@ def _enforcement(o: _Out) -> None:
                     path=inp.codex_home,
                 )
                 break
+
+
+rule(
+    "PC024",
+    "ancestor-renamable",
+    "error",
+    "a directory above a vault, a holder directory or CODEX_HOME can be renamed in some mode",
+    "its parent is writable and it is no mount point: a model command moves it (the mounts "
+    "inside travel along), plants a credential and config at the old path, which the trusted "
+    "parent reads next, and later commands read the real credential under the new name "
+    "(measured on 0.171.0, docs/paths.md)",
+    "compile with profilec (it pins every such directory with a `write` entry, which makes it "
+    "a mount point), or move the vault out of the writable area",
+)
+
+rule(
+    "PC025",
+    "trusted-base-writable",
+    "error",
+    "a trusted-base directory is writable, or a trusted-base socket not denied, in some mode",
+    "a model command that writes the loader configuration, a binary or site-packages runs "
+    "code as the trusted side; a reachable container-engine socket starts a container that "
+    "mounts / (measured in full access on 0.171.0, docs/paths.md)",
+    "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
+    "socket), as `profilec compile` does",
+)
+
+
 def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
     """PC024 (a renamable ancestor of a protected path) and PC025 (the trusted base)."""
     from ..ancestry import Protected, unsafe_ancestors

@@ -33,6 +33,8 @@ class Rule(_Frozen):
     fix: str
     #: Codex versions the rule applies to (PEP 440-like, e.g. "<0.133.0"); None = all.
     codex_versions: str | None = None
+    #: Where the rule is documented: `docs/check.md#pcNNN` (compiler/check/rules.py).
+    doc_anchor: str
 
 
 class CheckFinding(_Frozen):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, ProfilesOpt, SessionOpt, WorkspaceOpt
+from .compile_cmd import HomeOpt, McpOpt, ProfilesOpt, SessionOpt, UserHomeOpt, WorkspaceOpt
 
 if TYPE_CHECKING:
     from ..audit.bundle import CompileInputs
@@ -41,6 +41,10 @@ def _inputs(
     codex_home: str | None,
     session_config: Path | None,
     plan_layout: Path | None = None,
+    *,
+    vouched_mcp: Path | None = None,
+    tmpdir: str | None = None,
+    home: str | None = None,
 ) -> CompileInputs:
     from ..audit.bundle import CompileInputs
     from ..errors import UsageError
@@ -54,6 +58,9 @@ def _inputs(
         codex_home=codex_home,
         session_config=str(session_config) if session_config else None,
         plan_layout=str(plan_layout) if plan_layout else None,
+        vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
+        tmpdir=tmpdir,
+        home=home,
     )
 
 
@@ -86,6 +93,14 @@ def lock_command(
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
     plan_layout: PlanOpt = None,
+    vouched_mcp: McpOpt = None,
+    tmpdir: Annotated[
+        str | None,
+        typer.Option(
+            "--tmpdir", help="TMPDIR the launcher gives Codex (as compile).", metavar="DIR"
+        ),
+    ] = None,
+    home: UserHomeOpt = None,
     out: Annotated[
         Path, typer.Option("--out", help="Lock file to write (atomic); -: stdout.", metavar="FILE")
     ] = Path("profilec.lock"),
@@ -96,7 +111,17 @@ def lock_command(
     from .compile_cmd import emit, to_stdout
     from .console import note
 
-    inp = _inputs(roots, profiles, workspace_root, codex_home, session_config, plan_layout)
+    inp = _inputs(
+        roots,
+        profiles,
+        workspace_root,
+        codex_home,
+        session_config,
+        plan_layout,
+        vouched_mcp=vouched_mcp,
+        tmpdir=tmpdir,
+        home=home,
+    )
     _, doc = compile_document(inp)
     emit(render_lock(doc, inp.plan_layout), out)
     note(f"locked {doc['content_hash']} -> {'stdout' if to_stdout(out) else out}")

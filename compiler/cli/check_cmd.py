@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, ProfilesOpt, RootsOpt, SessionOpt, WorkspaceOpt
+from .compile_cmd import HomeOpt, McpOpt, ProfilesOpt, RootsOpt, SessionOpt, WorkspaceOpt
 
 if TYPE_CHECKING:
     from ..check.configstack import Layer
     from ..check.result import CheckFinding
+    from ..inputs import Inputs
     from ..models import CompiledBundle, ResolvedRoot
 
 FileOpt = Annotated[Path | None, typer.Option(dir_okay=False)]
@@ -74,28 +75,11 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
     return doc, findings, bool(report.mismatch_only)
 
 
-def _verify_lock(
-    lock: Path,
-    roots: Path,
-    profiles: Path | None,
-    ws: tuple[str, ...],
-    codex_home: str | None,
-    session: str | None,
-) -> None:
-    """Recompile the bundle and compare it with the lock (compiler/audit/lock.py)."""
-    from ..audit.bundle import CompileInputs
+def _verify_lock(lock: Path, inputs: Inputs) -> None:
+    """Recompile the bundle from the run's inputs and compare it with the lock."""
     from ..audit.lock import verify
 
-    drift = verify(
-        str(lock),
-        CompileInputs(
-            roots=str(roots),
-            profiles=str(profiles) if profiles else None,
-            workspace_roots=ws,
-            codex_home=codex_home,
-            session_config=session,
-        ),
-    )
+    drift = verify(str(lock), inputs)
     if drift is not None:
         sys.stderr.write(drift.report)
         raise drift.error
@@ -108,6 +92,7 @@ def check_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    vouched_mcp: McpOpt = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="Check this Codex config.toml instead of compiling."),
@@ -171,7 +156,7 @@ def check_command(
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
 
-    from ..api import default_codex_home, load_and_compile
+    from ..api import default_codex_home
     from ..check.checker import CheckInputs, from_bundle, run_check
     from ..check.configstack import (
         ConfigStack,
@@ -183,7 +168,7 @@ def check_command(
     )
     from ..check.result import SEVERITY_RANK
     from ..errors import CanaryMismatchError, UsageError
-    from ..policy import load_policy
+    from ..inputs import Inputs
     from ..report import FORMATS, render
     from ..settings import codex_version
     from .compile_cmd import emit
@@ -209,28 +194,32 @@ def check_command(
     canary_doc: dict[str, Any] | None = None
     mismatch_only = False
 
+    for name, value in (("--cwd", cwd), ("--home", home_dir), ("--tmpdir", tmp_dir)):
+        if value is not None and not value.startswith("/"):
+            raise UsageError(f"{name} {value!r} must be an absolute path")
+    # The one edge: every input file below is read once, here, and shared by the lock check,
+    # the compile and the lints (compiler/inputs.py). --home/--tmpdir given explicitly are the
+    # launch values compile takes too; the lints fall back to the environment's.
+    edge = Inputs(
+        roots=str(roots),
+        profiles=str(profiles) if profiles else None,
+        workspace_roots=ws,
+        codex_home=codex_home,
+        session_config=sfile,
+        tmpdir=tmp_dir,
+        home=home_dir,
+        vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
+    )
     if lock is not None and foreign:
         raise UsageError("--lock compares what profilec compiles; drop --config/--overrides")
     if lock is not None:
-        _verify_lock(lock, roots, profiles, ws, codex_home, sfile)
+        _verify_lock(lock, edge)
 
     if not foreign:
-        bundle = load_and_compile(
-            str(roots),
-            profiles_dir=str(profiles) if profiles else None,
-            workspace_roots=ws,
-            codex_home=codex_home,
-            session_config_path=sfile,
-        )
-        if sfile:
-            from ..session import read_session_json
-
-            session_raw = read_session_json(sfile)  # bounded: untrusted
+        bundle = edge.bundle()
+        session_raw = edge.session_raw()  # bounded: untrusted; the bytes compile sanitized
         if modes is None:
-            modes = {
-                m: e.profile_id
-                for m, e in load_policy(str(profiles) if profiles else None).mode_map.modes.items()
-            }
+            modes = {m: e.profile_id for m, e in edge.policy().mode_map.modes.items()}
         home_layer = _home_config_layer(
             bundle.codex_home.canonical if bundle.codex_home else None, bundle.roots
         )
@@ -247,9 +236,9 @@ def check_command(
     else:
         import os
 
-        from ..roots import load_manifest, resolve_home, resolve_roots, resolve_workspace_roots
+        from ..roots import resolve_home, resolve_roots, resolve_workspace_roots
 
-        manifest = load_manifest(str(roots))
+        manifest = edge.manifest()
         canonical_ws = resolve_workspace_roots(ws)
         check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
         resolved = resolve_roots(manifest, check_ws)
@@ -268,13 +257,12 @@ def check_command(
             if modes is None:
                 modes = acp_modes
         if sfile:
-            session, session_raw = load_session(sfile)
+            from ..session import MAX_BYTES
+
+            session, session_raw = load_session(sfile, edge.untrusted(sfile, MAX_BYTES + 1).data)
             layers.append(session)
         if modes is None:
-            modes = {
-                m: e.profile_id
-                for m, e in load_policy(str(profiles) if profiles else None).mode_map.modes.items()
-            }
+            modes = {m: e.profile_id for m, e in edge.policy().mode_map.modes.items()}
         inputs = CheckInputs(
             stack=ConfigStack(tuple(layers)),
             mode_map=modes,
@@ -288,20 +276,18 @@ def check_command(
             home=os.environ.get("HOME"),
             tmpdir=os.environ.get("TMPDIR"),
             # A foreign config is held to the same trusted base as a compiled one (PC025).
-            trusted_base=_trusted_base(str(profiles) if profiles else None, manifest),
+            trusted_base=_trusted_base(edge),
         )
 
     import dataclasses
     import os
 
-    for name, value in (("--cwd", cwd), ("--home", home_dir), ("--tmpdir", tmp_dir)):
-        if value is not None and not value.startswith("/"):
-            raise UsageError(f"{name} {value!r} must be an absolute path")
     inputs = dataclasses.replace(
         inputs,
         cwd=cwd,
         home=home_dir if home_dir is not None else os.environ.get("HOME"),
         tmpdir=tmp_dir if tmp_dir is not None else os.environ.get("TMPDIR"),
+        allowlist=edge.allowlist() if session_raw is not None else None,
     )
     if launch_requests:
         from ..check.launcher import launcher_findings, load_launch_requests
@@ -329,11 +315,10 @@ def check_command(
     return 0
 
 
-def _trusted_base(profiles: str | None, manifest: Any) -> tuple[Any, ...]:
+def _trusted_base(edge: Inputs) -> tuple[Any, ...]:
     """The resolved trusted base (reviewed policy + the manifest's section) for a foreign config."""
     from ..models import TrustedPath
-    from ..policy import load_policy
     from ..roots import resolve_trusted_base_fields
 
-    fields = resolve_trusted_base_fields(load_policy(profiles).trusted_base, manifest.trusted_base)
+    fields = resolve_trusted_base_fields(edge.policy().trusted_base, edge.manifest().trusted_base)
     return tuple(TrustedPath(**f) for f in fields)

@@ -37,11 +37,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..codex import CARVE_OUTS
+from ..models import CompiledBundle
 from .adapters import (
-    METHOD_C_OVERRIDES,
-    METHOD_CODEX_CONFIG,
-    METHOD_CODEX_HOME,
-    METHOD_CODEX_HOME_INITIAL_MODE,
     NON_ROOT_UID,
     Adapter,
     split_method,
@@ -232,7 +230,7 @@ def _alive(pid: int) -> bool:
 # Probe and verdict
 
 #: Directories a real workspace holds and Codex masks read-only inside writable roots.
-WORKSPACE_DIRS = (".git", ".agents", ".codex", ".aws")
+WORKSPACE_DIRS = CARVE_OUTS
 
 SECTIONS = ("link", "hop", "target", "target-after-umount", "control")
 
@@ -515,56 +513,65 @@ class Launch:
     files: tuple[str, ...]
 
 
-def _write_wrapper(path: str, codex: str, overrides: Sequence[str]) -> None:
-    """A CODEX_PATH wrapper: exec the real codex with the arguments, then `-c` per override."""
-    flags = " ".join(f"-c {shlex.quote(o)}" for o in overrides)
-    text = f'#!/bin/sh\nexec {shlex.quote(codex)} "$@" {flags}\n'
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+def recipe(adapter: Adapter, method: str, bundle: CompiledBundle) -> dict[str, Any]:
+    """This adapter's entry of `profilec compile --format launch` with `method` as its launch
+    method: the exact renderer users run (compiler/emit/launch.py), fed a one-entry catalog, so
+    the matrix proves the shipped recipe and not a copy of it."""
+    from ..emit.launch import AdapterCatalog, render_launch_with
+
+    source = "embedded" if adapter.kind == "zed" else (
+        "CODEX_PATH" if adapter.codex_path is not None else "bundled")
+    entry = {
+        "package": adapter.package, "version": adapter.version,
+        "codex_version": adapter.codex_version, "codex_source": source,
+        "launch_method": method, "holding_methods": [method],
+        "reason": "profilec e2e run", "evidence": "profilec e2e run",
+    }
+    catalog = AdapterCatalog.model_validate({"schema_version": 1, "adapters": [entry]})
+    doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog))
+    return dict(doc["adapters"][0])
 
 
 def build_launch(
     adapter: Adapter, method: str, layout: Layout, server: ScriptedModelServer
 ) -> Launch:
-    """Compile the layout and prepare the adapter's launch for `method`."""
+    """Compile the layout and apply the launch recipe for `method` as a launcher would.
+
+    Everything profilec decides (environment, arguments, files and their modes, the run-as
+    user) comes from `recipe`; the harness adds only what a launcher supplies itself: its
+    environment base, the codex binary paths (`launcher_supplies`) and the loopback model
+    provider (CODEX_CONFIG keys for the TS adapter, `-c` flags for zed's).
+    """
     from ..api import load_and_compile
-    from ..emit.codex_home import write_codex_home
-    from ..emit.overrides import override_lines
+    from ..fsio import write_atomic
 
     bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
+    rec = recipe(adapter, method, bundle)  # `none` (the control): the recipe sets nothing
     env = _base_env(layout)
-    argv = list(adapter.argv)
+    env.update(rec["env"])
+    argv = [*adapter.argv, *rec["args"]]
     files: list[str] = []
-    lines = override_lines(bundle)
-    if method in (METHOD_CODEX_HOME, METHOD_CODEX_HOME_INITIAL_MODE):
-        files.append(write_codex_home(bundle, layout.codex_home))
+    for f in rec["files"]:
+        write_atomic(f["path"], f["content"].encode("utf-8"), mode=int(f["mode"], 8))
+        files.append(f["path"])
+    supplies = rec["launcher_supplies"]
+    if "PROFILEC_REAL_CODEX" in supplies:
+        if adapter.wrap_codex is None:
+            raise RuntimeError("the -c method needs a native codex binary to wrap")
+        env["PROFILEC_REAL_CODEX"] = adapter.wrap_codex
+    if "CODEX_PATH" in supplies and adapter.codex_path is not None:
+        env["CODEX_PATH"] = adapter.codex_path
     if adapter.kind == "ts":
-        provider = server.provider_config()
-        config: dict[str, Any] = dict(provider)
-        if method == METHOD_CODEX_CONFIG:
-            config["default_permissions"] = bundle.default_profile_id
-            config["permissions"] = {p.profile_id: p.codex_table() for p in bundle.profiles}
+        config: dict[str, Any] = json.loads(env.get("CODEX_CONFIG", "{}"))
+        config.update(server.provider_config())
         env["CODEX_CONFIG"] = json.dumps(config, sort_keys=True)
-        codex = adapter.codex_path
-        if method == METHOD_C_OVERRIDES:
-            if adapter.wrap_codex is None:
-                raise RuntimeError("the -c method needs a native codex binary to wrap")
-            wrapper = os.path.join(layout.base, "codex-wrapper")
-            _write_wrapper(wrapper, adapter.wrap_codex, lines)
-            files.append(wrapper)
-            env["CODEX_PATH"] = wrapper
-        elif codex is not None:
-            env["CODEX_PATH"] = codex
-        if method == METHOD_CODEX_HOME_INITIAL_MODE:
-            env["INITIAL_AGENT_MODE"] = f"permission-profile:{bundle.default_profile_id}"
     else:
         for o in server.provider_overrides():
             argv += ["-c", o]
-        if method == METHOD_C_OVERRIDES:
-            for line in lines:
-                argv += ["-c", line]
-    return Launch(tuple(argv), env, tuple(files))
+    launch = Launch(tuple(argv), env, tuple(files))
+    if rec["run_as"].startswith("a non-root user"):
+        launch = as_non_root(launch, layout)
+    return launch
 
 
 def _base_env(layout: Layout) -> dict[str, str]:
@@ -655,9 +662,7 @@ def run_adapter_method(
                            f"{os.getuid()}", t0)
                 return run.out
             try:
-                launch = build_launch(adapter, base, layout, server)
-                if non_root:
-                    launch = as_non_root(launch, layout)
+                launch = build_launch(adapter, method, layout, server)
             except Exception as exc:  # a compile failure is a matrix error, not a crash
                 run.record("new", "error", f"launch could not be built: {_short(exc)}", t0)
                 return run.out

@@ -52,9 +52,6 @@ from .matrix import MatrixRow, Result, excerpt
 from .model_server import ScriptedModelServer
 
 METHOD = "app-server -c"
-CONTROL_METHOD = "app-server -c + raw session config"
-EVENTS = ("agent-config:mcp-server", "agent-config:notify", "agent-config:chatgpt_base_url",
-          "agent-config:probe", "vouched-mcp")
 #: How long to wait after the turn for programs Codex starts asynchronously (notify, MCP).
 SETTLE_SECONDS = 3.0
 

@@ -31,8 +31,6 @@ from .adapters import (
 )
 from .matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
 
-#: Events whose loss no launcher setting can work around (the core of "holds").
-CORE_EVENTS = ("new", "loaded", "resumed")
 PROFILE_MODE_PREFIX = "mode:permission-profile:"
 
 Progress = Callable[[str], None]

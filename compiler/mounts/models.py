@@ -123,10 +123,9 @@ class WriterPattern(Frozen):
 
 
 class Backend(Frozen):
-    """One agent CLI: its credential files, state knob, rejected knobs, residue, writer pattern."""
+    """One agent CLI: its state knob, rejected knobs, residue, writer pattern."""
 
     description: str
-    credential_files: Annotated[tuple[RelPath, ...], Field(min_length=1)]
     state_knob: StateKnob | None = None
     #: Required when state_knob is absent: why this backend is deliberately not relocated.
     not_relocated_reason: str | None = None

@@ -158,7 +158,9 @@ def test_build_launch_ts(layout: Layout, method: str) -> None:
     assert has_home == method.startswith("codex-home")
     if method == "c-overrides":
         wrapper = Path(env["CODEX_PATH"]).read_text()
-        assert wrapper.startswith("#!/bin/sh\nexec /opt/codex \"$@\" -c ")
+        assert env["CODEX_PATH"] == os.path.join(layout.codex_home, "profilec-codex-wrapper")
+        assert wrapper.startswith('#!/bin/sh\nexec "$PROFILEC_REAL_CODEX" "$@" -c ')
+        assert env["PROFILEC_REAL_CODEX"] == "/opt/codex"
         assert "default_permissions=" in wrapper and "permissions.profilec-agent=" in wrapper
     else:
         assert env["CODEX_PATH"] == "/opt/codex"
@@ -414,3 +416,51 @@ def test_non_root_launch_hands_the_tree_over_and_drops_privileges(layout: Layout
     assert os.lstat(layout.roots).st_uid == 0
     assert adapters.split_method("codex-home+non-root") == ("codex-home", True)
     assert adapters.split_method("codex-home") == ("codex-home", False)
+
+
+@pytest.mark.parametrize("method", [*adapters.METHODS, "codex-home+initial-mode+non-root"])
+def test_build_launch_applies_exactly_the_launch_recipe(layout: Layout, method: str) -> None:
+    """The harness runs what `compile --format launch` emits: every env value, argument and
+    file (content and mode) of the adapter's recipe is in the launch, unchanged."""
+    from profilec.api import load_and_compile
+
+    if method.endswith("+non-root") and os.getuid() != 0:
+        pytest.skip("as_non_root chowns the tree (root only)")
+    adapter = _fake("ts")
+    bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
+    rec = acp.recipe(adapter, method, bundle)  # before a non-root launch hands the tree over
+    with ScriptedModelServer() as srv:
+        launch = acp.build_launch(adapter, method, layout, srv)
+    for key, value in rec["env"].items():
+        if key == "CODEX_CONFIG":  # the harness adds its loopback provider, nothing else
+            got = json.loads(launch.env[key])
+            assert {k: got[k] for k in json.loads(value)} == json.loads(value)
+        else:
+            assert launch.env[key] == value, key
+    if rec["args"]:
+        assert tuple(rec["args"]) == launch.argv[len(launch.argv) - len(rec["args"]) :]
+    assert [f["path"] for f in rec["files"]] == list(launch.files)
+    for f in rec["files"]:
+        assert Path(f["path"]).read_text() == f["content"]
+        assert oct(os.stat(f["path"]).st_mode & 0o777) == oct(int(f["mode"], 8))
+    assert (launch.argv[0] == "setpriv") == method.endswith("+non-root")
+
+
+def test_a_recipe_change_reaches_the_harness(
+    layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Negative control: the harness has no copy of the recipe; change the emitter and the
+    launch changes with it."""
+    from profilec.emit import launch as emit_launch
+
+    real = emit_launch.launch_entry
+
+    def changed(bundle: Any, entry: Any) -> dict[str, Any]:
+        doc = real(bundle, entry)
+        doc["env"] = {**doc["env"], "PROFILEC_RECIPE_PROBE": "1"}
+        return doc
+
+    monkeypatch.setattr(emit_launch, "launch_entry", changed)
+    with ScriptedModelServer() as srv:
+        launch = acp.build_launch(_fake("ts"), "codex-home", layout, srv)
+    assert launch.env.get("PROFILEC_RECIPE_PROBE") == "1"

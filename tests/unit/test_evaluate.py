@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from profilec.codex import MINIMAL_LINUX
 from profilec.errors import InputError
 from profilec.evaluate import (
     EQUAL_PATH_RULE,
-    MINIMAL_LINUX,
     MORE_SPECIFIC_RULE,
     EvalContext,
     EvaluationError,

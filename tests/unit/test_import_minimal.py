@@ -46,7 +46,13 @@ ALWAYS_FORBIDDEN = (
     "profilec.audit.report_md",
     "profilec.audit.report_html",
     "profilec.audit.launchers",
+    # Harness-only code: the e2e drivers, the prompt-input oracle, schema generation, the
+    # differential tester. `compile --format launch` renders what the e2e harness runs, never
+    # the other way round.
     "profilec.e2e",
+    "profilec.codex_oracle",
+    "profilec.schemagen",
+    "profilec.difftest",
 )
 #: Not for the plain formats either (only `--format bundle` writes the provenance document).
 PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.emit.bundle")
@@ -110,9 +116,18 @@ def test_no_lite_twins_or_second_parser_exist() -> None:
     assert not (REPO / "compiler" / "cli" / "fast.py").exists()
 
 
+def test_launch_compile_loads_no_harness(manifest: Path) -> None:
+    rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", "launch"])
+    assert rc == 0
+    assert "profilec.emit.launch" in modules
+    assert offenders(modules, ALWAYS_FORBIDDEN) == []
+
+
 @pytest.mark.parametrize(
     ("module", "line", "caught"),
     [
+        ("compiler/api.py", "import profilec.codex_oracle", "profilec.codex_oracle"),
+        ("compiler/cli/__init__.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/cli/__init__.py", "import docker", "docker"),
         ("compiler/cli/__init__.py", "import rich.console", "rich"),
         ("compiler/compile.py", "import jsonschema", "jsonschema"),

@@ -13,13 +13,15 @@ from profilec.api import load_and_compile
 from profilec.check.checker import CheckInputs, from_bundle, run_check
 from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
 from profilec.check.launcher import launcher_findings, parse_launch_requests
-from profilec.check.lint import RULES, in_range
 from profilec.check.result import CheckReport
+from profilec.check.rules import all_rules
+from profilec.codex import in_range
 from profilec.emit.overrides import render_overrides
 from profilec.errors import UnsafeRootError
 from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 
+RULES = all_rules()
 AGENT = "profilec-agent"
 
 

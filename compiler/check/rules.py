@@ -1,0 +1,100 @@
+"""The lint rule registry: every rule's metadata, declared beside the code that emits it.
+
+Each module that reports a rule declares it with `rule(...)` next to the function that fires it
+(the ruff habit): id, name, severity, message, why, fix, the Codex version range, and the doc
+anchor. `all_rules()` imports every such module and returns the registry, so the checker's
+report, the SARIF rule table and docs/check.md's catalogue (checked by
+tests/unit/test_rule_registry.py, printed by `rules.main()`) come from one
+place and cannot drift from the rules.
+
+Stable import path for other modules: `profilec.check.rules` (`rule`, `all_rules`,
+`rule_by_id`, `DOCS_PAGE`, `catalogue_markdown`).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..codex import MEASURED_RANGE
+from .result import Rule
+
+#: The page that documents every rule; a rule's `doc_anchor` is `DOCS_PAGE#pcNNN`.
+DOCS_PAGE = "docs/check.md"
+#: Every module that declares rules (imported by `all_rules`).
+RULE_MODULES = (
+    "profilec.check.coverage",
+    "profilec.check.checker",
+    "profilec.check.lint",
+    "profilec.check.agent_layers",
+    "profilec.check.launcher",
+    "profilec.check.canary",
+)
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def rule(
+    id: str,
+    name: str,
+    severity: str,
+    message: str,
+    why: str,
+    fix: str,
+    versions: str | None = None,
+) -> str:
+    """Declare a rule (once, beside its code); returns its id for the module to use."""
+    if id in _REGISTRY:
+        raise ValueError(f"rule {id} declared twice")  # a profilec bug, caught by the tests
+    _REGISTRY[id] = Rule.model_validate(
+        {
+            "id": id,
+            "name": name,
+            "severity": severity,
+            "message": message,
+            "why": why,
+            "fix": fix,
+            "codex_versions": versions,
+            "doc_anchor": f"{DOCS_PAGE}#{id.lower()}",
+        }
+    )
+    return id
+
+
+def all_rules() -> tuple[Rule, ...]:
+    """Every declared rule, sorted by id."""
+    for module in RULE_MODULES:
+        importlib.import_module(module)
+    return tuple(_REGISTRY[k] for k in sorted(_REGISTRY))
+
+
+def rule_by_id(rule_id: str) -> Rule:
+    """The declared rule with this id (KeyError for an unknown one)."""
+    return _REGISTRY[rule_id]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
+    """docs/check.md's lint catalogue table (one row per rule), generated from the registry."""
+    lines = [
+        "| id | name | severity | Codex versions | message | why | fix |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rules if rules is not None else all_rules():
+        versions = r.codex_versions or "all"
+        if versions == MEASURED_RANGE:
+            versions += " (measured)"
+        lines.append(
+            f"| <a id=\"{r.id.lower()}\"></a>`{r.id}` | {r.name} | {r.severity} | "
+            f"{_cell(versions)} | {_cell(r.message)} | {_cell(r.why)} | {_cell(r.fix)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Print the catalogue table (`python3 -c 'from profilec.check.rules import main; main()'`)."""
+    import sys
+
+    sys.stdout.write(catalogue_markdown())

@@ -1,0 +1,129 @@
+"""Codex's vocabulary, written once: specials, built-in profiles, keys, carve-outs, versions.
+
+Everything here is a fact about the real Codex (measured on 0.171.0, docs/codex-semantics.md and
+shared/research/codex-enforcement.md), not a policy choice. The policy loader, the evaluator, the
+lints, the session sanitizer and the e2e harness import these names instead of spelling the
+literals again, so they cannot disagree. Pure data and two pure functions: no I/O, no pydantic.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------------------------------------
+# Versions
+
+#: The Codex release profilec targets by default (`PROFILEC_CODEX_VERSION` overrides it).
+DEFAULT_CODEX_VERSION = "0.171.0"
+#: The release the enforcement model (evaluate.enforce, the PC030-PC039 lints) was measured on.
+ENFORCEMENT_VERSION = "0.171.0"
+#: The releases the enforcement lints were measured on (0.165.0 by the differential tester).
+MEASURED_RANGE = ">=0.165.0,<=0.171.0"
+#: `[permissions]` and `default_permissions` exist from this release on (PC019).
+PROFILES_RANGE = "<0.113.0"
+#: `extends` exists from this release on (PC020).
+EXTENDS_RANGE = "<0.133.0"
+#: The releases that reject a nested `:workspace_roots` table under `extends` (PC021).
+NESTED_WORKSPACE_ROOTS_RANGE = ">=0.148.0-alpha.0,<0.149.0"
+#: Before this release a deny glob with a glob character in a directory component masks nothing.
+DIRECTORY_GLOB_FIXED = (0, 171, 0)
+
+
+def parse_version(v: str) -> tuple[int, int, int, int, str]:
+    """`x.y.z[-pre]` as a sortable tuple; a pre-release sorts before its release."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?", v.strip())
+    if not m:
+        return (0, 0, 0, 0, v)
+    pre = m.group(4)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre or "")
+
+
+def in_range(version: str, spec: str | None) -> bool:
+    """True when `version` satisfies every comparator of `spec` (e.g. ">=0.148.0,<0.149.0")."""
+    if spec is None:
+        return True
+    v = parse_version(version)
+    for part in spec.split(","):
+        m = re.fullmatch(r"\s*(<=|>=|<|>|==)\s*(\S+)\s*", part)
+        if not m:
+            raise ValueError(f"bad version range {spec!r}")
+        op, other = m.group(1), parse_version(m.group(2))
+        ok = {
+            "<": v < other,
+            "<=": v <= other,
+            ">": v > other,
+            ">=": v >= other,
+            "==": v == other,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Profiles
+
+BUILTIN_READ_ONLY = ":read-only"
+BUILTIN_WORKSPACE = ":workspace"
+BUILTIN_FULL = ":danger-full-access"
+#: The built-in profiles; none of them hides a credential.
+BUILTIN_PROFILES: tuple[str, ...] = (BUILTIN_READ_ONLY, BUILTIN_WORKSPACE, BUILTIN_FULL)
+#: The built-ins a user profile may `extend` (extending :danger-full-access is rejected).
+EXTENSIBLE_BUILTINS: tuple[str, ...] = (BUILTIN_READ_ONLY, BUILTIN_WORKSPACE)
+#: The keys Codex reads inside `[permissions.<id>]`; any other is dropped silently.
+PROFILE_KEYS = frozenset({"description", "extends", "workspace_roots", "filesystem", "network"})
+#: The keys Codex reads inside a profile's `network` table.
+NETWORK_KEYS = frozenset(
+    {
+        "enabled",
+        "proxy_url",
+        "enable_socks5",
+        "socks_url",
+        "enable_socks5_udp",
+        "allow_upstream_proxy",
+        "dangerously_allow_non_loopback_proxy",
+        "dangerously_allow_all_unix_sockets",
+        "mode",
+        "domains",
+        "unix_sockets",
+        "allow_local_binding",
+        "mitm",
+    }
+)
+
+# ---------------------------------------------------------------------------------------------
+# Filesystem keys
+
+#: `:project_roots` is the older spelling of `:workspace_roots`; Codex 0.171.0 still accepts it.
+SPECIAL_ALIASES: dict[str, str] = {":project_roots": ":workspace_roots"}
+#: Every `:special` Codex knows; an unknown one is accepted silently and grants nothing.
+SPECIALS = frozenset(
+    {":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp", *SPECIAL_ALIASES}
+)
+#: The specials that take a scoped table of sub-paths.
+SCOPABLE_SPECIALS = frozenset({":workspace_roots", ":project_roots"})
+#: `:minimal` on Linux (`LINUX_PLATFORM_DEFAULT_READ_ROOTS` in codex-rs/linux-sandbox).
+MINIMAL_LINUX: tuple[str, ...] = (
+    "/bin",
+    "/sbin",
+    "/usr",
+    "/etc",
+    "/lib",
+    "/lib64",
+    "/nix/store",
+    "/run/current-system/sw",
+)
+#: Names the sandbox keeps read-only inside every writable root.
+CARVE_OUTS: tuple[str, ...] = (".git", ".agents", ".codex", ".aws")
+
+# ---------------------------------------------------------------------------------------------
+# Config keys
+
+#: The legacy sandbox settings: in a higher layer or a later turn they replace the profile.
+LEGACY_SANDBOX_KEYS: tuple[str, ...] = ("sandbox_mode", "sandbox_workspace_write")
+#: What agent config (a session config) must never set: the profile and its selection.
+SESSION_FORBIDDEN_KEYS: tuple[str, ...] = (
+    "permissions",
+    "default_permissions",
+    *LEGACY_SANDBOX_KEYS,
+)

@@ -1,0 +1,174 @@
+"""The one edge: every input file of a run, each read once, with the bytes and their sha256.
+
+`Inputs` holds the command's flags and reads each file the first time something asks for it:
+the roots manifest, the vouched-MCP file and the plan layout through the trust check on the
+open descriptor (roots.read_trusted_bytes), the policy files in the profiles directory and the
+session config plainly (the session config bounded, it is untrusted). Every later use, by
+compile, provenance, lock, check or audit, parses the same bytes, so the sha256 a bundle's
+provenance reports is the sha256 of what was compiled. The parsed manifest, policy and session
+config are kept too, so a run validates each once.
+
+Only input files go through here, never a credential: roots are walked with lstat/readlink by
+compiler/roots.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError, PolicyError
+
+if TYPE_CHECKING:
+    from .models import CompiledBundle, RootsManifest
+    from .mounts.models import PlanLayout
+    from .policy import Policy
+    from .session import AllowList
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """One input file as read: its path, bytes and sha256 (`sha256:<hex>`)."""
+
+    path: str
+    data: bytes
+    sha256: str
+
+
+def _plain_read(path: str, *, limit: int | None, error: type[InputError]) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except FileNotFoundError:
+        raise error("file does not exist", where=path) from None
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror}", where=path) from None
+
+
+@dataclass(slots=True)
+class Inputs:
+    """The flags of one compile/check/lock/audit run and the files they name, each read once."""
+
+    roots: str
+    profiles: str | None = None
+    workspace_roots: tuple[str, ...] = ()
+    codex_home: str | None = None
+    session_config: str | None = None
+    tmpdir: str | None = None
+    home: str | None = None
+    vouched_mcp: str | None = None
+    plan_layout: str | None = None
+    #: path -> the file as read (insertion order = read order).
+    files: dict[str, InputFile] = field(default_factory=dict)
+    _parsed: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _file(self, path: str, reader: Any) -> InputFile:
+        key = os.path.abspath(path)
+        hit = self.files.get(key)
+        if hit is None:
+            data: bytes = reader(path)
+            hit = InputFile(path, data, "sha256:" + hashlib.sha256(data).hexdigest())
+            self.files[key] = hit
+        return hit
+
+    def trusted(self, path: str) -> InputFile:
+        """A daemon-owned file, trust-checked on the descriptor it is read from."""
+        from .roots import read_trusted_bytes
+
+        return self._file(path, read_trusted_bytes)
+
+    def policy_file(self, path: str) -> InputFile:
+        """A reviewed policy file (profiles/): no trust check, a policy error when unreadable."""
+        return self._file(path, lambda p: _plain_read(p, limit=None, error=PolicyError))
+
+    def untrusted(self, path: str, limit: int) -> InputFile:
+        """Agent-supplied input (the session config): at most `limit` bytes are read."""
+        return self._file(path, lambda p: _plain_read(p, limit=limit, error=InputError))
+
+    @property
+    def profiles_dir(self) -> str:
+        """The policy directory: `--profiles`, else the shipped one."""
+        from .policy import default_profiles_dir
+
+        return self.profiles or default_profiles_dir()
+
+    def _once(self, key: str, build: Any) -> Any:
+        if key not in self._parsed:
+            self._parsed[key] = build()
+        return self._parsed[key]
+
+    # -- parsed inputs ---------------------------------------------------------------------
+
+    def manifest(self) -> RootsManifest:
+        """The roots manifest: trust-checked, parsed and validated once."""
+        from .roots import load_manifest
+
+        return self._once(  # type: ignore[no-any-return]
+            "manifest", lambda: load_manifest(self.roots, data=self.trusted(self.roots).data)
+        )
+
+    def policy(self) -> Policy:
+        """The reviewed policy (mode map, base profiles, trusted base), read once."""
+        from .policy import load_policy
+
+        def read(path: str) -> bytes:
+            return self.policy_file(path).data
+
+        return self._once(  # type: ignore[no-any-return]
+            "policy", lambda: load_policy(self.profiles_dir, read=read)
+        )
+
+    def allowlist(self) -> AllowList:
+        """The session allow-list of the policy directory."""
+        from .session import ALLOWLIST_FILE, allowlist_from_bytes
+
+        path = os.path.join(self.profiles_dir, ALLOWLIST_FILE)
+        return self._once(  # type: ignore[no-any-return]
+            "allowlist", lambda: allowlist_from_bytes(self.policy_file(path).data, where=path)
+        )
+
+    def session_raw(self) -> dict[str, Any] | None:
+        """The untrusted session config as parsed (bounded), or None without one."""
+        from .session import MAX_BYTES, parse_session_bytes
+
+        path = self.session_config
+        if path is None:
+            return None
+        return self._once(  # type: ignore[no-any-return]
+            "session",
+            lambda: parse_session_bytes(self.untrusted(path, MAX_BYTES + 1).data, where=path),
+        )
+
+    def vouched(self) -> tuple[dict[str, dict[str, Any]], dict[str, str]] | None:
+        """The launcher-vouched MCP servers (trust-checked), or None without the file."""
+        from .mcp import parse_vouched
+        from .roots import parse_toml
+
+        path = self.vouched_mcp
+        if path is None:
+            return None
+        return self._once(  # type: ignore[no-any-return]
+            "vouched",
+            lambda: parse_vouched(parse_toml(self.trusted(path).data, where=path), where=path),
+        )
+
+    def layout(self, path: str) -> PlanLayout:
+        """A plan layout (trust-checked like the manifest)."""
+        from .mounts.layout import parse_layout
+
+        return self._once(  # type: ignore[no-any-return]
+            f"layout:{os.path.abspath(path)}",
+            lambda: parse_layout(self.trusted(path).data, where=path),
+        )
+
+    # -- derived ---------------------------------------------------------------------------
+
+    def bundle(self) -> CompiledBundle:
+        """The compiled bundle of these inputs (compiled once per run)."""
+        from .api import compile_inputs
+
+        return self._once("bundle", lambda: compile_inputs(self))  # type: ignore[no-any-return]
