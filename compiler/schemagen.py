@@ -252,6 +252,8 @@ LAUNCH_REQUEST: dict[str, Any] = {
     ],
 }
 
+from .check.waivers import SCHEMA as PROFILEC_CONFIG  # noqa: E402
+
 STATIC_SCHEMAS = {
     "bundle.schema.json": BUNDLE_DOC,
     "acp-launch.schema.json": ACP_LAUNCH,
@@ -263,6 +265,7 @@ STATIC_SCHEMAS = {
     "session-allowlist.schema.json": ALLOWLIST_SCHEMA,
     "vouched-mcp.schema.json": VOUCHED_MCP_SCHEMA,
     "watch-event.schema.json": WATCH_EVENT_SCHEMA,
+    "profilec-config.schema.json": PROFILEC_CONFIG,
 }
 
 

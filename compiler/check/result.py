@@ -35,6 +35,18 @@ class Rule(_Frozen):
     codex_versions: str | None = None
 
 
+class Waiver(_Frozen):
+    """Why a finding is accepted: `--ignore`, a config-file waiver or a baseline entry."""
+
+    rule: str
+    reason: str
+    #: `--ignore`, `baseline FILE` or the config file that holds the waiver.
+    source: str
+    expires: str | None = None
+    path: str | None = None
+    mode: str | None = None
+
+
 class CheckFinding(_Frozen):
     """One reported problem, tied to a rule and to where it was found."""
 
@@ -48,6 +60,10 @@ class CheckFinding(_Frozen):
     #: The input file the finding is about (config, overrides, roots manifest, session config).
     file: str | None = None
     line: int | None = None
+    #: Grouped by cause (compiler/check/triage.py): every cell or path this one cause affects.
+    affects: tuple[str, ...] = ()
+    #: The waiver that suppresses this finding (it no longer fails the check), if any.
+    waiver: Waiver | None = None
 
 
 class Cell(_Frozen):
@@ -80,6 +96,8 @@ class Summary(_Frozen):
     errors: int
     warnings: int
     notes: int
+    #: Findings a waiver or the baseline suppresses (not counted above).
+    suppressed: int = 0
 
 
 class CheckReport(_Frozen):
