@@ -56,7 +56,8 @@ class RuleMeta:
 
 def rule_meta(rule: Rule) -> RuleMeta:
     """Rule metadata for the formats (the one place to switch to the lint registry)."""
-    return RuleMeta(rule.id, rule.name, rule.severity, rule.message, rule.id.lower())
+    anchor = f"{rule.id.lower()}-{rule.name}"  # the GitHub slug of `#### PC000 name`
+    return RuleMeta(rule.id, rule.name, rule.severity, rule.message, anchor)
 
 
 def help_uri(rule: Rule) -> str:
@@ -104,11 +105,12 @@ def locate(findings: Sequence[CheckFinding], stack: ConfigStack) -> list[CheckFi
 
 
 def _cause(f: CheckFinding) -> tuple[str, ...] | None:
+    """Same rule in the same profile fixed at the same config line (else: the same winner)."""
     winner = _winner(f)
     if winner is None or not (f.profile or f.mode):
         return None
-    return (f.rule, f.severity, f.profile or "", f.mode or "", winner, f.file or "",
-            str(f.line or ""))
+    where = (f.file or "", str(f.line)) if f.line else ("", winner)
+    return (f.rule, f.severity, f.profile or "", f.mode or "", *where)
 
 
 def group_by_cause(findings: Sequence[CheckFinding]) -> list[CheckFinding]:
