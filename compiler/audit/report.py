@@ -270,13 +270,14 @@ def launcher_why(row: LauncherRow, reviewed: dict[tuple[str, str, str], tuple[st
     rev = reviewed.get(key)
     if row.result == "lost" and launcher_chosen(row.session_event):
         return "expected to lose: only a launcher's own request causes this event (PC023)"
-    if rev is not None and method != rev[0]:
-        return f"expected to lose: not the reviewed launch method ({rev[0]})"
-    if rev is not None and row.session_event in {f"mode:{m}" for m in rev[1:]}:
+    if rev is None:
+        return f"{row.result}: this build is not in profiles/adapters.toml (no launcher uses it)"
+    if method != rev[0]:
+        return f"{row.result}: expected, not the reviewed launch method ({rev[0]})"
+    if row.session_event in {f"mode:{m}" for m in rev[1:]}:
         return "expected to lose: the reviewed launcher does not forward this mode"
-    if rev is None and row.result == "lost":
-        return "not in profiles/adapters.toml: this method is not used"
-    return f"FAIL: the reviewed method {row.result} the deny"
+    verb = "lost the deny" if row.result == "lost" else "could not be decided"
+    return f"FAIL: the reviewed method {verb}"
 
 
 def launcher_reviewed(s: LauncherSection) -> dict[tuple[str, str, str], tuple[str, ...]]:

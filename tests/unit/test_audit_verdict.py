@@ -185,7 +185,7 @@ def test_launcher_control_rows_are_explained_not_red(
     assert "expected to lose: no profile (negative control)" in none_row
     assert 'class="fail"' not in none_row and '<td class="ctl">lost</td>' in none_row
     config_row = next(r for r in table.split("<tr") if "<td>codex-config</td>" in r)
-    assert "expected to lose: not the reviewed launch method" in config_row
+    assert "lost: expected, not the reviewed launch method" in config_row
 
 
 def test_lock_shows_what_changed_after_the_banner(
