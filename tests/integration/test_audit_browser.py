@@ -175,8 +175,8 @@ def test_launcher_table_renders_in_headless_chromium(
     assert parsed.rows, "no launcher table in the rendered DOM"
     header, *cells = parsed.rows
     assert header == ["adapter", "adapter version", "codex", "launch method", "session event",
-                      "result", "lint", "evidence"]
-    assert len(cells) == 3 and {len(c) for c in cells} == {8}
+                      "result", "lint", "evidence", "why"]
+    assert len(cells) == 3 and {len(c) for c in cells} == {9}
     lost = next(c for c in cells if c[3] == "codex-config")
     assert lost[5] == "lost" and lost[6] == "PC018"
     assert lost[7] == HOSTILE_EVIDENCE  # the browser made no element of it
