@@ -2,8 +2,8 @@
 
 The fixture tests/data/bad-config/config.toml is "one bad config": three profiles with no deny
 and a full-access profile writing `:root`. Ungrouped it gives one finding per cell and path
-(29 on the reference machine: 9 PC000, 10 PC025, 6 PC024, 3 PC014, 1 PC044); grouped by
-cause, one per profile and rule (9).
+(34 with the layout under /var/tmp: 9 PC000, 15 PC025, 6 PC024, 3 PC014, 1 PC044); grouped
+by cause, one per profile and rule (9: 3 PC000, 3 PC025, 1 PC024, 1 PC014, 1 PC044).
 """
 
 from __future__ import annotations
