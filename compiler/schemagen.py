@@ -166,6 +166,8 @@ CANARY_PROBE: dict[str, Any] = {
     },
 }
 
+_UTC_SECONDS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
 CANARY_REPORT: dict[str, Any] = {
     "title": "CanaryReport",
     "description": (
@@ -174,8 +176,25 @@ CANARY_REPORT: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["run_id", "passed", "failures", "seconds", "image", "modes"],
+    "required": ["run_id", "passed", "failures", "seconds", "image", "modes", "evidence"],
     "properties": {
+        "evidence": {
+            "description": (
+                "What the run judged (compiler/audit/evidence.py): the bundle document's "
+                "content hash, the hash of its `compiled` member, the tool versions, and when "
+                "the run finished. `audit --canary-json` refuses results whose compiled hash "
+                "is not the audited bundle's and marks them stale when an input is newer."
+            ),
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["bundle_content_hash", "compiled_hash", "finished", "tools"],
+            "properties": {
+                "bundle_content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+                "compiled_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+                "finished": {"type": "string", "pattern": _UTC_SECONDS},
+                "tools": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
         "run_id": {"type": "string"},
         "passed": {"type": "boolean"},
         "failures": {"type": "array", "items": {"type": "string"}},
@@ -233,6 +252,8 @@ LAUNCH_REQUEST: dict[str, Any] = {
     ],
 }
 
+from .check.waivers import SCHEMA as PROFILEC_CONFIG  # noqa: E402
+
 STATIC_SCHEMAS = {
     "bundle.schema.json": BUNDLE_DOC,
     "acp-launch.schema.json": ACP_LAUNCH,
@@ -244,6 +265,7 @@ STATIC_SCHEMAS = {
     "session-allowlist.schema.json": ALLOWLIST_SCHEMA,
     "vouched-mcp.schema.json": VOUCHED_MCP_SCHEMA,
     "watch-event.schema.json": WATCH_EVENT_SCHEMA,
+    "profilec-config.schema.json": PROFILEC_CONFIG,
 }
 
 

@@ -65,3 +65,27 @@ def validate(name: str, instance: Any) -> None:
         (d["$id"], Resource.from_contents(d)) for d in docs.values()
     )
     jsonschema.Draft202012Validator(docs[name], registry=registry).validate(instance)
+
+
+def bound_canary(report: dict[str, Any], flags: list[str], finished: int = 2_000_000_000) -> dict[
+    str, Any
+]:
+    """`report` bound (as `profilec canary --format json` binds it) to the bundle `flags` compile.
+
+    `finished` is the run's end (epoch seconds); the default lies in the future, so no input
+    is newer than the evidence.
+    """
+    from datetime import UTC, datetime
+
+    from profilec.audit.bundle import CompileInputs, compile_document
+    from profilec.audit.evidence import bind
+
+    args = dict(zip(flags[::2], flags[1::2], strict=True))
+    _, doc = compile_document(
+        CompileInputs(
+            roots=args["--roots"],
+            workspace_roots=(args["--workspace-root"],),
+            codex_home=args["--codex-home"],
+        )
+    )
+    return bind(report, doc, datetime.fromtimestamp(finished, tz=UTC))

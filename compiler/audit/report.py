@@ -9,17 +9,20 @@ Only the report carries a time, and `--now none` or SOURCE_DATE_EPOCH pins it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..check.result import SEVERITY_RANK
 from ..compile import PLACEHOLDER_CWD
 from ..errors import InputError, UsageError
 from ..evaluate import EvalContext, resolve
 from ..models import CompiledBundle
 
 if TYPE_CHECKING:
-    from .launchers import LauncherSection
+    from .evidence import Binding
+    from .launchers import LauncherRow, LauncherSection
+    from .models import DiffReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,34 @@ class CanarySummary:
     image: str
     modes: tuple[tuple[str, bool], ...]
     probes: tuple[CanaryProbe, ...]
+    #: Which bundle the run judged, when, with which tools (None: run just now by --canary).
+    binding: Binding | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictItem:
+    """One reason the report passes or fails, and the section (anchor id) that shows it."""
+
+    severity: str  # note | warning | error
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The banner: PASS/FAIL at --fail-on, the counts, and every item at or above it."""
+
+    passed: bool
+    fail_on: str
+    counts: tuple[tuple[str, int], ...]
+    items: tuple[VerdictItem, ...]
+
+    @property
+    def failing(self) -> tuple[VerdictItem, ...]:
+        """Items at or above --fail-on."""
+        from ..check.result import at_or_above
+
+        return tuple(i for i in self.items if at_or_above(i.severity, self.fail_on))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +152,11 @@ class AuditReport:
     plan_network: bool | None = None
     #: The end-to-end matrix (`--e2e-matrix`), or None: launchers not tested end-to-end.
     launchers: LauncherSection | None = None
+    #: PASS/FAIL and why (always set by build_report).
+    verdict: Verdict | None = None
+    #: What changed since the lock (`audit --lock`), widening first; None: no lock given.
+    changes: tuple[tuple[str, str, str, str], ...] | None = None
+    lock_hash: str | None = None
 
 
 #: One table of the report: its header and its rows, the same for every output format.
@@ -159,7 +195,7 @@ def coverage_table(r: AuditReport) -> Table:
     rows: list[tuple[str, ...]] = [
         (c.mode, c.root, c.kind, c.spelling, c.real_path, c.access, c.winner,
          "ok" if c.ok else "FAIL")
-        for c in r.matrix
+        for c in sorted(r.matrix, key=lambda c: c.ok)  # failing rows first, stable otherwise
     ]
     return header, rows
 
@@ -172,15 +208,87 @@ def lints_table(r: AuditReport) -> Table:
     )
 
 
+def probe_why(p: CanaryProbe) -> str:
+    """Why a probe's row reads as it does, in words (a deny-expected `allow` is not a slip)."""
+    if not p.ok:
+        return f"FAIL {p.failures}"
+    if p.expected == "any":
+        return "ok: any exit is fine; the probe passes while no credential byte shows"
+    if p.expected == "absent":
+        return "ok: the path is not in the outer sandbox"
+    if p.expected == "deny" and p.observed == "allow":
+        return (
+            "ok: the command itself succeeded, but no credential byte reached its output "
+            "(the deny is on the secret, not on the command)"
+        )
+    if p.kind == "trusted":
+        return "ok: the trusted parent still reads and refreshes the credential"
+    return f"ok: {p.observed} as expected"
+
+
 def canary_table(c: CanarySummary) -> Table:
-    """Canary probes as decisions (never their output)."""
+    """Canary probes as decisions (never their output); failing probes first."""
     header = ("mode", "kind", "probe", "expected", "predicted", "observed", "result")
     rows: list[tuple[str, ...]] = [
-        (p.mode, p.kind, p.name, p.expected, p.predicted, p.observed,
-         "ok" if p.ok else f"FAIL {p.failures}")
-        for p in c.probes
+        (p.mode, p.kind, p.name, p.expected, p.predicted, p.observed, probe_why(p))
+        for p in sorted(c.probes, key=lambda p: p.ok)
     ]
     return header, rows
+
+
+def binding_text(c: CanarySummary) -> str:
+    """Which bundle the canary results judged, when, with which tools, and if they are stale."""
+    b = c.binding
+    if b is None:
+        return "Run just now against this bundle."
+    tools = ", ".join(f"{k} {v}" for k, v in b.tools)
+    text = f"Results for bundle {b.bundle_content_hash}, finished {b.finished} ({tools})."
+    if b.other_document:
+        text += " Same compiled profiles as this bundle; its document differs (other inputs)."
+    if b.stale:
+        text += f" STALE: {b.stale}."
+    return text
+
+
+def launcher_why(row: LauncherRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
+    """Why a launcher row is fine or not: controls and unused methods are expected to lose.
+
+    `reviewed` maps an adapter build to (reviewed method, blocked modes...). The result is
+    "" for a held or not-supported row, "expected to lose: ..." for a loss that is not a
+    problem, and "FAIL: ..." for a loss (or error) of the method the catalog says to use.
+    """
+    from .launchers import launcher_chosen
+
+    if row.result in ("held", "not-supported"):
+        return ""
+    method = row.launch_method
+    if method == "none" or method.startswith("none+"):
+        return "expected to lose: no profile (negative control)"
+    if "raw session config" in method:
+        return "expected to lose: the agent's raw config (negative control)"
+    key = (row.adapter, row.adapter_version, row.codex_version)
+    rev = reviewed.get(key)
+    if row.result == "lost" and launcher_chosen(row.session_event):
+        return "expected to lose: only a launcher's own request causes this event (PC023)"
+    if rev is None:
+        return f"{row.result}: this build is not in profiles/adapters.toml (no launcher uses it)"
+    if method != rev[0]:
+        return f"{row.result}: expected, not the reviewed launch method ({rev[0]})"
+    if row.session_event in {f"mode:{m}" for m in rev[1:]}:
+        return "expected to lose: the reviewed launcher does not forward this mode"
+    verb = "lost the deny" if row.result == "lost" else "could not be decided"
+    return f"FAIL: the reviewed method {verb}"
+
+
+def launcher_reviewed(s: LauncherSection) -> dict[tuple[str, str, str], tuple[str, ...]]:
+    """Adapter build -> (reviewed method, blocked modes...) from the section's summaries."""
+    return {
+        (a.adapter, a.adapter_version, a.codex_version): (
+            a.reviewed or "none", *a.reviewed_blocked_modes
+        )
+        for a in s.summaries
+        if a.reviewed is not None
+    }
 
 
 def report_time(now: str | None) -> datetime | None:
@@ -205,6 +313,12 @@ def load_canary_json(path: str) -> dict[str, Any]:
     from .bundle import read_json
 
     doc = read_json(path, "canary json")
+    if "evidence" not in doc and "modes" in doc:
+        raise InputError(
+            "canary results name no bundle (made before evidence binding); run "
+            "`profilec canary --format json` again",
+            where=path,
+        )
     err = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(CANARY_REPORT).iter_errors(doc)
     )
@@ -217,7 +331,7 @@ def load_canary_json(path: str) -> dict[str, Any]:
     return doc
 
 
-def _canary(doc: dict[str, Any]) -> CanarySummary:
+def _canary(doc: dict[str, Any], binding: Binding | None) -> CanarySummary:
     probes: list[CanaryProbe] = []
     modes: list[tuple[str, bool]] = []
     for m in doc.get("modes", []):
@@ -246,6 +360,7 @@ def _canary(doc: dict[str, Any]) -> CanarySummary:
         image=str(doc.get("image", "")),
         modes=tuple(modes),
         probes=tuple(probes),
+        binding=binding,
     )
 
 
@@ -316,6 +431,9 @@ def build_report(
     canary: dict[str, Any] | None,
     now: datetime | None,
     launchers: LauncherSection | None = None,
+    binding: Binding | None = None,
+    fail_on: str = "error",
+    changes: DiffReport | None = None,
 ) -> AuditReport:
     """Evaluate and check the bundle, and gather what the report shows."""
     from ..check.checker import from_bundle, run_check
@@ -360,7 +478,7 @@ def build_report(
     plan = doc.get("mount_plan")
     prov = doc.get("provenance") or {}
     inputs = prov.get("inputs") if isinstance(prov, dict) else None
-    return AuditReport(
+    rep = AuditReport(
         generated=now.strftime("%Y-%m-%dT%H:%M:%SZ") if now else None,
         profilec_version=str(doc.get("profilec_version")),
         codex_version=str(doc.get("codex_version")),
@@ -374,7 +492,7 @@ def build_report(
         matrix=matrix,
         check_passed=report.passed,
         lints=lints,
-        canary=_canary(canary) if canary is not None else None,
+        canary=_canary(canary, binding) if canary is not None else None,
         has_mount_plan=isinstance(plan, dict),
         mounts=tuple(
             (
@@ -391,6 +509,75 @@ def build_report(
         ),
         plan_network=bool(plan.get("network")) if isinstance(plan, dict) else None,
         launchers=launchers,
+        changes=(
+            tuple((c.direction, c.mode, c.path or "-", c.detail) for c in changes.changes)
+            if changes is not None
+            else None
+        ),
+        lock_hash=changes.old_hash if changes is not None else None,
+    )
+    return replace(rep, verdict=verdict(rep, fail_on))
+
+
+def verdict(r: AuditReport, fail_on: str) -> Verdict:
+    """PASS unless an item sits at or above `fail_on`; every item names its section."""
+    from ..check.result import at_or_above
+
+    items: list[VerdictItem] = []
+    for cell in r.matrix:
+        if not cell.ok:
+            items.append(
+                VerdictItem(
+                    "error",
+                    f"coverage: {cell.mode} {cell.root} {cell.spelling} is {cell.access} "
+                    f"(via {cell.winner})",
+                    "coverage",
+                )
+            )
+    for i, f in enumerate(r.lints):
+        items.append(VerdictItem(f.severity, f"lint {f.rule} {f.name}: {f.message}", f"lint-{i}"))
+    if r.canary is None:
+        items.append(VerdictItem("note", f"bundle {NOT_TESTED}", "canaries"))
+    else:
+        c = r.canary
+        for p in c.probes:
+            if not p.ok:
+                items.append(
+                    VerdictItem("error", f"canary {p.mode} {p.name}: {p.failures}", "canaries")
+                )
+        if not c.passed and all(p.ok for p in c.probes):
+            items.append(VerdictItem("error", f"canary run {c.run_id} failed", "canaries"))
+        if c.binding is not None and c.binding.stale:
+            items.append(VerdictItem("warning", f"canary evidence stale: {c.binding.stale}",
+                                     "canaries"))
+    if r.launchers is not None:
+        for a in r.launchers.summaries:
+            if a.contradiction:
+                items.append(
+                    VerdictItem(
+                        "error",
+                        f"launcher {a.adapter} {a.adapter_version}: {a.contradiction}",
+                        "launchers-section",
+                    )
+                )
+    widening = sum(1 for ch in r.changes or () if ch[0] == "widening")
+    if widening:
+        items.append(
+            VerdictItem("warning", f"{widening} widening changes since the lock", "changes")
+        )
+    items.sort(key=lambda i: -SEVERITY_RANK[i.severity])
+    failed_cells = sum(1 for c in r.matrix if not c.ok)
+    counts = (
+        ("cells not denied", failed_cells),
+        ("cells", len(r.matrix)),
+        *((f"{sev}s", sum(1 for i in items if i.severity == sev)) for sev in ("error", "warning")),
+        ("canary probes failed", sum(1 for p in (r.canary.probes if r.canary else ()) if not p.ok)),
+    )
+    return Verdict(
+        passed=not any(at_or_above(i.severity, fail_on) for i in items),
+        fail_on=fail_on,
+        counts=counts,
+        items=tuple(items),
     )
 
 

@@ -12,21 +12,32 @@ from .report import (
     NOT_TESTED,
     AccessItem,
     AuditReport,
+    binding_text,
     canary_table,
     coverage_table,
+    launcher_reviewed,
+    launcher_why,
     lints_table,
     roots_table,
     versions_table,
 )
 
 _CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#111;background:#fff}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0;max-width:100%}th,td{border:1px solid #bbb;
-padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}li{overflow-wrap:anywhere}
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;padding:1em;max-width:1400px;color:#111;
+background:#fff}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
+.wrap{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #bbb;
+padding:2px 6px;text-align:left;vertical-align:top}li{overflow-wrap:anywhere}
+td.p,td.why{overflow-wrap:anywhere;min-width:12ch}td{overflow-wrap:break-word}
 th{background:#eee}code,td.p{font-family:monospace}
-.ok{color:#064}.fail{color:#a00;font-weight:bold}.mode{border:1px solid #ccc;padding:.5em 1em;
+.ok{color:#064}.fail{color:#a00;font-weight:bold}tr.fail td{background:#fde8e8}
+.ctl{color:#555;font-style:italic}.mode{border:1px solid #ccc;padding:.5em 1em;
 margin:.6em 0}.muted{color:#555}
+#verdict{border:3px solid;padding:.6em 1em;margin:.6em 0 1.2em}
+#verdict.pass{border-color:#064;background:#e6f4ea}#verdict.fail{border-color:#a00;
+background:#fde8e8}#verdict h2{border:0;margin:.1em 0 .3em;font-size:1.7em}
+#verdict.pass h2{color:#064}#verdict.fail h2{color:#a00}
 """
 
 
@@ -36,25 +47,74 @@ def e(text: object) -> str:
 
 
 def _table(
-    tid: str, header: tuple[str, ...], rows: list[tuple[str, ...]], path_cols: tuple[int, ...] = ()
+    tid: str,
+    header: tuple[str, ...],
+    rows: list[tuple[str, ...]],
+    path_cols: tuple[int, ...] = (),
+    row_ids: bool = False,
 ) -> list[str]:
     out = [
-        f'<table id="{tid}">',
+        f'<div class="wrap"><table id="{tid}">',
         "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",
         "<tbody>",
     ]
-    for row in rows:
+    for n, row in enumerate(rows):
         cells = []
+        failed = False
         for i, c in enumerate(row):
             cls = ' class="p"' if i in path_cols else ""
             if c == "FAIL" or c.startswith("FAIL "):
                 cls = ' class="fail"'
-            elif c == "ok":
+                failed = True
+            elif c == "ok" or c.startswith("ok: "):
                 cls = ' class="ok"'
             cells.append(f"<td{cls}>{e(c)}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+        rid = f' id="{tid}-{n}"' if row_ids else ""
+        rcls = ' class="fail"' if failed else ""
+        out.append(f"<tr{rid}{rcls}>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table></div>")
     return out
+
+
+def _banner(r: AuditReport) -> list[str]:
+    """PASS/FAIL, the counts, and every item at or above --fail-on linked to its section."""
+    v = r.verdict
+    assert v is not None
+    word, cls = ("PASS", "pass") if v.passed else ("FAIL", "fail")
+    counts = ", ".join(f"{n} {label}" for label, n in v.counts)
+    out = [
+        f'<section id="verdict" class="{cls}">',
+        f"<h2>{word}</h2>",
+        f"<p><b>{e(counts)}</b> (fails at {e(v.fail_on)} and above).</p>",
+    ]
+    failing = v.failing
+    if failing:
+        out.append("<ol>")
+        out += [
+            f'<li><a href="#{e(i.anchor)}">{e(i.severity)}: {e(i.text)}</a></li>'
+            for i in failing
+        ]
+        out.append("</ol>")
+    rest = [i for i in v.items if i not in failing]
+    if rest:
+        out.append("<p>Below the threshold: " + "; ".join(
+            f'<a href="#{e(i.anchor)}">{e(i.severity)}: {e(i.text)}</a>' for i in rest
+        ) + ".</p>")
+    out.append("</section>")
+    return out
+
+
+def _changes(r: AuditReport) -> list[str]:
+    if r.changes is None:
+        return []
+    out = ['<h2 id="changes">Changed since the lock</h2>',
+           f"<p>Lock {e(r.lock_hash or '-')} &rarr; bundle {e(r.content_hash)}.</p>"]
+    if not r.changes:
+        return [*out, "<p>No change.</p>"]
+    rows: list[tuple[str, ...]] = [
+        (("FAIL " if d == "widening" else "") + d, m, p, t) for d, m, p, t in r.changes
+    ]
+    return out + _table("changes-table", ("direction", "mode", "path", "detail"), rows, (2,))
 
 
 def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
@@ -75,10 +135,13 @@ def render_html(r: AuditReport) -> str:
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>profilec audit report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>profilec audit report</h1>",
     ]
+    out += _banner(r)
+    out += _changes(r)
     if r.generated:
         out.append(f'<p class="muted">Generated {e(r.generated)}</p>')
     out.append("<h2>Versions and hashes</h2>")
@@ -111,7 +174,7 @@ def render_html(r: AuditReport) -> str:
         )
         out.append("<p>Kept out of the sandbox:</p>")
         out += _table("hidden", ("path", "reason", "how"), [tuple(h) for h in r.hidden], (0,))
-    out.append("<h2>Coverage matrix</h2>")
+    out.append('<h2 id="coverage">Coverage matrix</h2>')
     verdict = (
         '<span class="ok">all denied</span>'
         if all_ok
@@ -119,22 +182,27 @@ def render_html(r: AuditReport) -> str:
     )
     out.append(f"<p>Every mode &times; root &times; spelling must be denied: {verdict}.</p>")
     out += _table("coverage-matrix", *coverage_table(r), (3, 4))
-    out.append("<h2>Lints</h2>")
+    out.append('<h2 id="lints-section">Lints</h2>')
     passed = "pass" if r.check_passed else '<span class="fail">FAIL</span>'
     out.append(f"<p>Static check: {passed}.</p>")
     if r.lints:
-        out += _table("lints", *lints_table(r))
+        header, rows = lints_table(r)
+        out += _table(
+            "lint", header, [(("FAIL " if x[0] == "error" else "") + x[0], *x[1:]) for x in rows],
+            row_ids=True,
+        )
     else:
         out.append("<p>No findings.</p>")
-    out.append("<h2>Canaries</h2>")
+    out.append('<h2 id="canaries">Canaries</h2>')
     if r.canary is None:
         out.append(f'<p id="canary-none">This bundle was {NOT_TESTED}.</p>')
     else:
         c = r.canary
+        word = "pass" if c.passed else '<span class="fail">FAIL</span>'
         out.append(
-            f"<p>Canary run {e(c.run_id)}: {'pass' if c.passed else 'FAIL'} "
-            f"(image {e(c.image or 'unknown')}).</p>"
+            f"<p>Canary run {e(c.run_id)}: {word} (image {e(c.image or 'unknown')}).</p>"
         )
+        out.append(f"<p>{e(binding_text(c))}</p>")
         out += _table("canary-probes", *canary_table(c))
     out += _launchers(r)
     out.append("</body></html>")
@@ -148,7 +216,7 @@ def _launchers(r: AuditReport) -> list[str]:
     """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
     from .launchers import NOT_TESTED_E2E, summary_text
 
-    out = ["<h2>Launchers (end-to-end)</h2>"]
+    out = ['<h2 id="launchers-section">Launchers (end-to-end)</h2>']
     s = r.launchers
     if s is None:
         return [*out, f'<p id="launchers-none">Launchers: {e(NOT_TESTED_E2E)}.</p>']
@@ -162,19 +230,26 @@ def _launchers(r: AuditReport) -> list[str]:
         out.append(f"<li><b>{e(name)}</b>: {e(rest)}</li>")
     out.append("</ul>")
     header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
-              "lint", "evidence")
+              "lint", "evidence", "why")
     out += [
-        '<table id="launchers">',
+        '<div class="wrap"><table id="launchers">',
         "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",
         "<tbody>",
     ]
-    for x in s.rows:
+    reviewed = launcher_reviewed(s)
+    whys = [(x, launcher_why(x, reviewed)) for x in s.rows]
+    # Failing rows first; explained losses (controls, unused methods) are not red.
+    for x, why in sorted(whys, key=lambda xw: not xw[1].startswith("FAIL")):
         cells = [f"<td>{e(c)}</td>" for c in (x.adapter, x.adapter_version, x.codex_version,
                                                x.launch_method, x.session_event)]
+        failing = why.startswith("FAIL")
         cls = _RESULT_CLASS.get(x.result, "fail")
+        if not failing and cls == "fail":
+            cls = "ctl"
         cells.append(f'<td class="{cls}">{e(x.result)}</td>')
         cells.append(f"<td>{e(x.lint or '-')}</td>")
         cells.append(f'<td class="p">{e(x.evidence)}</td>')
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+        cells.append(f'<td class="why">{e(why or "-")}</td>')
+        out.append(("<tr class=\"fail\">" if failing else "<tr>") + "".join(cells) + "</tr>")
+    out.append("</tbody></table></div>")
     return out

@@ -13,8 +13,11 @@ from .report import (
     NOT_TESTED,
     AccessItem,
     AuditReport,
+    binding_text,
     canary_table,
     coverage_table,
+    launcher_reviewed,
+    launcher_why,
     lints_table,
     roots_table,
     versions_table,
@@ -47,7 +50,7 @@ def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
 
 def render_md(r: AuditReport) -> str:
     """The whole report; deterministic except for `generated` (pinned by --now)."""
-    lines = ["# profilec audit report", ""]
+    lines = ["# profilec audit report", "", *_banner(r), *_changes(r)]
     if r.generated:
         lines += [f"Generated {md(r.generated)}.", ""]
     lines += [
@@ -114,10 +117,10 @@ def render_md(r: AuditReport) -> str:
     else:
         c = r.canary
         lines.append(
-            f"Canary run {md(c.run_id)}: {'pass' if c.passed else 'FAIL'} "
+            f"Canary run {md(c.run_id)}: {'pass' if c.passed else '**FAIL**'} "
             f"(image {md(c.image or 'unknown')})."
         )
-        lines.append("")
+        lines += ["", md(binding_text(c)), ""]
         lines += _table(*canary_table(c))
     lines += ["", *_launchers(r)]
     return "\n".join(lines) + "\n"
@@ -141,13 +144,57 @@ def _launchers(r: AuditReport) -> list[str]:
         out.append(f"- **{md(name)}**: {md(rest)}")
     out.append("")
     header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
-              "lint", "evidence")
+              "lint", "evidence", "why")
     out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for x in s.rows:
+    reviewed = launcher_reviewed(s)
+    whys = [(x, launcher_why(x, reviewed)) for x in s.rows]
+    for x, why in sorted(whys, key=lambda xw: not xw[1].startswith("FAIL")):
         cells = [md(c) for c in (x.adapter, x.adapter_version, x.codex_version, x.launch_method,
                                  x.session_event)]
         # held stays plain; anything else is bold so a loss cannot pass for a hold at a glance.
         cells.append(md(x.result) if x.result == "held" else f"**{md(x.result)}**")
-        cells += [md(x.lint or "-"), md(x.evidence)]
+        cells += [md(x.lint or "-"), md(x.evidence), md(why or "-")]
         out.append("| " + " | ".join(cells) + " |")
     return out
+
+
+def _banner(r: AuditReport) -> list[str]:
+    """`## PASS` or `## FAIL`, the counts, then every item at or above --fail-on."""
+    v = r.verdict
+    assert v is not None
+    counts = ", ".join(f"{n} {label}" for label, n in v.counts)
+    out = [f"## {'PASS' if v.passed else 'FAIL'}", "", f"**{counts}** (fails at "
+           f"{v.fail_on} and above).", ""]
+    failing = v.failing
+    if not failing:
+        out.pop()
+    out += [f"1. {i.severity}: {md(i.text)} ([{_slug(i.anchor)}](#{_slug(i.anchor)}))"
+            for i in failing]
+    rest = [i for i in v.items if i not in failing]
+    if rest:
+        out += ["", "Below the threshold:", ""]
+        out += [f"- {i.severity}: {md(i.text)}" for i in rest]
+    return [*out, ""]
+
+
+#: The HTML anchor of a verdict item -> the GitHub slug of the Markdown heading it names.
+_SLUGS = {
+    "coverage": "coverage-matrix",
+    "canaries": "canaries",
+    "launchers-section": "launchers-end-to-end",
+    "changes": "changed-since-the-lock",
+}
+
+
+def _slug(anchor: str) -> str:
+    return "lints" if anchor.startswith("lint-") else _SLUGS.get(anchor, anchor)
+
+
+def _changes(r: AuditReport) -> list[str]:
+    if r.changes is None:
+        return []
+    out = ["## Changed since the lock", "",
+           f"Lock {md(r.lock_hash or '-')} -> bundle {md(r.content_hash)}.", ""]
+    if not r.changes:
+        return [*out, "No change.", ""]
+    return [*out, *_table(("direction", "mode", "path", "detail"), list(r.changes)), ""]

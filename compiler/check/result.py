@@ -37,6 +37,18 @@ class Rule(_Frozen):
     doc_anchor: str
 
 
+class Waiver(_Frozen):
+    """Why a finding is accepted: `--ignore`, a config-file waiver or a baseline entry."""
+
+    rule: str
+    reason: str
+    #: `--ignore`, `baseline FILE` or the config file that holds the waiver.
+    source: str
+    expires: str | None = None
+    path: str | None = None
+    mode: str | None = None
+
+
 class CheckFinding(_Frozen):
     """One reported problem, tied to a rule and to where it was found."""
 
@@ -50,6 +62,10 @@ class CheckFinding(_Frozen):
     #: The input file the finding is about (config, overrides, roots manifest, session config).
     file: str | None = None
     line: int | None = None
+    #: Grouped by cause (compiler/check/triage.py): every cell or path this one cause affects.
+    affects: tuple[str, ...] = ()
+    #: The waiver that suppresses this finding (it no longer fails the check), if any.
+    waiver: Waiver | None = None
 
 
 class Cell(_Frozen):
@@ -82,6 +98,8 @@ class Summary(_Frozen):
     errors: int
     warnings: int
     notes: int
+    #: Findings a waiver or the baseline suppresses (not counted above).
+    suppressed: int = 0
 
 
 class CheckReport(_Frozen):

@@ -28,6 +28,7 @@ RULE_MODULES = (
     "profilec.check.agent_layers",
     "profilec.check.launcher",
     "profilec.check.canary",
+    "profilec.check.triage",
 )
 
 _REGISTRY: dict[str, Rule] = {}

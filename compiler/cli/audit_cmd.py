@@ -304,13 +304,23 @@ def audit_command(
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="md | html")] = "md",
     out: OutOpt = None,
-) -> None:
-    """Render one self-contained reviewer report (Markdown or HTML)."""
+    fail_on: Annotated[
+        str, typer.Option("--fail-on", help="note | warning | error: exit 1 at or above it.")
+    ] = "error",
+    lock: Annotated[
+        Path | None,
+        typer.Option("--lock", help="Approved lock file: show what changed since.", dir_okay=False),
+    ] = None,
+) -> int:
+    """Render one self-contained reviewer report (Markdown or HTML); exit 1 when it says FAIL."""
     from ..audit.report import build_report, load_canary_json, report_time
+    from ..check.result import SEVERITY_RANK
     from ..errors import UsageError
     from .compile_cmd import emit
 
     _check_fmt(fmt, ("md", "html"))
+    if fail_on not in SEVERITY_RANK:
+        raise UsageError(f"unknown --fail-on {fail_on!r}; choose note, warning or error")
     if canary and canary_json:
         raise UsageError("give --canary or --canary-json, not both")
     if canary and bundle:
@@ -329,12 +339,31 @@ def audit_command(
             load_e2e_matrix(str(e2e_matrix)), load_catalog(str(profiles) if profiles else None)
         )
     b, doc, _ = _bundle_or_compile(bundle, inp)
+    binding = None
     canary_doc = load_canary_json(str(canary_json)) if canary_json else None
+    if canary_doc is not None:
+        from ..audit.evidence import verify
+
+        # Refused for another bundle; stale when an input changed after the run finished.
+        binding = verify(canary_doc, doc, str(canary_json), _input_files(bundle, inp))
     if canary:
         from .check_cmd import _canary
 
         canary_doc, _, _ = _canary(b)
-    rep = build_report(b, doc, canary=canary_doc, now=report_time(now), launchers=launchers)
+    changes = None
+    if lock is not None:
+        from ..audit.bundle import load_bundle
+        from ..audit.diff import diff_bundles
+
+        old_b, old_doc = load_bundle(str(lock))
+        changes = diff_bundles(
+            old_b, b, old_name=str(lock), new_name="audited bundle",
+            old_hash=str(old_doc.get("content_hash")), new_hash=str(doc.get("content_hash")),
+        )
+    rep = build_report(
+        b, doc, canary=canary_doc, now=report_time(now), launchers=launchers, binding=binding,
+        fail_on=fail_on, changes=changes,
+    )
     if fmt == "html":
         from ..audit.report_html import render_html
 
@@ -344,3 +373,18 @@ def audit_command(
 
         text = render_md(rep)
     emit(text, out)
+    assert rep.verdict is not None
+    if not rep.verdict.passed:
+        n = len(rep.verdict.failing)
+        print(f"profilec: audit: FAIL: {n} items at or above {fail_on}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _input_files(bundle: Path | None, inp: CompileInputs | None) -> list[str]:
+    """The files the audited bundle came from (evidence older than any of them is stale)."""
+    if bundle is not None:
+        return [str(bundle)]
+    assert inp is not None
+    # The shipped policy is part of the profilec version the evidence names, not an input.
+    return [f for f in (inp.roots, inp.profiles, inp.session_config, inp.plan_layout) if f]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated
 
@@ -20,18 +21,23 @@ def canary_command(
     fmt: Annotated[str, typer.Option("--format", help="text | json", metavar="FORMAT")] = "text",
 ) -> int:
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
-    from ..api import load_and_compile
+    from datetime import UTC, datetime
+
+    from ..audit.bundle import CompileInputs, compile_document
+    from ..audit.evidence import bind
     from ..canary.run import run_canaries
     from ..errors import CanaryMismatchError, EnvironmentMissingError, UsageError
     from ..settings import codex_binary, codex_version
 
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown --format {fmt!r}; choose text or json")
-    bundle = load_and_compile(
-        str(roots),
-        profiles_dir=str(profiles) if profiles else None,
-        workspace_roots=workspace_root or (),
-        codex_home=codex_home,
+    bundle, doc = compile_document(
+        CompileInputs(
+            roots=str(roots),
+            profiles=str(profiles) if profiles else None,
+            workspace_roots=tuple(workspace_root or ()),
+            codex_home=codex_home,
+        )
     )
     codex = codex_binary()
     if codex is None or not codex.is_file():
@@ -42,7 +48,12 @@ def canary_command(
 
     with progress("canary", total=1 + len(bundle.profiles)) as step:
         report = run_canaries(bundle, codex_bin=codex, progress=step)
-    sys.stdout.write(report.to_json() + "\n" if fmt == "json" else report.to_text())
+    if fmt == "json":
+        # Bound to the bundle it probed (audit --canary-json refuses it for another one).
+        bound = bind(report.to_dict(), doc, datetime.now(tz=UTC))
+        sys.stdout.write(json.dumps(bound, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(report.to_text())
     if report.passed:
         return 0
     if report.mismatch_only:

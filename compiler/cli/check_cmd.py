@@ -153,6 +153,36 @@ def check_command(
     tmp_dir: Annotated[
         str | None, typer.Option("--tmpdir", help="TMPDIR of the session (default: $TMPDIR).")
     ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", metavar="PCxxx", help="Waive a rule (repeatable)."),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="A previous `check --format json` report: only new findings count.",
+            dir_okay=False,
+        ),
+    ] = None,
+    project_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--project-config",
+            help="Waivers file (default: profilec.toml or pyproject.toml [tool.profilec], "
+            "found upward from the cwd).",
+            dir_okay=False,
+        ),
+    ] = None,
+    no_project_config: Annotated[
+        bool, typer.Option("--no-project-config", help="Do not look for a project config.")
+    ] = False,
+    group: Annotated[
+        bool,
+        typer.Option(
+            "--group/--no-group", help="One finding per root cause (default) or one per cell."
+        ),
+    ] = True,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
 
@@ -301,10 +331,18 @@ def check_command(
         canary=canary_doc,
         extra=extra,
     )
+    report = _triage(report, inputs.stack, group, ignore, baseline, project_config,
+                     no_project_config)
     emit(render(fmt, report), out)
+    if fmt == "github":
+        from ..report.github import write_step_summary
+
+        write_step_summary(report)
     if not report.passed:
         failing = sum(
-            1 for f in report.findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]
+            1
+            for f in report.findings
+            if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] and f.waiver is None
         )
         from .console import note
 
@@ -322,3 +360,48 @@ def _trusted_base(edge: Inputs) -> tuple[Any, ...]:
 
     fields = resolve_trusted_base_fields(edge.policy().trusted_base, edge.manifest().trusted_base)
     return tuple(TrustedPath(**f) for f in fields)
+
+
+def _triage(
+    report: Any,
+    stack: Any,
+    group: bool,
+    ignore: list[str] | None,
+    baseline: Path | None,
+    project_config: Path | None,
+    no_project_config: bool,
+) -> Any:
+    """Locate and group findings by cause, then apply --ignore, project waivers, --baseline."""
+    import os
+    from datetime import UTC, datetime
+
+    from ..check.triage import apply_waivers, locate, regroup
+    from ..check.waivers import (
+        find_config,
+        ignore_waivers,
+        load_baseline,
+        load_config,
+        parse_waivers,
+    )
+
+    if group:
+        report = regroup(report, stack)
+    else:
+        report = report.model_copy(update={"findings": tuple(locate(report.findings, stack))})
+    waivers = ignore_waivers(ignore or [])
+    if project_config is not None:
+        waivers += parse_waivers(load_config(str(project_config)), str(project_config))
+    elif not no_project_config:
+        found = find_config(os.getcwd())
+        if found is not None:
+            waivers += parse_waivers(found[1], found[0])
+    base = load_baseline(str(baseline)) if baseline is not None else None
+    if not waivers and base is None:
+        return report
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    today = (
+        datetime.fromtimestamp(int(epoch), tz=UTC) if epoch and epoch.isdigit()
+        else datetime.now(tz=UTC)
+    ).date()
+    return apply_waivers(report, waivers, baseline=base,
+                         baseline_file=str(baseline) if baseline else None, today=today)

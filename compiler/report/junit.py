@@ -18,12 +18,16 @@ def render(report: CheckReport, now: datetime) -> str:
         "testsuite",
         {"name": "profilec check", "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S")},
     )
+    seen: dict[tuple[str, str, str], int] = {}
     for c in report.cells:
+        # Stable names (no temp paths): root, spelling kind, and its index among that kind.
+        n = seen[(c.mode, c.root, c.kind)] = seen.get((c.mode, c.root, c.kind), 0) + 1
         case = ET.SubElement(
             suite,
             "testcase",
-            {"classname": f"coverage.{c.mode}", "name": f"{c.root} {c.kind} {c.spelling}"},
+            {"classname": f"coverage.{c.mode}", "name": f"{c.root} {c.kind} {n}", "time": "0"},
         )
+        ET.SubElement(case, "system-out").text = f"{c.spelling} -> {c.real_path}: {c.access}"
         severity = "warning" if c.access == "unlisted" else "error"
         if not c.ok and at_or_above(severity, report.fail_on):
             ET.SubElement(
@@ -38,7 +42,7 @@ def render(report: CheckReport, now: datetime) -> str:
         case = ET.SubElement(
             suite, "testcase", {"classname": "lint", "name": f"{rule.id} {rule.name}"}
         )
-        hits = [f for f in report.findings if f.rule == rule.id]
+        hits = [f for f in report.findings if f.rule == rule.id and f.waiver is None]
         failing = [f for f in hits if at_or_above(f.severity, report.fail_on)]
         if failing:
             fail = ET.SubElement(case, "failure", {"type": rule.id, "message": failing[0].message})
@@ -48,8 +52,10 @@ def render(report: CheckReport, now: datetime) -> str:
             ET.SubElement(case, "system-out").text = "\n".join(
                 f"{f.severity}: {f.message}" for f in below
             )
+    total = 0.0
     for mode in (report.canary or {}).get("modes") or ():
         classname = f"canary.{mode.get('mode')}"
+        total += float(mode.get("seconds") or 0)
         for probe in mode.get("probes") or ():
             case = ET.SubElement(
                 suite, "testcase", {"classname": classname, "name": str(probe.get("name"))}
@@ -66,6 +72,7 @@ def render(report: CheckReport, now: datetime) -> str:
     suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
     suite.set("errors", "0")
     suite.set("skipped", "0")
+    suite.set("time", f"{total:.3f}")  # measured: the canary modes (static cells take ~0)
     ET.indent(suite)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"

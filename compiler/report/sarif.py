@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..check.result import CheckFinding, CheckReport
+from ..check.triage import INFORMATION_URI, help_uri
 from . import display_path
 
 SCHEMA_URI = (
@@ -42,12 +43,32 @@ def _result(f: CheckFinding, index: int) -> dict[str, Any]:
             if v is not None
         },
     }
+    if f.affects:
+        res["properties"]["affects"] = list(f.affects)
     if f.file:
         loc: dict[str, Any] = {"artifactLocation": {"uri": _uri(f.file)}}
         if f.line:
             loc["region"] = {"startLine": f.line}
         res["locations"] = [{"physicalLocation": loc}]
+    if f.waiver is not None:
+        w = f.waiver
+        res["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": w.reason,
+                "properties": {
+                    k: v
+                    for k, v in (("source", w.source), ("expires", w.expires))
+                    if v is not None
+                },
+            }
+        ]
     return res
+
+
+#: GitHub code scanning ranks security results by this (0.1-10): error high, warning medium.
+SECURITY_SEVERITY = {"error": "8.0", "warning": "5.0", "note": "2.0"}
 
 
 def render(report: CheckReport, now: datetime) -> str:
@@ -66,8 +87,13 @@ def render(report: CheckReport, now: datetime) -> str:
             "shortDescription": {"text": r.message},
             "fullDescription": {"text": r.why},
             "help": {"text": f"{r.fix}"},
+            "helpUri": help_uri(r),
             "defaultConfiguration": {"level": r.severity},
-            "properties": {"codexVersions": r.codex_versions or "all"},
+            "properties": {
+                "codexVersions": r.codex_versions or "all",
+                "security-severity": SECURITY_SEVERITY[r.severity],
+                "tags": ["security"],
+            },
         }
         for r in report.rules
     ]
@@ -76,7 +102,14 @@ def render(report: CheckReport, now: datetime) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "profilec", "version": tool_version, "rules": rules}},
+                "tool": {
+                    "driver": {
+                        "name": "profilec",
+                        "version": tool_version,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
                 "invocations": [
                     {
                         "executionSuccessful": True,

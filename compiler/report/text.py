@@ -47,7 +47,9 @@ def render(report: CheckReport, now: datetime) -> str:
     for f in report.findings:
         rule = report.rule(f.rule)
         loc = f" [{f.file}{':' + str(f.line) if f.line else ''}]" if f.file else ""
-        lines.append(f"  {f.severity:<7} {f.rule} {rule.name}: {f.message}{loc}")
+        waived = f" [waived: {f.waiver.reason}; {f.waiver.source}]" if f.waiver else ""
+        lines.append(f"  {f.severity:<7} {f.rule} {rule.name}: {f.message}{loc}{waived}")
+        lines += [f"          affects: {a}" for a in f.affects]
         lines.append(f"          why: {rule.why}")
         lines.append(f"          fix: {rule.fix}")
     if report.canary is not None:
@@ -58,5 +60,6 @@ def render(report: CheckReport, now: datetime) -> str:
     lines.append(
         f"{'PASS' if report.passed else 'FAIL'}: {s.cells} cells ({s.failed_cells} not denied), "
         f"{s.errors} errors, {s.warnings} warnings, {s.notes} notes"
+        + (f", {s.suppressed} waived" if s.suppressed else "")
     )
     return "\n".join(lines) + "\n"

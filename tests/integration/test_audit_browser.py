@@ -175,11 +175,117 @@ def test_launcher_table_renders_in_headless_chromium(
     assert parsed.rows, "no launcher table in the rendered DOM"
     header, *cells = parsed.rows
     assert header == ["adapter", "adapter version", "codex", "launch method", "session event",
-                      "result", "lint", "evidence"]
-    assert len(cells) == 3 and {len(c) for c in cells} == {8}
+                      "result", "lint", "evidence", "why"]
+    assert len(cells) == 3 and {len(c) for c in cells} == {9}
     lost = next(c for c in cells if c[3] == "codex-config")
     assert lost[5] == "lost" and lost[6] == "PC018"
     assert lost[7] == HOSTILE_EVIDENCE  # the browser made no element of it
     assert "<b>x</b>" not in dom.stdout
     assert {c[5] for c in cells if c[3] == "codex-home+initial-mode"} == {"held"}
     assert "not tested end-to-end" not in dom.stdout
+
+
+def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB bytes) of an 8-bit RGB/RGBA non-interlaced PNG."""
+    import zlib
+
+    width, height = _png_size(data)
+    depth, ctype, _, _, interlace = data[24:29]
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, (depth, ctype, interlace)
+    bpp = 3 if ctype == 2 else 4
+    pos, idat = 8, b""
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        if data[pos + 4:pos + 8] == b"IDAT":
+            idat += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows: list[bytes] = []
+    prev = bytearray(stride)
+    for y in range(height):
+        ftype = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(x for j in range(0, stride, bpp) for x in line[j:j + 3]))
+        prev = line
+    return width, height, rows
+
+
+#: The banner backgrounds (compiler/audit/report_html.py _CSS).
+PASS_BG, FAIL_BG = bytes.fromhex("e6f4ea"), bytes.fromhex("fde8e8")
+
+
+def _count(rows: list[bytes], colour: bytes) -> int:
+    return sum(r[i:i + 3] == colour for r in rows for i in range(0, len(r), 3))
+
+
+def _canary_report(flags: list[str], ok: bool) -> dict[str, Any]:
+    from tests.audit_helpers import bound_canary
+
+    probe = {
+        "name": "tar-codex-auth", "kind": "model", "command": ["tar"], "exit_code": 0,
+        "output": "", "expected": "deny", "predicted": None, "observed": "allow" if not ok
+        else "deny", "ok": ok, "failures": [] if ok else ["leak"],
+    }
+    doc = {
+        "run_id": "r1", "passed": ok, "failures": [] if ok else ["leak"], "seconds": 1.0,
+        "image": "profilec-canary:test",
+        "modes": [{"mode": "agent", "profile_id": "profilec-agent", "passed": ok,
+                   "failures": [] if ok else ["leak"], "seconds": 0.5, "error": None,
+                   "probes": [probe]}],
+    }
+    return bound_canary(doc, flags)
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1400, 900)])
+def test_a_failing_and_a_passing_report_differ_in_the_first_screen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], width: int, height: int
+) -> None:
+    """Screenshots of the first viewport at phone and desktop width: the banner says it."""
+    import json
+
+    browser = _chromium()
+    _, flags = setup(tmp_path / "l")
+    shots: dict[str, list[bytes]] = {}
+    ARTIFACTS.mkdir(exist_ok=True)
+    for verdict, ok in (("pass", True), ("fail", False)):
+        cj = tmp_path / f"{verdict}.json"
+        cj.write_text(json.dumps(_canary_report(flags, ok)), encoding="utf-8")
+        html = tmp_path / f"{verdict}.html"
+        rc = main(["audit", *flags, "--canary-json", str(cj), "--format", "html", "--now", "0",
+                   "--out", str(html)])
+        assert rc == (0 if ok else 1)
+        capsys.readouterr()
+        png = ARTIFACTS / f"audit-first-screen-{verdict}-{width}.png"
+        if png.exists():
+            png.unlink()
+        shot = _run([
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
+            f"--window-size={width},{height}", f"--screenshot={png}", html.as_uri(),
+        ])
+        assert shot.returncode == 0, shot.stderr[-2000:]
+        w, h, rows = _png_pixels(png.read_bytes())
+        assert (w, h) == (width, height)
+        shots[verdict] = rows
+    area = width * height
+    # The banner fills a visible share of the first screen, in its own colour only.
+    assert _count(shots["pass"], PASS_BG) > area // 100
+    assert _count(shots["pass"], FAIL_BG) == 0
+    assert _count(shots["fail"], FAIL_BG) > area // 100
+    assert _count(shots["fail"], PASS_BG) == 0

@@ -213,14 +213,16 @@ def test_html_launcher_section_escapes_evidence_and_shows_losses(
     assert "script" not in p.tags and "link" not in p.tags
     header, *rows = p.rows
     assert [t for _, t in header] == ["adapter", "adapter version", "codex", "launch method",
-                                      "session event", "result", "lint", "evidence"]
-    assert len(rows) == len(_rows()) and {len(r) for r in rows} == {8}
+                                      "session event", "result", "lint", "evidence", "why"]
+    assert len(rows) == len(_rows()) and {len(r) for r in rows} == {9}
     by = {(r[0][1], r[3][1], r[4][1]): r for r in rows}
     lost = by[(TS, "codex-config", "new")]
-    assert lost[5] == ("fail", "lost") and lost[6][1] == "PC018"
+    # Not the reviewed method: a loss explained in words, grey, not red.
+    assert lost[5] == ("ctl", "lost") and lost[6][1] == "PC018"
+    assert lost[8][1] == "lost: expected, not the reviewed launch method (codex-home+initial-mode)"
     assert lost[7][1] == HOSTILE  # shown as itself, as text
     assert by[(TS, "c-overrides", "new")][5] == ("ok", "held")
-    assert by[("codex app-server", "codex-home", "new")][5] == ("fail", "error")
+    assert by[("codex app-server", "codex-home", "new")][5] == ("ctl", "error")
     assert by[(ZED, "codex-config", "new")][5] == ("muted", "not-supported")
     assert len(p.items) == 3
     assert any(i.startswith(f"{TS} 2.6.0 (codex 0.171.0): Held for every session event: "
@@ -272,7 +274,7 @@ def test_absent_matrix_says_so_plainly(
     p = _Table("launchers")
     p.feed(out)
     assert f"Launchers: {NOT_TESTED_E2E}." in "".join(p.text)
-    assert p.rows == [] and "<h2>Launchers (end-to-end)</h2>" in out
+    assert p.rows == [] and "<h2 id=\"launchers-section\">Launchers (end-to-end)</h2>" in out
 
 
 def test_launcher_section_is_deterministic_whatever_the_row_order(
@@ -299,7 +301,11 @@ def test_a_reviewed_method_the_matrix_contradicts_is_flagged(
                  result="lost", evidence="marker reached the model")]
     m = _write(tmp_path / "m.json", rows)
     rc, out, err = run(capsys, "audit", *flags, "--e2e-matrix", str(m), "--now", "0")
-    assert rc == 0, err
+    # The contradiction fails the verdict: the banner names it and audit exits 1.
+    assert rc == 1 and err == "profilec: audit: FAIL: 1 items at or above error\n"
+    assert out.split("\n")[2] == "## FAIL"
+    assert "1. error: launcher @agentclientprotocol/codex-acp 2.6.0: codex-home+initial-mode " \
+        "here: lost: resumed ([launchers-end-to-end](#launchers-end-to-end))" in out
     line = next(x for x in out.split("\n") if x.startswith(f"- **{md_escape(TS)}"))
     assert "Held for every session event: no launch method" in line
     assert "THIS MATRIX DISAGREES: codex-home+initial-mode here: lost: resumed" in line

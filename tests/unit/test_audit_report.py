@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from profilec.audit.report import NOT_TESTED
 from profilec.audit.report_md import md as md_escape
-from tests.audit_helpers import run, setup, validate
+from tests.audit_helpers import bound_canary, run, setup, validate
 from tests.helpers import marker
 
 # No glob metacharacters (`*?[]`): Codex reads those as a glob, and compile refuses the root.
@@ -122,7 +122,7 @@ def test_canary_results_are_shown_as_decisions_never_their_output(
     _, flags = setup(tmp_path / "l")
     mark = marker()
     cj = tmp_path / "canary.json"
-    cj.write_text(json.dumps(_canary_doc(mark)), encoding="utf-8")
+    cj.write_text(json.dumps(bound_canary(_canary_doc(mark), flags)), encoding="utf-8")
     for fmt in ("md", "html"):
         rc, out, err = run(capsys, "audit", *flags, "--format", fmt, "--canary-json", str(cj))
         assert rc == 0, err
@@ -218,7 +218,7 @@ def test_canary_json_must_match_its_schema(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, flags = setup(tmp_path / "l")
-    good = _canary_doc("x")
+    good = bound_canary(_canary_doc("x"), flags)
     validate("canary-report.schema.json", good)
     bad = dict(good)
     del bad["modes"]

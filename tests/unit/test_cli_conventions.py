@@ -56,7 +56,10 @@ def test_dash_h_is_help_everywhere_and_placeholders_read_as_values(
     assert "Usage: profilec" in short
     # typer's own placeholders (`<bool>`, `<str>`, `<list[str]>`, `<path>`) never show.
     assert re.findall(r"<[a-z][a-z_\[\], ]*>", short) == []
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"(--[a-z-]+)\s+(?:-\w\s+)?(\S*)", short)}
+    rows: dict[str, str] = {}
+    # An option's own row starts the line; help prose may mention other flags mid-line.
+    for m in re.finditer(r"^[│|]?\s*(--[a-z-]+)\s+(?:-\w\s+)?(\S*)", short, re.M):
+        rows.setdefault(m.group(1), m.group(2))
     for flag in ("--help", "--canary", "--check-catalog", "--version", "--quiet", "--verbose"):
         if flag in rows:  # a flag takes no value: no placeholder after it
             assert not re.fullmatch(r"[A-Z_|-]+", rows[flag]), (flag, rows[flag])

@@ -68,8 +68,16 @@ def test_junit_has_a_suite_of_cases_with_failures(tmp_path: Path) -> None:
 
 def test_github_prints_one_error_annotation_per_finding(tmp_path: Path) -> None:
     clean, broken = _reports(tmp_path)
-    assert render("github", clean, NOW) == ""
-    lines = render("github", broken, NOW).split("\n")[:-1]
+    assert render("github", clean, NOW) == (
+        "profilec check: PASS: 0 errors, 0 warnings, 0 notes, 0 waived; 0 of 6 cells not denied "
+        "(fail-on error)\n"
+    )
+    out = render("github", broken, NOW).split("\n")[:-1]
+    assert out[-1].startswith("profilec check: FAIL: ")
+    groups = [x for x in out if x.startswith("::group::")]
+    assert len(groups) == len({f.rule for f in broken.findings})
+    assert out.count("::endgroup::") == len(groups)
+    lines = [x for x in out if not x.startswith(("::group::", "::endgroup::", "profilec check:"))]
     assert len(lines) == len(broken.findings)
     assert all(
         line.startswith(("::error file=", "::warning file=", "::notice file=")) for line in lines
