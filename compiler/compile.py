@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from .ancestry import Protected, pins_for, unsafe_ancestors
 from .emit.literal import glob_char, refusal
 from .errors import PolicyError, UnsafeRootError
-from .evaluate import EffectiveProfile, EvalContext, resolve
+from .evaluate import CARVE_OUTS, EffectiveProfile, EvalContext, resolve
 from .lite import ACP_MODES
 from .paths import ancestors, is_within
-from .roots import check_hard_links, check_possible_roots
+from .roots import check_hard_links, check_possible_roots, root_directories
 
 if TYPE_CHECKING:
     from .evaluate import Entry
@@ -267,8 +267,13 @@ def compile_mode(
     shared: Shared | None = None,
     secret_config: bool = False,
     trusted: Sequence[TrustedPath] = (),
+    root_dirs: Sequence[str] | None = None,
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
+
+    `root_dirs` are the host's real top-level directories (roots.root_directories, read from
+    this host when not given and a mode needs them): a mode whose policy writes `:root` gets
+    `:root` = read plus a `write` entry on each of them (`_root_split`).
 
     `shared` lets compile_bundle reuse the mode-independent deny and holder entries (computed
     on first use) across modes; they are immutable, so every mode gets equal values.
@@ -293,6 +298,9 @@ def compile_mode(
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies], k)
         entries.extend(cache.holder)
+    if base.filesystem.get(":root") == "write":
+        dirs = root_directories() if root_dirs is None else root_dirs
+        entries.extend(_root_split(base_table, entries, dirs, trusted, k))
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
     _check_literal(entries, roots, trusted)
@@ -308,7 +316,7 @@ def compile_mode(
     # (An entry that passed for an earlier mode passes again: same path, same links.)
     links = _link_paths(roots)
     for e in entries:
-        if e.path in cache.passed:
+        if e.path in cache.passed or not e.path.startswith("/"):
             continue
         for a in ancestors(e.path):
             if a in links:
@@ -376,6 +384,15 @@ def _prove(
                 "profile is unrestricted and cannot carry a deny", where=f"mode {profile.mode}"
             )
         where = f"mode {profile.mode}, cwd {ctx.cwd}"
+        root_access, root_won = decide("/")
+        if root_access == "write":
+            raise UnsafeRootError(
+                "/ is writable (winner: "
+                f"{root_won.source if root_won else 'no entry'}); a model command could replace "
+                "a top-level name such as the /lib64 or /bin symlink",
+                where=where,
+                hint="write top-level directories, never `:root` or `/` itself",
+            )
         for p, anc, wroot in unsafe_ancestors(eff, protected):
             raise UnsafeRootError(
                 f"{p.reason} {p.path}: directory {anc} can be renamed (its parent is writable "
@@ -500,6 +517,7 @@ def compile_bundle(
     untrusted_projects: Sequence[str] = (),
     kit: Kit | None = None,
     trusted_base: Sequence[TrustedPath] = (),
+    root_dirs: Sequence[str] | None = None,
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
 
@@ -531,6 +549,7 @@ def compile_bundle(
                 shared=shared,
                 secret_config=bool(vouched_mcp and vouched_mcp[1]),
                 trusted=trusted_base,
+                root_dirs=root_dirs,
             )
         )
     bundle: CompiledBundle = k.bundle(
@@ -585,6 +604,41 @@ def _resolve_with(
         fs[e.path] = e.access
     table["filesystem"] = fs
     return resolve({profile_id: table}, profile_id, ctx)
+
+
+def _root_split(
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    root_dirs: Sequence[str],
+    trusted: Sequence[TrustedPath],
+    k: Kit,
+) -> list[CompiledEntry]:
+    """`:root` = write, lowered: `:root` = read plus `write` on every real top-level directory.
+
+    With `/` writable a model command can create, rename or replace any name in `/`; on a
+    merged-/usr host `/lib64` is a symlink holding every dynamic binary's loader, so replacing
+    it runs model code as the trusted side (measured on codex 0.171.0 as root: `ln -sfn` over a
+    top-level symlink succeeds under `:root` = write, fails with "Read-only file system" after
+    the split, while /dev/null, /tmp, /var/tmp, /root, /opt and the workspace stay writable).
+    A symlink cannot be pinned (Codex refuses an entry on one), so `/` itself becomes read-only.
+    Directories that already carry an entry (a vault, a holder) or lie in the trusted base's
+    read-only set keep it; base-policy keys are left as the policy says. Top-level files, and
+    names created later, are read-only in the sandbox.
+    """
+    have = {e.path for e in entries} | set(base_table["filesystem"])
+    frozen = [t.path for t in trusted if t.access == "read"]
+    why = "`:root` = write lowered: / stays read-only so no top-level name can be replaced"
+    out = [k.entry(path=":root", access="read",
+                   provenance=(k.provenance(reason="root-split", detail=why),))]
+    for d in root_dirs:
+        if d in have or any(is_within(d, f) for f in frozen) or d[1:] in CARVE_OUTS:
+            # A top-level `.git`, `.codex`, ... (left by a `:root` = write sandbox) stays
+            # read-only, as Codex keeps those names inside every writable root.
+            continue
+        out.append(k.entry(path=d, access="write", provenance=(
+            k.provenance(reason="root-split", detail="top-level directory (was `:root` = write)"),
+        )))
+    return out
 
 
 def _trusted_entries(

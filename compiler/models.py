@@ -211,6 +211,7 @@ class Provenance(Frozen):
         "policy",
         "ancestor",
         "trusted-base",
+        "root-split",
     ]
     root_id: str | None = None
     hop_index: int | None = None

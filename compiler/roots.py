@@ -527,6 +527,40 @@ def check_possible_roots(
 # The trusted base (profiles/trusted-base.toml + the manifest's [trusted_base])
 
 
+#: Pseudo file systems the sandbox sets up itself (bubblewrap's own /dev and /proc; /sys stays
+#: read-only): never a write entry. Measured on codex 0.171.0 with `:root` = read: `/dev/null`
+#: is writable and /proc readable without any entry.
+PSEUDO_TOP_DIRS = frozenset({"/dev", "/proc", "/sys"})
+
+
+def root_directories(root: str = "/") -> tuple[str, ...]:
+    """The real directories directly under `/` that other users can enter (lstat: a symlink
+    such as `/lib64 -> usr/lib64` is not one, nor is a file), without the pseudo file systems;
+    sorted.
+
+    Full access writes each of them instead of `/` itself (compiler/compile.py `_root_split`),
+    so no top-level name can be created, renamed or replaced.
+    """
+    found: list[str] = []
+    try:
+        with os.scandir(root) as it:
+            for ent in it:
+                path = "/" + ent.name
+                if path in PSEUDO_TOP_DIRS or not ent.is_dir(follow_symlinks=False):
+                    continue
+                # A directory others cannot enter (0700 /root, /lost+found) stays read-only:
+                # Codex run as another user refuses to start over a writable root it cannot
+                # look into ("failed to inspect synthetic bubblewrap mount target
+                # /lost+found/.aws: Permission denied", measured on 0.171.0).
+                if ent.stat(follow_symlinks=False).st_mode & stat.S_IXOTH:
+                    found.append(path)
+    except OSError as exc:
+        raise InputError(
+            f"cannot list the top-level directories: {exc.strerror}", where=root
+        ) from None
+    return tuple(sorted(found))
+
+
 def site_packages() -> tuple[str, ...]:
     """This interpreter's site-packages directories (what profilec and its daemon import)."""
     import site
@@ -540,18 +574,19 @@ def site_packages() -> tuple[str, ...]:
     return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
 
 
-def _searchable_by_others(path: str) -> bool:
-    """Every directory above `path` lets other users through (o+x); lstat only."""
-    cur = parent(path)
-    while True:
+def _topmost_closed(path: str) -> str | None:
+    """The shallowest directory above `path` that other users cannot search (no o+x), or None
+    when every directory above it lets them through; lstat only."""
+    parts = path.strip("/").split("/")[:-1]
+    cur = ""
+    for name in parts:
+        cur += "/" + name
         try:
             if not os.lstat(cur).st_mode & stat.S_IXOTH:
-                return False
+                return cur
         except OSError:
-            return False
-        if cur == "/":
-            return True
-        cur = parent(cur)
+            return cur
+    return None
 
 
 def _kind_of(st: os.stat_result | None) -> str:
@@ -603,12 +638,15 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
                     hint="list only binaries and sockets present on this host",
                 )
             continue
-        if source != "manifest" and not _searchable_by_others(canonical):
-            # Only root can reach it, so a sandbox run as a non-root user (what the launch
-            # output asks for) cannot touch it either, and Codex 0.171.0 then refuses to start
-            # such a sandbox over an entry there ("failed to inspect synthetic bubblewrap mount
-            # target /run/docker/containerd: Permission denied"). The manifest can still name it.
-            continue
+        closed = _topmost_closed(canonical) if source != "manifest" else None
+        if closed is not None:
+            # Only root can reach it (e.g. /run/docker/containerd/containerd.sock under the 0700
+            # /run/docker). A sandbox run as root reaches it too, so it must be covered, but
+            # Codex 0.171.0 run as another user refuses to start over an entry it cannot stat
+            # ("failed to inspect synthetic bubblewrap mount target /run/docker/containerd:
+            # Permission denied"). The shallowest closed directory can be stat'ed by anyone:
+            # the entry goes there (denied whole, or read-only).
+            canonical = closed
         st = os.lstat(canonical)
         kind = _kind_of(st)
         if access == "read" and kind != "dir":
@@ -629,4 +667,5 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
                 "source": source,
             },
         )
-    return [out[k] for k in sorted(out)]
+    # A directory both denied and read-only (two paths behind one closed directory) is denied.
+    return [out[k] for k in sorted(out) if not (k[1] == "read" and (k[0], "deny") in out)]

@@ -40,6 +40,9 @@ REASON_WHY = {
     "+ rename inside it, which a deny on the file alone does not survive",
     "writer-lock": "the credential writer's lock: a model command that could flock it would "
     "stall every save",
+    "root-split": "full access writes each top-level directory, never / itself: with / writable "
+    "a command could replace a top-level name such as the /lib64 symlink (the loader of every "
+    "dynamic binary)",
 }
 
 
@@ -92,6 +95,9 @@ def _explain_entry(
     e: Entry, rule: str | None, records: dict[str, list[dict[str, Any]]]
 ) -> ExplainEntry:
     recs = records.get(e.source) or records.get(e.source + "/.") or []
+    # A compiled entry overrides a policy key of the same name (`:root` = write lowered to read):
+    # the record that gave the winning value comes first.
+    recs = sorted(recs, key=lambda r: r.get("value") != e.access)
     if not recs and e.source.startswith(("carve-out ", ":workspace carve-out")):
         return ExplainEntry(
             path=e.path,

@@ -998,6 +998,17 @@ def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
                 profile=me.profile_id,
                 path=t.path,
             )
+    access, won = eff.winner("/")
+    if inp.trusted_base and access == "write":
+        o.add(
+            "PC025",
+            f"mode {me.mode}: / itself is writable (winner: {won.source if won else 'no entry'}; "
+            f"cwd {cwd}): a command can replace a top-level name such as the /lib64 or /bin "
+            "symlink (write each top-level directory instead of `:root`)",
+            mode=me.mode,
+            profile=me.profile_id,
+            path="/",
+        )
 
 
 def lint(inp: LintInputs) -> list[CheckFinding]:

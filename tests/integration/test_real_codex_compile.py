@@ -20,6 +20,7 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.emit.overrides import override_lines
+from profilec.models import CompiledBundle
 from tests.helpers import make_layout
 
 pytestmark = pytest.mark.codex
@@ -93,3 +94,116 @@ def test_builtin_workspace_leaks_so_the_test_can_fail(tmp_path: Path, codex_bin:
     (tmp_path / "l" / "tmpdir").mkdir()
     out = _sandbox(codex_bin, [], ":workspace", lay.workspace, lay.codex_home, f"cat {lay.link}")
     assert lay.marker in out
+
+
+def _without_root_split(bundle: CompiledBundle, mode: str) -> CompiledBundle:
+    """Yesterday's full access: the same bundle with `:root` = write left as the policy says."""
+    profiles = tuple(
+        p.model_copy(update={"entries": tuple(
+            e for e in p.entries if not any(v.reason == "root-split" for v in e.provenance)
+        )}) if p.mode == mode else p
+        for p in bundle.profiles
+    )
+    return bundle.model_copy(update={"profiles": profiles})
+
+
+@pytest.mark.parametrize("split", [True, False], ids=["compiled", "control-root-write"])
+def test_full_access_cannot_replace_a_top_level_name(
+    tmp_path: Path, codex_bin: Path, split: bool
+) -> None:
+    """A top-level symlink (like /lib64 -> usr/lib64 on a merged-/usr host) stays in place in
+    full access. The probe plants its own harmless link in / (never the real /lib64) and tries
+    to re-point it and to create a new top-level name; as root only, since for another uid `/`
+    is not writable anyway. The control (`:root` = write, yesterday's output) must succeed."""
+    if os.getuid() != 0:
+        pytest.skip("needs uid 0: for any other user / is read-only by its mode bits already")
+    lay = make_layout(tmp_path / "l")
+    (tmp_path / "l" / "tmpdir").mkdir()
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    if not split:
+        bundle = _without_root_split(bundle, "agent-full-access")
+    pid = bundle.profile_for("agent-full-access").profile_id
+    tag = os.urandom(6).hex()
+    link, new = f"/profilec-probe-{tag}", f"/profilec-probe-{tag}-new"
+    os.symlink("usr/lib", link)
+    outside = Path(tempfile.mkdtemp(prefix="profilec-outside-", dir="/var/tmp"))
+    script = "; ".join([
+        f"ln -sfn /tmp {link} && echo RELINK_TOP_OK",
+        f"touch {new} && echo NEW_TOP_OK",
+        f"echo o > {outside}/o.txt && echo OUT_WRITE_OK",
+        "echo n > /dev/null && echo DEVNULL_OK",
+        f"echo w > {lay.workspace}/w.txt && echo WS_WRITE_OK",
+        f"cat {lay.link}",
+    ])
+    try:
+        out = _sandbox(codex_bin, override_lines(bundle), pid, lay.workspace, lay.codex_home,
+                       script)
+        after = os.readlink(link)
+    finally:
+        os.unlink(link)
+        if os.path.lexists(new):
+            os.unlink(new)
+        shutil.rmtree(outside, ignore_errors=True)
+    assert lay.marker not in out, out
+    for ok in ("OUT_WRITE_OK", "DEVNULL_OK", "WS_WRITE_OK"):
+        assert ok in out, (ok, out)  # full access still writes outside the workspace
+    if split:
+        assert "RELINK_TOP_OK" not in out and "NEW_TOP_OK" not in out, out
+        assert "Read-only file system" in out, out
+        assert after == "usr/lib"
+    else:
+        assert "RELINK_TOP_OK" in out and "NEW_TOP_OK" in out, out
+        assert after == "/tmp"
+
+
+@pytest.mark.parametrize("covered", [True, False], ids=["compiled", "control-entry-removed"])
+def test_a_socket_only_root_can_reach_is_denied_at_its_closed_directory(
+    tmp_path: Path, codex_bin: Path, covered: bool
+) -> None:
+    """Like /run/docker/containerd/containerd.sock under the 0700 /run/docker: a sandbox run as
+    root connects to it unless the closed directory is denied (measured: the control connects).
+    """
+    if os.getuid() != 0:
+        pytest.skip("needs uid 0: for any other user the closed directory already stops it")
+    import socket
+
+    from profilec.policy import default_profiles_dir
+
+    closed = Path(tempfile.mkdtemp(prefix="profilec-closed-", dir="/var/tmp"))
+    os.chmod(closed, 0o700)
+    (closed / "engine").mkdir()
+    sock_path = closed / "engine" / "engine.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock_path))
+    listener.listen(4)
+    pdir = tmp_path / "profiles"
+    shutil.copytree(default_profiles_dir(), pdir)
+    tb = pdir / "trusted-base.toml"
+    tb.write_text(tb.read_text().replace("deny = [\n", f'deny = [\n  "{sock_path}",\n'))
+    try:
+        lay = make_layout(tmp_path / "l")
+        (tmp_path / "l" / "tmpdir").mkdir()
+        bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                                  codex_home=str(lay.codex_home), profiles_dir=str(pdir))
+        full = bundle.profile_for("agent-full-access")
+        assert dict((e.path, e.access) for e in full.entries)[str(closed)] == "deny"
+        if not covered:
+            kept = tuple(e for e in full.entries if e.path != str(closed))
+            bundle = bundle.model_copy(update={"profiles": tuple(
+                p.model_copy(update={"entries": kept}) if p is full else p
+                for p in bundle.profiles)})
+        probe = (
+            "import socket; s = socket.socket(socket.AF_UNIX)\n"
+            f"try:\n    s.connect({str(sock_path)!r}); print('CONNECTED')\n"
+            "except OSError as e:\n    print('REFUSED', e)\n"
+        )
+        script = f"/usr/bin/python3 -c \"{probe}\"; echo w > {lay.workspace}/w && echo WS_OK"
+        out = _sandbox(codex_bin, override_lines(bundle), full.profile_id, lay.workspace,
+                       lay.codex_home, script)
+    finally:
+        listener.close()
+        shutil.rmtree(closed, ignore_errors=True)
+    assert "WS_OK" in out, out
+    assert ("CONNECTED" in out) == (not covered), out

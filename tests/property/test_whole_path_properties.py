@@ -65,3 +65,5 @@ def test_no_ancestor_of_a_protected_path_is_renamable_in_any_mode(
             for ctx in _contexts(ws):
                 eff = resolve(table, profile.profile_id, ctx)
                 assert unsafe_ancestors(eff, protected) == [], (profile.mode, ctx.cwd)
+                # No mode may create, rename or replace a name in / (the /lib64 symlink).
+                assert not eff.decide("/").writable, (profile.mode, ctx.cwd)

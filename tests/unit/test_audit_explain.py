@@ -120,10 +120,15 @@ def test_modes_differ_as_the_policy_says(
     assert _json(capsys, f, "--mode", "agent", *flags)["access"] == "write"
     full = _json(capsys, "/opt/profilec-anything", "--mode", "agent-full-access", *flags)
     assert full["access"] == "write" and full["network_enabled"] is True
-    # The trusted base stays read-only even in full access, and explain says why.
+    # The trusted base stays read-only even in full access, and explain says why: / itself is
+    # read-only there (top-level directories are written one by one), so /usr needs no entry.
     usr = _json(capsys, "/usr/bin/env", "--mode", "agent-full-access", *flags)
     assert usr["access"] == "read"
-    assert "trusted-base" in json.dumps(usr)
+    winner = usr["winner"]
+    assert isinstance(winner, dict)
+    assert winner["key"] == ":root" and "root-split" in winner["detail"]
+    top = _json(capsys, "/profilec-new-top-level-name", "--mode", "agent-full-access", *flags)
+    assert top["access"] == "read"
 
 
 def test_a_bundle_file_gives_the_same_answer_as_a_fresh_compile(

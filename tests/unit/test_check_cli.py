@@ -210,10 +210,10 @@ def test_foreign_config_without_pins_or_trusted_base_fails_pc024_pc025(
     toml = _compile(base, "toml", tmp_path / "c.toml")
     assert main([*base, "--config", str(toml)]) == 0  # control: the compiled config is clean
     lines = toml.read_text(encoding="utf-8").split("\n")
-    # A config written by hand with today's entries: no pins (write entries other than :root)
-    # and no read entries on the trusted base in full access.
+    # A config written by hand with yesterday's entries: `:root` = write in full access, no
+    # pins or top-level write entries, no read entries on the trusted base.
     kept = [
-        x for x in lines
+        x.replace('":root" = "read"', '":root" = "write"') for x in lines
         if not (x.startswith('"/') and x.endswith('= "write"'))
         and not x.startswith(('"/etc"', '"/usr"'))
     ]

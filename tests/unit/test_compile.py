@@ -17,7 +17,7 @@ from profilec.errors import UnsafeRootError
 from profilec.evaluate import EvalContext, resolve
 from profilec.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
 from profilec.policy import load_policy
-from profilec.roots import resolve_root
+from profilec.roots import resolve_root, root_directories
 from tests.helpers import Layout, make_layout
 
 
@@ -90,7 +90,65 @@ def test_full_access_is_never_danger_full_access(tmp_path: Path) -> None:
     table = full.codex_table()
     assert table["extends"] != ":danger-full-access"
     assert table["network"] == {"enabled": True}
-    assert table["filesystem"][":root"] == "write"
+    # `:root` = write is lowered: / itself read-only, every real top-level directory written.
+    fs = table["filesystem"]
+    assert fs[":root"] == "read"
+    frozen = {t.path for t in bundle.trusted_base if t.access == "read"}
+    for d in root_directories():
+        if d in frozen or d in ("/.git", "/.codex", "/.agents", "/.aws") or fs.get(d) in (
+            "deny",
+            "read",
+        ):
+            continue
+        assert fs.get(d) == "write", d
+    for name in os.listdir("/"):
+        path = "/" + name
+        if os.path.islink(path) or not os.path.isdir(path):
+            assert path not in fs, path  # never an entry on a symlink such as /lib64
+    assert "/proc" not in fs and "/dev" not in fs and "/sys" not in fs
+
+
+def test_root_split_uses_the_given_top_level_directories_and_keeps_the_trusted_base(
+    tmp_path: Path,
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    root = resolve_root(RootSpec(id="r", path=str(lay.link)))
+    layout = LaunchLayout(workspace_roots=(str(lay.workspace),))
+    policy = load_policy()
+    tops = ("/.git", "/opt", "/srv", "/usr", "/var")
+    from profilec.models import TrustedPath
+    from profilec.roots import resolve_trusted_base_fields
+
+    fields = resolve_trusted_base_fields(policy.trusted_base, None)
+    trusted = tuple(TrustedPath(**f) for f in fields)
+    bundle = compile_bundle((root,), policy, layout, trusted_base=trusted, root_dirs=tops)
+    full = bundle.profile_for("agent-full-access")
+    split = {e.path: e.access for e in full.entries
+             if any(p.reason == "root-split" for p in e.provenance)}
+    assert split == {":root": "read", "/opt": "write", "/srv": "write", "/var": "write"}
+    for mode in ("read-only", "agent"):  # modes that never wrote :root are untouched
+        assert not any(p.reason == "root-split" for e in bundle.profile_for(mode).entries
+                       for p in e.provenance)
+    eff = resolve({full.profile_id: full.codex_table()}, full.profile_id,
+                  EvalContext(cwd=str(lay.workspace)))
+    assert not eff.decide("/").writable and not eff.decide("/lib64").writable
+    assert eff.decide("/srv/x").writable and not eff.decide("/usr/lib/x").writable
+
+
+def test_a_writable_slash_fails_the_proof(tmp_path: Path) -> None:
+    """Negative control for the split: a policy that writes `/` by path is refused (exit 5)."""
+    import shutil
+
+    from profilec.policy import default_profiles_dir
+
+    pdir = tmp_path / "profiles"
+    shutil.copytree(default_profiles_dir(), pdir)
+    f = pdir / "agent-full-access.toml"
+    f.write_text(f.read_text().replace('":root" = "write"', '":root" = "write"\n"/" = "write"'))
+    lay = make_layout(tmp_path / "l")
+    with pytest.raises(UnsafeRootError, match=r"/ is writable"):
+        load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                         codex_home=str(lay.codex_home), profiles_dir=str(pdir))
 
 
 def test_nested_roots_are_minimized_with_provenance_kept(tmp_path: Path) -> None:
@@ -264,3 +322,14 @@ def test_the_home_flag_refuses_a_vault_holding_home_on_both_cli_paths(tmp_path: 
     ok = subprocess.run([*base[:-1], str(lay.base), "--format", "toml"], capture_output=True,
                         text=True, check=False)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_root_directories_are_real_directories_without_pseudo_file_systems(
+    tmp_path: Path,
+) -> None:
+    for name in ("opt", "proc", "dev", "sys", "srv"):
+        (tmp_path / name).mkdir(mode=0o755)
+    (tmp_path / "lost+found").mkdir(mode=0o700)  # others cannot enter: Codex as them refuses
+    (tmp_path / "lib64").symlink_to("opt")  # a merged-/usr style top-level symlink
+    (tmp_path / "file").write_text("x")
+    assert root_directories(str(tmp_path)) == ("/opt", "/srv")

@@ -68,7 +68,7 @@ def test_resolution_canonicalizes_skips_missing_and_keeps_sockets(
     import profilec.roots
 
     # pytest's base temp dir is 0700; reachability has its own test below.
-    monkeypatch.setattr(profilec.roots, "_searchable_by_others", lambda path: True)
+    monkeypatch.setattr(profilec.roots, "_topmost_closed", lambda path: None)
     real = tmp_path / "usr-real"
     real.mkdir()
     (tmp_path / "usr-link").symlink_to(real)
@@ -132,9 +132,11 @@ def test_launch_gives_the_canonical_cwd(tmp_path: Path) -> None:
     assert lite.layout.workspace_roots == (str(lay.workspace),)
 
 
-def test_policy_paths_only_root_can_reach_are_left_out_but_the_manifest_keeps_them() -> None:
-    """A sandbox run as a non-root user cannot reach them, and Codex 0.171.0 refuses to start
-    one over an entry there (`failed to inspect synthetic bubblewrap mount target`)."""
+def test_policy_paths_only_root_can_reach_are_covered_at_the_closed_directory() -> None:
+    """A sandbox run as root reaches them (the containerd socket under the 0700 /run/docker),
+    but Codex 0.171.0 run as another user refuses to start over an entry it cannot stat
+    (`failed to inspect synthetic bubblewrap mount target`): the entry goes on the shallowest
+    directory others cannot search, which anyone can stat. The manifest's paths stay as named."""
     import shutil
     import tempfile
 
@@ -144,11 +146,18 @@ def test_policy_paths_only_root_can_reach_are_left_out_but_the_manifest_keeps_th
         (base / "open").mkdir(mode=0o755)
         (base / "closed").mkdir(mode=0o700)
         (base / "closed" / "inner").mkdir()
+        (base / "closed" / "inner" / "engine.sock").write_text("")
         policy = SimpleNamespace(
-            read_only=[str(base / "open"), str(base / "closed" / "inner")], deny=[], discover=[]
+            read_only=[str(base / "open"), str(base / "closed" / "inner")],
+            deny=[str(base / "closed" / "inner" / "engine.sock")],
+            discover=[],
         )
         got = resolve_trusted_base_fields(policy, None)
-        assert [g["path"] for g in got] == [str(base / "open")]
+        assert [(g["path"], g["access"], g["kind"]) for g in got] == [
+            (str(base / "closed"), "deny", "dir"),  # denied wins over read-only
+            (str(base / "open"), "read", "dir"),
+        ]
+        assert got[0]["declared"] == str(base / "closed" / "inner" / "engine.sock")
         manifest = SimpleNamespace(read_only=[str(base / "closed" / "inner")], deny=[])
         assert [g["path"] for g in resolve_trusted_base_fields(None, manifest)] == [
             str(base / "closed" / "inner")
