@@ -141,16 +141,10 @@ def test_a_check_that_cannot_start_still_hands_code_scanning_a_log(
     assert inv["toolExecutionNotifications"][0]["message"]["text"].startswith("profilec: ")
     assert run["results"] == []
     assert _upload(doc)["skipped"] == "uses: steps need GitHub"
-
-
-def test_the_sarif_logs_validate(tmp_path: Path, shim: Path) -> None:
-    """Both the check's SARIF and the action's fallback log are valid SARIF 2.1.0."""
+    # the action's own log is valid SARIF 2.1.0 (OASIS schema)
     import jsonschema
 
     schema = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
-    lay = make_layout(tmp_path / "l", hop_dir=True)
-    lay.host_target.unlink()
-    _, _, sarif = _run_check(shim, lay)
     jsonschema.Draft4Validator(schema).validate(json.loads(sarif.read_text(encoding="utf-8")))
 
 
