@@ -19,11 +19,11 @@ from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
 from .mcp import VOUCHED_MCP_SCHEMA
 from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest, TrustedBasePolicy
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
+from .resources import SCHEMA_SUFFIX, schema_id
 from .session import ALLOWLIST_SCHEMA
 from .watch import WATCH_EVENT_SCHEMA
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-BASE_ID = "https://profilec.invalid/schemas/"
 
 MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "roots-manifest.schema.json": RootsManifest,
@@ -278,7 +278,26 @@ def build(name: str) -> dict[str, Any]:
                 body["properties"][prop] = {"$ref": ref}
     else:
         body = dict(STATIC_SCHEMAS[name])
-    return {"$schema": DRAFT, "$id": BASE_ID + name, **body}
+    return {"$schema": DRAFT, "$id": schema_id(name), **_absolute_refs(body)}
+
+
+def _absolute_refs(node: Any) -> Any:
+    """Point every `$ref` that names another schema file at that schema's `$id`.
+
+    The source tables spell a cross-file reference as the file name; the shipped documents carry
+    the id (`urn:profilec:schema:<name>`), which resolves through the shipped registry only
+    (relative references do not resolve against a URN)."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.endswith(SCHEMA_SUFFIX):
+                out[key] = schema_id(value)
+            else:
+                out[key] = _absolute_refs(value)
+        return out
+    if isinstance(node, list):
+        return [_absolute_refs(item) for item in node]
+    return node
 
 
 def render(name: str) -> str:

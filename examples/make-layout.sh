@@ -6,8 +6,11 @@
 #   DIR/agent/codex-home/auth.lock the credential writer's lock (empty), denied in every mode
 #   DIR/workspace/README.txt      a control file model commands may read
 #   DIR/roots.toml                the daemon-owned roots manifest (0600)
+#   DIR/layout.toml               the daemon-owned plan layout for `profilec plan` (0600)
 # Prints DIR on stdout.
 set -euo pipefail
+# Editor schema hints (taplo `#:schema`) point at the checkout's schemas/, the files the package ships.
+schemas="$(cd "$(dirname "$0")/.." && pwd)/schemas"
 dir="${1:-$(mktemp -d /tmp/profilec-example.XXXXXX)}"
 mkdir -p "$dir"
 chmod 755 "$dir"
@@ -23,6 +26,7 @@ ln -sfn "$dir/host-link/auth.json" "$dir/agent/codex-home/auth.json"
 chmod 600 "$dir/agent/codex-home/auth.lock"
 echo "control file: model commands may read this" > "$dir/workspace/README.txt"
 cat > "$dir/roots.toml" <<TOML
+#:schema $schemas/roots-manifest.schema.json
 # Daemon-owned protected credential roots (example). Only lstat/readlink ever touch these.
 schema_version = 1
 
@@ -33,4 +37,19 @@ backend = "codex"
 description = "private CODEX_HOME/auth.json, a symlink chain to the host login"
 TOML
 chmod 600 "$dir/roots.toml"
+mkdir -p "$dir/daemon" "$dir/hosthome"
+cat > "$dir/layout.toml" <<TOML
+#:schema $schemas/plan-layout.schema.json
+# Daemon-owned plan layout (example): where the trusted Codex parent runs (profilec plan).
+schema_version = 1
+daemon_root = "$dir/daemon"
+agent_home = "$dir/agent/codex-home"
+workspace_roots = ["$dir/workspace"]
+state_dir = "$dir/daemon/state/cand-1"
+backends = ["codex"]
+
+[hidden]
+host_home = "$dir/hosthome"
+TOML
+chmod 600 "$dir/layout.toml"
 echo "$dir"

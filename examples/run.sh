@@ -2,12 +2,27 @@
 # The main job on the bundled example: build a synthetic layout, compile every output format,
 # then `profilec check` (static proof + lints), with canaries when a Docker engine and the
 # pinned Codex are available. Artifacts land in ./out/example/.
+#
+# With PROFILEC set (the command to run, e.g. PROFILEC=/venv/bin/profilec; PROFILEC_PYTHON the
+# interpreter it runs on) it tests an installed profilec instead: nothing is installed, the
+# working directory is left alone (run it from outside the checkout so nothing imports from the
+# source tree) and artifacts land in $PROFILEC_EXAMPLE_OUT (default ./out/example).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-dir="$(bash examples/make-layout.sh)"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -n "${PROFILEC:-}" ]; then
+  read -r -a pc <<<"$PROFILEC"
+  py="${PROFILEC_PYTHON:-python3}"
+  out="${PROFILEC_EXAMPLE_OUT:-out/example}"
+else
+  cd "$here"
+  python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  pc=(profilec)
+  py=python3
+  out="out/example"
+fi
+profilec() { "${pc[@]}" "$@"; }
+dir="$(bash "$here/examples/make-layout.sh")"
 trap 'rm -rf "$dir"' EXIT
-out="out/example"
 mkdir -p "$out"
 common=(--roots "$dir/roots.toml" --workspace-root "$dir/workspace" --codex-home "$dir/agent/codex-home")
 for fmt in toml overrides acp-json bundle; do
@@ -23,13 +38,20 @@ profilec compile "${common[@]}" --format codex-home --out "$out/codex-home"
 echo "compiled: $out/codex-home/config.toml"
 cat "$out/profiles.toml"
 canary=()
-if [ -f .ci/tools.sh ] && { docker info >/dev/null 2>&1 || [ "${PROFILEC_EXAMPLE_SETUP:-1}" = 1 ]; }; then
-  PROFILEC_TOOLS_CORE_ONLY=1 bash .ci/tools.sh >/dev/null 2>&1 || true
+if [ -f "$here/.ci/tools.sh" ] && { docker info >/dev/null 2>&1 || [ "${PROFILEC_EXAMPLE_SETUP:-1}" = 1 ]; }; then
+  PROFILEC_TOOLS_CORE_ONLY=1 bash "$here/.ci/tools.sh" >/dev/null 2>&1 || true
 fi
-if docker info >/dev/null 2>&1 && python3 -c 'import profilec.canary.run' 2>/dev/null; then
+if docker info >/dev/null 2>&1 && "$py" -c 'import profilec.canary.run' 2>/dev/null; then
   canary=(--canary)
 fi
 profilec check "${common[@]}" "${canary[@]}" --format text
+# The outer boundary: the mount plan the trusted Codex parent runs in (json and bwrap; docker
+# cannot recreate this example's link outside a bound directory and says so).
+for fmt in json bwrap; do
+  profilec plan --roots "$dir/roots.toml" --layout "$dir/layout.toml" --format "$fmt" \
+    --out "$out/plan.$fmt"
+  echo "plan: $out/plan.$fmt"
+done
 # Reviewer audit: lock the bundle, prove no drift, and write the report (with the canary
 # decisions when the canaries can run here).
 profilec lock "${common[@]}" --out "$out/profilec.lock"

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import tomlkit
 
@@ -57,14 +55,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def validate(name: str, instance: Any) -> None:
-    """Validate against schemas/<name>, resolving references between our schema files."""
-    from referencing import Registry, Resource
+    """Validate against schemas/<name>, resolving references through the shipped registry."""
+    from profilec.resources import validator
 
-    docs = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in SCHEMAS.glob("*.json")}
-    registry: Registry = Registry().with_resources(
-        (d["$id"], Resource.from_contents(d)) for d in docs.values()
-    )
-    jsonschema.Draft202012Validator(docs[name], registry=registry).validate(instance)
+    validator(name).validate(instance)
 
 
 def bound_canary(report: dict[str, Any], flags: list[str], finished: int = 2_000_000_000) -> dict[

@@ -86,13 +86,11 @@ def load_e2e_matrix(path: str) -> CompatibilityMatrix:
     from pydantic import ValidationError
 
     from ..e2e.matrix import CompatibilityMatrix
-    from ..schemagen import build
+    from ..resources import validator
     from .bundle import read_json
 
     doc = read_json(path, "e2e matrix")
-    err = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(build(SCHEMA_FILE)).iter_errors(doc)
-    )
+    err = jsonschema.exceptions.best_match(validator(SCHEMA_FILE).iter_errors(doc))
     if err is not None:
         loc = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         message = " ".join(err.message.split())[:300]

@@ -309,7 +309,7 @@ def load_canary_json(path: str) -> dict[str, Any]:
     """A `profilec canary --format json` document."""
     import jsonschema
 
-    from ..schemagen import CANARY_REPORT
+    from ..resources import validator
     from .bundle import read_json
 
     doc = read_json(path, "canary json")
@@ -320,7 +320,7 @@ def load_canary_json(path: str) -> dict[str, Any]:
             where=path,
         )
     err = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(CANARY_REPORT).iter_errors(doc)
+        validator("canary-report.schema.json").iter_errors(doc)
     )
     if err is not None:
         loc = "/".join(str(p) for p in err.absolute_path) or "(top level)"

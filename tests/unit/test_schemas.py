@@ -149,21 +149,16 @@ def test_policy_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None
 
 
 def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
-    from referencing import Registry, Resource
-
     from profilec.api import load_and_compile
     from profilec.emit import renderer
+    from profilec.resources import validator
     from tests.helpers import make_layout
 
     lay = make_layout(tmp_path / "l", hop_dir=True)
     bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)])
-    docs = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in SCHEMAS.glob("*.json")}
-    registry: Registry = Registry().with_resources(
-        (doc["$id"], Resource.from_contents(doc)) for doc in docs.values()
-    )
 
     def validate(name: str, instance: Any) -> None:
-        jsonschema.Draft202012Validator(docs[name], registry=registry).validate(instance)
+        validator(name).validate(instance)
 
     doc = json.loads(renderer("bundle")(bundle))
     validate("bundle.schema.json", doc)
