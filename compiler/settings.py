@@ -15,14 +15,23 @@ def codex_version() -> str:
     return os.environ.get("PROFILEC_CODEX_VERSION", DEFAULT_CODEX_VERSION)
 
 
+#: root's cache: the adapters and Codex installed here must stay reachable by the non-root user
+#: a launcher runs the trusted parent as (a 0700 /root/.cache is not: measured, the adapter run
+#: as uid 65534 could not even start, "initialize: pid ... closed its stdout").
+ROOT_CACHE = "/var/cache/profilec"
+
+
 def cache_dir() -> Path:
     """The project's own cache (npm installs of Codex and the adapters, scratch trees).
 
-    PROFILEC_CACHE, else `$XDG_CACHE_HOME/profilec`, else `~/.cache/profilec`; never inside the
-    installed package. `.ci/tools.sh` installs into the same place."""
+    PROFILEC_CACHE, else /var/cache/profilec for root, else `$XDG_CACHE_HOME/profilec`, else
+    `~/.cache/profilec`; never inside the installed package. `.ci/tools.sh` installs into the
+    same place."""
     env = os.environ.get("PROFILEC_CACHE")
     if env:
         return Path(env)
+    if os.getuid() == 0:
+        return Path(ROOT_CACHE)
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "profilec"

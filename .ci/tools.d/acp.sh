@@ -6,7 +6,10 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-cache="${PROFILEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profilec}"   # = profilec.settings.cache_dir()
+# = profilec.settings.cache_dir(): root's cache must stay reachable by the non-root run-as user
+if [ -n "${PROFILEC_CACHE:-}" ]; then cache="$PROFILEC_CACHE"
+elif [ "$(id -u)" -eq 0 ]; then cache=/var/cache/profilec
+else cache="${XDG_CACHE_HOME:-$HOME/.cache}/profilec"; fi
 TS_VER="${PROFILEC_ACP_TS_VERSION:-2.6.0}"
 ZED_VER="${PROFILEC_ACP_ZED_VERSION:-0.16.0}"
 

@@ -245,8 +245,9 @@ def policy_predictor(
 def default_workdir() -> Path:
     """Scratch for trees and CODEX_HOME: never under /tmp (Codex refuses its helper there)."""
     env = os.environ.get("PROFILEC_DIFFTEST_DIR")
-    if env:
-        return Path(env)
     from ..settings import cache_dir
 
-    return cache_dir() / f"difftest-{os.getpid()}"
+    # Canonical: a tree reached through a symlinked ancestor (a linked ~/.cache) makes bwrap
+    # refuse its writable roots ("Can't mkdir parents for ...: No such file or directory").
+    base = Path(env) if env else cache_dir() / f"difftest-{os.getpid()}"
+    return Path(os.path.realpath(base))

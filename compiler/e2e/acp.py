@@ -524,7 +524,8 @@ def recipe(adapter: Adapter, method: str, bundle: CompiledBundle) -> dict[str, A
     entry = {
         "package": adapter.package, "version": adapter.version,
         "codex_version": adapter.codex_version, "codex_source": source,
-        "launch_method": method, "holding_methods": [method],
+        # `none` (the no-profile control) is no holding method: the recipe then sets nothing.
+        "launch_method": method, "holding_methods": [] if method == "none" else [method],
         "reason": "profilec e2e run", "evidence": "profilec e2e run",
     }
     catalog = AdapterCatalog.model_validate({"schema_version": 1, "adapters": [entry]})

@@ -315,12 +315,13 @@ def _fixed_run_id(monkeypatch: pytest.MonkeyPatch) -> str:
 def _break_compile(
     monkeypatch: pytest.MonkeyPatch, breaker: Callable[[CompiledBundle], CompiledBundle]
 ) -> None:
-    real = profilec.api.load_and_compile
+    # Every command compiles through api.compile_inputs (the one edge, compiler/inputs.py).
+    real = profilec.api.compile_inputs
 
     def broken(*args: Any, **kwargs: Any) -> CompiledBundle:
         return breaker(real(*args, **kwargs))
 
-    monkeypatch.setattr(profilec.api, "load_and_compile", broken)
+    monkeypatch.setattr(profilec.api, "compile_inputs", broken)
 
 
 def test_cli_exit_0_on_shipped_policy(

@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from profilec.difftest.gen import make_case
 from profilec.difftest.run import judge, materialize, overrides, place, plan, script
 
@@ -44,3 +46,13 @@ def test_no_begin_line_is_a_refusal_and_no_output_is_deny(tmp_path: Path) -> Non
     obs = judge("@@BEGIN@@\n", "", plans, "W")
     reads = [p.probe.idx for p in plans if p.probe.kind != "write" and p.expect]
     assert reads and all(obs.outcomes[i] == "deny" for i in reads)
+
+
+def test_the_default_workdir_is_canonical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workdir reached through a symlink (a linked ~/.cache) made bwrap refuse most cases."""
+    from profilec.difftest.compare import default_workdir
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    monkeypatch.setenv("PROFILEC_DIFFTEST_DIR", str(tmp_path / "link" / "d"))
+    assert default_workdir() == tmp_path / "real" / "d"

@@ -54,6 +54,9 @@ def test_missing_data_is_an_environment_error(
 
 def test_cache_is_never_inside_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("PROFILEC_CACHE", raising=False)
+    monkeypatch.setattr("os.getuid", lambda: 0)
+    assert settings.cache_dir() == Path("/var/cache/profilec")  # reachable by the run-as user
+    monkeypatch.setattr("os.getuid", lambda: 1000)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert settings.cache_dir() == tmp_path / "xdg" / "profilec"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
