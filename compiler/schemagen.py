@@ -163,6 +163,7 @@ CANARY_PROBE: dict[str, Any] = {
         "observed": {"enum": ["allow", "deny"]},
         "ok": {"type": "boolean"},
         "failures": {"type": "array", "items": {"type": "string"}},
+        "seconds": {"type": ["number", "null"], "minimum": 0},
     },
 }
 

@@ -361,7 +361,8 @@ def _check_shape(data: Any, where: str) -> None:
     keys = 0
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        # A level is an object or array; a scalar inside the 64th level is still level 64.
+        if isinstance(node, dict | list) and depth > MAX_DEPTH:
             raise InputError(f"session config nests deeper than {MAX_DEPTH} levels", where=where)
         if isinstance(node, dict):
             keys += len(node)

@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -72,6 +72,8 @@ class Probe:
     observed: Literal["allow", "deny"]
     ok: bool
     failures: tuple[str, ...] = ()
+    #: Wall time of the probe's command (None where one probe spans several commands).
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -477,6 +479,14 @@ def _exec(container: Container, cmd: Sequence[str]) -> tuple[int, str]:
     return int(res.exit_code or 0), out.decode("utf-8", "replace")
 
 
+def _timed(container: Container, spec: _Spec, tree: _Tree, cmd: tuple[str, ...]) -> Probe:
+    """Run one probe's command and judge it, with its wall time (JUnit `time`)."""
+    t0 = time.monotonic()
+    rc, out = _exec(container, cmd)
+    secs = round(time.monotonic() - t0, 3)
+    return replace(_judge(spec, rc, out, tree, cmd), seconds=secs)
+
+
 def _snapshot(container: Container, tree: _Tree, bundle: CompiledBundle) -> tuple[int, str]:
     parts = []
     for root in bundle.roots:
@@ -580,9 +590,8 @@ def _run_mode(
                 ),
             ):
                 cmd: tuple[str, ...] = ("sh", "-c", script)
-                rc, out = _exec(container, cmd)
                 spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
-                probes.append(_judge(spec, rc, out, tree, cmd))
+                probes.append(_timed(container, spec, tree, cmd))
         # Trusted loopback listener: every connection gets the net marker, then is closed.
         container.exec_run(
             ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
@@ -592,11 +601,10 @@ def _run_mode(
             "&& exit 0; sleep 0.2; done; exit 1"
         )
         cmd = ("sh", "-c", script)
-        rc, out = _exec(container, cmd)
         spec = _Spec(
             "trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker
         )
-        probes.append(_judge(spec, rc, out, tree, cmd))
+        probes.append(_timed(container, spec, tree, cmd))
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
         specs = _specs(tree, synth, pred, mode)
@@ -610,8 +618,7 @@ def _run_mode(
                 if spec.kind == "model"
                 else ("sh", "-c", spec.script)
             )
-            rc, out = _exec(container, cmd)
-            probes.append(_judge(spec, rc, out, tree, cmd))
+            probes.append(_timed(container, spec, tree, cmd))
         middle = _snapshot(container, tree, synth)
         if with_dynamic:
             # Real saves change the target's bytes on purpose: compare around them, not across.
@@ -637,8 +644,7 @@ def _run_mode(
                 if spec.kind == "model"
                 else ("sh", "-c", spec.script)
             )
-            rc, out = _exec(container, cmd)
-            probes.append(_judge(spec, rc, out, tree, cmd))
+            probes.append(_timed(container, spec, tree, cmd))
         after = _snapshot(container, tree, synth)
         same = before == middle and before_tamper == after and before[0] == 0
         probes.append(

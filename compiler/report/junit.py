@@ -57,15 +57,24 @@ def render(report: CheckReport, now: datetime) -> str:
         classname = f"canary.{mode.get('mode')}"
         total += float(mode.get("seconds") or 0)
         for probe in mode.get("probes") or ():
-            case = ET.SubElement(
-                suite, "testcase", {"classname": classname, "name": str(probe.get("name"))}
-            )
+            attrs = {"classname": classname, "name": str(probe.get("name"))}
+            if probe.get("seconds") is not None:  # measured per command (canary/run.py _timed)
+                attrs["time"] = f"{float(probe['seconds']):.3f}"
+            case = ET.SubElement(suite, "testcase", attrs)
             if not probe.get("ok"):
                 ET.SubElement(
                     case, "failure", {"type": CANARY_RULE, "message": probe_failure(probe)}
                 )
         if mode.get("error"):
-            case = ET.SubElement(suite, "testcase", {"classname": classname, "name": "run"})
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {
+                    "classname": classname,
+                    "name": "run",
+                    "time": f"{float(mode.get('seconds') or 0):.3f}",
+                },
+            )
             ET.SubElement(case, "failure", {"type": CANARY_RULE, "message": mode_error(mode)})
     cases = suite.findall("testcase")
     suite.set("tests", str(len(cases)))

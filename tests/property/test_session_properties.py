@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from profilec.errors import InputError
@@ -39,6 +39,8 @@ def test_every_key_is_kept_or_stripped_once_and_only_allowed_keys_survive(
 
 @settings(max_examples=50, deadline=None)
 @given(st.integers(min_value=1, max_value=3000))
+@example(64).via("the boundary: 64 levels parse (a scalar leaf once counted as a 65th)")
+@example(65).via("the first depth refused")
 def test_any_depth_parses_or_is_an_input_error(depth: int) -> None:
     raw = ('{"a":' * depth + "1" + "}" * depth).encode()
     try:

@@ -136,6 +136,7 @@ def _probe(name: str, failures: list[str], observed: str = "deny") -> dict[str, 
         "observed": observed,
         "ok": not failures,
         "failures": failures,
+        "seconds": 0.25,
     }
 
 
@@ -206,6 +207,7 @@ def test_junit_has_a_testcase_per_canary_probe(tmp_path: Path) -> None:
         c for c in clean.findall("testcase") if (c.get("classname") or "").startswith("canary.")
     ]
     assert len(cases) == 4 and all(c.find("failure") is None for c in cases)
+    assert {c.get("time") for c in cases} == {"0.250"}  # each probe's measured wall time
     text = render("junit", _canary_report(tmp_path / "b", True), NOW)
     assert OUTPUT_MARK not in text
     bad = ET.fromstring(text)
