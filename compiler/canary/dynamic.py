@@ -240,15 +240,25 @@ def race_loop(
 
 
 def lock_hold(flock: Sequence[str], locks: Sequence[str], stop: str) -> str:
-    """The model command of the lock probe: take every lock it can, hold them until `stop`."""
+    """The model command of the lock probe: take every lock it can, hold them until `stop`.
+
+    Each attempt prints exactly one line first (`HELD <lock>` or `NOT-HELD <lock> rc=N`) into a
+    pipe; `LOCKS-TRIED` follows only once every attempt has reported, so the trusted save never
+    starts before the model's locks are taken (a fixed `sleep 1` lost that race on a loaded
+    machine: the save was blocked, yet the probe saw no HELD line). A pipe needs no writable
+    directory, so this works in read-only mode too.
+    """
     q = shlex.quote
     fl = " ".join(q(a) for a in flock)
-    parts = [f"stop={q(stop)}"]
+    jobs = []
     for lock in locks:
         hold = f"echo HELD {q(lock)}; while [ ! -e {q(stop)} ]; do usleep 50000; done"
-        parts.append(f"( {fl} -n -x {q(lock)} sh -c {q(hold)} || echo NOT-HELD {q(lock)} rc=$? ) &")
-    parts.append("sleep 1; echo LOCKS-TRIED; wait; echo LOCK-END")
-    return " ".join(p if p.endswith("&") else p + ";" for p in parts)
+        jobs.append(f"( {fl} -n -x {q(lock)} sh -c {q(hold)} || echo NOT-HELD {q(lock)} rc=$? ) &")
+    reader = (
+        "n=0; while IFS= read -r l; do echo \"$l\"; n=$((n+1)); "
+        f"[ \"$n\" -eq {len(locks)} ] && echo LOCKS-TRIED; done; echo LOCK-END"
+    )
+    return f"{{ {' '.join(jobs)} wait; }} | {{ {reader}; }}"
 
 
 def refresh_script(codex: str, home: str, out: str) -> str:

@@ -124,7 +124,35 @@ def test_lock_hold_script_tries_every_lock_and_reports() -> None:
     script = dynamic.lock_hold(("/f/ld.so", "/f/flock"), locks, "/s")
     assert script.count("-n -x") == 2
     assert "HELD /v/auth.json.lock" in script and "NOT-HELD /h/auth.lock" in script
-    assert script.rstrip(";").endswith("echo LOCK-END")
+    assert script.rstrip("; }").endswith("echo LOCK-END")
+
+
+def test_lock_hold_reports_tried_only_after_every_attempt(tmp_path: Path) -> None:
+    """LOCKS-TRIED comes after one line per lock, however slow an attempt is (the fixed
+    `sleep 1` it replaces let the trusted save start first on a loaded machine)."""
+    if shutil.which("flock") is None or shutil.which("busybox") is None:
+        pytest.skip("needs flock and busybox (usleep) on this host")
+    slow = tmp_path / "slowflock"
+    slow.write_text('#!/bin/sh\nsleep 1.5\nexec flock "$@"\n')
+    slow.chmod(0o755)
+    locks = (str(tmp_path / "a.lock"), str(tmp_path / "b.lock"))
+    for lock in locks:
+        Path(lock).touch()
+    stop = tmp_path / "stop"
+    script = dynamic.lock_hold((str(slow),), locks, str(stop))
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    (tmp_path / "usleep").symlink_to(shutil.which("busybox") or "busybox")
+    proc = subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    seen: list[str] = []
+    for line in proc.stdout:
+        seen.append(line.rstrip("\n"))
+        if seen[-1] == "LOCKS-TRIED":
+            break
+    stop.touch()
+    rest, _ = proc.communicate(timeout=10)
+    assert [x.split(" ")[0] for x in seen] == ["HELD", "HELD", "LOCKS-TRIED"], seen
+    assert rest.split("\n")[-2] == "LOCK-END"
 
 
 def test_flock_mounts_are_read_only_and_start_through_the_loader() -> None:
