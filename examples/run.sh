@@ -16,11 +16,14 @@ if [ -n "${PROFILEC:-}" ]; then
 else
   cd "$here"
   python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-  pc=(profilec)
+  # The console script pip just installed; `python3 -m profilec` when its bin dir is not on PATH.
+  if command -v profilec >/dev/null 2>&1; then pc=(profilec); else pc=(python3 -m profilec); fi
   py=python3
   out="out/example"
 fi
-profilec() { "${pc[@]}" "$@"; }
+# `command` runs the program, never this function: with pc=(profilec) the function once called
+# itself until bash ran out of stack (a segfault on a fresh clone).
+profilec() { command "${pc[@]}" "$@"; }
 dir="$(bash "$here/examples/make-layout.sh")"
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$out"
