@@ -532,6 +532,7 @@ def compile_bundle(
         vouched_mcp_servers=dict(vouched_mcp[0]) if vouched_mcp else {},
         vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
         trusted_base=tuple(trusted_base),
+        parent=tuple(policy.parent.settings) if policy.parent else (),
     )
     return bundle
 

@@ -77,6 +77,32 @@ class TrustedBasePolicy(Frozen):
     discover: list[Literal["python-site-packages"]] = Field(default_factory=list)
 
 
+ParentValue = bool | str | list[str]
+
+
+class ParentSetting(Frozen):
+    """One config key every compiled output sets on the trusted Codex parent, with its road."""
+
+    #: `table.key`, two bare segments (a `-c` key: no path, no quoting).
+    key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")]
+    value: ParentValue
+    #: The parent road it closes (docs/parent.md).
+    road: Slug
+    #: The Codex versions it was measured on (`>=x.y.z,<=x.y.z`).
+    codex_versions: Annotated[
+        str, StringConstraints(pattern=r"^[<>=]=?[0-9.]+(,[<>=]=?[0-9.]+)*$")
+    ]
+    rationale: str
+
+
+class ParentPolicy(Frozen):
+    """`profiles/parent.toml`: what every compiled output sets on the trusted Codex parent."""
+
+    schema_version: Literal[1]
+    rationale: str
+    settings: Annotated[list[ParentSetting], Field(min_length=1)]
+
+
 FilesystemValue = PolicyAccess | dict[str, PolicyAccess]
 
 
@@ -311,6 +337,8 @@ class CompiledBundle(Frozen):
     vouched_mcp_credentials: dict[str, str] = Field(default_factory=dict)
     #: The trusted base every mode leaves read-only or denies (resolved, existing paths).
     trusted_base: tuple[TrustedPath, ...] = ()
+    #: profiles/parent.toml: config keys every output sets on the trusted Codex parent.
+    parent: tuple[ParentSetting, ...] = ()
 
     @property
     def mode_profiles(self) -> dict[str, str]:

@@ -17,7 +17,7 @@ from .models import ACP_MODES
 from .roots import parse_toml, validation_message
 
 if TYPE_CHECKING:
-    from .models import ModeMap, ModeProfilePolicy, TrustedBasePolicy
+    from .models import ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
 
 
 
@@ -30,9 +30,12 @@ class Policy:
     source_dir: str
     #: `trusted-base.toml`: what no mode may write, which sockets every mode denies.
     trusted_base: TrustedBasePolicy | None = None
+    #: `parent.toml`: what every output sets on the trusted Codex parent.
+    parent: ParentPolicy | None = None
 
 
 TRUSTED_BASE_FILE = "trusted-base.toml"
+PARENT_FILE = "parent.toml"
 MODE_MAP_FILE = "modes.toml"
 
 
@@ -119,6 +122,38 @@ def _validate_trusted(data: dict[str, Any], where: str) -> TrustedBasePolicy:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
 
 
+def _validate_parent(data: dict[str, Any], where: str) -> ParentPolicy:
+    from pydantic import ValidationError
+
+    from .models import ParentPolicy
+
+    try:
+        return ParentPolicy.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
+
+
+def load_parent(pdir: str, read: Callable[[str], bytes] | None = None) -> ParentPolicy:
+    """`<pdir>/parent.toml`, validated; a policy directory without one is an error (every
+    output must carry the parent policy). Two settings on one key (or a key and a table holding
+    it), or a key the compiled profiles own, are refused."""
+    from .codex import PARENT_FORBIDDEN_PREFIXES
+
+    path = os.path.join(pdir, PARENT_FILE)
+    parent = _validate_parent(parse_toml((read or _read)(path), where=path), path)
+    seen: list[str] = []
+    for s in parent.settings:
+        if any(s.key == o or s.key.startswith(o + ".") or o.startswith(s.key + ".") for o in seen):
+            raise PolicyError(f"parent setting {s.key!r} overlaps another", where=path)
+        seen.append(s.key)
+        if s.key.split(".", 1)[0] in PARENT_FORBIDDEN_PREFIXES:
+            raise PolicyError(
+                f"parent setting {s.key!r} belongs to the compiled profiles, not the parent",
+                where=path,
+            )
+    return parent
+
+
 def load_trusted_base(pdir: str, read: Callable[[str], bytes] | None = None) -> TrustedBasePolicy:
     """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
     path = os.path.join(pdir, TRUSTED_BASE_FILE)
@@ -168,4 +203,7 @@ def load_policy(
             _check_key(key, value, f"{path}: filesystem")
         bases[mode] = base
     trusted = load_trusted_base(pdir, read)
-    return Policy(mode_map=mode_map, bases=bases, source_dir=pdir, trusted_base=trusted)
+    parent = load_parent(pdir, read)
+    return Policy(
+        mode_map=mode_map, bases=bases, source_dir=pdir, trusted_base=trusted, parent=parent
+    )

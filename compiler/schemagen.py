@@ -17,7 +17,14 @@ from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
 from .mcp import VOUCHED_MCP_SCHEMA
-from .models import CompiledBundle, ModeMap, ModeProfilePolicy, RootsManifest, TrustedBasePolicy
+from .models import (
+    CompiledBundle,
+    ModeMap,
+    ModeProfilePolicy,
+    ParentPolicy,
+    RootsManifest,
+    TrustedBasePolicy,
+)
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 from .resources import SCHEMA_SUFFIX, schema_id
 from .session import ALLOWLIST_SCHEMA
@@ -41,6 +48,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "compat-matrix.schema.json": CompatibilityMatrix,
     "adapters-catalog.schema.json": AdapterCatalog,
     "trusted-base.schema.json": TrustedBasePolicy,
+    "parent-policy.schema.json": ParentPolicy,
 }
 
 ACP_LAUNCH: dict[str, Any] = {

@@ -54,6 +54,8 @@ class CheckInputs:
     cwd: str | None = None
     #: The session allow-list of the run's policy directory (None: the shipped one).
     allowlist: Any = None
+    #: The reviewed parent policy the stack must keep in force (profiles/parent.toml).
+    parent: tuple[Any, ...] = ()
 
 
 def launch_context_line(inp: CheckInputs) -> str:
@@ -186,6 +188,7 @@ def run_check(
             workspace_roots=inp.workspace_roots,
             trusted_base=inp.trusted_base,
             allowlist=inp.allowlist,
+            parent=inp.parent,
         )
     )
     findings += list(extra)
@@ -267,4 +270,5 @@ def from_bundle(
         home=os.environ.get("HOME"),
         tmpdir=os.environ.get("TMPDIR"),
         trusted_base=tuple(bundle.trusted_base),
+        parent=tuple(bundle.parent),
     )

@@ -36,6 +36,7 @@ from ..models import ACP_MODES, ResolvedRoot
 from .agent_layers import agent_layer_lints
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
+from .parent_layers import parent_lints
 from .result import CheckFinding
 from .rules import rule, rule_by_id
 
@@ -64,6 +65,8 @@ class LintInputs:
     trusted_base: Sequence[Any] = ()
     #: The session allow-list of the run's policy directory (None: the shipped one).
     allowlist: Any = None
+    #: The reviewed parent policy (profiles/parent.toml) the stack must keep in force.
+    parent: Sequence[Any] = ()
     _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
 
     def lstat(self, path: str) -> os.stat_result | int:
@@ -945,5 +948,6 @@ def lint(inp: LintInputs) -> list[CheckFinding]:
     _filesystem(o)
     _roots_and_home(o)
     agent_layer_lints(o)
+    parent_lints(o)
     _enforcement(o)
     return o.items

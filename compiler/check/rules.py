@@ -26,6 +26,7 @@ RULE_MODULES = (
     "profilec.check.checker",
     "profilec.check.lint",
     "profilec.check.agent_layers",
+    "profilec.check.parent_layers",
     "profilec.check.launcher",
     "profilec.check.canary",
     "profilec.check.triage",

@@ -318,6 +318,7 @@ def check_command(
         home=home_dir if home_dir is not None else os.environ.get("HOME"),
         tmpdir=tmp_dir if tmp_dir is not None else os.environ.get("TMPDIR"),
         allowlist=edge.allowlist() if session_raw is not None else None,
+        parent=_parent(edge),
     )
     if launch_requests:
         from ..check.launcher import launcher_findings, load_launch_requests
@@ -351,6 +352,12 @@ def check_command(
             raise CanaryMismatchError("canary observations disagree with the static prediction")
         return 1
     return 0
+
+
+def _parent(edge: Inputs) -> tuple[Any, ...]:
+    """The reviewed parent policy every config stack must keep in force (PC046)."""
+    parent = edge.policy().parent
+    return tuple(parent.settings) if parent else ()
 
 
 def _trusted_base(edge: Inputs) -> tuple[Any, ...]:

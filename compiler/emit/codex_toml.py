@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .extras import extra_tables, extra_top
+from .extras import KEYED_TABLES, extra_tables, extra_top
 from .tomltext import key, value
 
 if TYPE_CHECKING:
@@ -34,12 +34,14 @@ def render_toml(bundle: CompiledBundle) -> str:
     parts = [HEADER, f"default_permissions = {value(bundle.default_profile_id)}\n"]
     parts += [f"{key(k)} = {value(v)}\n" for k, v in extra_top(bundle).items()]
     tables = extra_tables(bundle)
-    if "features" in tables:
-        parts.append("\n[features]\n")
-        parts += [f"{key(k)} = {value(v)}\n" for k, v in tables["features"].items()]
+    for name, table in tables.items():
+        if name in KEYED_TABLES:
+            continue
+        parts.append(f"\n[{key(name)}]\n")
+        parts += [f"{key(k)} = {value(v)}\n" for k, v in table.items()]
     for profile in bundle.profiles:
         parts.append("\n" + profile_text(profile))
-    for name in ("mcp_servers", "projects"):
+    for name in KEYED_TABLES:
         for sub, table in tables.get(name, {}).items():
             parts.append(f"\n[{name}.{key(sub)}]\n")
             parts += [f"{key(k)} = {value(v)}\n" for k, v in table.items()]

@@ -1,5 +1,8 @@
 """The launcher config profilec emits beside the permission profiles, in every route.
 
+* the parent policy (profiles/parent.toml): the keys that stop the trusted Codex parent from
+  reading, running or passing on something because of the model (shell snapshot off,
+  multi-agent off, the command environment filtered; docs/parent.md);
 * `features.apps = false` unless profiles/modes.toml turns account apps on (Codex 0.171.0's
   `apps` feature, stable and on by default, is what surfaces account apps/connectors);
 * the default mode's `approval_policy` and `approvals_reviewer` (one global value: Codex has no
@@ -39,11 +42,27 @@ def extra_top(bundle: CompiledBundle) -> dict[str, Any]:
     return default_approvals(bundle)
 
 
-def extra_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:
-    """Table-valued keys, in emission order: features, mcp_servers, projects."""
+#: Tables whose keys are names or paths (one sub-table each), emitted after the profiles.
+KEYED_TABLES = ("mcp_servers", "projects")
+
+
+def parent_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:
+    """The parent policy as tables (`features`, `shell_environment_policy`, ...), in policy
+    order; with `features.apps = false` unless account apps are on."""
     out: dict[str, dict[str, Any]] = {}
     if not bundle.account_apps:
         out["features"] = {"apps": False}
+    for setting in bundle.parent:
+        table, name = setting.key.split(".", 1)
+        value = list(setting.value) if isinstance(setting.value, list) else setting.value
+        out.setdefault(table, {})[name] = value
+    return out
+
+
+def extra_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:
+    """Table-valued keys, in emission order: the parent tables (features first), then
+    mcp_servers and projects."""
+    out = parent_tables(bundle)
     if bundle.vouched_mcp_servers:
         out["mcp_servers"] = {
             name: bundle.vouched_mcp_servers[name] for name in sorted(bundle.vouched_mcp_servers)

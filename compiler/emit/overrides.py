@@ -26,7 +26,7 @@ def override_lines(bundle: CompiledBundle) -> list[str]:
         if name == "projects":  # keys are paths: the whole table goes in one value
             lines.append(f"projects={inline(table_value)}")
             continue
-        # features.apps, mcp_servers.<name>: bare keys (mcp.py and the model pin them)
+        # features.*, the parent tables, mcp_servers.<name>: bare keys (the models pin them)
         lines += [f"{name}.{k}={value(v)}" for k, v in table_value.items()]
     return lines
 

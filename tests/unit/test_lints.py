@@ -54,6 +54,7 @@ def _run(
         codex_home=base.codex_home,
         codex_home_holders=base.codex_home_holders,
         session_raw=session_raw,
+        parent=base.parent,
     )
     return run_check(inp, codex_version=version)
 
@@ -242,6 +243,18 @@ def _apps_on(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(cfg)])
 
 
+def _snapshot_on(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["features"] = {**cfg["features"], "shell_snapshot": True}
+    return _run(b, [_toml(cfg)])
+
+
+def _env_unfiltered(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["shell_environment_policy"] = {"ignore_default_excludes": False, "exclude": ["FOO"]}
+    return _run(b, [_toml(cfg)])
+
+
 def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
     profiles = tuple(
         p.model_copy(update={"entries": tuple(
@@ -293,6 +306,8 @@ FIRING: list[tuple[str, Case]] = [
     ("PC045", _session_stripped),
     ("PC043", _trusted_subdir),
     ("PC044", _apps_on),
+    ("PC046", _snapshot_on),
+    ("PC046", _env_unfiltered),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),
 ]

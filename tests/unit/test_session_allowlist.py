@@ -258,7 +258,7 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
         "agent-full-access": {"approval_policy": "never", "approvals_reviewer": "user"},
     }
     doc = tomllib.loads(render_toml(bundle))
-    assert doc["features"] == {"apps": False}
+    assert doc["features"] == {"apps": False, "shell_snapshot": False, "multi_agent": False}
     assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
     from profilec.session import project_root
 

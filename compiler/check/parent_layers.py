@@ -1,0 +1,80 @@
+"""Lints for the trusted Codex parent: the parent policy (profiles/parent.toml) in the stack.
+
+PC046. The sandbox confines the model's shell commands only; the Codex parent runs unsandboxed
+with the credential readable. Each setting of the reviewed parent policy closes one road by
+which the parent reads, runs or passes on something because of the model (docs/parent.md): a
+config stack that does not hold a setting at its value leaves that road open, whatever the
+permission profiles say. A list-valued setting (the command environment's exclude patterns)
+holds when the merged list contains every pattern the policy names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .rules import rule
+
+if TYPE_CHECKING:
+    from ..models import ParentSetting
+    from .lint import _Out
+
+
+rule(
+    "PC046",
+    "parent-policy-missing",
+    "error",
+    "a setting of the parent policy (profiles/parent.toml) is not in force in the config stack",
+    "the Codex parent runs unsandboxed with the credential readable; measured on 0.171.0, "
+    "without these settings it ran HOME's login-shell files at session start (shell snapshot), "
+    "opened spawn_agent media items outside the sandbox, and passed the launcher's API key to "
+    "every model command (docs/parent.md)",
+    "launch with a profilec output (every format carries the parent policy), or set the key "
+    "the finding names to the value it gives",
+)
+
+
+def _lookup(merged: Mapping[str, Any], key: str) -> tuple[bool, Any]:
+    node: Any = merged
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def holds(setting: ParentSetting, merged: Mapping[str, Any]) -> bool:
+    """Whether the merged config stack keeps `setting` in force."""
+    found, value = _lookup(merged, setting.key)
+    if not found:
+        return False
+    if isinstance(setting.value, list):
+        return isinstance(value, list) and set(setting.value) <= {str(v) for v in value}
+    return bool(value == setting.value and type(value) is type(setting.value))
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return f"[{len(value)} patterns]"
+    return repr(value)
+
+
+def parent_lints(o: _Out) -> None:
+    """PC046: one finding per parent-policy setting the merged stack does not hold."""
+    for setting in o.inp.parent:
+        if holds(setting, o.inp.merged):
+            continue
+        found, value = _lookup(o.inp.merged, setting.key)
+        if isinstance(setting.value, list) and found and isinstance(value, list):
+            missing = sorted(set(setting.value) - {str(v) for v in value})
+            now = f"lacks {', '.join(missing)}"
+        else:
+            now = f"is {_show(value)}" if found else "is unset"
+        o.add(
+            "PC046",
+            f"{setting.key} {now}; the parent policy sets {_show(setting.value)} "
+            f"(road: {setting.road}, measured on codex {setting.codex_versions})",
+            path=setting.key,
+        )
