@@ -8,6 +8,7 @@ a daemon that already holds validated models calls `compile_bundle` directly.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from .models import LaunchLayout, TrustedPath
 from .paths import check_absolute, parent
 from .roots import (
     resolve_home,
+    resolve_input_fields,
     resolve_roots,
     resolve_trusted_base_fields,
     resolve_workspace_roots,
@@ -36,6 +38,58 @@ def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
             f"codex roots live in several directories ({', '.join(homes)}); pass --codex-home"
         )
     return homes[0] if homes else None
+
+
+#: HOME files the Codex parent runs or reads as itself: the login-shell files (the shell
+#: snapshot sources them; profiles/parent.toml turns it off, these stay read-only anyway) and
+#: the user git config its turn-start `git status` reads (clean/smudge filters run as the
+#: parent: measured on 0.171.0). A missing one is masked so it cannot be created.
+HOME_LOGIN_FILES = (".bash_profile", ".bash_login", ".profile", ".bashrc", ".bash_logout",
+                    ".zshenv", ".zprofile", ".zshrc", ".zlogin")
+HOME_GIT_CONFIG = (".gitconfig", ".config/git")
+
+
+def parent_input_paths(
+    inputs: Inputs, workspace_roots: Sequence[str], home: str | None
+) -> list[tuple[str, str]]:
+    """(path, role) of every trusted-side input no mode may write: profilec's own inputs, the
+    session HOME's login-shell and git config files, and the `.git` name in each directory
+    above a workspace root (the parent runs git there at every
+    turn; a `.git` planted above a workspace, or an enclosing repository's config, would run
+    a model-written filter as the parent). Paths only; nothing is opened."""
+    out: list[tuple[str, str]] = [(os.path.abspath(inputs.roots), "roots manifest")]
+    out.append((os.path.abspath(inputs.profiles_dir), "policy directory"))
+    if inputs.vouched_mcp:
+        out.append((os.path.abspath(inputs.vouched_mcp), "vouched MCP servers"))
+    if home:
+        out += [(f"{home.rstrip('/')}/{n}", "HOME login-shell file") for n in HOME_LOGIN_FILES]
+        out += [(f"{home.rstrip('/')}/{n}", "HOME git config") for n in HOME_GIT_CONFIG]
+    for root in workspace_roots:
+        # Every directory up to /: git skips a `.git` that is not a valid repository (an empty
+        # directory Codex leaves as a mount target) and goes on searching above it.
+        cur = parent(root)
+        while cur != "/":
+            out.append((f"{cur}/.git", f"git repository above workspace root {root}"))
+            cur = parent(cur)
+    return out
+
+
+def trusted_paths(
+    inputs: Inputs, workspace_roots: Sequence[str], home: str | None
+) -> tuple[TrustedPath, ...]:
+    """The trusted base for one compile or check: reviewed policy, the manifest's section,
+    discovered installs, and the trusted-side inputs (`parent_input_paths`)."""
+    policy = inputs.policy()
+    fields = resolve_trusted_base_fields(policy.trusted_base, inputs.manifest().trusted_base)
+    fields += resolve_input_fields(parent_input_paths(inputs, workspace_roots, home))
+    seen: set[str] = set()
+    out: list[TrustedPath] = []
+    for f in fields:
+        if f["path"] in seen:
+            continue  # the first declaration wins (a policy deny over an input read)
+        seen.add(f["path"])
+        out.append(TrustedPath(**f))
+    return tuple(out)
 
 
 def load_and_compile(
@@ -83,8 +137,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     resolved_home = resolve_home(home_path) if home_path else None
     if inputs.home is not None:
         check_absolute(inputs.home, what="--home", error=InputError)
-    tb_fields = resolve_trusted_base_fields(policy.trusted_base, manifest.trusted_base)
-    trusted = tuple(TrustedPath(**f) for f in tb_fields)
+    trusted = trusted_paths(inputs, canonical_ws, inputs.home)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     classes: dict[str, str] = {}

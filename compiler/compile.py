@@ -605,6 +605,12 @@ def _root_split(
     return out
 
 
+def _trusted_detail(t: TrustedPath) -> str:
+    """`<source>: <declared>`, with the role of a trusted-side input."""
+    role = f"{t.role}: " if t.role else ""
+    return f"{t.source}: {role}{t.declared}"
+
+
 def _trusted_entries(
     profile_id: str,
     base_table: dict[str, Any],
@@ -622,7 +628,7 @@ def _trusted_entries(
     out: list[CompiledEntry] = []
     added: list[str] = []
     for t in sorted(trusted, key=lambda t: t.path):
-        prov = (Provenance(reason="trusted-base", detail=f"{t.source}: {t.declared}"),)
+        prov = (Provenance(reason="trusted-base", detail=_trusted_detail(t)),)
         if t.access == "deny":
             if t.path not in have and not any(
                 eff.winner(t.path)[0] == "deny" for eff in effs

@@ -74,7 +74,12 @@ class TrustedBasePolicy(Frozen):
     deny: list[AbsPath] = Field(default_factory=list)
     #: Paths found on the compiling host: `python-site-packages` = this interpreter's
     #: site-packages (profilec and an embedding daemon import from there).
-    discover: list[Literal["python-site-packages"]] = Field(default_factory=list)
+    #: `profilec-installation` = sys.prefix, sys.base_prefix and the profilec package itself
+    #: (bin/ included); `codex-binary` = the directory of the pinned Codex install and of the
+    #: `codex` on PATH.
+    discover: list[
+        Literal["python-site-packages", "profilec-installation", "codex-binary"]
+    ] = Field(default_factory=list)
 
 
 ParentValue = bool | str | list[str]
@@ -209,8 +214,15 @@ class TrustedPath(Frozen):
     path: AbsPath
     declared: AbsPath
     access: Literal["read", "deny"]
-    kind: Literal["file", "dir", "socket", "other"]
-    source: Literal["policy", "manifest", "discovered"]
+    #: `missing` only for `input` paths: Codex masks the first missing component of a `read`
+    #: entry under a writable root with an empty read-only file or directory, so the name
+    #: cannot be created (measured on 0.171.0: `git init` there fails "Read-only file system").
+    kind: Literal["file", "dir", "socket", "other", "missing"]
+    #: `input`: profilec's own inputs and what the trusted Codex parent reads on the model's
+    #: behalf (HOME's login-shell and git config files, the `.git` of enclosing repositories).
+    source: Literal["policy", "manifest", "discovered", "input"]
+    #: What the path is to the trusted side (input paths: "roots manifest", "HOME git config").
+    role: str | None = None
 
 
 class ResolvedHome(Frozen):

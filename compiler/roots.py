@@ -555,6 +555,32 @@ def site_packages() -> tuple[str, ...]:
     return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
 
 
+def profilec_installation() -> tuple[str, ...]:
+    """The Python environment profilec runs from (bin/ included) and the package directory."""
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = {os.path.normpath(sys.prefix), os.path.normpath(sys.base_prefix), here}
+    return tuple(sorted(p for p in found if p.startswith("/") and p != "/"))
+
+
+def codex_install_dirs() -> tuple[str, ...]:
+    """The pinned Codex install (its npm prefix in the cache) and the directory of `codex` on
+    PATH, where they exist."""
+    import shutil
+
+    from .settings import cache_dir, codex_version
+
+    found: set[str] = set()
+    pinned = os.path.join(str(cache_dir()), f"codex-{codex_version()}")
+    if os.path.isdir(pinned):
+        found.add(os.path.normpath(pinned))
+    on_path = shutil.which("codex")
+    if on_path:
+        found.add(os.path.dirname(os.path.realpath(on_path)))
+    return tuple(sorted(p for p in found if p != "/"))
+
+
 def _topmost_closed(path: str) -> str | None:
     """The shallowest directory above `path` that other users cannot search (no o+x), or None
     when every directory above it lets them through; lstat only."""
@@ -595,6 +621,10 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
         wanted += [(p, "read", "policy") for p in policy_tb.read_only]
         if "python-site-packages" in policy_tb.discover:
             wanted += [(p, "read", "discovered") for p in site_packages()]
+        if "profilec-installation" in policy_tb.discover:
+            wanted += [(p, "read", "discovered") for p in profilec_installation()]
+        if "codex-binary" in policy_tb.discover:
+            wanted += [(p, "read", "discovered") for p in codex_install_dirs()]
         wanted += [(p, "deny", "policy") for p in policy_tb.deny]
     if manifest_tb is not None:
         wanted += [(p, "read", "manifest") for p in manifest_tb.read_only]
@@ -650,3 +680,39 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
         )
     # A directory both denied and read-only (two paths behind one closed directory) is denied.
     return [out[k] for k in sorted(out) if not (k[1] == "read" and (k[0], "deny") in out)]
+
+
+def resolve_input_fields(wanted: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Resolve trusted-side inputs `(path, role)` with lstat/readlink: the fields of each
+    `input` TrustedPath, canonical (a `read` entry must not cross a link a mode can rewrite).
+
+    They stay read-only in every mode: profilec's own inputs (the roots manifest, the policy
+    directory, the vouched-MCP file) and what the Codex parent reads because of the model
+    (HOME's login-shell and git config files, each `.git` above a workspace root). A path that
+    does not exist yet is kept (`missing`): Codex masks its first missing component, so a model
+    command cannot create it. A path whose chain is broken or crosses a file is skipped: no
+    name can be created below a file.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for declared, role in wanted:
+        try:
+            canonical, _, kind, st = walk_chain_with(
+                declared, _tuple_hop, allow_missing=True, what=role
+            )
+        except RootChainError:
+            continue
+        kind = "missing" if st is None else _kind_of(st)
+        if kind in ("socket", "other"):
+            continue
+        out.setdefault(
+            canonical,
+            {
+                "path": canonical,
+                "declared": declared,
+                "access": "read",
+                "kind": kind,
+                "source": "input",
+                "role": role,
+            },
+        )
+    return [out[k] for k in sorted(out)]

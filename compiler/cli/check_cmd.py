@@ -362,11 +362,10 @@ def _parent(edge: Inputs) -> tuple[Any, ...]:
 
 def _trusted_base(edge: Inputs) -> tuple[Any, ...]:
     """The resolved trusted base (reviewed policy + the manifest's section) for a foreign config."""
-    from ..models import TrustedPath
-    from ..roots import resolve_trusted_base_fields
+    from ..api import trusted_paths
+    from ..roots import resolve_workspace_roots
 
-    fields = resolve_trusted_base_fields(edge.policy().trusted_base, edge.manifest().trusted_base)
-    return tuple(TrustedPath(**f) for f in fields)
+    return trusted_paths(edge, resolve_workspace_roots(edge.workspace_roots), edge.home)
 
 
 def _triage(

@@ -151,9 +151,13 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
         "new": "enabled",
         "detail": "disabled -> enabled",
     }
-    assert {(c["mode"], c["path"]) for c in changes if c["direction"] == "narrowing"} == {
+    narrowing = {(c["mode"], c["path"]) for c in changes if c["direction"] == "narrowing"}
+    assert narrowing == {
         (m, p) for m in ("read-only", "agent", "agent-full-access")
         for p in (str(other), str(other.parent))  # the new root's target and its vault
+    } | {
+        # The other policy directory is a trusted-side input: read-only where a mode writes it.
+        (m, str(profiles)) for m in ("agent", "agent-full-access")
     }
     assert any(c["what"] == "root" and "'other' added" in c["detail"] for c in changes)
 

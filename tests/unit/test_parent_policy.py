@@ -1,0 +1,196 @@
+"""The parent policy (profiles/parent.toml) and the trusted side's inputs, without Codex.
+
+* every format carries every parent setting at its value;
+* the agent's session config cannot undo one, in any spelling;
+* the policy file is validated (a setting on the profile tables, or two on one key, is refused);
+* profilec's own inputs and the parent's (manifest, policy directory, HOME's login-shell and
+  git config files, each `.git` above a workspace root) are read-only in every mode under the
+  evaluator, with a negative control: the same layout compiled without them leaves them
+  writable in agent-full-access.
+The real-binary halves are tests/integration/test_parent_inputs_codex.py and
+tests/integration/test_parent_roads.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import profilec.api
+from profilec.api import load_and_compile
+from profilec.check.configstack import parse_override_lines
+from profilec.check.parent_layers import holds
+from profilec.compile import PLACEHOLDER_CWD
+from profilec.emit.acp_json import render_acp_json
+from profilec.emit.codex_home import write_codex_home
+from profilec.emit.codex_toml import render_toml
+from profilec.emit.launch import render_launch
+from profilec.emit.overrides import render_overrides
+from profilec.errors import PolicyError
+from profilec.evaluate import EvalContext, resolve
+from profilec.models import CompiledBundle
+from profilec.policy import load_policy
+from tests.helpers import make_layout
+
+MODES = ("read-only", "agent", "agent-full-access")
+
+
+def _bundle(tmp_path: Path, **kw: Any) -> CompiledBundle:
+    lay = make_layout(tmp_path / "l")
+    return load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                            codex_home=str(lay.codex_home), **kw)
+
+
+def _merged_formats(bundle: CompiledBundle, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    out = {
+        "toml": tomllib.loads(render_toml(bundle)),
+        "overrides": parse_override_lines(render_overrides(bundle), where="t"),
+        "acp-json": parse_override_lines(
+            "\n".join(json.loads(render_acp_json(bundle))["configOverrides"]), where="t"),
+    }
+    home = tmp_path / "ch-out"
+    write_codex_home(bundle, str(home))
+    out["codex-home"] = tomllib.loads((home / "config.toml").read_text())
+    launch = json.loads(render_launch(bundle))
+    for i, adapter in enumerate(launch["adapters"]):
+        args = adapter.get("args", [])
+        lines = [args[k + 1] for k, a in enumerate(args) if a == "-c"]
+        if lines:
+            out[f"launch[{i}] -c"] = parse_override_lines("\n".join(lines), where="t")
+        for f in adapter.get("files", []):
+            if f["path"].endswith("config.toml"):
+                out[f"launch[{i}] {f['path']}"] = tomllib.loads(f["content"])
+        if "CODEX_CONFIG" in adapter.get("env", {}):
+            out[f"launch[{i}] CODEX_CONFIG"] = json.loads(adapter["env"]["CODEX_CONFIG"])
+    return out
+
+
+def test_every_format_carries_every_parent_setting(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    settings = load_policy().parent
+    assert settings is not None and bundle.parent == tuple(settings.settings)
+    keys = {s.key for s in bundle.parent}
+    assert {"features.shell_snapshot", "features.multi_agent",
+            "shell_environment_policy.exclude"} <= keys
+    formats = _merged_formats(bundle, tmp_path)
+    assert {"toml", "overrides", "acp-json", "codex-home"} <= set(formats)
+    assert any(k.startswith("launch[") for k in formats), formats
+    for name, merged in formats.items():
+        missing = [s.key for s in bundle.parent if not holds(s, merged)]
+        assert missing == [], name
+    # Control: a config without the parent tables holds none of them.
+    bare = {k: v for k, v in formats["toml"].items()
+            if k not in ("features", "shell_environment_policy")}
+    assert not any(holds(s, bare) for s in bundle.parent)
+
+
+@pytest.mark.parametrize("session", [
+    {"features": {"shell_snapshot": True, "multi_agent": True}},
+    {"features.shell_snapshot": True},
+    {"shell_environment_policy": {"inherit": "all", "ignore_default_excludes": True}},
+    {"shell_environment_policy.exclude": []},
+    {"profiles": {"x": {"features": {"multi_agent": True}}}, "profile": "x"},
+])
+def test_the_session_config_cannot_undo_the_parent_policy(
+    tmp_path: Path, session: dict[str, Any]
+) -> None:
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"model": "gpt-5.1-codex", **session}))
+    bundle = _bundle(tmp_path, session_config_path=str(path))
+    assert bundle.session_config == {"model": "gpt-5.1-codex"}
+    assert set(bundle.stripped_session_keys) == set(session)
+
+
+def _policy_copy(tmp_path: Path, text: str) -> Path:
+    pdir = tmp_path / "profiles"
+    shutil.copytree("profiles", pdir)
+    (pdir / "parent.toml").write_text(text)
+    return pdir
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ('[[settings]]\nkey = "permissions.x"\nvalue = true\nroad = "r"\n'
+     'codex_versions = ">=0.171.0"\nrationale = "r"\n', "belongs to the compiled profiles"),
+    ('[[settings]]\nkey = "features.a"\nvalue = true\nroad = "r"\n'
+     'codex_versions = ">=0.171.0"\nrationale = "r"\n' * 2, "overlaps another"),
+    ('[[settings]]\nkey = "features"\nvalue = true\nroad = "r"\n'
+     'codex_versions = ">=0.171.0"\nrationale = "r"\n', "schema violation"),
+])
+def test_a_bad_parent_policy_is_refused(tmp_path: Path, body: str, message: str) -> None:
+    pdir = _policy_copy(tmp_path, f'schema_version = 1\nrationale = "r"\n{body}')
+    with pytest.raises(PolicyError, match=message):
+        load_policy(str(pdir))
+
+
+def test_a_policy_directory_without_parent_toml_is_refused(tmp_path: Path) -> None:
+    pdir = tmp_path / "profiles"
+    shutil.copytree("profiles", pdir)
+    (pdir / "parent.toml").unlink()
+    with pytest.raises(PolicyError, match="does not exist"):
+        load_policy(str(pdir))
+
+
+def _access(bundle: CompiledBundle, mode: str, path: str) -> str:
+    profile = bundle.profile_for(mode)
+    ws = bundle.layout.workspace_roots
+    ctx = EvalContext(cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:],
+                      tmpdir=bundle.layout.tmpdir)
+    eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id, ctx)
+    return str(eff.winner(path)[0])
+
+
+def _inputs_layout(tmp_path: Path) -> tuple[Any, dict[str, str]]:
+    lay = make_layout(tmp_path / "l")
+    repo = tmp_path / "l" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "ws").mkdir()
+    home = tmp_path / "l" / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# trusted\n")
+    paths = {
+        "manifest": str(lay.manifest),
+        "repo .git": str(repo / ".git"),
+        "missing .git above": str(tmp_path / "l" / ".git"),
+        "HOME .gitconfig (missing)": str(home / ".gitconfig"),
+        "HOME .config/git (missing)": str(home / ".config" / "git"),
+        "HOME .bashrc": str(home / ".bashrc"),
+        "policy directory": str(Path("profiles").resolve()),
+    }
+    kw = {"workspace_roots": [str(repo / "ws")], "codex_home": str(lay.codex_home),
+          "home": str(home)}
+    return (lay, kw), paths
+
+
+def test_trusted_side_inputs_are_read_only_in_every_mode(tmp_path: Path) -> None:
+    (lay, kw), paths = _inputs_layout(tmp_path)
+    bundle = load_and_compile(str(lay.manifest), **kw)
+    for mode in MODES:
+        for what, path in paths.items():
+            assert _access(bundle, mode, path) in ("read", "deny"), (mode, what)
+
+
+def test_control_without_the_input_paths_full_access_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (lay, kw), paths = _inputs_layout(tmp_path)
+    monkeypatch.setattr(profilec.api, "parent_input_paths", lambda *a: [])
+    bundle = load_and_compile(str(lay.manifest), **kw)
+    writable = {w for w, p in paths.items() if _access(bundle, "agent-full-access", p) == "write"}
+    # The checkout's policy directory may sit in a read-only place on some hosts; `l` is
+    # pinned above the vault, and Codex keeps `.git` read-only directly inside a pin.
+    assert writable >= set(paths) - {"policy directory", "missing .git above"}, writable
+
+
+def test_input_entries_carry_their_role_in_provenance(tmp_path: Path) -> None:
+    (lay, kw), _ = _inputs_layout(tmp_path)
+    bundle = load_and_compile(str(lay.manifest), **kw)
+    details = {p.detail or "" for e in bundle.profile_for("agent-full-access").entries
+               for p in e.provenance}
+    for role in ("roots manifest", "HOME git config", "HOME login-shell file",
+                 "git repository above workspace root"):
+        assert any(d.startswith(f"input: {role}") for d in details), role
