@@ -16,8 +16,16 @@ each turn with one tool call running the probe. Per session event it returns an 
   credential marker is not;
 * `lost`: the credential marker is in a tool output the model received;
 * `error`: the probe did not run or its output never reached the model (so no verdict:
-  a test cannot pass vacuously);
+  a test cannot pass vacuously); the evidence says why (what the agent said when it ended the
+  turn, how many model requests the turn made, a timeout);
 * `not-supported`: the adapter has no such event or knob (e.g. no load capability).
+
+No wait is a fixed sleep or a fixed timeout: a request's deadline scales with the machine's load
+when it starts (`scaled`), and a prompt is waited for as long as it makes progress (a message from
+the adapter, a request to the model, the probe still running), cancelled only after a scaled idle
+period. A method with an undecided (`error`) cell is run once more on a fresh layout, adapter and
+model; the retry decides those cells, and their evidence says they were retried
+(`merge_retry`).
 
 Every process is started in its own session and process group; on close it, its descendants and
 what is left in its group are ended by their own ids.
@@ -32,9 +40,10 @@ import secrets
 import shlex
 import signal
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..codex import CARVE_OUTS
@@ -46,16 +55,24 @@ from .adapters import (
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .matrix import excerpt
-from .model_server import ScriptedModelServer
+from .model_server import FINAL_TEXT, ScriptedModelServer
 
 Result = Literal["held", "lost", "not-supported", "error"]
 
 #: ACP protocol version the client speaks.
 PROTOCOL_VERSION = 1
-#: Seconds allowed for one request of each kind.
+#: Seconds allowed for one request of each kind on an idle machine; each wait multiplies them by
+#: `load_factor()` as it starts (`scaled`).
 INIT_TIMEOUT = 60.0
 SESSION_TIMEOUT = 60.0
-PROMPT_TIMEOUT = 90.0
+#: A prompt is bounded by this in any case (scaled); what ends a stuck one is PROMPT_IDLE.
+PROMPT_TIMEOUT = 300.0
+#: Seconds (scaled) a prompt may go without progress before it is cancelled (`session/cancel`).
+PROMPT_IDLE = 30.0
+#: How often the prompt watcher samples progress (a poll of counters, not a wait for an outcome).
+PROGRESS_POLL = 0.25
+#: The most a deadline is stretched, however loaded the machine.
+MAX_LOAD_FACTOR = 8.0
 #: Zed's built-in approval presets (src/thread.rs APPROVAL_PRESETS); tried even when not offered.
 ZED_BUILTIN_MODES = ("read-only", "auto", "full-access")
 PROMPT_TEXT = "Run the scripted probe."
@@ -75,6 +92,13 @@ class Observation:
     result: Result
     evidence: str
     seconds: float = 0.0
+    #: 2 when the cell was undecided at first and run again (see `merge_retry`).
+    attempts: int = 1
+
+    @property
+    def retried(self) -> bool:
+        """The first try could not decide this cell, so it was run once more."""
+        return self.attempts > 1
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the matrix row)."""
@@ -87,6 +111,26 @@ class Observation:
             "result": self.result,
             "evidence": self.evidence,
         }
+
+
+# ---------------------------------------------------------------------------------------------
+# Adaptive deadlines
+
+
+def load_factor() -> float:
+    """How many times slower than idle this machine runs now: the 1-minute load average per CPU
+    this process may use, at least 1, at most MAX_LOAD_FACTOR."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    cpus = len(os.sched_getaffinity(0)) or os.cpu_count() or 1
+    return min(MAX_LOAD_FACTOR, max(1.0, load / cpus))
+
+
+def scaled(seconds: float) -> float:
+    """`seconds` stretched by the machine's load now (a deadline that adapts to a busy host)."""
+    return seconds * load_factor()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,6 +390,8 @@ class AcpClient:
     permissions: list[PermissionRecord] = field(default_factory=list)
     rpc: JsonRpcClient | None = None
     init_result: dict[str, Any] = field(default_factory=dict)
+    #: Set by `prompt` when it cancelled the last prompt for want of progress: the idle seconds.
+    idle_cancel: float | None = None
 
     def start(self) -> AcpClient:
         """Spawn the adapter (own session / process group)."""
@@ -390,7 +436,7 @@ class AcpClient:
                 },
                 "clientInfo": {"name": "profilec-e2e", "version": "1"},
             },
-            timeout=INIT_TIMEOUT,
+            timeout=scaled(INIT_TIMEOUT),
         )
         self.init_result = result if isinstance(result, dict) else {}
         return self.init_result
@@ -413,7 +459,7 @@ class AcpClient:
     def new_session(self) -> dict[str, Any]:
         """`session/new` in the workspace with no MCP servers."""
         res = self.client.request(
-            "session/new", {"cwd": self.cwd, "mcpServers": []}, timeout=SESSION_TIMEOUT
+            "session/new", {"cwd": self.cwd, "mcpServers": []}, timeout=scaled(SESSION_TIMEOUT)
         )
         return res if isinstance(res, dict) else {}
 
@@ -422,7 +468,7 @@ class AcpClient:
         res = self.client.request(
             "session/load",
             {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
-            timeout=SESSION_TIMEOUT,
+            timeout=scaled(SESSION_TIMEOUT),
         )
         return res if isinstance(res, dict) else {}
 
@@ -431,7 +477,7 @@ class AcpClient:
         res = self.client.request(
             "session/resume",
             {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
-            timeout=SESSION_TIMEOUT,
+            timeout=scaled(SESSION_TIMEOUT),
         )
         return res if isinstance(res, dict) else {}
 
@@ -439,16 +485,51 @@ class AcpClient:
         """`session/set_mode`."""
         self.client.request(
             "session/set_mode", {"sessionId": session_id, "modeId": mode_id},
-            timeout=SESSION_TIMEOUT,
+            timeout=scaled(SESSION_TIMEOUT),
         )
 
-    def prompt(self, session_id: str, text: str) -> str:
-        """`session/prompt`; returns the stop reason."""
-        res = self.client.request(
-            "session/prompt",
-            {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
-            timeout=PROMPT_TIMEOUT,
-        )
+    def prompt(
+        self, session_id: str, text: str, *, progress: Callable[[], object] | None = None
+    ) -> str:
+        """`session/prompt`; returns the stop reason.
+
+        Waited for as long as it makes progress: a message from the adapter, or a change in what
+        `progress()` returns (the matrix passes the model's request count and whether the probe
+        is running). After `scaled(PROMPT_IDLE)` seconds without any, it is cancelled with
+        `session/cancel` (the adapter then answers `cancelled`; `idle_cancel` records it);
+        `scaled(PROMPT_TIMEOUT)` bounds it in any case.
+        """
+        rpc = self.client
+        self.idle_cancel = None
+        idle_limit = scaled(PROMPT_IDLE)
+        done = threading.Event()
+
+        def state() -> object:
+            return (rpc.mark(), progress() if progress is not None else None)
+
+        def watch() -> None:
+            last, since = state(), time.monotonic()
+            while not done.wait(PROGRESS_POLL):
+                now = state()
+                if now != last:
+                    last, since = now, time.monotonic()
+                elif time.monotonic() - since > idle_limit:
+                    self.idle_cancel = round(time.monotonic() - since, 1)
+                    with contextlib.suppress(RpcClosed):
+                        rpc.notify("session/cancel", {"sessionId": session_id})
+                    return
+
+        watcher = threading.Thread(target=watch, name=f"acp-prompt-{rpc.pid}", daemon=True)
+        watcher.start()
+        try:
+            res = rpc.request(
+                "session/prompt",
+                {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
+                timeout=scaled(PROMPT_TIMEOUT),
+            )
+        finally:
+            done.set()
+            watcher.join()
         return str(res.get("stopReason")) if isinstance(res, dict) else ""
 
     def close(self) -> None:
@@ -600,6 +681,8 @@ class _Run:
     server: ScriptedModelServer
     out: list[Observation] = field(default_factory=list)
     counter: int = 0
+    #: The session event being worked on (a failure of the adapter session is recorded here).
+    current: str = "new"
 
     def record(self, event: str, result: Result, evidence: str, t0: float) -> None:
         text = evidence.replace(self.layout.base, "<tree>")
@@ -611,6 +694,13 @@ class _Run:
             )
         )
 
+    def fail(self, why: str, t0: float) -> None:
+        """The adapter session failed while working on `current`: that cell is undecided (the
+        events after it were not reached; `merge_retry` takes them from the retry)."""
+        if any(o.session_event == self.current for o in self.out):
+            return  # already decided or recorded as error (e.g. the prompt that failed)
+        self.record(self.current, "error", why, t0)
+
     def probe(self, client: AcpClient, session_id: str, event: str, note: str = "") -> None:
         """Queue the probe, prompt, and judge what the model saw."""
         t0 = time.monotonic()
@@ -618,13 +708,22 @@ class _Run:
         tag = f"P{self.counter}x{secrets.token_hex(3)}"
         command = probe_command(self.layout, tag)
         before = len(self.server.calls)
+        requests_before = len(self.server.requests)
+        errors_before = len(self.server.errors)
         rejected_before = len(client.permissions)
+        mark = client.client.mark()
         self.server.add_probe(command)
+
+        def progress() -> object:
+            return len(self.server.requests), bool(processes_naming(tag))
+
         try:
-            stop = client.prompt(session_id, PROMPT_TEXT)
+            stop = client.prompt(session_id, PROMPT_TEXT, progress=progress)
         except (RpcError, RpcTimeout, RpcClosed) as exc:
             self._drain()
             self.record(event, "error", f"session/prompt failed: {_short(exc)}", t0)
+            if isinstance(exc, RpcClosed):
+                raise  # the adapter is gone: the events after this one cannot run
             return
         self._drain()
         calls = [c for c in self.server.calls[before:] if c.command == command]
@@ -635,7 +734,17 @@ class _Run:
         if rejected:
             evidence += f"; {len(rejected)} permission request(s) rejected"
         if result == "error":
-            evidence += f" (stopReason={stop}; calls={len(calls)})"
+            why = [f"stopReason={stop}", f"calls={len(calls)}",
+                   f"model requests={len(self.server.requests) - requests_before}"]
+            if client.idle_cancel is not None:
+                why.append(f"cancelled after {client.idle_cancel:g}s without progress")
+            evidence += f" ({'; '.join(why)})"
+            said = agent_said(client.client.inbox(mark), session_id)
+            if said:
+                evidence += f"; the agent said: {said}"
+            problems = self.server.errors[errors_before:]
+            if problems:
+                evidence += f"; model server: {'; '.join(problems)}"
         self.record(event, result, (note + "; " if note else "") + evidence, t0)
 
     def _drain(self) -> None:
@@ -643,14 +752,104 @@ class _Run:
         self.server.drop_pending_probes()
 
 
+#: Agent message text that says nothing about why a turn ended (every turn on the scripted model).
+_NOISE = ("Warning: Model metadata for", FINAL_TEXT)
+
+
+def agent_said(messages: Sequence[Mapping[str, Any]], session_id: str, limit: int = 300) -> str:
+    """The agent's own message text in `messages` (ACP `session/update` agent_message_chunk for
+    `session_id`), less the scripted model's reply and the unknown-model warning: what an adapter
+    says when it ends a turn without running anything (e.g. a sandbox that failed to start)."""
+    parts: list[str] = []
+    for m in messages:
+        params = m.get("params")
+        if m.get("method") != "session/update" or not isinstance(params, dict):
+            continue
+        if params.get("sessionId") not in (None, session_id):
+            continue
+        update = params.get("update")
+        if not isinstance(update, dict) or update.get("sessionUpdate") != "agent_message_chunk":
+            continue
+        content = update.get("content")
+        text = content.get("text") if isinstance(content, dict) else None
+        if isinstance(text, str) and text.strip() and not text.strip().startswith(_NOISE):
+            parts.append(" ".join(text.split()))
+    return " ".join(parts)[:limit]
+
+
+def processes_naming(needle: str) -> list[int]:
+    """Pids (not this one) whose command line holds `needle` (a probe's random tag: the probe
+    is still running)."""
+    raw = needle.encode()
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if raw in fh.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 def _short(exc: BaseException) -> str:
     return str(exc).replace("\n", " ")[:300]
 
 
 def run_adapter_method(
-    adapter: Adapter, method: str, *, parent: str | None = None
+    adapter: Adapter, method: str, *, parent: str | None = None, retry: bool = True
 ) -> list[Observation]:
-    """Every session event of one adapter under one launch method."""
+    """Every session event of one adapter under one launch method.
+
+    With `retry` (the default) a method with an undecided cell is run once more from scratch (a
+    fresh layout, model and adapter process) and `merge_retry` keeps the first try's decided
+    cells and takes the others from the retry, each marked as retried.
+    """
+    first = _run_method_once(adapter, method, parent)
+    if not retry or not any(o.result == "error" for o in first):
+        return first
+    return merge_retry(first, _run_method_once(adapter, method, parent))
+
+
+def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> list[Observation]:
+    """One observation per session event from a first try and its retry.
+
+    A cell the first try decided keeps that result. A cell it left `error`, or never reached
+    (its adapter session failed before that event), takes the retry's result, with
+    `attempts=2` and the evidence ending in what the first try saw; one the retry did not reach
+    either stays `error`. The retry's evidence comes first, so the decisive part survives the
+    evidence limit.
+    """
+    second = {o.session_event: o for o in again}
+    out: list[Observation] = []
+    seen: set[str] = set()
+    for o in first:
+        if o.session_event in seen:
+            continue
+        seen.add(o.session_event)
+        if o.result != "error":
+            out.append(o)
+            continue
+        r = second.get(o.session_event)
+        if r is None:
+            out.append(replace(o, attempts=2, evidence=excerpt(
+                f"retried once, the retry did not reach this event; first try: {o.evidence}", [])))
+            continue
+        out.append(replace(r, attempts=2, seconds=round(o.seconds + r.seconds, 2),
+                           evidence=excerpt(f"{r.evidence} [retried once; first try: "
+                                            f"{o.evidence}]", [])))
+    for r in again:
+        if r.session_event not in seen:
+            seen.add(r.session_event)
+            out.append(replace(r, attempts=2, evidence=excerpt(
+                f"{r.evidence} [retried once; the first try ended before this event]", [])))
+    return out
+
+
+def _run_method_once(adapter: Adapter, method: str, parent: str | None) -> list[Observation]:
+    """One try of every session event of one adapter under one launch method."""
     base, non_root = split_method(method)
     layout = make_layout(parent)
     try:
@@ -693,30 +892,34 @@ def _events(run: _Run, launch: Launch) -> None:
     try:
         with acp_process(launch.argv, launch.env, cwd) as client:
             can_load, can_resume = client.can_load(), client.can_resume()
+            run.current = "new"
             a = client.new_session()
             first = str(a.get("sessionId") or "")
             ids, current = modes_of(a)
             run.probe(client, first, "new", f"mode {current or 'none offered'}")
-            b = client.new_session()
-            second = str(b.get("sessionId") or "")
             targets = list(ids)
             if run.adapter.kind == "zed":
                 targets += [m for m in ZED_BUILTIN_MODES if m not in targets]
+            if targets:
+                run.current = f"mode:{targets[0]}"
+            b = client.new_session()
+            second = str(b.get("sessionId") or "")
             for mode in targets:
                 t1 = time.monotonic()
-                event = f"mode:{mode}"
+                event = run.current = f"mode:{mode}"
                 note = "offered" if mode in ids else "not offered, tried anyway"
                 try:
                     client.set_mode(second, mode)
-                except (RpcError, RpcTimeout, RpcClosed) as exc:
+                except RpcError as exc:  # an answer: the adapter refuses this mode
                     run.record(event, "not-supported", f"set_mode refused: {_short(exc)}", t1)
                     continue
                 run.probe(client, second, event, note)
     except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
-        run.record("new", "error", f"adapter session failed: {_short(exc)}", t0)
+        run.fail(f"adapter session failed: {_short(exc)}", t0)
         return
     for kind, able in (("loaded", can_load), ("resumed", can_resume)):
         t1 = time.monotonic()
+        run.current = kind
         if not able:
             cap = "loadSession" if kind == "loaded" else "sessionCapabilities.resume"
             run.record(kind, "not-supported", f"the adapter does not advertise {cap}", t1)
@@ -730,5 +933,5 @@ def _events(run: _Run, launch: Launch) -> None:
                 note = f"new adapter process, mode {current or 'none offered'}"
                 run.probe(client, first, kind, note)
         except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
-            run.record(kind, "error", f"session/{'load' if kind == 'loaded' else 'resume'} "
-                       f"failed: {_short(exc)}", t1)
+            run.fail(f"session/{'load' if kind == 'loaded' else 'resume'} "
+                     f"failed: {_short(exc)}", t1)

@@ -14,7 +14,8 @@ Public API:
 
 Results: `held` (the probe ran, the control file was read, the marker never reached the model),
 `lost` (the marker reached the model), `not-supported` (the launcher cannot express this method or
-event), `error` (the run could not decide: the probe did not run, a timeout). Evidence must never
+event), `error` (the run could not decide, and a retry could not either: the probe did not run,
+a timeout; the evidence says why and that it was retried). Evidence must never
 hold the marker: build it with `excerpt`. `lint` names the `profilec check` rule that flags the
 launcher pattern behind a `lost` row, when one does. The JSON Schema is
 schemas/compat-matrix.schema.json (python -m profilec.schemagen).

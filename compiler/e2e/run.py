@@ -2,8 +2,10 @@
 
 `acp_rows` runs every adapter x launch method (`acp.run_adapter_method`), two at a time; an
 adapter that cannot run here, or a method it has no knob for, becomes `not-supported` rows with
-the reason. `run_matrix` merges them with the app-server rows when `profilec.e2e.appserver`
-exposes `run_appserver_rows`. `adapter_verdicts` reads the matrix the way profiles/adapters.toml
+the reason. A method with an undecided (`error`) cell is run once more before its cells are
+final (`acp.merge_retry`); the progress line marks the cells the retry decided or left `error`.
+`run_matrix` merges them with the app-server rows when `profilec.e2e.appserver` exposes
+`run_appserver_rows`. `adapter_verdicts` reads the matrix the way profiles/adapters.toml
 records it: per adapter, which launch methods keep the deny for a new session, a loaded and a
 resumed one and every `permission-profile:*` mode, and which built-in modes lose it (modes a
 launcher must not forward).
@@ -118,7 +120,8 @@ def acp_rows(
         t0 = time.monotonic()
         out = run_adapter_method(ad, method)
         if progress is not None:
-            summary = ", ".join(f"{o.session_event}={o.result}" for o in out)
+            summary = ", ".join(
+                f"{o.session_event}={o.result}{' (retried)' if o.retried else ''}" for o in out)
             progress(
                 f"{ad.name} {ad.version} (codex {ad.codex_version}) {method}: "
                 f"{time.monotonic() - t0:.1f}s {summary}"

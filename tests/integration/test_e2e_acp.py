@@ -11,16 +11,26 @@ session event, ~2 minutes on 2 cores), then assertions over it:
   catalog is reported by the same agreement check;
 * no cell is `error` (a probe that did not run is never counted as held), every held cell read
   the control file, no evidence carries a marker, and nothing the run started is left running.
+
+A method with an undecided cell is run once more before the cell is called `error`; the run prints
+which cells were retried. The harness's own waits are tested here too, without Codex: a prompt is
+cancelled only after a (load-scaled) idle period and never while it makes progress, deadlines grow
+with the load, and a retry's cells are merged as documented (`acp.merge_retry`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import textwrap
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from profilec.e2e import acp, adapters
+from profilec.e2e.acp import AcpClient, Observation, merge_retry
 from profilec.e2e.matrix import CompatibilityMatrix, excerpt, matrix_json, rows_from
 from profilec.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
 from profilec.emit.launch import load_catalog
@@ -67,6 +77,11 @@ def matrix() -> Iterator[CompatibilityMatrix]:
     lines: list[str] = []
     result = rows_from(acp_rows(builds, progress=lines.append))
     print("\n".join(lines))
+    retried = [r for r in result.rows if "[retried once" in r.evidence
+               or r.evidence.startswith("retried once")]
+    print(f"cells retried once: {len(retried)}")
+    for r in retried:
+        print(f"  {r.adapter} {r.launch_method} {r.session_event}: {r.result}: {r.evidence}")
     print(matrix_json(result))
     ours = tuple(b for b in acp.created_layouts() if b not in already)
     assert len(ours) >= len(builds)
@@ -122,6 +137,8 @@ def test_every_cell_decided(matrix: CompatibilityMatrix) -> None:
     errors = [r for r in matrix.rows if r.result == "error"]
     assert errors == [], [f"{r.adapter} {r.launch_method} {r.session_event}: {r.evidence}"
                           for r in errors]
+    keys = [r.key() for r in matrix.rows]
+    assert len(keys) == len(set(keys)), "one row per adapter, method and session event"
     for r in matrix.rows:
         if r.result == "held":
             assert "control read" in r.evidence
@@ -174,3 +191,131 @@ def test_zed_holds_only_as_non_root(matrix: CompatibilityMatrix) -> None:
     (v,) = [v for v in adapter_verdicts(matrix) if v.adapter == adapters.ZED_PACKAGE]
     assert v.holding == ("c-overrides+non-root", "codex-home+non-root")
     assert v.blocked_modes["c-overrides+non-root"] == ("auto", "full-access")
+
+
+# ---------------------------------------------------------------------------------------------
+# The harness's waits and retry, without Codex
+
+
+def _obs(event: str, result: str, evidence: str = "x", seconds: float = 1.0) -> Observation:
+    return Observation(adapters.TS_PACKAGE, "2.6.0", "0.171.0", "codex-home", event,
+                       result, evidence, seconds)  # type: ignore[arg-type]
+
+
+def test_a_retry_decides_only_the_cells_the_first_try_left_open() -> None:
+    first = [_obs("new", "held", "control read"),
+             _obs("mode:a", "error", "no tool output reached the model"),
+             _obs("mode:b", "lost", "marker")]
+    again = [_obs("new", "lost", "the retry would say lost"),
+             _obs("mode:a", "held", "control read, second try", 2.0),
+             _obs("mode:b", "held"),
+             _obs("loaded", "held", "reached only by the retry")]
+    merged = {o.session_event: o for o in merge_retry(first, again)}
+    assert list(merged) == ["new", "mode:a", "mode:b", "loaded"]
+    assert merged["new"] == first[0] and merged["mode:b"] == first[2]  # decided: kept
+    a = merged["mode:a"]
+    assert (a.result, a.attempts, a.retried, a.seconds) == ("held", 2, True, 3.0)
+    assert a.evidence.startswith("control read, second try [retried once; first try: no tool")
+    assert merged["loaded"].retried and "first try ended before this event" in \
+        merged["loaded"].evidence
+    assert not merged["new"].retried
+
+
+def test_a_cell_both_tries_leave_open_is_an_error_that_says_it_was_retried() -> None:
+    first = [_obs("new", "held"), _obs("mode:a", "error", "bwrap: Can't mkdir")]
+    merged = merge_retry(first, [_obs("new", "held"), _obs("mode:a", "error", "again")])
+    assert merged[1].result == "error" and merged[1].attempts == 2
+    assert merged[1].evidence == "again [retried once; first try: bwrap: Can't mkdir]"
+    merged = merge_retry(first, [_obs("new", "error", "adapter session failed")])
+    assert merged[1].result == "error"
+    assert merged[1].evidence.startswith("retried once, the retry did not reach this event")
+    long = merge_retry([_obs("new", "error", "e" * 480)], [_obs("new", "held", "h" * 480)])
+    assert long[0].evidence.startswith("h" * 480) and len(long[0].evidence) <= 500
+
+
+def test_deadlines_scale_with_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    for load, factor in ((0.3, 1.0), (4.0, 2.0), (100.0, acp.MAX_LOAD_FACTOR)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert acp.load_factor() == factor
+        assert acp.scaled(10.0) == 10.0 * factor
+
+
+#: A stand-in ACP agent: answers initialize; holds each prompt until the client cancels it
+#: (answer `cancelled`) or sends `test/finish` (answer `end_turn`).
+FAKE_AGENT = textwrap.dedent("""
+    import json, sys
+    held = {}
+    def send(msg):
+        sys.stdout.write(json.dumps(msg) + "\\n"); sys.stdout.flush()
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method = msg.get("method")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {"agentCapabilities": {}}})
+        elif method == "session/prompt":
+            held[msg["params"]["sessionId"]] = msg["id"]
+        elif method in ("session/cancel", "test/finish") and held:
+            sid = msg.get("params", {}).get("sessionId") or next(iter(held))
+            stop = "cancelled" if method == "session/cancel" else "end_turn"
+            send({"jsonrpc": "2.0", "id": held.pop(sid), "result": {"stopReason": stop}})
+""")
+
+
+def _fake_agent(tmp_path: Path) -> AcpClient:
+    script = tmp_path / "agent.py"
+    script.write_text(FAKE_AGENT, encoding="utf-8")
+    client = AcpClient((sys.executable, str(script)), dict(os.environ), str(tmp_path)).start()
+    client.initialize()
+    return client
+
+
+def test_a_prompt_without_progress_is_cancelled_after_the_idle_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(acp, "PROMPT_IDLE", 0.5)
+    monkeypatch.setattr(acp, "load_factor", lambda: 1.0)
+    client = _fake_agent(tmp_path)
+    try:
+        assert client.prompt("s1", "hi", progress=lambda: 0) == "cancelled"
+        assert client.idle_cancel is not None and client.idle_cancel >= 0.5
+    finally:
+        client.close()
+
+
+def test_a_prompt_that_makes_progress_is_never_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Progress every poll for longer than the idle period: the prompt ends on its own."""
+    monkeypatch.setattr(acp, "PROMPT_IDLE", 0.5)
+    monkeypatch.setattr(acp, "load_factor", lambda: 1.0)
+    client = _fake_agent(tmp_path)
+    polls = 0
+    needed = int(4 * acp.PROMPT_IDLE / acp.PROGRESS_POLL)  # progress for 4 idle periods
+
+    def progress() -> object:
+        nonlocal polls
+        polls += 1
+        if polls == needed:
+            client.client.notify("test/finish", {})
+        return polls
+
+    try:
+        assert client.prompt("s1", "hi", progress=progress) == "end_turn"
+        assert client.idle_cancel is None and polls >= needed
+    finally:
+        client.close()
+
+
+def test_what_the_agent_said_explains_a_turn_that_ran_nothing() -> None:
+    def chunk(text: str, sid: str = "s") -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": "session/update", "params": {
+            "sessionId": sid, "update": {"sessionUpdate": "agent_message_chunk",
+                                         "content": {"type": "text", "text": text}}}}
+
+    inbox: list[dict[str, Any]] = [chunk("Warning: Model metadata for `m` not found.\n\n"),
+             chunk("failed to load AGENTS.md instructions:\n bwrap: Can't mkdir /x/.git\n"),
+             chunk("another session's text", sid="other"),
+             {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s"}}]
+    assert acp.agent_said(inbox, "s") == (
+        "failed to load AGENTS.md instructions: bwrap: Can't mkdir /x/.git")
