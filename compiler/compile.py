@@ -137,6 +137,8 @@ def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
 #: leaves the file in place, so a deny on it is a lasting mask once the file exists at sandbox
 #: start: `--format codex-home` creates it.
 WRITER_LOCK = "auth.lock"
+#: Where Codex keeps MCP servers' OAuth tokens without a keyring (CODEX_HOME).
+MCP_TOKENS = ".credentials.json"
 
 
 def writer_lock_path(home: ResolvedHome) -> str:
@@ -147,13 +149,21 @@ def writer_lock_path(home: ResolvedHome) -> str:
 def _lock_entries(
     home: ResolvedHome | None, *, secret_config: bool = False
 ) -> list[CompiledEntry]:
-    """The writer's lock; and CODEX_HOME/config.toml when it carries a vouched MCP server's
-    per-launch credential (the trusted parent reads it outside the sandbox; no model command
-    needs it)."""
+    """The writer's lock, the MCP OAuth token file; and CODEX_HOME/config.toml when it carries a
+    vouched MCP server's per-launch credential (the trusted parent reads each outside the
+    sandbox; no model command needs them)."""
     if home is None:
         return []
     prov = Provenance(reason="writer-lock", detail=home.path)
     out = [CompiledEntry(path=writer_lock_path(home), access="deny", provenance=(prov,))]
+    # MCP OAuth tokens: Codex 0.171.0 stores them here when mcp_oauth_credentials_store is
+    # `file` (or `auto` without a keyring); the parent reads them, no model command needs them.
+    # A missing one gets no entry: CODEX_HOME is never writable, so no command creates it, and
+    # the next compile after the parent writes it denies it.
+    if home.mcp_tokens:
+        tokens = Provenance(reason="private-config", detail="MCP OAuth tokens")
+        out.append(CompiledEntry(path=f"{home.canonical.rstrip('/')}/{MCP_TOKENS}",
+                                 access="deny", provenance=(tokens,)))
     if secret_config:
         cfg = f"{home.canonical.rstrip('/')}/config.toml"
         why = Provenance(reason="private-config", detail="vouched MCP server credentials")

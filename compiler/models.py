@@ -231,6 +231,8 @@ class ResolvedHome(Frozen):
     path: AbsPath
     canonical: AbsPath
     holder_dirs: tuple[AbsPath, ...] = ()
+    #: CODEX_HOME/.credentials.json (MCP OAuth tokens) exists (lstat at the edge).
+    mcp_tokens: bool = False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -380,7 +380,12 @@ def resolve_home_fields(path: str) -> dict[str, Any]:
     if kind != "dir":
         raise RootChainError(f"codex home {path} is not a directory", where="codex home")
     holders = tuple(sorted({parent(h[1]) for h in hops}))
-    return {"path": path, "canonical": canonical, "holder_dirs": holders}
+    try:
+        os.lstat(os.path.join(canonical, ".credentials.json"))
+        tokens = True
+    except OSError:
+        tokens = False
+    return {"path": path, "canonical": canonical, "holder_dirs": holders, "mcp_tokens": tokens}
 
 
 def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:

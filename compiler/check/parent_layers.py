@@ -1,6 +1,6 @@
 """Lints for the trusted Codex parent: the parent policy (profiles/parent.toml) in the stack.
 
-PC046. The sandbox confines the model's shell commands only; the Codex parent runs unsandboxed
+PC046-PC047. The sandbox confines the model's shell commands only; the Codex parent runs unsandboxed
 with the credential readable. Each setting of the reviewed parent policy closes one road by
 which the parent reads, runs or passes on something because of the model (docs/parent.md): a
 config stack that does not hold a setting at its value leaves that road open, whatever the
@@ -78,3 +78,26 @@ def parent_lints(o: _Out) -> None:
             f"(road: {setting.road}, measured on codex {setting.codex_versions})",
             path=setting.key,
         )
+
+
+rule(
+    "PC047",
+    "codex-home-dotenv",
+    "error",
+    "the private CODEX_HOME holds a .env file",
+    "Codex 0.171.0 loads CODEX_HOME/.env into the parent's own environment (names starting "
+    "CODEX_ are dropped); every process the parent starts inherits it: git, MCP servers, "
+    "model commands, so a GIT_CONFIG_*, BASH_ENV or LD_PRELOAD there steers the trusted side",
+    "remove CODEX_HOME/.env; the launcher sets the parent's environment itself",
+)
+
+
+def dotenv_lint(o: _Out) -> None:
+    """PC047: CODEX_HOME/.env exists (lstat only; never opened)."""
+    home = o.inp.codex_home
+    if not home:
+        return
+    path = f"{home.rstrip('/')}/.env"
+    if not isinstance(o.inp.lstat(path), int):
+        o.add("PC047", f"{path} exists; Codex loads it into the parent's environment",
+              path=path)

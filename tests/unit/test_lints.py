@@ -255,6 +255,11 @@ def _env_unfiltered(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(cfg)])
 
 
+def _dotenv(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.codex_home / ".env").write_text("GIT_CONFIG_GLOBAL=/x\n")
+    return _run(b, [_toml(_cfg(b))])
+
+
 def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
     profiles = tuple(
         p.model_copy(update={"entries": tuple(
@@ -308,6 +313,7 @@ FIRING: list[tuple[str, Case]] = [
     ("PC044", _apps_on),
     ("PC046", _snapshot_on),
     ("PC046", _env_unfiltered),
+    ("PC047", _dotenv),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),
 ]
