@@ -199,7 +199,8 @@ def test_input_entries_carry_their_role_in_provenance(tmp_path: Path) -> None:
 def test_mcp_oauth_tokens_in_codex_home_are_denied_in_every_mode(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
     tokens = lay.codex_home / ".credentials.json"
-    kw = {"workspace_roots": [str(lay.workspace)], "codex_home": str(lay.codex_home)}
+    kw: dict[str, Any] = {"workspace_roots": [str(lay.workspace)],
+                          "codex_home": str(lay.codex_home)}
     before = load_and_compile(str(lay.manifest), **kw)
     assert all(_access(before, m, str(tokens)) == "read" for m in MODES)  # the control
     tokens.write_text("{}\n")
