@@ -35,7 +35,8 @@ from .models import CompiledBundle, ResolvedHome, ResolvedRoot
 from .paths import parent
 
 Role = Literal[
-    "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root"
+    "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root",
+    "trusted-input",
 ]
 DriftKind = Literal[
     "link-retargeted",
@@ -45,6 +46,7 @@ DriftKind = Literal[
     "nlink-changed",
     "appeared",
     "private-auth-plain-file",
+    "modified",
 ]
 #: Order in which one path's roles are kept when several roots or roles name it.
 _ROLE_RANK: dict[str, int] = {
@@ -56,6 +58,7 @@ _ROLE_RANK: dict[str, int] = {
     "holder": 5,
     "private-auth": 6,
     "writer-lock": 7,
+    "trusted-input": 8,
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
@@ -71,6 +74,10 @@ class Seen:
     ino: int = 0
     nlink: int = 0
     link: str | None = None
+    #: Size and modification time (files and directories): a trusted input edited in place
+    #: keeps its inode.
+    size: int = 0
+    mtime_ns: int = 0
 
     def describe(self) -> str:
         if self.kind == "link":
@@ -101,9 +108,9 @@ def observe(path: str) -> Seen:
             value = None
         return Seen("link", st.st_dev, st.st_ino, st.st_nlink, value)
     if stat.S_ISDIR(mode):
-        return Seen("dir", st.st_dev, st.st_ino, st.st_nlink)
+        return Seen("dir", st.st_dev, st.st_ino, st.st_nlink, None, st.st_size, st.st_mtime_ns)
     if stat.S_ISREG(mode):
-        return Seen("file", st.st_dev, st.st_ino, st.st_nlink)
+        return Seen("file", st.st_dev, st.st_ino, st.st_nlink, None, st.st_size, st.st_mtime_ns)
     return Seen("other", st.st_dev, st.st_ino, st.st_nlink)
 
 
@@ -148,6 +155,7 @@ class Drift:
             "appeared": "appeared after the profile was compiled",
             "private-auth-plain-file": "is a plain file now (codex logout + login?), not the "
             "compiled link",
+            "modified": "was modified (a trusted input the profile was compiled from)",
         }[self.kind]
         return (
             f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
@@ -268,6 +276,12 @@ def compare(w: Watched, now: Seen, start: Seen | None) -> Drift | None:
         and (now.dev, now.ino) != (start.dev, start.ino)
     ):
         return drift("replaced")
+    if (
+        w.role == "trusted-input"
+        and start is not None
+        and (now.size, now.mtime_ns) != (start.size, start.mtime_ns)
+    ):
+        return drift("modified")
     return None
 
 
@@ -323,9 +337,37 @@ def run(
     return found
 
 
+#: Trusted inputs whose edit changes what the next compile emits: profilec's own inputs.
+_WATCHED_INPUTS = ("roots manifest", "policy directory", "vouched MCP servers")
+
+
+def input_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
+    """The roots manifest, the policy directory and each file in it, the vouched-MCP file: an
+    edit (in place or by rename) is drift, as a model command that reached one would have cut
+    a root out of the next compile (docs/parent.md). Lists the policy directory (names only)."""
+    out: dict[str, Watched] = {}
+    for t in bundle.trusted_base:
+        if t.source != "input" or t.role not in _WATCHED_INPUTS or t.kind == "missing":
+            continue
+        _add(out, Watched(path=t.path, role="trusted-input", root_ids=(), kind=t.kind,
+                          identity=True))
+        if t.kind == "dir":
+            try:
+                names = sorted(e.name for e in os.scandir(t.path) if e.name.endswith(".toml"))
+            except OSError:
+                names = []
+            for name in names:
+                path = os.path.join(t.path, name)
+                _add(out, Watched(path=path, role="trusted-input", root_ids=(), identity=True))
+    return tuple(out[p] for p in sorted(out))
+
+
 def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
-    """A watcher for a compiled bundle's roots and private CODEX_HOME."""
-    return Watcher(watch_set(bundle.roots, bundle.codex_home), look)
+    """A watcher for a compiled bundle's roots, private CODEX_HOME and trusted inputs."""
+    watched = {w.path: w for w in watch_set(bundle.roots, bundle.codex_home)}
+    for w in input_watch_set(bundle):
+        watched.setdefault(w.path, w)
+    return Watcher(tuple(watched[p] for p in sorted(watched)), look)
 
 
 WATCH_EVENT_SCHEMA: dict[str, Any] = {

@@ -206,3 +206,26 @@ def test_mcp_oauth_tokens_in_codex_home_are_denied_in_every_mode(tmp_path: Path)
     tokens.write_text("{}\n")
     after = load_and_compile(str(lay.manifest), **kw)
     assert all(_access(after, m, str(tokens)) == "deny" for m in MODES)
+
+
+def test_watch_reports_an_in_place_edit_of_the_manifest_and_of_a_policy_file(
+    tmp_path: Path
+) -> None:
+    from profilec.watch import Watcher, watch_bundle, watch_set
+
+    lay = make_layout(tmp_path / "l")
+    pdir = tmp_path / "profiles"
+    shutil.copytree("profiles", pdir)
+    bundle = load_and_compile(str(lay.manifest), profiles_dir=str(pdir),
+                              workspace_roots=[str(lay.workspace)],
+                              codex_home=str(lay.codex_home))
+    for edited in (lay.manifest, pdir / "parent.toml"):
+        watcher = watch_bundle(bundle)
+        control = Watcher(watch_set(bundle.roots, bundle.codex_home))
+        assert watcher.begin() is None and control.begin() is None
+        with edited.open("a") as fh:  # in place: same inode
+            fh.write("# an identity cut out\n")
+        drift = watcher.poll()
+        assert drift is not None and drift.kind == "modified" and drift.path == str(edited)
+        assert drift.role == "trusted-input"
+        assert control.poll() is None  # yesterday's watch set did not notice
