@@ -795,7 +795,14 @@ def processes_naming(needle: str) -> list[int]:
 
 
 def _short(exc: BaseException) -> str:
-    return str(exc).replace("\n", " ")[:300]
+    """One line: the exception, and for an RpcError the peer's details (Codex puts the reason a
+    thread could not start there, e.g. a sandbox helper's bwrap error)."""
+    text = str(exc)
+    if isinstance(exc, RpcError) and exc.data is not None:
+        data = exc.data
+        detail = data.get("details") if isinstance(data, dict) else None
+        text += f" ({detail if isinstance(detail, str) else json.dumps(data)})"
+    return " ".join(text.split())[:400]
 
 
 def run_adapter_method(

@@ -319,3 +319,13 @@ def test_what_the_agent_said_explains_a_turn_that_ran_nothing() -> None:
              {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s"}}]
     assert acp.agent_said(inbox, "s") == (
         "failed to load AGENTS.md instructions: bwrap: Can't mkdir /x/.git")
+
+
+def test_an_adapter_error_keeps_the_reason_codex_gave() -> None:
+    from profilec.e2e.jsonrpc import RpcError
+
+    exc = RpcError(-32603, "Internal error", {"details": "error creating thread: failed to load "
+                                                         "AGENTS.md\nbwrap: Can't mkdir /x/.git"})
+    assert acp._short(exc) == ("-32603: Internal error (error creating thread: failed to load "
+                               "AGENTS.md bwrap: Can't mkdir /x/.git)")
+    assert acp._short(RpcError(1, "m", [1])) == "1: m ([1])"
