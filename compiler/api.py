@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .compile import compile_bundle
 from .errors import InputError, UsageError
-from .models import LaunchLayout, TrustedPath
+from .models import ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, parent
 from .roots import (
     resolve_home,
@@ -27,7 +27,7 @@ from .session import untrusted_project_paths
 
 if TYPE_CHECKING:
     from .inputs import Inputs
-    from .models import CompiledBundle, ResolvedRoot
+    from .models import CompiledBundle, ResolvedHome, ResolvedRoot
 
 
 def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
@@ -92,6 +92,42 @@ def trusted_paths(
     return tuple(out)
 
 
+def other_identities(
+    roots: Sequence[ResolvedRoot], manifest: Any, session: ResolvedHome | None
+) -> tuple[ForeignDir, ...]:
+    """Every other identity's CODEX_HOME and HOME in the manifest (canonical): each codex
+    root's link directory, and each declared identity, less the session's own.
+
+    The session is the identity whose CODEX_HOME is `session` (--codex-home, or the one
+    inferred). Without a session CODEX_HOME nothing is foreign (compile refuses that case)."""
+    if session is None:
+        return ()
+    mine = {session.path, session.canonical}
+    found: dict[str, ForeignDir] = {}
+
+    def add(path: str, identity: str, what: Literal["codex-home", "home"]) -> None:
+        canonical = resolve_workspace_roots([path])[0]
+        if path in mine or canonical in mine:
+            return
+        found.setdefault(canonical, ForeignDir(path=canonical, identity=identity, what=what))
+
+    declared: dict[str, str] = {}
+    for ident in getattr(manifest, "identities", ()) or ():
+        canonical = resolve_workspace_roots([ident.codex_home])[0]
+        declared[canonical] = ident.id
+        if ident.codex_home in mine or canonical in mine:
+            continue  # the session's own identity: today's behaviour
+        add(ident.codex_home, ident.id, "codex-home")
+        if ident.home:
+            add(ident.home, ident.id, "home")
+    for r in roots:
+        if not (r.backend == "codex" or r.id == "codex") or not r.hops:
+            continue
+        link_dir = parent(r.hops[0].link)  # canonical directory of the declared link
+        add(link_dir, declared.get(link_dir, f"of root {r.id}"), "codex-home")
+    return tuple(found[p] for p in sorted(found))
+
+
 def load_and_compile(
     roots_path: str,
     *,
@@ -134,7 +170,13 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
     roots = resolve_roots(manifest, check_ws)
     home_path = inputs.codex_home or default_codex_home(roots)
-    resolved_home = resolve_home(home_path) if home_path else None
+    if home_path is None:
+        raise UsageError(
+            "no private CODEX_HOME: pass --codex-home (or declare the login as a root with "
+            "backend = \"codex\" in it); without it the writer's lock CODEX_HOME/auth.lock "
+            "stays open to model commands"
+        )
+    resolved_home = resolve_home(home_path)
     if inputs.home is not None:
         check_absolute(inputs.home, what="--home", error=InputError)
     trusted = trusted_paths(inputs, canonical_ws, inputs.home)
@@ -164,4 +206,5 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
         vouched_mcp=inputs.vouched(),
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,
+        other_identities=other_identities(roots, manifest, resolved_home),
     )

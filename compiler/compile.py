@@ -39,6 +39,7 @@ from .roots import check_hard_links, check_possible_roots, root_directories
 if TYPE_CHECKING:
     from .evaluate import Entry
     from .models import (
+        ForeignDir,
         LaunchLayout,
         ModeProfilePolicy,
         ResolvedHome,
@@ -107,7 +108,9 @@ def _check_policy_names_no_root(
                 )
 
 
-def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
+def _deny_entries(
+    roots: Sequence[ResolvedRoot], foreign: Sequence[ForeignDir] = ()
+) -> list[CompiledEntry]:
     """One deny per vault (the directory holding a canonical target; a directory root is its own
     vault); a vault inside another denied vault is folded into it.
 
@@ -119,6 +122,12 @@ def _deny_entries(roots: Sequence[ResolvedRoot]) -> list[CompiledEntry]:
     for root in roots:
         by_vault.setdefault(root.vault, []).append(
             Provenance(reason="vault", root_id=root.id, detail=root.target)
+        )
+    for f in foreign:
+        # Another identity's whole CODEX_HOME (transcripts, snapshots, its writer's lock) or HOME.
+        what = "CODEX_HOME" if f.what == "codex-home" else "HOME"
+        by_vault.setdefault(f.path, []).append(
+            Provenance(reason="other-identity", detail=f"{what} of identity {f.identity}")
         )
     kept: list[str] = []
     for vault in sorted(by_vault):  # a parent sorts before its children
@@ -207,6 +216,30 @@ def _check_vaults(
             raise UnsafeRootError(msg, where=where, hint=fix)
 
 
+def _check_foreign(
+    foreign: Sequence[ForeignDir], layout: LaunchLayout, home: ResolvedHome | None
+) -> None:
+    """Another identity's directory is denied whole: it must hold nothing this session needs."""
+    needed: list[tuple[str, str]] = [(w, "workspace root") for w in layout.workspace_roots]
+    if home is not None:
+        needed += [(home.canonical, "the private CODEX_HOME")]
+        needed += [(d, "a directory holding the private CODEX_HOME") for d in home.holder_dirs]
+    if layout.home:
+        needed.append((layout.home, "HOME"))
+    if layout.tmpdir:
+        needed.append((layout.tmpdir, "TMPDIR"))
+    for f in foreign:
+        for path, name in needed:
+            if is_within(path, f.path):
+                raise UnsafeRootError(
+                    f"{f.what} {f.path} of identity {f.identity} holds this session's {name} "
+                    f"{path}",
+                    where="roots manifest: identities",
+                    hint="give every identity its own directories, or pass this identity's "
+                    "--codex-home",
+                )
+
+
 def _holder_entries(
     roots: Sequence[ResolvedRoot], home: ResolvedHome | None, denied_dirs: Iterable[str]
 ) -> list[CompiledEntry]:
@@ -250,6 +283,7 @@ def compile_mode(
     secret_config: bool = False,
     trusted: Sequence[TrustedPath] = (),
     root_dirs: Sequence[str] | None = None,
+    foreign: Sequence[ForeignDir] = (),
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
 
@@ -272,7 +306,8 @@ def compile_mode(
             base_writes = True
     if cache.deny is None:
         _check_vaults(roots, layout, home)
-        cache.deny = _deny_entries(roots)
+        _check_foreign(foreign, layout, home)
+        cache.deny = _deny_entries(roots, foreign)
     denies = cache.deny
     entries = [*denies, *_lock_entries(home, secret_config=secret_config)]
     if base_writes:
@@ -497,6 +532,7 @@ def compile_bundle(
     untrusted_projects: Sequence[str] = (),
     trusted_base: Sequence[TrustedPath] = (),
     root_dirs: Sequence[str] | None = None,
+    other_identities: Sequence[ForeignDir] = (),
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
     """
@@ -524,6 +560,7 @@ def compile_bundle(
                 secret_config=bool(vouched_mcp and vouched_mcp[1]),
                 trusted=trusted_base,
                 root_dirs=root_dirs,
+                foreign=other_identities,
             )
         )
     bundle: CompiledBundle = CompiledBundle(
@@ -543,6 +580,7 @@ def compile_bundle(
         vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
         trusted_base=tuple(trusted_base),
         parent=tuple(policy.parent.settings) if policy.parent else (),
+        other_identities=tuple(other_identities),
     )
     return bundle
 

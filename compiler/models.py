@@ -54,12 +54,27 @@ class TrustedBaseSpec(Frozen):
     deny: list[AbsPath] = Field(default_factory=list)
 
 
+class IdentitySpec(Frozen):
+    """One agent identity a daemon runs from this manifest: its private CODEX_HOME and HOME.
+
+    A session compiled for one identity (`--codex-home`) denies every other identity's
+    CODEX_HOME and HOME whole (transcripts, shell snapshots, the writer's lock, login files).
+    A codex root's link directory is an identity's CODEX_HOME without being declared here;
+    declare an identity to name its HOME too.
+    """
+
+    id: Slug
+    codex_home: AbsPath
+    home: AbsPath | None = None
+
+
 class RootsManifest(Frozen):
     """The daemon-owned roots manifest (TOML)."""
 
     schema_version: Literal[1]
     roots: Annotated[list[RootSpec], Field(min_length=1)]
     trusted_base: TrustedBaseSpec | None = None
+    identities: list[IdentitySpec] = Field(default_factory=list)
 
 
 class TrustedBasePolicy(Frozen):
@@ -225,6 +240,14 @@ class TrustedPath(Frozen):
     role: str | None = None
 
 
+class ForeignDir(Frozen):
+    """A directory of another identity in the manifest (denied whole in every mode)."""
+
+    path: AbsPath
+    identity: str
+    what: Literal["codex-home", "home"]
+
+
 class ResolvedHome(Frozen):
     """The private CODEX_HOME after resolution: canonical path and the dirs holding its links."""
 
@@ -253,6 +276,7 @@ class Provenance(Frozen):
         "ancestor",
         "trusted-base",
         "root-split",
+        "other-identity",
     ]
     root_id: str | None = None
     hop_index: int | None = None
@@ -353,6 +377,8 @@ class CompiledBundle(Frozen):
     trusted_base: tuple[TrustedPath, ...] = ()
     #: profiles/parent.toml: config keys every output sets on the trusted Codex parent.
     parent: tuple[ParentSetting, ...] = ()
+    #: Other identities' CODEX_HOME and HOME directories (canonical), denied in every mode.
+    other_identities: tuple[ForeignDir, ...] = ()
 
     @property
     def mode_profiles(self) -> dict[str, str]:

@@ -78,8 +78,10 @@ def test_unsafe_root_exit_code_and_no_output(
     (ws / "auth.json").write_text("x")
     m = write_manifest(tmp_path / "roots.toml", [{"id": "a", "path": str(ws / "auth.json")}])
     out = tmp_path / "out.toml"
+    (tmp_path / "ch").mkdir()
     rc, err = _run(
-        ["compile", "--roots", str(m), "--workspace-root", str(ws), "--out", str(out)], capsys
+        ["compile", "--roots", str(m), "--workspace-root", str(ws), "--codex-home",
+         str(tmp_path / "ch"), "--out", str(out)], capsys
     )
     assert rc == 5, err
     _assert_one_line(err)
@@ -132,3 +134,20 @@ def test_session_config_cannot_set_permissions(
     assert rc == 0
     assert out.read_text() == '{\n  "model": "m"\n}\n'
     assert "default_permissions" in err and "sandbox_mode" in err
+
+
+def test_no_codex_home_is_a_usage_error_naming_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --codex-home and no codex root to infer it from, the writer's lock would stay
+    open: compile refuses (exit 2) and writes nothing."""
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "k.json").write_text("x")
+    key = tmp_path / "v" / "k.json"
+    m = write_manifest(tmp_path / "roots.toml", [{"id": "a", "path": str(key)}])
+    out = tmp_path / "out.toml"
+    rc, err = _run(["compile", "--roots", str(m), "--out", str(out)], capsys)
+    assert rc == 2, err
+    _assert_one_line(err)
+    assert "--codex-home" in err and "auth.lock" in err
+    assert not out.exists()

@@ -100,7 +100,9 @@ def test_directory_root_children_are_probed_under_every_spelling(tmp_path: Path)
     m = write_manifest(
         base / "roots.toml", [{"id": "dir-root", "path": str(base / "home" / "creds")}]
     )
-    bundle = load_and_compile(str(m), workspace_roots=[str(base / "ws")])
+    (base / "ch").mkdir()
+    bundle = load_and_compile(str(m), workspace_roots=[str(base / "ws")],
+                              codex_home=str(base / "ch"))
     report = run_check(from_bundle(bundle, bundle.mode_profiles))
     children = [c for c in report.cells if c.kind == "child"]
     assert {c.spelling for c in children} == {

@@ -229,3 +229,38 @@ def test_watch_reports_an_in_place_edit_of_the_manifest_and_of_a_policy_file(
         assert drift is not None and drift.kind == "modified" and drift.path == str(edited)
         assert drift.role == "trusted-input"
         assert control.poll() is None  # yesterday's watch set did not notice
+
+
+def test_another_identitys_codex_home_and_home_are_denied_and_the_control_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.integration.test_identities_codex import compile_a1, two_identities
+
+    lay = two_identities(tmp_path)
+    a2 = lay["a2"]
+    paths = [f"{a2}/codex-home/sessions/rollout.jsonl", f"{a2}/codex-home/auth.lock",
+             f"{a2}/home/.bashrc"]
+    bundle = compile_a1(lay)
+    assert {(f.identity, f.what) for f in bundle.other_identities} == {
+        ("a2", "codex-home"), ("a2", "home")}
+    for mode in MODES:
+        assert [_access(bundle, mode, p) for p in paths] == ["deny"] * 3, mode
+        # a1's own CODEX_HOME keeps today's behaviour: readable, never writable
+        assert _access(bundle, mode, f"{lay['a1']}/codex-home/config.toml") == "read"
+    monkeypatch.setattr(profilec.api, "other_identities", lambda *a: ())
+    control = compile_a1(lay)
+    assert all(_access(control, m, paths[0]) == "read" for m in MODES)
+
+
+def test_an_identity_directory_holding_this_sessions_workspace_is_refused(
+    tmp_path: Path
+) -> None:
+    from profilec.errors import UnsafeRootError
+    from tests.integration.test_identities_codex import two_identities
+
+    lay = two_identities(tmp_path)
+    ws = lay["a2"] / "home" / "proj"
+    ws.mkdir()
+    with pytest.raises(UnsafeRootError, match="holds this session's workspace root"):
+        load_and_compile(str(lay["manifest"]), workspace_roots=[str(ws)],
+                         codex_home=str(lay["a1"] / "codex-home"))

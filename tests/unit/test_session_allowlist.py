@@ -18,7 +18,7 @@ from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
 from profilec.errors import InputError, PolicyError, TrustError
 from profilec.mcp import CREDENTIAL_ENV, load_vouched_mcp
-from profilec.policy import default_profiles_dir
+from profilec.policy import default_profiles_dir, load_policy
 from profilec.session import (
     ALLOWLIST_SCHEMA,
     CLASSES,
@@ -258,7 +258,12 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
         "agent-full-access": {"approval_policy": "never", "approvals_reviewer": "user"},
     }
     doc = tomllib.loads(render_toml(bundle))
-    assert doc["features"] == {"apps": False, "shell_snapshot": False, "multi_agent": False}
+    parent = load_policy().parent
+    assert parent is not None
+    features = {s.key.split(".", 1)[1]: s.value
+                for s in parent.settings if s.key.startswith("features.")}
+    assert doc["features"] == {"apps": False, **features}
+    assert features["shell_snapshot"] is False and features["multi_agent"] is False
     assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
     from profilec.session import project_root
 
