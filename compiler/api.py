@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .compile import compile_bundle
 from .errors import InputError, UsageError
 from .models import ForeignDir, LaunchLayout, TrustedPath
-from .paths import check_absolute, parent
+from .paths import check_absolute, is_within, parent
 from .roots import (
     resolve_home,
     resolve_input_fields,
@@ -92,8 +92,34 @@ def trusted_paths(
     return tuple(out)
 
 
+def foreign_spec(codex_home: str | None, manifest: Any) -> Any:
+    """Whether a root spec belongs to another identity than the session's (`--codex-home`):
+    a codex root whose link sits in another directory, or one inside another declared
+    identity's CODEX_HOME or HOME. Without --codex-home no root is foreign."""
+    if codex_home is None:
+        return None
+    mine = {codex_home, resolve_workspace_roots([codex_home])[0]}
+    others = [
+        d for ident in getattr(manifest, "identities", ()) or ()
+        for d in (ident.codex_home, ident.home) if d and ident.codex_home not in mine
+    ]
+
+    def foreign(spec: Any) -> bool:
+        if any(is_within(spec.path, d) for d in others):
+            return True
+        link_dir = parent(spec.path)
+        if link_dir in mine or resolve_workspace_roots([link_dir])[0] in mine:
+            return False
+        return bool(spec.backend == "codex" or spec.id == "codex")
+
+    return foreign
+
+
 def other_identities(
-    roots: Sequence[ResolvedRoot], manifest: Any, session: ResolvedHome | None
+    roots: Sequence[ResolvedRoot],
+    manifest: Any,
+    session: ResolvedHome | None,
+    skipped: Sequence[Any] = (),
 ) -> tuple[ForeignDir, ...]:
     """Every other identity's CODEX_HOME and HOME in the manifest (canonical): each codex
     root's link directory, and each declared identity, less the session's own.
@@ -125,6 +151,9 @@ def other_identities(
             continue
         link_dir = parent(r.hops[0].link)  # canonical directory of the declared link
         add(link_dir, declared.get(link_dir, f"of root {r.id}"), "codex-home")
+    for spec in skipped:  # another identity's root whose chain is broken today
+        if spec.backend == "codex" or spec.id == "codex":
+            add(parent(spec.path), f"of root {spec.id}", "codex-home")
     return tuple(found[p] for p in sorted(found))
 
 
@@ -168,7 +197,9 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     ws = inputs.workspace_roots
     canonical_ws = resolve_workspace_roots(ws)
     check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
-    roots = resolve_roots(manifest, check_ws)
+    skipped: list[Any] = []
+    roots = resolve_roots(manifest, check_ws, foreign=foreign_spec(inputs.codex_home, manifest),
+                          skipped=skipped)
     home_path = inputs.codex_home or default_codex_home(roots)
     if home_path is None:
         raise UsageError(
@@ -206,5 +237,5 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
         vouched_mcp=inputs.vouched(),
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,
-        other_identities=other_identities(roots, manifest, resolved_home),
+        other_identities=other_identities(roots, manifest, resolved_home, skipped),
     )

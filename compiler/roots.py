@@ -346,9 +346,17 @@ def resolve_root_fields(
 
 
 def resolve_roots(
-    manifest: RootsManifest, workspace_roots: Sequence[str] = ()
+    manifest: RootsManifest,
+    workspace_roots: Sequence[str] = (),
+    *,
+    foreign: Callable[[RootSpec], bool] | None = None,
+    skipped: list[RootSpec] | None = None,
 ) -> tuple[ResolvedRoot, ...]:
-    """Resolve every root; all run, and the first failure (in manifest order) is raised after."""
+    """Resolve every root; all run, and the first failure (in manifest order) is raised after.
+
+    A root for which `foreign(spec)` holds belongs to another identity of the manifest: its
+    broken chain never blocks this session's compile (its CODEX_HOME is denied whole); it is
+    appended to `skipped` instead of raised."""
     results: list[ResolvedRoot] = []
     failures: list[RootChainError] = []
     dir_cache: dict[str, os.stat_result] = {}
@@ -356,6 +364,10 @@ def resolve_roots(
         try:
             results.append(resolve_root(spec, workspace_roots, dir_cache))
         except RootChainError as exc:
+            if foreign is not None and foreign(spec):
+                if skipped is not None:
+                    skipped.append(spec)
+                continue
             failures.append(exc)
     if failures:
         first = failures[0]

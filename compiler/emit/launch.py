@@ -22,6 +22,7 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from ..errors import PolicyError
 from ..models import CompiledBundle, Frozen
+from ..paths import is_within
 from .codex_toml import render_toml
 from .overrides import override_lines
 
@@ -241,9 +242,15 @@ TRUSTED_UID = 65534
 
 
 def _vaults(bundle: CompiledBundle) -> list[str]:
+    """The session identity's vaults: a root whose link sits in another identity's CODEX_HOME
+    or HOME is that identity's, never this launch's (its parent saves it)."""
+    foreign = [f.path for f in bundle.other_identities]
     out = set()
     for r in bundle.roots:
         if r.kind == "missing":
+            continue
+        names = (r.path, *(h.link for h in r.hops))
+        if any(is_within(n, f) for n in names for f in foreign):
             continue
         out.add(r.vault)
     return sorted(out)

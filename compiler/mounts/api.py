@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ..api import foreign_spec
 from ..inputs import Inputs
+from ..models import ResolvedRoot, RootSpec
 from ..roots import resolve_roots
 from .backends import default_catalog_path, parse_catalog
 from .layout import probe_host
@@ -24,5 +26,15 @@ def plan_inputs(inp: Inputs, layout_path: str, *, catalog_path: str | None = Non
     where = catalog_path or default_catalog_path()
     catalog = parse_catalog(inp.policy_file(where).data, where=where)
     host = probe_host(layout)
-    roots = resolve_roots(manifest, layout.workspace_roots)
+    # One identity per plan: the layout's agent_home is the session's CODEX_HOME. Another
+    # identity's roots are neither bound nor recreated here (measured on main 93d1cee: a1's plan
+    # bound a2's vault read-write, readable as uid 65534), and their broken chains never block
+    # this plan.
+    foreign = foreign_spec(layout.agent_home, manifest) if "codex" in layout.backends else None
+    everything = resolve_roots(manifest, layout.workspace_roots, foreign=foreign, skipped=[])
+    roots = tuple(r for r in everything if foreign is None or not foreign(_spec_of(r)))
     return build_plan(roots, layout, catalog, host)
+
+
+def _spec_of(root: ResolvedRoot) -> RootSpec:
+    return RootSpec(id=root.id, path=root.path, backend=root.backend)

@@ -264,3 +264,63 @@ def test_an_identity_directory_holding_this_sessions_workspace_is_refused(
     with pytest.raises(UnsafeRootError, match="holds this session's workspace root"):
         load_and_compile(str(lay["manifest"]), workspace_roots=[str(ws)],
                          codex_home=str(lay["a1"] / "codex-home"))
+
+
+def test_another_identitys_broken_chain_does_not_block_this_compile(tmp_path: Path) -> None:
+    from profilec.errors import RootChainError
+    from tests.integration.test_identities_codex import compile_a1, two_identities
+
+    lay = two_identities(tmp_path)
+    shutil.rmtree(tmp_path / "vaults" / "a2")  # a2's link dangles now
+    bundle = compile_a1(lay)
+    assert [r.id for r in bundle.roots] == ["a1-codex"]
+    a2 = lay["a2"]
+    assert _access(bundle, "agent-full-access", f"{a2}/codex-home/auth.json") == "deny"
+    # a2's own compile still fails on its own chain (exit 4), as before.
+    with pytest.raises(RootChainError):
+        load_and_compile(str(lay["manifest"]), workspace_roots=[str(a2 / "ws")],
+                         codex_home=str(a2 / "codex-home"))
+
+
+def test_a_plan_for_one_identity_never_binds_anothers_vault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import tomlkit
+
+    import profilec.mounts.api
+    from profilec.mounts.api import load_and_plan
+    from tests.integration.test_identities_codex import two_identities
+
+    lay = two_identities(tmp_path)
+    a1 = lay["a1"]
+    (tmp_path / "daemon").mkdir()
+    layout = tmp_path / "layout.toml"
+    layout.write_text(tomlkit.dumps({
+        "schema_version": 1, "daemon_root": str(tmp_path / "daemon"),
+        "agent_home": str(a1 / "codex-home"), "workspace_roots": [str(a1 / "ws")],
+        "state_dir": str(tmp_path / "daemon" / "state" / "a1"), "backends": ["codex"],
+        "hidden": {"host_home": str(tmp_path / "hosthome")},
+    }))
+    os.chmod(layout, 0o600)
+    with monkeypatch.context() as m:  # the control: yesterday's plan binds a2's vault
+        m.setattr(profilec.mounts.api, "foreign_spec", lambda *a: None)
+        old = {mnt.path for mnt in load_and_plan(str(lay["manifest"]), str(layout)).mounts}
+    assert str(tmp_path / "vaults" / "a2") in old
+    plan = load_and_plan(str(lay["manifest"]), str(layout))
+    bound = {m.path for m in plan.mounts}
+    assert str(tmp_path / "vaults" / "a1") in bound
+    assert not [p for p in bound if "/a2" in p], bound
+    # a2's broken chain does not block a1's plan.
+    shutil.rmtree(tmp_path / "vaults" / "a2")
+    again = load_and_plan(str(lay["manifest"]), str(layout))
+    assert {m.path for m in again.mounts} == bound
+
+
+def test_the_launch_recipe_lists_only_this_identitys_vaults(tmp_path: Path) -> None:
+    from tests.integration.test_identities_codex import compile_a1, two_identities
+
+    lay = two_identities(tmp_path)
+    doc = json.loads(render_launch(compile_a1(lay)))
+    assert doc["trusted_parent"]["vaults"] == [str(tmp_path / "vaults" / "a1")]
