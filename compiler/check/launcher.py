@@ -133,3 +133,90 @@ def launcher_findings(
             )
         )
     return out
+
+
+rule(
+    "PC048",
+    "parent-listener",
+    "error",
+    "the trusted parent is started with a network listener (app-server --listen ws:// or tcp)",
+    "measured on 0.171.0: in agent-full-access a model command found the port in /proc/net/tcp, "
+    "connected, and getAuthStatus {includeToken: true} answered with the token; with "
+    "--ws-auth capability-token the token file sat where the model could read it "
+    "(docs/parent.md)",
+    "talk to app-server over stdio (the default; --format launch does); a unix:// socket under "
+    "/tmp/codex-daemon-<uid>/ is masked in every sandbox",
+)
+
+rule(
+    "PC049",
+    "secret-on-parent-argv",
+    "error",
+    "a secret sits on the trusted parent's command line",
+    "in a container whose seccomp profile keeps Codex from mounting a fresh /proc, the parent's "
+    "argv is readable to model commands (measured on 0.171.0; environ and memory are not)",
+    "pass the secret in the environment or a 0600 file the sandbox denies (profilec emits a "
+    "vouched MCP server's credential into CODEX_HOME/config.toml, denied in every mode)",
+)
+
+#: Parts of a `-c` key (or a flag) that name a secret; matched case-insensitively.
+_SECRET_WORDS = ("token", "secret", "password", "passwd", "api_key", "apikey", "bearer",
+                 "authorization", "credential", "private_key", "cookie")
+#: Listener values the sandbox cannot reach (stdio, or a unix socket Codex masks).
+_SAFE_LISTEN = ("stdio", "stdio://", "unix://", "off")
+
+
+def load_launch_argv(path: str) -> list[tuple[str, list[str]]]:
+    """(label, argv) pairs from a JSON array of strings, or a `--format launch` document (each
+    adapter's `args`)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read the launch argv: {exc}", where=path) from None
+    if isinstance(doc, list) and all(isinstance(a, str) for a in doc):
+        return [("argv", list(doc))]
+    if isinstance(doc, dict) and isinstance(doc.get("adapters"), list):
+        out: list[tuple[str, list[str]]] = []
+        for i, a in enumerate(doc["adapters"]):
+            args = a.get("args", []) if isinstance(a, dict) else []
+            if isinstance(args, list) and all(isinstance(x, str) for x in args):
+                name = a.get("adapter") or a.get("name") or f"adapters[{i}]"
+                out.append((str(name), list(args)))
+        return out
+    raise InputError("expected a JSON array of arguments or a --format launch document",
+                     where=path)
+
+
+def _secret_key(key: str) -> bool:
+    low = key.lower().replace("-", "_")
+    return any(w in low for w in _SECRET_WORDS)
+
+
+def argv_findings(argvs: Sequence[tuple[str, list[str]]], *, file: str | None = None
+                  ) -> list[CheckFinding]:
+    """PC048 for a network listener, PC049 for a secret on the argv (names only reported)."""
+    out: list[CheckFinding] = []
+
+    def add(rule_id: str, message: str) -> None:
+        out.append(CheckFinding(rule=rule_id, severity=rule_by_id(rule_id).severity,
+                                message=message, file=file))
+
+    for label, argv in argvs:
+        for i, arg in enumerate(argv):
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            if arg == "--listen" or arg.startswith("--listen="):
+                value = arg.split("=", 1)[1] if "=" in arg else nxt
+                if not value.startswith(_SAFE_LISTEN):
+                    add("PC048", f"{label}: --listen {value}: a model command with network "
+                                 "can connect to the parent")
+            if arg in ("-c", "--config") and "=" in nxt:
+                key, value = nxt.split("=", 1)
+                if _secret_key(key) or "bearer " in value.lower():
+                    add("PC049", f"{label}: -c {key}=<{len(value)} characters> carries a "
+                                 "secret on the parent's argv")
+            elif arg.startswith("--") and "=" in arg and _secret_key(arg.split("=", 1)[0]):
+                add("PC049", f"{label}: {arg.split('=', 1)[0]}=<value> on the parent's argv")
+            elif arg.startswith("--") and _secret_key(arg) and nxt and not nxt.startswith("-"):
+                add("PC049", f"{label}: {arg} <value> on the parent's argv")
+    return out

@@ -121,6 +121,14 @@ def check_command(
             help="JSON Lines of the requests a launcher sends to codex app-server (PC023).",
         ),
     ] = None,
+    launch_argv: Annotated[
+        Path | None,
+        typer.Option(
+            "--launch-argv",
+            help="The parent's command line (JSON array) or a --format launch document "
+            "(PC048 listener, PC049 secret on argv).",
+        ),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="text | json | junit | sarif | github")
     ] = "text",
@@ -320,6 +328,11 @@ def check_command(
         allowlist=edge.allowlist() if session_raw is not None else None,
         parent=_parent(edge),
     )
+    if launch_argv:
+        from ..check.launcher import argv_findings, load_launch_argv
+
+        afile = str(launch_argv)
+        extra = [*extra, *argv_findings(load_launch_argv(afile), file=afile)]
     if launch_requests:
         from ..check.launcher import launcher_findings, load_launch_requests
 

@@ -12,7 +12,7 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.check.checker import CheckInputs, from_bundle, run_check
 from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
-from profilec.check.launcher import launcher_findings, parse_launch_requests
+from profilec.check.launcher import argv_findings, launcher_findings, parse_launch_requests
 from profilec.check.result import CheckReport
 from profilec.check.rules import all_rules
 from profilec.codex import in_range
@@ -205,6 +205,16 @@ def _legacy_request(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(from_bundle(b, b.mode_profiles), extra=found)
 
 
+def _listener(lay: Layout, b: CompiledBundle) -> CheckReport:
+    argv = ["codex", "app-server", "--listen", "ws://127.0.0.1:4500"]
+    return run_check(from_bundle(b, b.mode_profiles), extra=argv_findings([("argv", argv)]))
+
+
+def _argv_secret(lay: Layout, b: CompiledBundle) -> CheckReport:
+    argv = ["codex", "app-server", "-c", 'mcp_servers.x.env.API_TOKEN="s3cret"']
+    return run_check(from_bundle(b, b.mode_profiles), extra=argv_findings([("argv", argv)]))
+
+
 def _workspace_config(lay: Layout, b: CompiledBundle) -> CheckReport:
     (lay.workspace / ".codex").mkdir()
     (lay.workspace / ".codex" / "config.toml").write_text(
@@ -314,6 +324,8 @@ FIRING: list[tuple[str, Case]] = [
     ("PC046", _snapshot_on),
     ("PC046", _env_unfiltered),
     ("PC047", _dotenv),
+    ("PC048", _listener),
+    ("PC049", _argv_secret),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),
 ]

@@ -324,3 +324,16 @@ def test_the_launch_recipe_lists_only_this_identitys_vaults(tmp_path: Path) -> N
     lay = two_identities(tmp_path)
     doc = json.loads(render_launch(compile_a1(lay)))
     assert doc["trusted_parent"]["vaults"] == [str(tmp_path / "vaults" / "a1")]
+
+
+def test_profilecs_own_launch_recipe_opens_no_listener_and_carries_no_secret(
+    tmp_path: Path
+) -> None:
+    from profilec.check.launcher import argv_findings
+
+    doc = json.loads(render_launch(_bundle(tmp_path)))
+    argvs = [(str(i), list(a.get("args", []))) for i, a in enumerate(doc["adapters"])]
+    assert argvs and argv_findings(argvs) == []
+    # stdio and the masked unix socket are fine; a secret in the environment is not on argv.
+    ok = [("a", ["codex", "app-server", "--listen", "stdio://", "-c", "model=gpt"])]
+    assert argv_findings(ok) == []
