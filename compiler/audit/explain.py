@@ -9,6 +9,8 @@ roots-manifest line, built-in parent, launch layout, or the sandbox's own carve-
 
 from __future__ import annotations
 
+import json
+
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -227,6 +229,9 @@ def explain(
         enforced_access=enforced,
         enforcement=enforcement,
         source="bundle",
+        parent=tuple(
+            f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent
+        ),
     )
 
 
@@ -354,6 +359,9 @@ def render_text(x: Explanation) -> str:
         extra = f" ({x.enforcement})" if x.enforcement else ""
         lines.append(f"enforced: {x.enforced_access}{extra}")
     lines.append(x.summary)
+    if x.parent:
+        lines.append("trusted parent (set in every output, profiles/parent.toml):")
+        lines += [f"  {p}" for p in x.parent]
     return "\n".join(lines) + "\n"
 
 

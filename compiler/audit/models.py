@@ -106,6 +106,8 @@ class Explanation(Frozen):
     enforcement: str | None = None
     #: Where the profile came from: "bundle", or the foreign config/override file.
     source: str | None = None
+    #: The parent policy the bundle sets on the trusted Codex parent: `key=value (road)`.
+    parent: tuple[str, ...] = ()
 
 
 class Change(Frozen):

@@ -8,6 +8,8 @@ Only the report carries a time, and `--now none` or SOURCE_DATE_EPOCH pins it.
 
 from __future__ import annotations
 
+import json
+
 import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -157,6 +159,8 @@ class AuditReport:
     #: What changed since the lock (`audit --lock`), widening first; None: no lock given.
     changes: tuple[tuple[str, str, str, str], ...] | None = None
     lock_hash: str | None = None
+    #: The parent policy every output sets (key, value, road, Codex versions, why).
+    parent: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 #: One table of the report: its header and its rows, the same for every output format.
@@ -176,6 +180,18 @@ def versions_table(r: AuditReport) -> Table:
             ("mount plan", "included" if r.has_mount_plan else "not included"),
         ],
     )
+
+
+def parent_table(r: AuditReport) -> Table:
+    """The parent policy (profiles/parent.toml): what every output sets on the Codex parent."""
+    header = ("key", "value", "road it closes", "measured on Codex", "why")
+    return header, [tuple(x) for x in r.parent]
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end < 0 else flat[: end + 1]
 
 
 def roots_table(r: AuditReport) -> Table:
@@ -488,6 +504,10 @@ def build_report(
         default_mode=bundle.default_mode,
         workspace_roots=tuple(bundle.layout.workspace_roots),
         roots=roots,
+        parent=tuple(
+            (s.key, json.dumps(s.value), s.road, s.codex_versions, _first_sentence(s.rationale))
+            for s in bundle.parent
+        ),
         modes=_modes(bundle, prov),
         matrix=matrix,
         check_passed=report.passed,

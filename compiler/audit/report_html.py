@@ -18,6 +18,7 @@ from .report import (
     launcher_reviewed,
     launcher_why,
     lints_table,
+    parent_table,
     roots_table,
     versions_table,
 )
@@ -150,6 +151,10 @@ def render_html(r: AuditReport) -> str:
     out += _table("roots", *roots_table(r), (1, 2, 3, 4))
     ws = ", ".join(f"<code>{e(w)}</code>" for w in r.workspace_roots) or "none"
     out.append(f"<p>Workspace roots: {ws}. Default mode: {e(r.default_mode)}.</p>")
+    out.append("<h2>Trusted parent (profiles/parent.toml)</h2>")
+    out.append("<p>Set in every output; the agent's session config cannot undo any of it "
+               "(docs/parent.md).</p>")
+    out += _table("parent", *parent_table(r))
     out.append("<h2>Modes</h2>")
     for m in r.modes:
         out.append(f'<div class="mode" id="mode-{e(m.mode)}">')

@@ -19,6 +19,7 @@ from .report import (
     launcher_reviewed,
     launcher_why,
     lints_table,
+    parent_table,
     roots_table,
     versions_table,
 )
@@ -65,6 +66,13 @@ def render_md(r: AuditReport) -> str:
         "Workspace roots: "
         + (", ".join(md(w) for w in r.workspace_roots) if r.workspace_roots else "none")
         + f". Default mode: {md(r.default_mode)}.",
+        "",
+        "## Trusted parent (profiles/parent.toml)",
+        "",
+        "Set in every output; the agent's session config cannot undo any of it "
+        "(docs/parent.md).",
+        "",
+        *_table(*parent_table(r)),
         "",
         "## Modes",
         "",

@@ -337,3 +337,20 @@ def test_profilecs_own_launch_recipe_opens_no_listener_and_carries_no_secret(
     # stdio and the masked unix socket are fine; a secret in the environment is not on argv.
     ok = [("a", ["codex", "app-server", "--listen", "stdio://", "-c", "model=gpt"])]
     assert argv_findings(ok) == []
+
+
+def test_explain_and_audit_show_the_parent_policy_with_its_roads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from profilec.cli import main
+
+    lay = make_layout(tmp_path / "l")
+    flags = ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+             "--codex-home", str(lay.codex_home)]
+    assert main(["explain", str(lay.link), "--mode", "agent", *flags]) == 0
+    text = capsys.readouterr().out
+    assert "features.shell_snapshot=false (road: shell-snapshot)" in text
+    assert main(["audit", *flags, "--format", "md"]) in (0, 1)
+    md = capsys.readouterr().out
+    assert "## Trusted parent (profiles/parent.toml)" in md
+    assert "spawn-agent-media" in md and "parent-environment" in md
