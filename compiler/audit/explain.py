@@ -10,7 +10,6 @@ roots-manifest line, built-in parent, launch layout, or the sandbox's own carve-
 from __future__ import annotations
 
 import json
-
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any

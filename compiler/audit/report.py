@@ -9,7 +9,6 @@ Only the report carries a time, and `--now none` or SOURCE_DATE_EPOCH pins it.
 from __future__ import annotations
 
 import json
-
 import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
