@@ -34,6 +34,7 @@ what is left in its group are ended by their own ids.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -714,8 +715,12 @@ class _Run:
         mark = client.client.mark()
         self.server.add_probe(command)
 
+        ticks = itertools.count()
+
         def progress() -> object:
-            return len(self.server.requests), bool(processes_naming(tag))
+            # A new model request is progress, and so is every poll while the probe runs.
+            running = bool(processes_naming(tag))
+            return len(self.server.requests), next(ticks) if running else -1
 
         try:
             stop = client.prompt(session_id, PROMPT_TEXT, progress=progress)
