@@ -36,7 +36,7 @@ from .paths import parent
 
 Role = Literal[
     "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root",
-    "trusted-input",
+    "trusted-input", "project-doc",
 ]
 DriftKind = Literal[
     "link-retargeted",
@@ -47,6 +47,7 @@ DriftKind = Literal[
     "appeared",
     "private-auth-plain-file",
     "modified",
+    "project-doc-link",
 ]
 #: Order in which one path's roles are kept when several roots or roles name it.
 _ROLE_RANK: dict[str, int] = {
@@ -59,6 +60,7 @@ _ROLE_RANK: dict[str, int] = {
     "private-auth": 6,
     "writer-lock": 7,
     "trusted-input": 8,
+    "project-doc": 9,
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
@@ -156,6 +158,8 @@ class Drift:
             "private-auth-plain-file": "is a plain file now (codex logout + login?), not the "
             "compiled link",
             "modified": "was modified (a trusted input the profile was compiled from)",
+            "project-doc-link": "is a link into a vault or the private CODEX_HOME: every "
+            "later session whose cwd holds it fails to start (Codex cannot read it)",
         }[self.kind]
         return (
             f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
@@ -292,13 +296,28 @@ class Watcher:
     watched: tuple[Watched, ...]
     look: Observe = observe
     start: dict[str, Seen] = field(default_factory=dict)
+    #: Vaults and CODEX_HOMEs a project-doc link must not lead into.
+    protected: tuple[str, ...] = ()
+
+    def _check(self, w: Watched, now: Seen, start: Seen | None) -> Drift | None:
+        if w.role != "project-doc":
+            return compare(w, now, start)
+        if now.kind != "link":
+            return None
+        target = _doc_link_target(w.path)
+        if target is None or not any(
+            target == d or target.startswith(d.rstrip("/") + "/") for d in self.protected
+        ):
+            return None
+        return Drift("project-doc-link", w.role, w.path, (), "no link into a protected directory",
+                     f"symlink -> {now.link} (reaches {target})")
 
     def begin(self) -> Drift | None:
         """Record the starting state; a chain that already differs from the bundle is drift."""
         self.start = {}
         for w in self.watched:
             now = self.look(w.path)
-            found = compare(w, now, None)
+            found = self._check(w, now, None)
             if found is not None:
                 return found
             self.start[w.path] = now
@@ -312,7 +331,7 @@ class Watcher:
             before = start.get(w.path)
             if now == before:  # unchanged since a start that matched the bundle
                 continue
-            found = compare(w, now, before)
+            found = self._check(w, now, before)
             if found is not None:
                 return found
         return None
@@ -362,12 +381,48 @@ def input_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
     return tuple(out[p] for p in sorted(out))
 
 
+#: Files Codex 0.171.0 loads from the session cwd at session start (project docs).
+PROJECT_DOCS = ("AGENTS.md", "AGENTS.override.md")
+
+
+def project_doc_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
+    """Each workspace root's project docs: a link planted there that resolves into a vault or
+    the private CODEX_HOME makes every later session in that cwd fail to start (measured on
+    0.171.0: `failed to load AGENTS.md instructions ... Permission denied`)."""
+    return tuple(
+        Watched(path=f"{ws.rstrip('/')}/{name}", role="project-doc", root_ids=())
+        for ws in bundle.layout.workspace_roots for name in PROJECT_DOCS
+    )
+
+
+def _protected_dirs(bundle: CompiledBundle) -> tuple[str, ...]:
+    dirs = {r.vault for r in bundle.roots}
+    if bundle.codex_home is not None:
+        dirs |= {bundle.codex_home.canonical, bundle.codex_home.path}
+    dirs |= {f.path for f in bundle.other_identities}
+    return tuple(sorted(dirs))
+
+
+def _doc_link_target(path: str) -> str | None:
+    """Where a project-doc link leads (lstat/readlink only), or None."""
+    from .errors import RootChainError
+    from .roots import walk_chain
+
+    try:
+        target, hops, _, _ = walk_chain(path, allow_missing=True, what="project doc")
+    except RootChainError:
+        return None
+    return target if hops else None
+
+
 def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
-    """A watcher for a compiled bundle's roots, private CODEX_HOME and trusted inputs."""
+    """A watcher for a compiled bundle's roots, private CODEX_HOME, trusted inputs and the
+    workspace roots' project docs."""
     watched = {w.path: w for w in watch_set(bundle.roots, bundle.codex_home)}
-    for w in input_watch_set(bundle):
+    for w in (*input_watch_set(bundle), *project_doc_watch_set(bundle)):
         watched.setdefault(w.path, w)
-    return Watcher(tuple(watched[p] for p in sorted(watched)), look)
+    return Watcher(tuple(watched[p] for p in sorted(watched)), look,
+                   protected=_protected_dirs(bundle))
 
 
 WATCH_EVENT_SCHEMA: dict[str, Any] = {

@@ -354,3 +354,24 @@ def test_explain_and_audit_show_the_parent_policy_with_its_roads(
     md = capsys.readouterr().out
     assert "## Trusted parent (profiles/parent.toml)" in md
     assert "spawn-agent-media" in md and "parent-environment" in md
+
+
+def test_watch_reports_a_project_doc_link_into_a_vault(tmp_path: Path) -> None:
+    from profilec.watch import watch_bundle
+
+    lay = make_layout(tmp_path / "l")
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                              codex_home=str(lay.codex_home))
+    watcher = watch_bundle(bundle)
+    assert watcher.begin() is None
+    # Control: a project doc that is a link to a harmless file is not drift.
+    (lay.workspace / "notes.md").write_text("hi\n")
+    (lay.workspace / "AGENTS.override.md").symlink_to("notes.md")
+    assert watcher.poll() is None
+    (lay.workspace / "AGENTS.md").symlink_to(lay.link)  # -> CODEX_HOME/auth.json -> vault
+    drift = watcher.poll()
+    assert drift is not None and drift.kind == "project-doc-link"
+    assert drift.path == str(lay.workspace / "AGENTS.md")
+    assert str(lay.host_target) in drift.observed
+    # Planted before the watch starts: reported at once.
+    assert watch_bundle(bundle).begin() is not None
