@@ -24,6 +24,15 @@ The verdict reads what the *model* saw, i.e. request bodies. Headers are stored 
 Authorization-like values replaced by their length, so a credential a trusted parent sends to the
 provider never lands in a log; bodies are kept whole because they are the evidence.
 Loopback only: the server binds 127.0.0.1 and the provider entry names that address.
+
+`ToolScriptServer` scripts whole turns of arbitrary calls (not only one shell probe): the parent
+attacks (compiler/canary/parent.py, tests/parent_attacks.py) drive `spawn_agent` and friends
+with it:
+
+    with ToolScriptServer([[Shell("env"), Call("spawn_agent", {...}, "multi_agent_v1")]]) as srv:
+        ... drive Codex ...
+        srv.add_turn([Shell("echo next")])   # queued for the next request that starts a turn
+        srv.issued, srv.outputs(), srv.bodies(), srv.script_errors()
 """
 
 from __future__ import annotations
@@ -32,10 +41,10 @@ import itertools
 import json
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 PROVIDER_ID = "profilec_e2e"
 MODEL = "gpt-5.1-codex"
@@ -361,6 +370,131 @@ class ScriptedModelServer:
             cid = f"call_{n}"
             item = call_item(tool, cid, command, escalate=command in self._state.escalate)
             self._state.calls.append(ToolCall(cid, tool, command, str(item.get("arguments", ""))))
+            return sse_events(rid, [item])
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole scripted turns (arbitrary calls)
+
+
+@dataclass(frozen=True)
+class Shell:
+    """Run `command` through whichever shell tool the request offers."""
+
+    command: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """Call function `name` (in tool namespace `namespace`, if any) with `args`; `derive`, when
+    set, builds the arguments from the previous step's output text instead (e.g. an agent id)."""
+
+    name: str
+    args: dict[str, Any]
+    namespace: str | None = None
+    derive: Callable[[str], dict[str, Any]] | None = None
+
+
+Step = Shell | Call
+
+
+@dataclass
+class _Turn:
+    steps: deque[Step]
+
+
+@dataclass
+class _Script:
+    turns: deque[list[Step]] = field(default_factory=deque)
+    active: dict[str, _Turn] = field(default_factory=dict)  # our call_id -> the rest of its turn
+    issued: list[tuple[str, Step]] = field(default_factory=list)
+    outputs: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+class ToolScriptServer(ScriptedModelServer):
+    """The scripted model, driving whole turns of arbitrary calls.
+
+    `add_turn([Shell("env"), Call("spawn_agent", {...}, "multi_agent_v1")])`: the next request
+    that starts a turn (its last input item is not the output of one of our calls) gets the
+    first step; each follow-up carrying a step's output gets the next; then a plain message ends
+    the turn. A request that starts a turn with no turn queued (a sub-agent's first request, a
+    later session) gets a plain message. The single-probe script of the base class is unused.
+    """
+
+    def __init__(self, turns: Iterable[Sequence[Step]] = (), *, model: str = MODEL) -> None:
+        super().__init__(model=model)
+        self._script = _Script(turns=deque(list(t) for t in turns))
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def add_turn(self, steps: Sequence[Step]) -> None:
+        """Queue one turn's calls."""
+        with self._lock:
+            self._script.turns.append(list(steps))
+
+    @property
+    def issued(self) -> list[tuple[str, Step]]:
+        """(call_id, step) for every call issued, in order."""
+        with self._lock:
+            return list(self._script.issued)
+
+    def outputs(self) -> dict[str, str]:
+        """call_id -> the output text Codex sent back for it."""
+        with self._lock:
+            return dict(self._script.outputs)
+
+    def script_errors(self) -> list[str]:
+        """Script problems (a shell step in a request that offered no shell tool)."""
+        with self._lock:
+            return list(self._script.errors)
+
+    def bodies(self) -> list[str]:
+        """Every request body as JSON text, in arrival order."""
+        return [json.dumps(r.body) for r in self.requests if r.body is not None]
+
+    def _reply(self, body: dict[str, Any]) -> bytes:
+        items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+        with self._lock:
+            s = self._script
+            for item in items:
+                if str(item.get("type", "")).endswith("_output"):
+                    cid = str(item.get("call_id"))
+                    if cid in s.active and cid not in s.outputs:
+                        s.outputs[cid] = _output_text(item)
+            n = next(self._ids)
+            rid = f"resp_{n}"
+            last = items[-1] if items else {}
+            last_cid = str(last.get("call_id"))
+            previous = ""
+            if str(last.get("type", "")).endswith("_output") and last_cid in s.active:
+                turn = s.active[last_cid]
+                previous = s.outputs.get(last_cid, "")
+            elif s.turns:
+                turn = _Turn(deque(s.turns.popleft()))
+            else:
+                return sse_events(rid, [message_item(FINAL_TEXT, f"msg_{n}")])
+            if not turn.steps:
+                return sse_events(rid, [message_item(FINAL_TEXT, f"msg_{n}")])
+            step = turn.steps.popleft()
+            cid = f"call_{n}"
+            if isinstance(step, Shell):
+                tool = pick_shell_tool(body)
+                if tool is None:
+                    s.errors.append(f"request {n} offers no shell tool")
+                    return sse_events(rid, [message_item("no shell tool", f"msg_{n}")])
+                item = call_item(tool, cid, step.command)
+            else:
+                args = step.args if step.derive is None else step.derive(previous)
+                item = {"type": "function_call", "id": f"fc_{cid}", "call_id": cid,
+                        "name": step.name, "status": "completed",
+                        "arguments": json.dumps(args, separators=(",", ":"))}
+                if step.namespace is not None:
+                    item["namespace"] = step.namespace
+            s.active[cid] = turn
+            s.issued.append((cid, step))
             return sse_events(rid, [item])
 
 
