@@ -162,7 +162,7 @@ CANARY_PROBE: dict[str, Any] = {
     ],
     "properties": {
         "name": {"type": "string"},
-        "kind": {"enum": ["trusted", "model", "outer"]},
+        "kind": {"enum": ["trusted", "model", "outer", "parent"]},
         "command": {"type": "array", "items": {"type": "string"}},
         "exit_code": {"type": "integer"},
         "output": {"type": "string"},
@@ -172,6 +172,22 @@ CANARY_PROBE: dict[str, Any] = {
         "ok": {"type": "boolean"},
         "failures": {"type": "array", "items": {"type": "string"}},
         "seconds": {"type": ["number", "null"], "minimum": 0},
+        "control": {
+            "description": (
+                "Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative "
+                "control, the same road with the protection removed. It must leak (`observed` "
+                "allow, `ok` true); otherwise the probe fails as `error` (it cannot tell)."
+            ),
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["observed", "ok", "output", "seconds"],
+            "properties": {
+                "observed": {"enum": ["allow", "deny"]},
+                "ok": {"type": "boolean"},
+                "output": {"type": "string"},
+                "seconds": {"type": "number", "minimum": 0},
+            },
+        },
     },
 }
 

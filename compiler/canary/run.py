@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
-Kind = Literal["trusted", "model", "outer"]
+Kind = Literal["trusted", "model", "outer", "parent"]
 Expect = Literal["allow", "deny", "absent", "any"]
 
 #: Where synthetic trees go: outside /tmp, which is a tmpfs inside the container.
@@ -56,6 +56,17 @@ SCRATCH_PARENT = "/var/tmp"
 NETWORK_MODES = frozenset({"agent-full-access"})
 #: The loopback port of the in-container listener (the container's own network namespace).
 NET_PORT = 17171
+
+
+@dataclass(frozen=True)
+class ControlOutcome:
+    """The negative control of a parent probe (compiler/canary/parent.py): the same road with
+    the protection removed. It must leak (`observed` allow); otherwise the probe cannot tell."""
+
+    observed: Literal["allow", "deny"]
+    ok: bool
+    output: str
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,15 @@ class Probe:
     failures: tuple[str, ...] = ()
     #: Wall time of the probe's command (None where one probe spans several commands).
     seconds: float | None = None
+    #: Parent probes only: the negative control's outcome.
+    control: ControlOutcome | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (`control` only where there is one)."""
+        out = asdict(self)
+        if self.control is None:
+            del out["control"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -141,7 +161,7 @@ class CanaryReport:
                     "failures": list(m.failures),
                     "seconds": round(m.seconds, 3),
                     "error": m.error,
-                    "probes": [asdict(p) for p in m.probes],
+                    "probes": [p.to_dict() for p in m.probes],
                 }
                 for m in self.modes
             ],
@@ -168,6 +188,10 @@ class CanaryReport:
                         f"    {p.kind} {p.name}: {','.join(p.failures)} rc={p.exit_code} "
                         f"expected={p.expected} predicted={p.predicted} observed={p.observed}"
                     )
+                    if p.kind == "parent":
+                        lines.append(f"      {p.output.split(chr(10))[0][:300]}")
+                        if p.control is not None and not p.control.ok:
+                            lines.append(f"      control: {p.control.output[:300]}")
         return "\n".join(lines) + "\n"
 
 
@@ -686,12 +710,16 @@ def run_canaries(
     dynamic_probes: bool = True,
     dynamic_saves: int = 1,
     progress: Callable[[str], None] | None = None,
+    parent_probes: bool = True,
 ) -> CanaryReport:
     """Probe every mode of `bundle` in its own container (in parallel); always cleans up.
 
     `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py);
-    `dynamic_saves` is how many logins the race makes after its refresh. `progress` hears one
-    line when the image is ready and one per finished mode.
+    `dynamic_saves` is how many logins the race makes after its refresh. `parent_probes` adds
+    the parent canaries (compiler/canary/parent.py: real `codex exec` turns against a scripted
+    loopback model, on the host in a throwaway tree, after the containers), as probes of kind
+    `parent` in each mode. `progress` hears one line when the image is ready and one per
+    finished mode (and one per mode's parent probes).
     """
     t0 = time.monotonic()
     engine.seccomp_profile()  # the shipped seccomp profile first: missing is exit 7, up front
@@ -721,4 +749,28 @@ def run_canaries(
         engine.cleanup(cli, rid)
         if own:
             cli.close()
-    return CanaryReport(rid, reports, time.monotonic() - t0, tag)
+    notes: tuple[str, ...] = ()
+    if parent_probes:
+        reports, notes = _with_parent(bundle, reports, codex_bin, progress)
+    return CanaryReport(rid, reports, time.monotonic() - t0, tag, notes)
+
+
+def _with_parent(
+    bundle: CompiledBundle,
+    reports: tuple[ModeReport, ...],
+    codex_bin: Path,
+    progress: Callable[[str], None] | None,
+) -> tuple[tuple[ModeReport, ...], tuple[str, ...]]:
+    """`reports` with each mode's parent probes appended (its wall time added)."""
+    from .parent import run_parent
+
+    t0 = time.monotonic()
+    found, notes = run_parent(
+        bundle, codex_bin=codex_bin, modes=[m.mode for m in reports], progress=progress
+    )
+    spent = time.monotonic() - t0
+    out = tuple(
+        replace(m, probes=(*m.probes, *found.get(m.mode, ())), seconds=m.seconds + spent)
+        for m in reports
+    )
+    return out, ("parent probes ran on the host in a throwaway tree", *notes)
