@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import shutil
 import subprocess
 import tempfile
@@ -38,6 +37,7 @@ from unittest import mock
 import pytest
 
 from profilec.api import load_and_compile
+from profilec.canary.parent import agent_wait_args, image_payloads
 from profilec.emit.overrides import override_lines
 from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout
@@ -236,21 +236,9 @@ def test_shell_snapshot_runs_nothing_with_the_compiled_output(codex: Path, base:
 # 3. spawn_agent media items are opened by the parent
 
 
-def _agent_id(spawn_output: str) -> dict[str, object]:
-    try:
-        target = str(json.loads(spawn_output)["agent_id"])
-    except (ValueError, KeyError, TypeError):
-        target = "no-agent"
-    return {"targets": [target], "timeout_ms": 60000}
-
-
 def _image_payloads(srv: ToolScriptServer) -> list[tuple[int, bytes]]:
     """(request index, decoded bytes) of every base64 data URL the model was sent."""
-    found: list[tuple[int, bytes]] = []
-    for i, body in enumerate(srv.bodies()):
-        for data in re.findall(r"data:[a-z]+/[a-z0-9.+-]+;base64,([A-Za-z0-9+/=]+)", body):
-            found.append((i, base64.b64decode(data)))
-    return found
+    return image_payloads(srv.bodies())
 
 
 def _spawn_attack(codex: Path, s: Setup, lines: list[str]) -> tuple[ToolScriptServer, bytes]:
@@ -261,7 +249,7 @@ def _spawn_attack(codex: Path, s: Setup, lines: list[str]) -> tuple[ToolScriptSe
              {"type": "local_image", "path": str(s.lay.host_target)}]
     turn: list[Step] = [Shell(f"cat {s.lay.link} >/dev/null; echo cat-rc=$?"),
             Call("spawn_agent", {"items": items}, MULTI_AGENT),
-            Call("wait_agent", {}, MULTI_AGENT, derive=_agent_id)]
+            Call("wait_agent", {}, MULTI_AGENT, derive=agent_wait_args)]
     with ToolScriptServer([turn]) as srv:
         result = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
                           env=s.env())
