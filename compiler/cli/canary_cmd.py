@@ -1,4 +1,5 @@
-"""`profilec canary`: probe every ACP mode for real in hardened containers (synthetic layout)."""
+"""`profilec canary`: probe every ACP mode for real in hardened containers (synthetic layout),
+and the trusted Codex parent's roads with real `codex exec` turns (`--parent`, the default)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, ProfilesOpt, RootsOpt, WorkspaceOpt
+from .compile_cmd import HomeOpt, ProfilesOpt, RootsOpt, UserHomeOpt, WorkspaceOpt
 
 
 @app.command("canary")
@@ -18,7 +19,18 @@ def canary_command(
     profiles: ProfilesOpt = None,
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
+    home: UserHomeOpt = None,
     fmt: Annotated[str, typer.Option("--format", help="text | json", metavar="FORMAT")] = "text",
+    parent: Annotated[
+        bool,
+        typer.Option(
+            "--parent/--no-parent",
+            help=(
+                "Also attack the trusted Codex parent's roads with real codex exec turns "
+                "(on the host, in a throwaway tree; docs/parent.md)."
+            ),
+        ),
+    ] = True,
 ) -> int:
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
     from datetime import UTC, datetime
@@ -37,6 +49,7 @@ def canary_command(
             profiles=str(profiles) if profiles else None,
             workspace_roots=tuple(workspace_root or ()),
             codex_home=codex_home,
+            home=home,
         )
     )
     codex = codex_binary()
@@ -46,8 +59,9 @@ def canary_command(
         )
     from .console import progress
 
-    with progress("canary", total=1 + len(bundle.profiles)) as step:
-        report = run_canaries(bundle, codex_bin=codex, progress=step)
+    steps = 1 + len(bundle.profiles) * (2 if parent else 1)
+    with progress("canary", total=steps) as step:
+        report = run_canaries(bundle, codex_bin=codex, progress=step, parent_probes=parent)
     if fmt == "json":
         # Bound to the bundle it probed (audit --canary-json refuses it for another one).
         bound = bind(report.to_dict(), doc, datetime.now(tz=UTC))
