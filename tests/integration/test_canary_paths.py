@@ -34,7 +34,9 @@ def test_path_attacks_fail_against_the_shipped_policy(
     tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
 ) -> None:
     bundle = _bundle(tmp_path)
-    report = run_canaries(bundle, codex_bin=codex_bin, client=docker_client, run_id=canary_run)
+    report = run_canaries(
+        bundle, codex_bin=codex_bin, client=docker_client, run_id=canary_run, parent_probes=False
+    )
     print(report.to_text())
     assert report.passed, report.to_text()
     full = next(m for m in report.modes if m.mode == "agent-full-access")
@@ -58,7 +60,7 @@ def test_control_without_pins_is_caught_as_tamper_and_leak(
     broken = bundle.model_copy(update={"profiles": profiles})
     report = run_canaries(
         broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run,
-        modes=["agent-full-access"],
+        modes=["agent-full-access"], parent_probes=False,
     )
     print(report.to_text())
     assert not report.passed

@@ -88,7 +88,8 @@ def test_deny_removed_is_caught(
     )
     broken = bundle.model_copy(update={"profiles": profiles})
     report = run_canaries(
-        broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run, dynamic_probes=False
+        broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run, dynamic_probes=False,
+        parent_probes=False,
     )
     print(report.to_text())
     assert not report.passed
@@ -109,6 +110,7 @@ def test_builtin_workspace_profile_is_caught(
         run_id=canary_run,
         modes=["agent"],
         dynamic_probes=False,
+        parent_probes=False,
     )
     print(report.to_text())
     assert not report.passed
@@ -131,8 +133,10 @@ def _one_mode(
 ) -> CanaryReport:
     t0 = time.monotonic()
     # Static broken-bundle controls: the dynamic probes have their own (test_canary_dynamic.py).
+    # (The parent probes have their own controls: tests/integration/test_canary_parent.py.)
     report = run_canaries(
-        bundle, codex_bin=codex, client=client, run_id=run_id, modes=[mode], dynamic_probes=False
+        bundle, codex_bin=codex, client=client, run_id=run_id, modes=[mode], dynamic_probes=False,
+        parent_probes=False,
     )
     print(f"\n{mode}: {time.monotonic() - t0:.2f}s\n{report.to_text()}")
     assert [m.mode for m in report.modes] == [mode]
