@@ -736,6 +736,9 @@ def _pin_entries(
             guards.extend(g for g in pin.guards if g not in guards)
             wroots.add(pin.writable_root)
     out: list[CompiledEntry] = []
+    frozen: list[str] = []
+    writable = {e.path for eff in effs for e in eff.entries
+                if e.kind == "path" and e.access == "write"}
     for path in sorted(found):
         if any(eff.winner(path)[0] != "write" for eff in effs):
             raise UnsafeRootError(
@@ -745,6 +748,28 @@ def _pin_entries(
                 hint="move the vault out of the writable area",
             )
         guards, wroots = found[path]
+        if any(is_within(path, f) for f in frozen):
+            continue  # below a directory made read-only here: nothing in it can be renamed
+        if all(g.reason == "trusted-base" for g in guards) and not any(
+            is_within(w, path) for w in writable
+        ):
+            # Only trusted-base paths (an installation, an input, a `.git` name) lie below and
+            # no writable root does: a `read` entry keeps it in place without making it a
+            # writable root. A `write` pin would be one, and Codex 0.171.0 then creates its
+            # `.git`/`.agents`/`.codex` mount targets inside it, which fails for a non-root
+            # sandbox in a root-owned directory (measured: `bwrap: Can't mkdir
+            # /var/cache/.git: Permission denied`, the session never starts).
+            frozen.append(path)
+            prov = tuple(
+                Provenance(
+                    reason="ancestor",
+                    detail=f"read-only below writable root {', '.join(sorted(wroots))}; "
+                    f"keeps {g.reason} {g.path} in place (holds no writable root)",
+                )
+                for g in guards
+            )
+            out.append(CompiledEntry(path=path, access="read", provenance=prov))
+            continue
         prov = tuple(
             Provenance(
                 reason="ancestor",

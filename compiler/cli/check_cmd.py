@@ -125,8 +125,8 @@ def check_command(
         Path | None,
         typer.Option(
             "--launch-argv",
-            help="The parent's command line (JSON array) or a --format launch document "
-            "(PC048 listener, PC049 secret on argv).",
+            help="The parent's command line (JSON array) or a compiled launch document: "
+            "PC048 (a network listener), PC049 (a secret on the argv).",
         ),
     ] = None,
     fmt: Annotated[
