@@ -33,7 +33,7 @@ from .models import (
     Finding,
     Provenance,
 )
-from .paths import ancestors, is_within
+from .paths import ancestors, is_within, parent
 from .roots import check_hard_links, check_possible_roots, root_directories
 
 if TYPE_CHECKING:
@@ -325,6 +325,7 @@ def compile_mode(
     entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
     protected = _protected(roots, home, trusted)
     entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode))
+    entries = _drop_unneeded_masks(profile_id, base_table, entries, contexts, trusted)
     entries.sort(key=lambda e: (e.path, e.access))
 
     # Entries are canonical by construction; this guards the construction itself, because a
@@ -699,6 +700,28 @@ def _trusted_entries(
         out.append(CompiledEntry(path=t.path, access="read", provenance=prov))
         added.append(t.path)
     return out
+
+
+def _drop_unneeded_masks(
+    profile_id: str,
+    base_table: dict[str, Any],
+    entries: list[CompiledEntry],
+    contexts: Sequence[EvalContext],
+    trusted: Sequence[TrustedPath],
+) -> list[CompiledEntry]:
+    """Drop the entry on a missing trusted path whose directory no context can write: nothing
+    can create it there, and Codex 0.171.0 would have to create its mask inside a read-only
+    directory (measured: `bwrap: Can't create file at <HOME>/.bash_login: Read-only file
+    system`, the session never starts)."""
+    missing = {t.path for t in trusted if t.kind == "missing"}
+    if not missing or not any(e.path in missing for e in entries):
+        return entries
+    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    return [
+        e for e in entries
+        if not (e.path in missing and e.access == "read"
+                and all(eff.winner(parent(e.path))[0] != "write" for eff in effs))
+    ]
 
 
 def _pin_entries(
