@@ -41,7 +41,9 @@ scripted model server is Python, and the parent must reach it over loopback. Not
 read or attacked: the tree holds only random markers, HOME and CODEX_HOME point into it, the
 scripted model issues every command (they are this module's own), and vouched MCP servers are
 not started. The proof files and payloads live beside the tree, outside every writable root of
-every mode (the rerooted profiles write only inside the tree, /tmp and the session TMPDIR).
+every mode (the re-rooted entries write only inside the tree; `:workspace` adds /tmp and the
+session TMPDIR, which is beside the proofs, not above them). A policy key that names a real
+absolute path (a custom policy directory) is not re-rooted, as in the container canary.
 """
 
 from __future__ import annotations

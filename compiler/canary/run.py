@@ -13,7 +13,10 @@ Failure classes: `leak` (credential marker in a model output), `decoy`, `control
 listener in a mode whose contract is no network), `mismatch` (observed allow/deny differs from
 profilec.evaluate's static prediction), `error` (the probe could not run); and from the dynamic
 probes (compiler/canary/dynamic.py: a model command running across real Codex saves)
-`refresh-leak`, `temp-leak`, `lock-held`, `save-blocked`.
+`refresh-leak`, `temp-leak`, `lock-held`, `save-blocked`; and from the parent probes
+(compiler/canary/parent.py: real `codex exec` sessions attacking the trusted parent's roads,
+run on the host after the containers, kind `parent`) `parent`, with `error` for a probe whose
+negative control did not leak.
 
 Network: the container is `--network none`, so only its own loopback exists. A trusted
 `nc` listener on 127.0.0.1:NET_PORT answers with a fresh marker; the model probe `net-loopback`
@@ -192,6 +195,7 @@ class CanaryReport:
                         lines.append(f"      {p.output.split(chr(10))[0][:300]}")
                         if p.control is not None and not p.control.ok:
                             lines.append(f"      control: {p.control.output[:300]}")
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
 
