@@ -17,7 +17,8 @@ rule(
     "PC022",
     "canary-failed",
     "error",
-    "a canary probe failed (leak, decoy, control, trusted, tamper, network, mismatch or error)",
+    "a canary probe failed (leak, decoy, control, trusted, tamper, network, mismatch, parent "
+    "or error)",
     "the real sandbox disagrees with the static proof or leaks",
     "read the canary section of the report",
 )
