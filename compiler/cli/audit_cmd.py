@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, McpOpt, ProfilesOpt, SessionOpt, UserHomeOpt, WorkspaceOpt
+from .compile_cmd import (
+    HomeOpt,
+    McpOpt,
+    ProfilesOpt,
+    SessionOpt,
+    TmpdirOpt,
+    UserHomeOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..audit.bundle import CompileInputs
@@ -94,12 +102,7 @@ def lock_command(
     session_config: SessionOpt = None,
     plan_layout: PlanOpt = None,
     vouched_mcp: McpOpt = None,
-    tmpdir: Annotated[
-        str | None,
-        typer.Option(
-            "--tmpdir", help="TMPDIR the launcher gives Codex (as compile).", metavar="DIR"
-        ),
-    ] = None,
+    tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
     out: Annotated[
         Path, typer.Option("--out", help="Lock file to write (atomic); -: stdout.", metavar="FILE")
@@ -275,6 +278,9 @@ def audit_command(
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
     plan_layout: PlanOpt = None,
+    vouched_mcp: McpOpt = None,
+    tmpdir: TmpdirOpt = None,
+    home: UserHomeOpt = None,
     bundle: BundleOpt = None,
     canary_json: Annotated[
         Path | None,
@@ -325,10 +331,22 @@ def audit_command(
         raise UsageError("give --canary or --canary-json, not both")
     if canary and bundle:
         raise UsageError("--canary probes a fresh compile; drop --bundle")
+    if bundle and (vouched_mcp or tmpdir or home):
+        raise UsageError("--vouched-mcp, --tmpdir and --home go with --roots; drop --bundle")
     inp = (
         None
         if bundle
-        else _inputs(roots, profiles, workspace_root, codex_home, session_config, plan_layout)
+        else _inputs(
+            roots,
+            profiles,
+            workspace_root,
+            codex_home,
+            session_config,
+            plan_layout,
+            vouched_mcp=vouched_mcp,
+            tmpdir=tmpdir,
+            home=home,
+        )
     )
     launchers = None
     if e2e_matrix is not None:
@@ -387,4 +405,5 @@ def _input_files(bundle: Path | None, inp: CompileInputs | None) -> list[str]:
         return [str(bundle)]
     assert inp is not None
     # The shipped policy is part of the profilec version the evidence names, not an input.
-    return [f for f in (inp.roots, inp.profiles, inp.session_config, inp.plan_layout) if f]
+    files = (inp.roots, inp.profiles, inp.session_config, inp.vouched_mcp, inp.plan_layout)
+    return [f for f in files if f]

@@ -61,6 +61,15 @@ McpOpt = Annotated[
         metavar="FILE",
     ),
 ]
+TmpdirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tmpdir",
+        help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
+        "below it get their ancestors pinned).",
+        metavar="DIR",
+    ),
+]
 
 
 def to_stdout(out: Path | str | None) -> bool:
@@ -85,15 +94,7 @@ def compile_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
-    tmpdir: Annotated[
-        str | None,
-        typer.Option(
-            "--tmpdir",
-            help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
-            "below it get their ancestors pinned).",
-            metavar="DIR",
-        ),
-    ] = None,
+    tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
     vouched_mcp: McpOpt = None,
     fmt: Annotated[

@@ -147,3 +147,35 @@ def test_a_file_changed_between_reads_cannot_split_hash_from_compile(
     want = "sha256:" + hashlib.sha256(first).hexdigest()
     assert doc["provenance"]["inputs"]["roots-manifest"] == want
     assert reads.count(str(lay.manifest)) == 1
+
+
+def test_audit_takes_every_compile_flag_and_compiles_with_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README: audit takes the compile flags. --vouched-mcp, --tmpdir and --home reach the
+    audit's compile: its report names the bundle `compile --format bundle` makes from them."""
+    _, _, _, flags = _inputs(tmp_path)
+    flags += ["--home", str(tmp_path / "l" / "ws")]
+    assert main(["compile", *flags, "--format", "bundle"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    plain = flags[: flags.index("--vouched-mcp")]
+    assert main(["compile", *plain, "--format", "bundle"]) == 0
+    assert json.loads(capsys.readouterr().out)["content_hash"] != doc["content_hash"]
+    out = tmp_path / "audit.md"
+    assert main(["audit", *flags, "--now", "none", "--out", str(out)]) in (0, 1)
+    assert doc["content_hash"] in out.read_text(encoding="utf-8")
+
+
+def test_audit_offers_each_compile_option() -> None:
+    """Every option `compile` takes is an option of `audit`, declared once (the same object)."""
+    import typer.main
+
+    from profilec.cli import full_app
+
+    group = typer.main.get_command(full_app())
+    opts = {
+        name: {o for p in cmd.params for o in p.opts if o.startswith("--")}
+        for name, cmd in group.commands.items()  # type: ignore[attr-defined]
+    }
+    assert opts["compile"] - opts["audit"] == set()
+    assert opts["compile"] - opts["lock"] <= {"--format", "--plan-layout"}
