@@ -61,3 +61,19 @@ def canary_run(docker_client: DockerClient) -> Iterator[str]:
         yield run_id
     finally:
         cleanup(docker_client, run_id)
+
+
+@pytest.fixture
+def var_tmp_base(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A 0755 scratch directory under /var/tmp, removed afterwards (Codex refuses a CODEX_HOME
+    under the system temp dir, so real-Codex layouts live here)."""
+    import shutil
+    import tempfile
+
+    stem = request.node.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    d = Path(tempfile.mkdtemp(prefix=f"profilec-{stem}-", dir="/var/tmp"))
+    os.chmod(d, 0o755)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

@@ -9,10 +9,7 @@ Scratch trees live under /var/tmp: Codex refuses a CODEX_HOME under the system t
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +27,8 @@ MODES = ["read-only", "agent", "agent-full-access"]
 
 
 @pytest.fixture
-def base() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(prefix="profilec-ident-", dir="/var/tmp"))
-    os.chmod(d, 0o755)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+def base(var_tmp_base: Path) -> Path:
+    return var_tmp_base
 
 
 def two_identities(base: Path) -> dict[str, Any]:

@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +36,8 @@ MODES = ["read-only", "agent", "agent-full-access"]
 
 
 @pytest.fixture
-def base() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(prefix="profilec-inputs-", dir="/var/tmp"))
-    os.chmod(d, 0o755)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+def base(var_tmp_base: Path) -> Path:
+    return var_tmp_base
 
 
 def _layout(base: Path) -> dict[str, Any]:
