@@ -1,7 +1,7 @@
 """Lints for the trusted Codex parent: the parent policy (profiles/parent.toml) in the stack.
 
-PC046-PC047. The sandbox confines the model's shell commands only; the Codex parent runs unsandboxed
-with the credential readable. Each setting of the reviewed parent policy closes one road by
+PC046-PC047 and PC050. The sandbox confines the model's shell commands only; the Codex
+parent runs unsandboxed with the credential readable. Each setting of the reviewed parent policy closes one road by
 which the parent reads, runs or passes on something because of the model (docs/parent.md): a
 config stack that does not hold a setting at its value leaves that road open, whatever the
 permission profiles say. A list-valued setting (the command environment's exclude patterns)
@@ -10,6 +10,7 @@ holds when the merged list contains every pattern the policy names.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from .rules import rule
 if TYPE_CHECKING:
     from ..models import ParentSetting
     from .lint import _Out
+    from .result import CheckFinding
 
 
 rule(
@@ -101,3 +103,42 @@ def dotenv_lint(o: _Out) -> None:
     if not isinstance(o.inp.lstat(path), int):
         o.add("PC047", f"{path} exists; Codex loads it into the parent's environment",
               path=path)
+
+
+rule(
+    "PC050",
+    "lock-writable",
+    "error",
+    "the lock file `check --lock` / `watch --lock` reads is writable in some mode",
+    "the lock is what a launcher trusts as the reviewed bundle: a model command that can "
+    "rewrite it makes drift invisible to `check --lock` and `watch --lock` (profilec's own "
+    "inputs are trusted base; the lock's path is known only here)",
+    "keep the lock beside the roots manifest or in another directory no mode writes",
+)
+
+
+def lock_findings(bundle: Any, lock: str) -> list[CheckFinding]:
+    """PC050 for each mode in which the lock file is writable (the compiled profile, each
+    session cwd)."""
+    from ..compile import PLACEHOLDER_CWD
+    from ..evaluate import EvalContext, resolve
+    from .result import CheckFinding
+    from .rules import rule_by_id
+
+    path = os.path.abspath(lock)
+    ws = tuple(bundle.layout.workspace_roots)
+    out: list[CheckFinding] = []
+    for profile in bundle.profiles:
+        table = {profile.profile_id: profile.codex_table()}
+        for cwd in ws or (PLACEHOLDER_CWD,):
+            ctx = EvalContext(cwd=cwd, workspace_roots=tuple(w for w in ws if w != cwd),
+                              tmpdir=bundle.layout.tmpdir)
+            access, won = resolve(table, profile.profile_id, ctx).winner(path)
+            if access == "write":
+                winner = won.source if won is not None else "no entry"
+                out.append(CheckFinding(
+                    rule="PC050", severity=rule_by_id("PC050").severity,
+                    message=f"mode {profile.mode}: lock {path} is write (winner: {winner})",
+                    mode=profile.mode, profile=profile.profile_id, path=path))
+                break
+    return out

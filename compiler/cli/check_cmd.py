@@ -271,6 +271,10 @@ def check_command(
         )
         if canary:
             canary_doc, extra, mismatch_only = _canary(bundle)
+        if lock is not None:
+            from ..check.parent_layers import lock_findings
+
+            extra = [*extra, *lock_findings(bundle, str(lock))]
     else:
         import os
 

@@ -215,6 +215,14 @@ def _argv_secret(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(from_bundle(b, b.mode_profiles), extra=argv_findings([("argv", argv)]))
 
 
+def _lock_in_workspace(lay: Layout, b: CompiledBundle) -> CheckReport:
+    from profilec.check.parent_layers import lock_findings
+
+    found = lock_findings(b, str(lay.workspace / "profilec.lock"))
+    assert lock_findings(b, str(lay.manifest)) == []  # the control: beside the manifest
+    return run_check(from_bundle(b, b.mode_profiles), extra=found)
+
+
 def _workspace_config(lay: Layout, b: CompiledBundle) -> CheckReport:
     (lay.workspace / ".codex").mkdir()
     (lay.workspace / ".codex" / "config.toml").write_text(
@@ -326,6 +334,7 @@ FIRING: list[tuple[str, Case]] = [
     ("PC047", _dotenv),
     ("PC048", _listener),
     ("PC049", _argv_secret),
+    ("PC050", _lock_in_workspace),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),
 ]
