@@ -1,11 +1,12 @@
 """Lints for the trusted Codex parent: the parent policy (profiles/parent.toml) in the stack.
 
 PC046-PC047 and PC050. The sandbox confines the model's shell commands only; the Codex
-parent runs unsandboxed with the credential readable. Each setting of the reviewed parent policy closes one road by
-which the parent reads, runs or passes on something because of the model (docs/parent.md): a
-config stack that does not hold a setting at its value leaves that road open, whatever the
-permission profiles say. A list-valued setting (the command environment's exclude patterns)
-holds when the merged list contains every pattern the policy names.
+parent runs unsandboxed with the credential readable. Each setting of the reviewed parent
+policy closes one road by which the parent reads, runs or passes on something because of the
+model (docs/parent.md): a config stack that does not hold a setting at its value leaves that
+road open, whatever the permission profiles say. A list-valued setting (the command
+environment's exclude patterns) holds when the merged list contains every pattern the policy
+names.
 """
 
 from __future__ import annotations
