@@ -205,11 +205,15 @@ class EnvSetting(Frozen):
 
 
 class Directory(Frozen):
-    """A host directory the launcher creates before starting the sandbox."""
+    """A host directory the launcher creates before starting the sandbox.
+
+    `home` is the HOME the plan sets, `tmp` the TMPDIR it sets when the private CODEX_HOME lies
+    under /tmp (both inside the per-candidate state dir, docs/mounts.md "Environment").
+    """
 
     path: AbsPath
     mode: Literal["0700", "0755"]
-    purpose: Literal["state", "mirror"]
+    purpose: Literal["state", "mirror", "home", "tmp"]
 
 
 class HiddenPath(Frozen):

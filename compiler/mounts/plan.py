@@ -399,6 +399,54 @@ def _state(
     return env, args, dirs, warnings, residue
 
 
+#: PATH when the layout neither sets nor passes one through: the system directories
+#: (docker's default PATH); the plan clears the environment, and Codex needs a PATH to run
+#: its helpers and the model's commands.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: The private temp dir inside the plan (a fresh tmpfs).
+PRIVATE_TMP = "/tmp"
+CODEX_TMP_REASON = (
+    "Codex refuses to create its sandbox helper (codex-linux-sandbox) under the temp dir, so "
+    "with TMPDIR above CODEX_HOME every model command fails (bwrap: execvp "
+    "codex-linux-sandbox; measured on 0.171.0)"
+)
+
+
+def _launch_env(layout: PlanLayout) -> tuple[list[EnvSetting], list[Directory], list[PlanWarning]]:
+    """TMPDIR, HOME and PATH of the trusted parent (the plan clears the environment).
+
+    HOME is `<state_dir>/home`: per candidate, bound read-write with the state dir, created
+    0700 by the launcher; never the agent home (the shared login home that holds the
+    credential link) and never a host HOME (hidden). TMPDIR is the private /tmp, unless
+    CODEX_HOME lies under it (`CODEX_TMP_REASON`): then `<state_dir>/tmp`, which cannot
+    hold the agent home (validate_layout keeps the two apart). PATH is the layout's (`env` or
+    `passthrough_env`), else DEFAULT_PATH.
+    """
+    env: list[EnvSetting] = []
+    dirs: list[Directory] = []
+    warnings: list[PlanWarning] = []
+    home = join(layout.state_dir, "home", what="HOME")
+    dirs.append(Directory(path=home, mode="0700", purpose="home"))
+    env.append(EnvSetting(name="HOME", value=home, source="plan"))
+    tmp = PRIVATE_TMP
+    if "codex" in layout.backends and is_within(layout.agent_home, PRIVATE_TMP):
+        tmp = join(layout.state_dir, "tmp", what="TMPDIR")
+        dirs.append(Directory(path=tmp, mode="0700", purpose="tmp"))
+        warnings.append(
+            PlanWarning(
+                backend="codex",
+                source="plan",
+                message=f"codex: agent_home {layout.agent_home} lies under {PRIVATE_TMP}, so "
+                f"TMPDIR is {tmp}, not {PRIVATE_TMP}: {CODEX_TMP_REASON}; compile the "
+                f"profile with --tmpdir {tmp}, or move agent_home out of {PRIVATE_TMP}",
+            )
+        )
+    env.append(EnvSetting(name="TMPDIR", value=tmp, source="plan"))
+    if "PATH" not in layout.env and "PATH" not in layout.passthrough_env:
+        env.append(EnvSetting(name="PATH", value=DEFAULT_PATH, source="plan"))
+    return env, dirs, warnings
+
+
 def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
     """Re-derive from the mounts: hidden paths not shown, targets rw, nothing onto a link."""
     for h in plan.hidden:
@@ -466,13 +514,25 @@ def build_plan(
             )
     masks, hidden = _check_hidden([*mounts, *cred_mounts], layout, host)
     env, codex_args, directories, warnings, residue = _state(layout, catalog)
-    owned = {"TMPDIR", *(e.name for e in env)}
+    owned = {"TMPDIR", "HOME", *(e.name for e in env)}
     if "codex" in layout.backends:
         owned.add("CODEX_HOME")
-    for name in sorted(layout.env):
-        if name in owned:
-            raise LayoutError(f"env {name} is set by the plan itself; remove it", where="env")
-    env.append(EnvSetting(name="TMPDIR", value="/tmp", source="plan"))
+    for key, names in (("env", layout.env), ("passthrough_env", layout.passthrough_env)):
+        for name in sorted(names):
+            if name in owned:
+                raise LayoutError(f"{name} is set by the plan itself; remove it", where=key)
+    launch_env, launch_dirs, launch_warnings = _launch_env(layout)
+    taken = {d.path for d in directories}
+    for own in launch_dirs:
+        if own.path in taken:  # a backend named `home` or `tmp` in a custom catalog
+            raise LayoutError(
+                f"{own.path} is both a backend's state dir and the plan's {own.purpose} "
+                "directory",
+                where="backends",
+            )
+    env += launch_env
+    directories += launch_dirs
+    warnings += launch_warnings
     if "codex" in layout.backends:
         env.append(EnvSetting(name="CODEX_HOME", value=layout.agent_home, source="plan"))
     env += [EnvSetting(name=k, value=v, source="layout") for k, v in layout.env.items()]

@@ -214,6 +214,7 @@ def test_state_dir_is_recorded_0700_with_one_subdir_per_relocated_backend() -> N
         ("/srv/agentd/state/cand-1/codex", "0700"),
         ("/srv/agentd/state/cand-1/opencode", "0700"),
         ("/srv/agentd/state/cand-1/cursor", "0700"),
+        ("/srv/agentd/state/cand-1/home", "0700"),  # HOME of the trusted parent
     }
 
 
@@ -271,6 +272,89 @@ def test_unknown_backend_is_a_layout_error() -> None:
 def test_layout_env_cannot_override_what_the_plan_sets() -> None:
     with pytest.raises(LayoutError, match="CODEX_HOME is set by the plan"):
         plan_for(layout(env={"CODEX_HOME": "/elsewhere"}))
+
+
+# ---------------------------------------------------------------------------------------------
+# The environment: the plan clears it (bwrap --clearenv), so it sets TMPDIR, HOME and PATH
+
+
+def _env(plan: MountPlan) -> dict[str, str]:
+    return {e.name: e.value for e in plan.env}
+
+
+def test_the_plan_sets_home_path_and_tmpdir_inside_what_it_grants() -> None:
+    plan = plan_for()
+    env = _env(plan)
+    assert env["HOME"] == "/srv/agentd/state/cand-1/home"
+    assert env["TMPDIR"] == "/tmp"
+    assert env["PATH"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert ("/srv/agentd/state/cand-1/home", "0700", "home") in {
+        (d.path, d.mode, d.purpose) for d in plan.directories
+    }
+    home = covering(plan.mounts, env["HOME"])
+    assert home is not None and home.type == "rw-bind" and home.purpose == "state"
+    tmp = covering(plan.mounts, env["TMPDIR"])
+    assert tmp is not None and tmp.type == "tmpfs"
+    assert not [w for w in plan.warnings if w.source == "plan"]
+
+
+@pytest.mark.parametrize("field", ["env", "passthrough_env"])
+def test_the_layouts_path_wins_over_the_default(field: str) -> None:
+    value: Any = {"PATH": "/opt/codex/bin:/usr/bin"} if field == "env" else ("PATH",)
+    env = _env(plan_for(layout(**{field: value})))
+    if field == "env":
+        assert env["PATH"] == "/opt/codex/bin:/usr/bin"
+    else:  # the launcher passes its value; the plan writes none
+        assert "PATH" not in env
+
+
+@pytest.mark.parametrize("field", ["env", "passthrough_env"])
+@pytest.mark.parametrize("name", ["HOME", "TMPDIR", "CODEX_HOME"])
+def test_the_layout_cannot_set_or_pass_through_what_the_plan_sets(field: str, name: str) -> None:
+    value: Any = {name: "/elsewhere"} if field == "env" else (name,)
+    with pytest.raises(LayoutError, match=f"{field}: {name} is set by the plan itself"):
+        plan_for(layout(**{field: value}))
+
+
+def _tmp_layout(**over: Any) -> PlanLayout:
+    """The README example's shape: the whole layout in a temp dir under /tmp."""
+    base = "/tmp/profilec-example.x"
+    return layout(
+        daemon_root=f"{base}/daemon",
+        agent_home=f"{base}/agent/codex-home",
+        workspace_roots=(f"{base}/workspace",),
+        state_dir=f"{base}/daemon/state/cand-1",
+        hidden={"host_home": f"{base}/hosthome"},
+        **over,
+    )
+
+
+def _tmp_root() -> ResolvedRoot:
+    link = "/tmp/profilec-example.x/agent/codex-home/auth.json"
+    return codex_root(
+        path=link,
+        target="/tmp/profilec-example.x/host/auth.json",
+        hops=(Hop(index=0, link=link, value="../../host/auth.json", spelling=link),),
+        holder_dirs=("/tmp/profilec-example.x/agent/codex-home", "/tmp/profilec-example.x/host"),
+    )
+
+
+def test_a_codex_home_under_tmp_gets_a_tmpdir_that_does_not_hold_it() -> None:
+    """TMPDIR=/tmp above CODEX_HOME: Codex refuses its helper and no model command runs
+    (`bwrap: execvp codex-linux-sandbox`, measured). The plan moves TMPDIR into the state dir,
+    lists it for the launcher to create, and says so (with the --tmpdir to compile with)."""
+    plan = plan_for(_tmp_layout(), (_tmp_root(),))
+    env = _env(plan)
+    tmp = "/tmp/profilec-example.x/daemon/state/cand-1/tmp"
+    assert env["TMPDIR"] == tmp
+    assert not (env["CODEX_HOME"] + "/").startswith(env["TMPDIR"] + "/")
+    assert (tmp, "0700", "tmp") in {(d.path, d.mode, d.purpose) for d in plan.directories}
+    m = covering(plan.mounts, tmp)
+    assert m is not None and m.type == "rw-bind" and m.purpose == "state"
+    (w,) = [w for w in plan.warnings if w.source == "plan"]
+    assert "execvp codex-linux-sandbox" in w.message and f"--tmpdir {tmp}" in w.message
+    # Only Codex has the rule: a layout without the codex backend keeps the private /tmp.
+    assert _env(plan_for(_tmp_layout(backends=("opencode",)), (_tmp_root(),)))["TMPDIR"] == "/tmp"
 
 
 def test_mounts_are_ordered_parents_first() -> None:

@@ -85,6 +85,21 @@ def test_bwrap_argv_binds_vaults_rw_recreates_links_and_ends_read_only() -> None
     assert "--share-net" not in argv
 
 
+def test_after_clearenv_bwrap_and_docker_set_home_path_and_tmpdir() -> None:
+    """Without HOME and PATH the cleared environment leaves the parent no way to find a
+    command; the rendered argv and docker's environment carry the plan's values."""
+    plan = plan_for()
+    argv = bwrap_argv(plan)
+    after = argv[argv.index("--clearenv") :]
+    env = {after[i + 1]: after[i + 2] for i, w in enumerate(after) if w == "--setenv"}
+    assert env["HOME"] == "/srv/agentd/state/cand-1/home"
+    assert env["PATH"].split(":")[-2:] == ["/sbin", "/bin"] and env["TMPDIR"] == "/tmp"
+    kw = docker_kwargs(plan)
+    assert {k: kw["environment"][k] for k in ("HOME", "PATH", "TMPDIR")} == {
+        k: env[k] for k in ("HOME", "PATH", "TMPDIR")
+    }
+
+
 def test_bwrap_output_lists_passthrough_names_without_values() -> None:
     doc = json.loads(render_bwrap(plan_for(layout(passthrough_env=("LANG",)))))
     assert doc["passthrough_env"] == ["LANG"] and "LANG" not in doc["argv"]
