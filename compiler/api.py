@@ -17,6 +17,7 @@ from .errors import InputError, UsageError
 from .models import ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent
 from .roots import (
+    check_launch_dirs,
     resolve_home,
     resolve_input_fields,
     resolve_roots,
@@ -195,6 +196,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     manifest = inputs.manifest()
     policy = inputs.policy()
     ws = inputs.workspace_roots
+    check_launch_dirs(ws, inputs.tmpdir)  # a misspelled one would compile silently
     canonical_ws = resolve_workspace_roots(ws)
     check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
     skipped: list[Any] = []

@@ -386,9 +386,22 @@ def resolve_home(path: str) -> ResolvedHome:
 
 
 def resolve_home_fields(path: str) -> dict[str, Any]:
-    """The fields of the resolved CODEX_HOME (for models.ResolvedHome)."""
+    """The fields of the resolved CODEX_HOME (for models.ResolvedHome).
+
+    A CODEX_HOME that does not exist is an input error (exit 2) naming `--codex-home`: the
+    daemon creates that directory; `allow_missing` (a root's key) cannot make it exist."""
     check_absolute(path, what="codex home", error=InputError)
-    canonical, hops, kind, _ = walk_chain_with(path, _tuple_hop, what="codex home")
+    canonical, hops, kind, _ = walk_chain_with(
+        path, _tuple_hop, allow_missing=True, what="codex home"
+    )
+    if kind == "missing":
+        via = f" (it resolves to {canonical})" if canonical != path else ""
+        raise InputError(
+            f"CODEX_HOME {path} does not exist{via}",
+            where="--codex-home",
+            hint="fix the spelling, or create the agent's private CODEX_HOME (a 0700 "
+            "directory holding its auth.json link) before compiling",
+        )
     if kind != "dir":
         raise RootChainError(f"codex home {path} is not a directory", where="codex home")
     holders = tuple(sorted({parent(h[1]) for h in hops}))
@@ -398,6 +411,38 @@ def resolve_home_fields(path: str) -> dict[str, Any]:
     except OSError:
         tokens = False
     return {"path": path, "canonical": canonical, "holder_dirs": holders, "mcp_tokens": tokens}
+
+
+def check_launch_dirs(workspace_roots: Sequence[str], tmpdir: str | None) -> None:
+    """Every `--workspace-root` and the `--tmpdir` name an existing directory.
+
+    Compile grants these in agent mode and pins what lies below them; a misspelled one would
+    compile silently into a profile for a directory no session uses (and the real one gets
+    nothing). Refused with exit 2 (InputError), one line naming the flag and the fix."""
+    named = [("--workspace-root", r) for r in workspace_roots]
+    if tmpdir is not None:
+        named.append(("--tmpdir", tmpdir))
+    for flag, path in named:
+        check_absolute(path, what=flag, error=InputError)
+        try:
+            canonical, _, kind, _ = walk_chain_with(
+                path, _tuple_hop, allow_missing=True, what=flag
+            )
+        except RootChainError as exc:
+            raise InputError(
+                exc.message, where=flag, hint="name an existing directory by its real path"
+            ) from None
+        via = f" (it resolves to {canonical})" if canonical != path else ""
+        if kind == "missing":
+            raise InputError(
+                f"{path} does not exist{via}",
+                where=flag,
+                hint="fix the spelling, or create the directory before compiling",
+            )
+        if kind != "dir":
+            raise InputError(
+                f"{path} is not a directory{via}", where=flag, hint="name a directory"
+            )
 
 
 def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:

@@ -72,9 +72,10 @@ def test_check_prints_the_launch_context_and_uses_cwd(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lay, flags = setup(tmp_path / "l")
-    rc, out, err = run(capsys, "check", *flags, "--home", "/h", "--tmpdir", "/t")
+    (tmp_path / "t").mkdir()  # a --tmpdir that does not exist is refused (test_inputs_exist)
+    rc, out, err = run(capsys, "check", *flags, "--home", "/h", "--tmpdir", str(tmp_path / "t"))
     assert rc == 0, err
-    assert "launch context: cwd each workspace root in turn; HOME /h; TMPDIR /t" in out
+    assert f"launch context: cwd each workspace root in turn; HOME /h; TMPDIR {tmp_path}/t" in out
     # the credential's directory as the session cwd, spelled through a link: not PASS
     link = tmp_path / "hostcwd"
     link.symlink_to(lay.host_target.parent)
