@@ -175,6 +175,7 @@ def explain_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    vouched_mcp: McpOpt = None,
     bundle: BundleOpt = None,
     cwd: Annotated[
         str | None,
@@ -249,8 +250,20 @@ def explain_command(
             raise UsageError("give --mode (or --config/--overrides with --profile)")
         if profile is not None:
             raise UsageError("--profile applies to --config/--overrides; use --mode")
+        # --home/--tmpdir given explicitly are the launch values compile takes too (as check).
         inp = (
-            None if bundle else _inputs(roots, profiles, workspace_root, codex_home, session_config)
+            None
+            if bundle
+            else _inputs(
+                roots,
+                profiles,
+                workspace_root,
+                codex_home,
+                session_config,
+                vouched_mcp=vouched_mcp,
+                tmpdir=tmp_dir,
+                home=home_dir,
+            )
         )
         b, doc, live = _bundle_or_compile(bundle, inp)
         x = explain(

@@ -179,3 +179,28 @@ def test_audit_offers_each_compile_option() -> None:
     }
     assert opts["compile"] - opts["audit"] == set()
     assert opts["compile"] - opts["lock"] <= {"--format", "--plan-layout"}
+    assert opts["compile"] - opts["explain"] <= {"--out", "--plan-layout"}
+
+
+def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
+    """explain takes the compile flags too (README): --vouched-mcp, and an explicit --home and
+    --tmpdir reach its compile, so it explains the profile the launcher gets."""
+    import profilec.audit.bundle
+    from profilec.models import CompiledBundle
+
+    _, _, mcp, flags = _inputs(tmp_path)
+    seen: list[Inputs] = []
+    real = profilec.audit.bundle.compile_document
+
+    def spy(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
+        seen.append(inp)
+        return real(inp)
+
+    home = str(tmp_path / "l" / "ws")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(profilec.audit.bundle, "compile_document", spy)
+        assert main(["explain", "/etc/hosts", "--mode", "agent", *flags, "--home", home]) == 0
+    (inp,) = seen
+    assert (inp.vouched_mcp, inp.tmpdir, inp.home) == (
+        str(mcp), flags[flags.index("--tmpdir") + 1], home
+    )
