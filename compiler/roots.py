@@ -399,8 +399,8 @@ def resolve_home_fields(path: str) -> dict[str, Any]:
         raise InputError(
             f"CODEX_HOME {path} does not exist{via}",
             where="--codex-home",
-            hint="fix the spelling, or create the agent's private CODEX_HOME (a 0700 "
-            "directory holding its auth.json link) before compiling",
+            hint="fix the spelling, or create the agent's private CODEX_HOME, a 0700 "
+            "directory holding its auth.json link, before compiling",
         )
     if kind != "dir":
         raise RootChainError(f"codex home {path} is not a directory", where="codex home")
