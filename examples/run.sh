@@ -57,8 +57,11 @@ for fmt in json bwrap; do
 done
 # Reviewer audit: lock the bundle, prove no drift, and write the report (with the canary
 # decisions when the canaries can run here).
-profilec lock "${common[@]}" --out "$out/profilec.lock"
-profilec check "${common[@]}" --lock "$out/profilec.lock" --format json --out "$out/check.json"
+# The lock lives beside the roots manifest, where no mode writes (check --lock fails, PC050,
+# on a lock a model command could rewrite); out/ gets a copy for reviewers.
+profilec lock "${common[@]}" --out "$dir/profilec.lock"
+profilec check "${common[@]}" --lock "$dir/profilec.lock" --format json --out "$out/check.json"
+cp "$dir/profilec.lock" "$out/profilec.lock"
 echo "lock: $out/profilec.lock (no drift)"
 cj=()
 if [ "${#canary[@]}" -gt 0 ] && profilec canary "${common[@]}" --format json >"$out/canary.json"; then

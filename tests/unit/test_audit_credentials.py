@@ -36,12 +36,13 @@ def test_marker_never_reaches_any_output_and_no_protected_path_is_opened(
     protected = {str(lay.link), str(lay.host_target), str(hop)}
     out = tmp_path / "out"
     out.mkdir()
+    lock = lay.codex_home / "profilec.lock"  # where no mode writes (PC050)
     cmds: list[list[str]] = [
         ["compile", *flags, "--format", "bundle", "--out", str(out / "bundle.json")],
-        ["lock", *flags, "--out", str(out / "profilec.lock")],
-        ["check", *flags, "--lock", str(out / "profilec.lock")],
-        ["diff", str(out / "profilec.lock"), str(out / "bundle.json")],
-        ["diff", str(out / "profilec.lock"), str(out / "bundle.json"), "--format", "json"],
+        ["lock", *flags, "--out", str(lock)],
+        ["check", *flags, "--lock", str(lock)],
+        ["diff", str(lock), str(out / "bundle.json")],
+        ["diff", str(lock), str(out / "bundle.json"), "--format", "json"],
         ["audit", *flags, "--format", "md", "--out", str(out / "audit.md")],
         ["audit", *flags, "--format", "html", "--out", str(out / "audit.html")],
         ["audit", "--bundle", str(out / "bundle.json"), "--format", "md"],
@@ -64,7 +65,7 @@ def test_marker_never_reaches_any_output_and_no_protected_path_is_opened(
     opened = {str(Path(p)) for p in _OPENED}
     assert not opened & protected, opened & protected
     assert str(lay.manifest) in opened  # the hook really records the reads that do happen
-    written = [p.read_text(encoding="utf-8") for p in sorted(out.iterdir())]
+    written = [p.read_text(encoding="utf-8") for p in [*sorted(out.iterdir()), lock]]
     assert len(written) == 4
     for text in [*printed, *written]:
         assert lay.marker not in text

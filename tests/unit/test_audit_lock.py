@@ -12,7 +12,8 @@ from tests.audit_helpers import run, setup, validate
 
 
 def _lock(tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]) -> Path:
-    lock = tmp_path / "profilec.lock"
+    # Where no mode writes (a lock under the writable /tmp fails check --lock: PC050).
+    lock = Path(flags[flags.index("--codex-home") + 1]) / "profilec.lock"
     rc, _, err = run(capsys, "lock", *flags, "--out", str(lock))
     assert rc == 0, err
     return lock
