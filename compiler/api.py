@@ -23,6 +23,7 @@ from .roots import (
     resolve_roots,
     resolve_trusted_base_fields,
     resolve_workspace_roots,
+    under_temp_dir,
 )
 from .session import untrusted_project_paths
 
@@ -59,7 +60,9 @@ def parent_input_paths(
     turn; a `.git` planted above a workspace, or an enclosing repository's config, would run
     a model-written filter as the parent). Paths only; nothing is opened."""
     out: list[tuple[str, str]] = [(os.path.abspath(inputs.roots), "roots manifest")]
-    out.append((os.path.abspath(inputs.profiles_dir), "policy directory"))
+    pdir = os.path.abspath(inputs.profiles_dir)
+    if not under_temp_dir(os.path.realpath(pdir)):  # a scratch checkout: see roots.py
+        out.append((pdir, "policy directory"))
     if inputs.vouched_mcp:
         out.append((os.path.abspath(inputs.vouched_mcp), "vouched MCP servers"))
     if home:

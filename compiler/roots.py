@@ -617,13 +617,28 @@ def site_packages() -> tuple[str, ...]:
     return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
 
 
+def under_temp_dir(path: str) -> bool:
+    """Whether `path` lies under the system temp dir (/tmp, or $TMPDIR's canonical form)."""
+    import tempfile
+
+    tmp = {"/tmp", os.path.realpath(tempfile.gettempdir())}
+    return any(path == t or path.startswith(t.rstrip("/") + "/") for t in tmp)
+
+
 def profilec_installation() -> tuple[str, ...]:
-    """The Python environment profilec runs from (bin/ included) and the package directory."""
+    """The Python environment profilec runs from (bin/ included) and the package directory.
+
+    An installation under the system temp dir (a scratch checkout) is left out: an outer
+    sandbox (`profilec plan`) gives the session a private /tmp where it does not exist, and
+    Codex refuses to start over an entry it cannot mount there (measured: `bwrap: Can't bind
+    mount ... on /newroot/tmp/<checkout>: No such file or directory`)."""
     import sys
 
     here = os.path.dirname(os.path.abspath(__file__))
     found = {os.path.normpath(sys.prefix), os.path.normpath(sys.base_prefix), here}
-    return tuple(sorted(p for p in found if p.startswith("/") and p != "/"))
+    found = {os.path.realpath(p) for p in found}
+    return tuple(sorted(p for p in found if p.startswith("/") and p != "/"
+                        and not under_temp_dir(p)))
 
 
 def codex_install_dirs() -> tuple[str, ...]:
@@ -636,11 +651,11 @@ def codex_install_dirs() -> tuple[str, ...]:
     found: set[str] = set()
     pinned = os.path.join(str(cache_dir()), f"codex-{codex_version()}")
     if os.path.isdir(pinned):
-        found.add(os.path.normpath(pinned))
+        found.add(os.path.realpath(pinned))
     on_path = shutil.which("codex")
     if on_path:
         found.add(os.path.dirname(os.path.realpath(on_path)))
-    return tuple(sorted(p for p in found if p != "/"))
+    return tuple(sorted(p for p in found if p != "/" and not under_temp_dir(p)))
 
 
 def _topmost_closed(path: str) -> str | None:

@@ -39,6 +39,7 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
 from profilec.emit.overrides import override_lines
+from profilec.evaluate import EvalContext, resolve
 from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 from tests.integration.conftest import missing
@@ -394,9 +395,14 @@ def test_parent_git_runs_no_planted_filter_with_the_compiled_output(
     # The compiled profile keeps HOME's git config and the enclosing repository's .git
     # read-only (the parent-input entries); the attack then fails at the model's write.
     paths = _parent_input_paths(s.bundle)
-    entries = {e.path for e in s.bundle.profile_for("agent-full-access").entries}
     wanted = {str(s.home.resolve() / ".gitconfig"), str((repo / ".git").resolve())}
-    assert wanted <= paths & entries, (sorted(paths), sorted(entries))
+    assert wanted <= paths, sorted(paths)
+    # Each is read-only in full access: its own entry, or a read-only directory above it.
+    profile = s.bundle.profile_for("agent-full-access")
+    ws = s.bundle.layout.workspace_roots
+    eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id,
+                  EvalContext(cwd=ws[0], workspace_roots=ws[1:]))
+    assert {w: eff.winner(w)[0] for w in wanted} == dict.fromkeys(wanted, "read")
     proof, out = _git_attack(codex, s, repo, vector, s.bundle)
     assert "config-rc=0" not in out, out  # the model cannot write the git config
     assert not proof.exists(), proof.read_text(encoding="utf-8")

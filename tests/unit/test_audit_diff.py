@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from profilec.audit.diff import diff_sides, side_from_config
 from profilec.compile import PLACEHOLDER_CWD
 from profilec.evaluate import EvalContext, resolve
+from profilec.roots import under_temp_dir
 from tests.audit_helpers import run, setup, validate
 from tests.helpers import write_manifest
 
@@ -156,8 +157,10 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
         (m, p) for m in ("read-only", "agent", "agent-full-access")
         for p in (str(other), str(other.parent))  # the new root's target and its vault
     } | {
-        # The other policy directory is a trusted-side input: read-only where a mode writes it.
+        # The other policy directory is a trusted-side input: read-only where a mode writes it
+        # (unless it is a scratch copy under the temp dir, which is left out).
         (m, str(profiles)) for m in ("agent", "agent-full-access")
+        if not under_temp_dir(str(profiles.resolve()))
     }
     assert any(c["what"] == "root" and "'other' added" in c["detail"] for c in changes)
 

@@ -35,6 +35,7 @@ from profilec.errors import PolicyError
 from profilec.evaluate import EvalContext, resolve
 from profilec.models import CompiledBundle
 from profilec.policy import load_policy
+from profilec.roots import under_temp_dir
 from tests.helpers import make_layout
 
 MODES = ("read-only", "agent", "agent-full-access")
@@ -159,8 +160,11 @@ def _inputs_layout(tmp_path: Path) -> tuple[Any, dict[str, str]]:
         "HOME .gitconfig (missing)": str(home / ".gitconfig"),
         "HOME .config/git (missing)": str(home / ".config" / "git"),
         "HOME .bashrc": str(home / ".bashrc"),
-        "policy directory": str(Path("profiles").resolve()),
     }
+    if not under_temp_dir(str(Path("profiles").resolve())):
+        # A checkout under /tmp is a scratch install: its policy directory is left out
+        # (profilec.roots.profilec_installation says why).
+        paths["policy directory"] = str(Path("profiles").resolve())
     kw = {"workspace_roots": [str(repo / "ws")], "codex_home": str(lay.codex_home),
           "home": str(home)}
     return (lay, kw), paths
@@ -190,9 +194,9 @@ def test_input_entries_carry_their_role_in_provenance(tmp_path: Path) -> None:
     (lay, kw), _ = _inputs_layout(tmp_path)
     bundle = load_and_compile(str(lay.manifest), **kw)
     roles = {t.role or "" for t in bundle.trusted_base if t.source == "input"}
-    for role in ("roots manifest", "policy directory", "HOME git config",
-                 "HOME login-shell file"):
+    for role in ("roots manifest", "HOME git config", "HOME login-shell file"):
         assert role in roles, role
+    assert ("policy directory" in roles) != under_temp_dir(str(Path("profiles").resolve()))
     assert any(r.startswith("git repository above workspace root") for r in roles)
     # Entries appear where a mode could write the path (else a read-only ancestor covers it),
     # each naming its role.
@@ -216,10 +220,15 @@ def test_mcp_oauth_tokens_in_codex_home_are_denied_in_every_mode(tmp_path: Path)
 def test_watch_reports_an_in_place_edit_of_the_manifest_and_of_a_policy_file(
     tmp_path: Path
 ) -> None:
+    import tempfile
+
     from profilec.watch import Watcher, watch_bundle, watch_set
 
     lay = make_layout(tmp_path / "l")
-    pdir = tmp_path / "profiles"
+    # Outside the temp dir: a policy directory under /tmp is a scratch one, not watched.
+    scratch = Path(tempfile.mkdtemp(prefix="profilec-policy-", dir="/var/tmp"))
+    request_cleanup = scratch
+    pdir = scratch / "profiles"
     shutil.copytree("profiles", pdir)
     bundle = load_and_compile(str(lay.manifest), profiles_dir=str(pdir),
                               workspace_roots=[str(lay.workspace)],
@@ -234,6 +243,7 @@ def test_watch_reports_an_in_place_edit_of_the_manifest_and_of_a_policy_file(
         assert drift is not None and drift.kind == "modified" and drift.path == str(edited)
         assert drift.role == "trusted-input"
         assert control.poll() is None  # yesterday's watch set did not notice
+    shutil.rmtree(request_cleanup)
 
 
 def test_another_identitys_codex_home_and_home_are_denied_and_the_control_reads_them(
