@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -82,10 +82,19 @@ def watch_command(
 
     if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
         raise UsageError(f"--interval must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds")
-    stop = threading.Event()
+    # A plain flag, not a threading.Event: Event.set() in a signal handler deadlocks when the
+    # signal lands while the main thread holds the Event's lock inside Event.wait() (seen as a
+    # watch that never exited after SIGTERM on a loaded CI machine). time.sleep resumes after
+    # the handler, so the loop notices the flag within one interval (at most 0.5 s).
+    stop: list[bool] = []
 
     def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
+        stop.append(True)
+
+    def go_on(seconds: float) -> bool:
+        if not stop:
+            time.sleep(seconds)
+        return not stop
 
     # Installed before the compile, so a launcher that stops the session early still gets 0.
     signal.signal(signal.SIGTERM, on_signal)
@@ -94,9 +103,9 @@ def watch_command(
     watcher = watch_bundle(bundle)
     print(f"profilec: watch: watching {len(watcher.watched)} paths every {interval:g} s",
           file=sys.stderr, flush=True)
-    if stop.is_set():
+    if stop:
         return
-    found = run_watch(watcher, interval=interval, sleep=lambda s: not stop.wait(s))
+    found = run_watch(watcher, interval=interval, sleep=go_on)
     if found is None:
         return  # asked to stop: exit 0, nothing on stdout
     sys.stdout.write(json.dumps(found.document(), sort_keys=True) + "\n")
