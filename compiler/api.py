@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .compile import compile_bundle
-from .errors import InputError, UsageError
+from .compile import PLACEHOLDER_CWD, compile_bundle
+from .errors import InputError, SandboxRefusesError, UsageError
 from .models import ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent
 from .roots import (
@@ -231,7 +231,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     layout = LaunchLayout(
         workspace_roots=canonical_ws, codex_home=home_path, home=inputs.home, tmpdir=tmp
     )
-    return compile_bundle(
+    bundle = compile_bundle(
         roots,
         policy,
         layout,
@@ -244,3 +244,16 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
         trusted_base=trusted,
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
     )
+    refuse_unstartable(bundle)
+    return bundle
+
+
+def refuse_unstartable(bundle: CompiledBundle) -> None:
+    """Fail closed when the sandbox would refuse a mode's profile on this filesystem: a
+    launcher that trusts compile would get a session in which no command runs."""
+    from .startup import startup_refusals
+
+    found = startup_refusals(bundle, PLACEHOLDER_CWD)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise SandboxRefusesError(found[0].line() + more, where=found[0].refusal.path)

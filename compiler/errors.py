@@ -11,7 +11,8 @@
     ├── OutputError                   (exit 6) the artifact could not be written (nothing was)
     ├── EnvironmentMissingError       (exit 7) docker engine / codex / bwrap needed but absent
     ├── CanaryMismatchError           (exit 8) canary observation disagrees with the static matrix
-    └── LockDriftError                (exit 9) recompiled bundle differs from the lock; watch drift
+    ├── LockDriftError                (exit 9) recompiled bundle differs from the lock; watch drift
+    └── SandboxRefusesError           (exit 10) the sandbox would not start a compiled profile
 
 Exit code 1 is reserved for "check ran and found findings at or above --fail-on"; it is not an
 exception class because findings are data, not failures of the tool.
@@ -98,6 +99,11 @@ class LockDriftError(ProfilecError):
     kind = "lock-drift"
 
 
+class SandboxRefusesError(ProfilecError):
+    exit_code = 10
+    kind = "sandbox-refuses"
+
+
 #: The exit-code table the README documents (kept here so a test can compare them).
 EXIT_CODES: dict[int, str] = {
     0: "clean: compiled, or check found nothing at or above --fail-on",
@@ -110,4 +116,5 @@ EXIT_CODES: dict[int, str] = {
     7: "a required engine or tool is missing (docker, codex, bwrap)",
     8: "canary observation disagrees with the static prediction",
     9: "the recompiled bundle differs from the lock file, or `watch` saw the chain go stale",
+    10: "the sandbox would refuse to start a compiled profile on this filesystem (nothing written)",
 }

@@ -15,8 +15,10 @@ Complexity (n = entries after expansion, d = depth of the query path, g = deny g
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -1241,3 +1243,43 @@ def escape_literal(path: str, *, access: Access = "deny", is_dir: bool = False) 
         return None
     tail = ["".join("\\" + c if c in _ESCAPE else c for c in part) for part in parts[first:]]
     return "/".join([*parts[:first], *tail])
+
+
+# ---------------------------------------------------------------------------------------------
+# The live filesystem as an FsView: lstat and readlink only, never open().
+
+
+class LiveFs:
+    """Answers FsView questions from the host, caching each lstat."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, FsKind | None] = {}
+
+    def kind(self, path: str) -> FsKind | None:
+        """lstat's type of `path`; None when it does not exist or cannot be looked up."""
+        if path in self._kinds:
+            return self._kinds[path]
+        try:
+            st = os.lstat(path)
+        except OSError:
+            k: FsKind | None = None
+        else:
+            if stat.S_ISLNK(st.st_mode):
+                k = "link"
+            elif stat.S_ISDIR(st.st_mode):
+                k = "dir"
+            elif stat.S_ISREG(st.st_mode):
+                k = "file"
+            else:
+                k = "other"
+        self._kinds[path] = k
+        return k
+
+    def readlink(self, path: str) -> str | None:
+        """The link's value, or None."""
+        if self.kind(path) != "link":
+            return None
+        try:
+            return os.readlink(path)
+        except OSError:
+            return None

@@ -167,7 +167,7 @@ def run_check(
     """The whole static check; deterministic for the same inputs."""
     merged = inp.stack.merged()
     modes, findings = evaluate_modes(inp, merged)
-    from .fsview import LiveFs
+    from ..evaluate import LiveFs
 
     cells = coverage(modes, inp.roots, LiveFs(), codex_version=codex_version)
     findings += cell_findings(cells, file=inp.manifest_file)

@@ -33,6 +33,7 @@ from ..codex import (
 )
 from ..evaluate import EffectiveProfile, enforce, resolve_path
 from ..models import ACP_MODES, ResolvedRoot
+from ..startup import REFUSAL_CLASSES
 from .agent_layers import agent_layer_lints
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
@@ -654,7 +655,7 @@ rule(
     "a `write` entry names a regular file: the sandbox refuses to start",
     "measured: 'bwrap: Can't mkdir parents for <file>/.git: Not a directory', then a panic "
     "'failed to inspect synthetic bubblewrap mount target ...' (no command runs)",
-    "grant write on the directory that holds the file, or read on the file",
+    REFUSAL_CLASSES["write-on-file"].fix,
     MEASURED_RANGE,
 )
 
@@ -668,7 +669,7 @@ rule(
     "'Can't mkdir <dir>: Read-only file system', for a missing parent 'Can't mkdir parents "
     "for <path>: Read-only file system' (no command runs); a writable root between them "
     "mounts first and avoids it",
-    "drop the inner deny: the directory deny already hides it",
+    REFUSAL_CLASSES["deny-inside-denied-dir"].fix,
     MEASURED_RANGE,
 )
 
@@ -680,7 +681,7 @@ rule(
     "such a symlink; a deny crossing one above its key is PC017)",
     "measured: 'error building bubblewrap command: Fatal error: cannot enforce sandbox "
     "read-only path <p> because it crosses writable symlink <l>' (no command runs)",
-    "spell the entry by its canonical path, and keep links out of writable roots",
+    REFUSAL_CLASSES["crosses-writable-symlink"].fix,
     MEASURED_RANGE,
 )
 
@@ -691,7 +692,7 @@ rule(
     "two or more entries below the same missing directory inside a writable root",
     "measured: 'bwrap: Can't bind mount /bindfileXXXXXX on /newroot<dir>: Unable to mount "
     "source on destination: No such file or directory' (no command runs)",
-    "create the directory before launch, or drop the entries below it",
+    REFUSAL_CLASSES["missing-nested-entries"].fix,
     MEASURED_RANGE,
 )
 
@@ -704,7 +705,7 @@ rule(
     "directory' (absolute link to a dir), 'Can't create file at <key>: No such file or "
     "directory' (to a file), 'Can't remount readonly on /newroot<key>: realpath(destination)' "
     "(relative `.`) (no command runs)",
-    "name the canonical target (realpath), never the link",
+    REFUSAL_CLASSES["entry-on-symlink"].fix,
     MEASURED_RANGE,
 )
 
@@ -716,7 +717,7 @@ rule(
     "measured: 'Fatal error: unreadable glob pattern is invalid for <dir>: error parsing glob "
     "...: unclosed alternate group; missing '}'' (or 'unopened alternate group') (no "
     "command runs)",
-    "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)",
+    REFUSAL_CLASSES["invalid-glob"].fix,
     MEASURED_RANGE,
 )
 
@@ -726,20 +727,11 @@ rule(
     "error",
     "the session cwd is spelled through a symlink and its real directory is denied",
     "measured: 'bwrap: Can't chdir to <cwd>: Permission denied' (no command runs)",
-    "start the session in a directory the profile does not deny, spelled canonically",
+    REFUSAL_CLASSES["cwd-denied"].fix,
     MEASURED_RANGE,
 )
 
 
-_REFUSAL_RULES = {
-    "write-on-file": "PC031",
-    "deny-inside-denied-dir": "PC032",
-    "entry-on-symlink": "PC037",
-    "invalid-glob": "PC038",
-    "cwd-denied": "PC039",
-    "crosses-writable-symlink": "PC033",
-    "missing-nested-entries": "PC034",
-}
 
 
 rule(
@@ -781,7 +773,7 @@ rule(
 
 def _enforcement(o: _Out) -> None:
     """PC030-PC036: what the sandbox does with each mode's profile on this filesystem."""
-    from .fsview import LiveFs
+    from ..evaluate import LiveFs
 
     inp = o.inp
     fs = LiveFs()
@@ -815,7 +807,8 @@ def _enforcement(o: _Out) -> None:
                         )
             enf = enforce(eff, fs, codex_version=inp.codex_version)
             for r in enf.refusals:
-                rule = _REFUSAL_RULES.get(r.code)
+                cls = REFUSAL_CLASSES.get(r.code)
+                rule = cls.rule if cls else None
                 crossing_above = not r.message.endswith(f"crosses writable symlink {r.path}")
                 if rule is None or (
                     rule == "PC033" and "deny-read" in r.message and crossing_above

@@ -71,6 +71,8 @@ def all_rules() -> tuple[Rule, ...]:
 
 def rule_by_id(rule_id: str) -> Rule:
     """The declared rule with this id (KeyError for an unknown one)."""
+    if rule_id not in _REGISTRY:
+        all_rules()
     return _REGISTRY[rule_id]
 
 

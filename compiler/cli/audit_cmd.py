@@ -210,8 +210,8 @@ def explain_command(
     import os
 
     from ..audit.explain import explain, explain_config, live_walker, render_text
-    from ..check.fsview import LiveFs
     from ..errors import UsageError
+    from ..evaluate import LiveFs
 
     _check_fmt(fmt, ("text", "json"))
     for name, value in (("--cwd", cwd), ("--home", home_dir), ("--tmpdir", tmp_dir)):

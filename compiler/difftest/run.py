@@ -107,7 +107,7 @@ def snapshot(base: Path) -> FsSnapshot:
     for root, dnames, fnames in os.walk(b):
         for name in dnames + fnames:
             note(posixpath.join(root, name))
-    from ..check.fsview import LiveFs
+    from ..evaluate import LiveFs
 
     return FsSnapshot(kinds, links, scope=b, outside=LiveFs())
 

@@ -1,0 +1,93 @@
+"""Would the sandbox start? Each mode's compiled profile, enforced on the live filesystem.
+
+`enforce()` models the start-up failures measured against the real `codex sandbox`
+(compiler/evaluate.py `_refusals`; the differential tester finds them). Each class has one lint
+(`check`) and one fix, here; compile refuses a bundle with any of them (exit 10), so a launcher
+that trusts compile never gets a session in which no command runs. lstat/readlink only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .evaluate import EvalContext, EvaluationError, LiveFs, Refusal, enforce, resolve
+from .models import CompiledBundle
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalClass:
+    """One measured start-up failure class: the lint that reports it and the fix."""
+
+    rule: str
+    fix: str
+
+
+#: evaluate.Refusal.code -> its lint and fix (the lints in compiler/check/lint.py use these).
+REFUSAL_CLASSES: dict[str, RefusalClass] = {
+    "write-on-file": RefusalClass(
+        "PC031", "grant write on the directory that holds the file, or read on the file"
+    ),
+    "deny-inside-denied-dir": RefusalClass(
+        "PC032", "drop the inner deny: the directory deny already hides it"
+    ),
+    "crosses-writable-symlink": RefusalClass(
+        "PC033", "spell the entry by its canonical path, and keep links out of writable roots"
+    ),
+    "missing-nested-entries": RefusalClass(
+        "PC034", "create the directory before launch, or drop the entries below it"
+    ),
+    "entry-on-symlink": RefusalClass(
+        "PC037", "name the canonical target (realpath), never the link"
+    ),
+    "invalid-glob": RefusalClass(
+        "PC038", "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)"
+    ),
+    "cwd-denied": RefusalClass(
+        "PC039", "start the session in a directory the profile does not deny, spelled canonically"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StartRefusal:
+    """One mode (at one session cwd) whose profile the sandbox refuses to start."""
+
+    mode: str
+    profile_id: str
+    cwd: str
+    refusal: Refusal
+
+    def line(self) -> str:
+        """What, where and the fix, on one line."""
+        cls = REFUSAL_CLASSES[self.refusal.code]
+        return (
+            f"mode {self.mode} (profile {self.profile_id}, cwd {self.cwd}): the sandbox will not "
+            f"start: {self.refusal.message} [{self.refusal.code}, {cls.rule}]; fix: {cls.fix}"
+        )
+
+
+def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[StartRefusal]:
+    """Every (mode, cwd) whose compiled profile the sandbox refuses, on this filesystem."""
+    table = {p.profile_id: p.codex_table() for p in bundle.profiles}
+    lay = bundle.layout
+    home = lay.home or os.environ.get("HOME")
+    cwds = list(dict.fromkeys(lay.workspace_roots)) or [placeholder_cwd]
+    fs = LiveFs()
+    out: list[StartRefusal] = []
+    for prof in bundle.profiles:
+        for cwd in cwds:
+            ctx = EvalContext(
+                cwd=cwd,
+                workspace_roots=tuple(r for r in lay.workspace_roots if r != cwd),
+                tmpdir=lay.tmpdir,
+                home=home,
+            )
+            try:
+                eff = resolve(table, prof.profile_id, ctx)
+            except EvaluationError:
+                continue  # Codex rejects the profile itself: check's PC015 reports it
+            out.extend(
+                StartRefusal(prof.mode, prof.profile_id, cwd, r) for r in enforce(eff, fs).refusals
+            )
+    return out
