@@ -18,6 +18,7 @@ from .compare import (
     wrong_predictor,
 )
 from .gen import make_case
+from .refusals import outside_list
 from .run import predict
 
 
@@ -65,11 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     bad = unsafe(results)
     print(f"UNSAFE probes (sandbox allows, evaluator denies): {len(bad)}")
+    loose = outside_list(results)
+    print(f"one-sided refusals outside the documented list: {len(loose)}")
+    for r, code in loose[: a.show]:
+        print(f"  {r.case.case_id} {r.case_class} {code}")
     if a.self_test:
         n = sum(len(r.disagreements) for r in results)
         print(f"self-test: the wrong predictor produced {n} disagreements")
         return 0 if n > 0 else 1
-    return 1 if bad else 0
+    return 1 if bad or loose else 0
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..evaluate import EvalContext, FsSnapshot
 from .gen import Case, make_case
+from .refusals import refusal_class, refusal_table
 from .run import (
     Outcome,
     Predictor,
@@ -176,6 +177,7 @@ def table(results: Sequence[CaseResult]) -> str:
     lines += ["", "| case class | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for t in tags:
         lines.append(f"| {t} | " + " | ".join(str(by_tag[(t, c)]) for c in cols) + " |")
+    lines += ["", refusal_table(results)]
     return "\n".join(lines)
 
 
@@ -198,6 +200,7 @@ def disagreement_lines(results: Sequence[CaseResult], limit: int = 50) -> list[s
                     {
                         "case_id": r.case.case_id,
                         "class": r.case_class,
+                        "refusal_class": refusal_class(r),
                         "evaluator": r.refusal_evaluator,
                         "sandbox": r.refusal_sandbox[-400:],
                     },

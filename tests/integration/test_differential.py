@@ -1,8 +1,11 @@
 """Differential test: the evaluator's enforcement model against the real `codex sandbox`.
 
-200 seeded cases (fixed seeds), ONE sandboxed script per case probing ~40 paths. The rule under
-test: the sandbox never allows what the evaluator denies (no UNSAFE probe). The self-test swaps
-in a wrong predictor and must see disagreements, so this test can fail.
+1,000 seeded cases (two fixed seeds), ONE sandboxed script per case probing ~40 paths. The rules
+under test: the sandbox never allows what the evaluator denies (no UNSAFE probe), and no case is
+refused by one side only unless its (class, side) is on the documented list
+(profilec.difftest.refusals.ACCEPTED, docs/codex-semantics.md): compile refuses exactly the
+profiles Codex will not start. The self-test swaps in a wrong predictor and must see
+disagreements, so this test can fail.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from profilec.difftest.compare import (
     unsafe,
     wrong_predictor,
 )
+from profilec.difftest.refusals import outside_list
 
 pytestmark = pytest.mark.codex
 
-SEEDS = ((20261203, 100), (7, 100))
+SEEDS = ((20261203, 500), (7, 500))
 
 
 @pytest.fixture(scope="module")
@@ -44,16 +48,28 @@ def results(codex_bin: Path, workdir: Path) -> list[CaseResult]:
 
 
 def test_sandbox_never_allows_what_the_evaluator_denies(results: list[CaseResult]) -> None:
-    assert len(results) >= 200
+    assert len(results) >= 1000
     bad = unsafe(results)
     detail = "\n".join(disagreement_lines(results, 20))
     assert not bad, f"{len(bad)} UNSAFE probes\n{table(results)}\n{detail}"
 
 
+def test_no_one_sided_refusal_outside_the_documented_list(results: list[CaseResult]) -> None:
+    loose = outside_list(results)
+    detail = "\n".join(
+        f"{r.case.case_id} {r.case_class} {code}: "
+        f"{(r.refusal_sandbox or r.refusal_evaluator)[-300:]}"
+        for r, code in loose
+    )
+    assert not loose, f"{len(loose)} one-sided refusals\n{table(results)}\n{detail}"
+    both = sum(1 for r in results if r.case_class == "refused-by-both")
+    assert both >= 100, "the cases must exercise refusals at all (measured: ~31%)"
+
+
 def test_most_cases_run_and_are_judged(results: list[CaseResult]) -> None:
     judged = sum(len(r.probes) for r in results)
     ran = sum(1 for r in results if r.case_class == "ran")
-    assert ran >= 80 and judged >= 2000, table(results)
+    assert ran >= 400 and judged >= 10000, table(results)
 
 
 def test_self_test_wrong_predictor_reports_disagreements(codex_bin: Path, workdir: Path) -> None:

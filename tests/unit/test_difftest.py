@@ -56,3 +56,103 @@ def test_the_default_workdir_is_canonical(tmp_path: Path, monkeypatch: pytest.Mo
     (tmp_path / "link").symlink_to("real")
     monkeypatch.setenv("PROFILEC_DIFFTEST_DIR", str(tmp_path / "link" / "d"))
     assert default_workdir() == tmp_path / "real" / "d"
+
+
+#: Refusal texts measured on 0.171.0 (difftest seed 20261203, 1,000 cases) and the class each is.
+MEASURED_REFUSALS = (
+    ("bwrap: Can't chdir to /c/home/l0: Permission denied", "cwd-denied"),
+    (
+        "bwrap: Can't mount tmpfs on /newroot/c/tmp/cfgl3: No such file or directory",
+        "entry-on-symlink",
+    ),
+    ("bwrap: Can't create file at /c/o/k2/n3l1: No such file or directory", "entry-on-symlink"),
+    (
+        "bwrap: Can't bind mount /bindfileXXXXXX on /newroot/c/o/cfg/inner/.git: Unable to mount "
+        "source on destination: No such file or directory",
+        "missing-nested-entries",
+    ),
+    (
+        "bwrap: Can't create file at /c/ws/inner/cfg.t3: Read-only file system",
+        "deny-inside-denied-dir",
+    ),
+    (
+        "bwrap: Can't mkdir parents for /c/o/src/src/k1/vault: Read-only file system",
+        "deny-inside-denied-dir",
+    ),
+    (
+        'Error: unsupported configuration path "/c/o/]z" using POSIX path syntax',
+        "unsupported-path-syntax",
+    ),
+    (
+        "error building bubblewrap command: Fatal error: cannot enforce sandbox read-only path "
+        "/c/ws/l0 because it crosses writable symlink /c/ws/l0",
+        "crosses-writable-symlink",
+    ),
+    (
+        "panicked: failed to inspect synthetic bubblewrap mount target /c/o/x.t1/.aws: Not a "
+        "directory (os error 20)",
+        "write-on-file",
+    ),
+    ("bwrap: Can't mkdir /c/o/q?/.codex: Not a directory", "write-on-file"),
+    ("bwrap: Can't mkdir parents for /c/f/.git: Not a directory", "write-on-file"),
+    (
+        "Fatal error: unreadable glob pattern is invalid for /c: error parsing glob '/x{': "
+        "unclosed alternate group; missing '}'",
+        "invalid-glob",
+    ),
+    ("something else entirely", "unclassified"),
+)
+
+
+@pytest.mark.parametrize(("message", "code"), MEASURED_REFUSALS)
+def test_refusal_texts_are_classed(message: str, code: str) -> None:
+    from profilec.difftest.refusals import classify
+
+    assert classify(message) == code
+
+
+def test_every_evaluator_refusal_code_has_a_class_pattern() -> None:
+    from profilec.difftest.refusals import CLASS_PATTERNS
+    from profilec.startup import REFUSAL_CLASSES
+
+    assert set(REFUSAL_CLASSES) <= {c for c, _ in CLASS_PATTERNS}
+
+
+def test_one_sided_refusals_outside_the_list_are_reported_and_on_it_are_not() -> None:
+    from profilec.difftest import refusals
+    from profilec.difftest.compare import CaseResult, table
+
+    def res(i: int, cls: str, ev: str, sb: str) -> CaseResult:
+        return CaseResult(make_case(3, i), cls, (), (), ev, sb)
+
+    rows = [
+        res(0, "refused-sandbox-only", "", "bwrap: Can't chdir to /x: Permission denied"),
+        res(1, "refused-evaluator-only", "bwrap: Can't bind mount /bindfileX on /y: No", ""),
+        res(2, "refused-by-both", "bwrap: Can't chdir to /x", "bwrap: Can't chdir to /x"),
+        res(3, "ran", "", ""),
+    ]
+    out = refusals.outside_list(rows)
+    assert [(r.case.case_id, code) for r, code in out] == [
+        ("3:0", "cwd-denied"),
+        ("3:1", "missing-nested-entries"),
+    ]
+    text = table(rows)
+    assert "| cwd-denied | 1 | **1** (not on the list) | 0 |" in text
+    accepted = refusals.Accepted("cwd-denied", "sandbox-only", "test", ("3:0",))
+    old = refusals.ACCEPTED
+    refusals.ACCEPTED = (accepted,)
+    try:
+        assert [c for _r, c in refusals.outside_list(rows)] == ["missing-nested-entries"]
+    finally:
+        refusals.ACCEPTED = old
+
+
+def test_the_documented_list_matches_the_code() -> None:
+    from profilec.difftest.refusals import accepted_markdown
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "codex-semantics.md").read_text(
+        encoding="utf-8"
+    )
+    start = doc.index("<!-- one-sided:")
+    body = doc[doc.index("\n", start) + 1 : doc.index("<!-- /one-sided -->")]
+    assert body.rstrip("\n") == accepted_markdown()

@@ -1,0 +1,130 @@
+"""Refusal classes on both sides of the differential tester, and the accepted one-sided list.
+
+A case is refused when no command runs. The sandbox's stderr and the evaluator's predicted
+message are classed by the same patterns (the evaluator's messages quote bwrap's and Codex's
+measured text), so the table shows, per class, how often both sides refused and how often only
+one did. A one-sided refusal is either a launcher-visible failure the model misses (sandbox
+only: compile would emit a profile Codex will not start) or a profile compile refuses that would
+have started (evaluator only). `ACCEPTED` lists the one-sided (class, side) pairs we know and
+accept, with the reason; the tester and CI fail on any other (docs/codex-semantics.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from .compare import CaseResult
+
+Side = Literal["sandbox-only", "evaluator-only"]
+
+#: (class code, pattern on the refusal text). First match wins; codes are evaluate.Refusal's.
+CLASS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("unsupported-path-syntax", re.compile(r"unsupported configuration path .* POSIX path syntax")),
+    ("invalid-glob", re.compile(r"glob pattern is invalid|error parsing glob")),
+    ("crosses-writable-symlink", re.compile(r"crosses writable symlink")),
+    ("cwd-denied", re.compile(r"Can't chdir to ")),
+    ("missing-nested-entries", re.compile(r"Can't bind mount /bindfile")),
+    (
+        "write-on-file",
+        re.compile(r"Not a directory|synthetic bubblewrap mount target"),
+    ),
+    ("deny-inside-denied-dir", re.compile(r"Read-only file system")),
+    (
+        "entry-on-symlink",
+        re.compile(
+            r"Can't mount tmpfs on .*: No such file|Can't create file at .*: No such file"
+            r"|Can't remount readonly on .*realpath"
+        ),
+    ),
+)
+
+UNCLASSIFIED = "unclassified"
+
+
+def classify(message: str) -> str:
+    """The refusal class of a refusal message (sandbox stderr or evaluator prediction)."""
+    if not message:
+        return ""
+    for code, rx in CLASS_PATTERNS:
+        if rx.search(message):
+            return code
+    return UNCLASSIFIED
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A one-sided refusal class we measured, understand and accept."""
+
+    code: str
+    side: Side
+    reason: str
+    cases: tuple[str, ...]  # the seed:index cases that showed it (replay with --case)
+
+
+#: The documented list (docs/codex-semantics.md "One-sided refusals"); nothing else may appear.
+ACCEPTED: tuple[Accepted, ...] = ()
+
+
+def refusal_class(r: CaseResult) -> str:
+    """The class of a refused case: the sandbox's when it refused, else the evaluator's."""
+    if r.case_class in ("refused-by-both", "refused-sandbox-only"):
+        return classify(r.refusal_sandbox)
+    if r.case_class == "refused-evaluator-only":
+        return classify(r.refusal_evaluator)
+    return ""
+
+
+def is_accepted(code: str, side: str) -> bool:
+    """True when the (class, side) pair is on the documented list."""
+    return any(a.code == code and a.side == side for a in ACCEPTED)
+
+
+def outside_list(results: Sequence[CaseResult]) -> list[tuple[CaseResult, str]]:
+    """Every one-sided refusal whose (class, side) is not on the documented list."""
+    out: list[tuple[CaseResult, str]] = []
+    for r in results:
+        if r.case_class in ("refused-sandbox-only", "refused-evaluator-only"):
+            code = refusal_class(r)
+            if not is_accepted(code, r.case_class.removeprefix("refused-")):
+                out.append((r, code))
+    return out
+
+
+def refusal_table(results: Sequence[CaseResult]) -> str:
+    """Markdown: per refusal class, refused by both / by one side (outside the list in bold)."""
+    cols = ("refused-by-both", "refused-sandbox-only", "refused-evaluator-only")
+    counts: Counter[tuple[str, str]] = Counter()
+    for r in results:
+        if r.case_class in cols:
+            counts[(refusal_class(r), r.case_class)] += 1
+    codes = sorted({c for c, _ in counts})
+    lines = [
+        "| refusal class | refused-by-both | refused-sandbox-only | refused-evaluator-only |",
+        "|---|---|---|---|",
+    ]
+    for code in codes:
+        cells = []
+        for col in cols:
+            n = counts[(code, col)]
+            side = col.removeprefix("refused-")
+            flag = n and col != "refused-by-both" and not is_accepted(code, side)
+            cells.append(f"**{n}** (not on the list)" if flag else str(n))
+        lines.append(f"| {code} | " + " | ".join(cells) + " |")
+    if not codes:
+        lines.append("| (none) | 0 | 0 | 0 |")
+    return "\n".join(lines)
+
+
+def accepted_markdown() -> str:
+    """The documented list as the table docs/codex-semantics.md carries (a test compares)."""
+    lines = ["| class | side | cases | why it is accepted |", "|---|---|---|---|"]
+    for a in ACCEPTED:
+        lines.append(f"| {a.code} | {a.side} | {', '.join(a.cases)} | {a.reason} |")
+    if not ACCEPTED:
+        lines.append("| (none) | | | every one-sided refusal fails the tester |")
+    return "\n".join(lines)
