@@ -76,6 +76,9 @@ for path in (profilec.__file__, str(resources.schemas_dir())):
         sys.exit(f"wheel-smoke: {path} is not inside the venv {venv}")
 print(f"wheel-smoke: profilec imports from {os.path.dirname(profilec.__file__)}")
 PY
+# `python -m profilec` is the installed CLI too (issue 22).
+"$venv/bin/python" -m profilec --version | grep -q '^profilec ' || {
+  echo "wheel-smoke: python -m profilec --version failed" >&2; exit 1; }
 
 # --- 1. the main job on the bundled example ---------------------------------------------------
 step "main job (examples/run.sh) with the installed profilec"

@@ -42,6 +42,16 @@ def test_version_names_the_package_and_the_pinned_codex() -> None:
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"profilec \S+ \(codex 0\.171\.0\)\n", proc.stdout), proc.stdout
     assert proc.stderr == ""
+    pkg = subprocess.run(
+        [sys.executable, "-m", "profilec", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert (pkg.returncode, pkg.stdout) == (0, proc.stdout), pkg.stderr
 
 
 @pytest.mark.parametrize("command", [None, *dict.fromkeys(COMMANDS)])
@@ -63,8 +73,13 @@ def test_dash_h_is_help_everywhere_and_placeholders_read_as_values(
     for flag in ("--help", "--canary", "--check-catalog", "--version", "--quiet", "--verbose"):
         if flag in rows:  # a flag takes no value: no placeholder after it
             assert not re.fullmatch(r"[A-Z_|-]+", rows[flag]), (flag, rows[flag])
-    for opt, metavars in (("--roots", "FILE"), ("--profiles", "DIR"), ("--format", "FORMAT"),
-                          ("--workspace-root", "DIR"), ("--out", "FILE PATH")):
+    for opt, metavars in (
+        ("--roots", "FILE"),
+        ("--profiles", "DIR"),
+        ("--format", "FORMAT"),
+        ("--workspace-root", "DIR"),
+        ("--out", "FILE PATH"),
+    ):
         if opt in rows:
             assert rows[opt] in metavars.split(), (opt, rows[opt])
 
@@ -114,8 +129,9 @@ def test_shell_completion_is_on() -> None:
     assert "--show-completion" in cli("--help").stdout
     proc = cli(_PROFILEC_COMPLETE="complete_bash", COMP_WORDS="profilec comp", COMP_CWORD="1")
     assert proc.returncode == 0 and proc.stdout.split("\n")[0] == "compile", proc
-    proc = cli(_PROFILEC_COMPLETE="complete_bash", COMP_WORDS="profilec plan --prof",
-               COMP_CWORD="2")
+    proc = cli(
+        _PROFILEC_COMPLETE="complete_bash", COMP_WORDS="profilec plan --prof", COMP_CWORD="2"
+    )
     assert "--profiles" in proc.stdout.split("\n")
 
 
@@ -136,13 +152,15 @@ def test_plan_reads_its_backend_catalog_from_profiles(layout, tmp_path: Path) ->
     os.chmod(lay_file, 0o600)
     empty = tmp_path / "policy"
     empty.mkdir()
-    proc = cli("plan", "--roots", str(layout.manifest), "--layout", str(lay_file),
-               "--profiles", str(empty))
+    proc = cli(
+        "plan", "--roots", str(layout.manifest), "--layout", str(lay_file), "--profiles", str(empty)
+    )
     assert proc.returncode == 2, proc.stderr
     assert f"{empty}/backends.toml" in proc.stderr
     shutil.copy(REPO / "profiles" / "backends.toml", empty / "backends.toml")
-    ok = cli("plan", "--roots", str(layout.manifest), "--layout", str(lay_file),
-             "--profiles", str(empty))
+    ok = cli(
+        "plan", "--roots", str(layout.manifest), "--layout", str(lay_file), "--profiles", str(empty)
+    )
     shipped = cli("plan", "--roots", str(layout.manifest), "--layout", str(lay_file))
     assert ok.returncode == shipped.returncode == 0, ok.stderr
     assert ok.stdout == shipped.stdout and '"credentials"' in ok.stdout
