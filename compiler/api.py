@@ -213,6 +213,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
             "stays open to model commands"
         )
     resolved_home = resolve_home(home_path)
+    check_home_login_is_declared(manifest, resolved_home)
     if inputs.home is not None:
         check_absolute(inputs.home, what="--home", error=InputError)
     trusted = trusted_paths(inputs, canonical_ws, inputs.home)
@@ -246,6 +247,32 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     )
     refuse_unstartable(bundle)
     return bundle
+
+
+def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
+    """A login in the session CODEX_HOME (auth.json) must be a root the manifest declares,
+    itself or by its link target: compile protects declared roots only, so another agent's
+    CODEX_HOME (or a mistyped one) would leave that credential readable to model commands.
+    lstat/readlink only. A CODEX_HOME without a login yet passes (watch reports one that
+    appears: `private-auth-plain-file`, `appeared`)."""
+    login = os.path.join(home.canonical, "auth.json")
+    if not os.path.lexists(login):
+        return
+    declared: set[str] = set()
+    homes: set[str] = set()
+    for spec in manifest.roots:
+        declared |= {spec.path, os.path.realpath(spec.path)}
+        if spec.backend == "codex" or spec.id == "codex":
+            homes.add(parent(spec.path))
+    if login in declared or os.path.realpath(login) in declared:
+        return
+    where = f" (the manifest's: {', '.join(sorted(homes))})" if homes else ""
+    raise UsageError(
+        f"CODEX_HOME {home.path} holds a login (auth.json) that no root of the roots manifest "
+        "declares: it would stay readable to model commands",
+        hint=f"pass the CODEX_HOME whose auth.json the manifest declares{where}, or declare "
+        f"{home.path}/auth.json as a root with backend = \"codex\"",
+    )
 
 
 def refuse_unstartable(bundle: CompiledBundle) -> None:

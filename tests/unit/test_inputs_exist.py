@@ -81,3 +81,33 @@ def test_a_missing_codex_home_names_the_flag_and_not_allow_missing(
     err = _refused(capsys, _flags(lay, **{"--codex-home": typo}))
     assert err.startswith(f"profilec: input: --codex-home: CODEX_HOME {typo} does not exist")
     assert "allow_missing" not in err and "create the agent's private CODEX_HOME" in err
+
+
+def test_a_codex_home_whose_login_the_manifest_does_not_declare_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another agent's CODEX_HOME (or a mistyped one) given with this manifest: its auth.json
+    is no root, so every mode would leave it readable (measured before the check: the compiled
+    profile held only `read` on that CODEX_HOME and an auth.lock deny)."""
+    from profilec.evaluate import EvalContext, resolve
+
+    lay = make_layout(tmp_path / "l")
+    other = lay.base / "home2"
+    other.mkdir()
+    # control: no login there yet (watch reports one appearing) compiles
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(other)
+    )
+    prof = bundle.profile_for("agent")
+    eff = resolve({prof.profile_id: prof.codex_table()}, prof.profile_id,
+                  EvalContext(cwd=str(lay.workspace)))
+    assert eff.decide(str(other / "auth.json")).readable, "the hole this check closes"
+    (other / "auth.json").write_text("{}", encoding="utf-8")
+    line = _refused(capsys, _flags(lay, **{"--codex-home": str(other)}))
+    assert "no root of the roots manifest declares" in line
+    assert f"{other}/auth.json as a root" in line and str(lay.codex_home) in line
+    # a link to a declared root's target is the declared login
+    (other / "auth.json").unlink()
+    (other / "auth.json").symlink_to(lay.host_target)
+    load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                     codex_home=str(other))
