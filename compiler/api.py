@@ -197,6 +197,12 @@ def load_and_compile(
     )
 
 
+def _run_as(uid: int | None) -> int | None:
+    if uid is not None and uid < 0:
+        raise UsageError(f"--run-as {uid}: a uid is 0 or more")
+    return uid
+
+
 def compile_inputs(inputs: Inputs) -> CompiledBundle:
     """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`."""
     from .session import sanitize_with
@@ -248,5 +254,5 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
-        probe=LaunchProbe(inputs.run_as),
+        probe=LaunchProbe(_run_as(inputs.run_as)),
     )

@@ -75,9 +75,8 @@ RunAsOpt = Annotated[
     typer.Option(
         "--run-as",
         help="uid Codex is launched as (default: this process's); a writable root it cannot "
-        "create Codex's .git/.agents/.codex mount targets in is made read-only or refused.",
+        "start over is read-only or refused.",
         metavar="UID",
-        min=0,
     ),
 ]
 
