@@ -17,6 +17,7 @@ from .errors import InputError, SandboxRefusesError, UsageError
 from .models import ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent
 from .roots import (
+    LaunchProbe,
     check_launch_dirs,
     resolve_home,
     resolve_input_fields,
@@ -171,10 +172,13 @@ def load_and_compile(
     tmpdir: str | None = None,
     home: str | None = None,
     vouched_mcp_path: str | None = None,
+    run_as: int | None = None,
 ) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only.
 
     `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
+    `run_as` is the uid Codex is launched as (default: this process's): a writable root it
+    cannot hold Codex's mount targets in is not emitted, or refused (compile.Probe).
     """
     from .inputs import Inputs
 
@@ -188,8 +192,15 @@ def load_and_compile(
             tmpdir=tmpdir,
             home=home,
             vouched_mcp=vouched_mcp_path,
+            run_as=run_as,
         )
     )
+
+
+def _run_as(uid: int | None) -> int | None:
+    if uid is not None and uid < 0:
+        raise UsageError(f"--run-as {uid}: a uid is 0 or more")
+    return uid
 
 
 def compile_inputs(inputs: Inputs) -> CompiledBundle:
@@ -244,6 +255,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
+        probe=LaunchProbe(_run_as(inputs.run_as)),
     )
     refuse_unstartable(bundle)
     return bundle

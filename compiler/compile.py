@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .ancestry import Protected, pins_for, unsafe_ancestors
 from .codex import CARVE_OUTS
 from .emit.literal import glob_char, refusal
-from .errors import PolicyError, UnsafeRootError
+from .errors import LayoutError, PolicyError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
 from .models import (
     ACP_MODES,
@@ -51,6 +51,16 @@ if TYPE_CHECKING:
 #: Where evaluation puts the session cwd when the launcher did not name workspace roots: a
 #: path that holds nothing, so no root is accidentally "inside the workspace".
 PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
+
+
+class Probe(Protocol):
+    """What compile asks the host about the launch user (roots.LaunchProbe; a fake in tests)."""
+
+    def blocker(self, path: str, names: Sequence[str]) -> str | None:
+        """Why the launch user could not create the missing `names` in `path`, or None."""
+
+    def subdirs(self, path: str) -> tuple[str, ...]:
+        """The real directories directly in `path` the launch user can enter, sorted."""
 
 
 @dataclass(slots=True)
@@ -284,12 +294,18 @@ def compile_mode(
     trusted: Sequence[TrustedPath] = (),
     root_dirs: Sequence[str] | None = None,
     foreign: Sequence[ForeignDir] = (),
+    probe: Probe | None = None,
 ) -> CompiledProfile:
     """Compile one mode's profile and prove it protects every root, or raise UnsafeRootError.
 
     `root_dirs` are the host's real top-level directories (roots.root_directories, read from
     this host when not given and a mode needs them): a mode whose policy writes `:root` gets
     `:root` = read plus a `write` entry on each of them (`_root_split`).
+
+    `probe` answers whether the launch user can start Codex over a writable root (its `.git`,
+    `.agents`, `.codex` mount targets): roots.LaunchProbe for the current user when not given.
+    A top-level or pinned directory it cannot hold them in becomes read-only; a writable root
+    the policy or layout names there is refused (`_check_startable`).
 
     `shared` lets compile_bundle reuse the mode-independent deny and holder entries (computed
     on first use) across modes; they are immutable, so every mode gets equal values.
@@ -314,9 +330,13 @@ def compile_mode(
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies])
         entries.extend(cache.holder)
+    if probe is None:
+        from .roots import LaunchProbe
+
+        probe = LaunchProbe()
     if base.filesystem.get(":root") == "write":
         dirs = root_directories() if root_dirs is None else root_dirs
-        entries.extend(_root_split(base_table, entries, dirs, trusted))
+        entries.extend(_root_split(base_table, entries, dirs, trusted, probe))
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
     _check_literal(entries, roots, trusted)
@@ -324,7 +344,9 @@ def compile_mode(
                    roots, trusted)
     entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
     protected = _protected(roots, home, trusted)
-    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode))
+    entries.extend(
+        _pin_entries(profile_id, base_table, entries, contexts, protected, mode, probe)
+    )
     entries = _drop_unneeded_masks(profile_id, base_table, entries, contexts, trusted)
     entries.sort(key=lambda e: (e.path, e.access))
 
@@ -354,6 +376,7 @@ def compile_mode(
         glob_scan_max_depth=base.glob_scan_max_depth,
         network_enabled=base.network.enabled,
     )
+    _check_startable(profile_id, base_table, entries, contexts, probe, mode)
     _prove(profile, roots, home, contexts, trusted)
     return profile
 
@@ -534,8 +557,12 @@ def compile_bundle(
     trusted_base: Sequence[TrustedPath] = (),
     root_dirs: Sequence[str] | None = None,
     other_identities: Sequence[ForeignDir] = (),
+    probe: Probe | None = None,
 ) -> CompiledBundle:
     """Compile one profile per ACP mode (pure; the call a daemon makes per session launch).
+
+    `probe`: the launch user's view of writable roots (compile_mode); the current user's when
+    not given.
     """
     check_possible_roots(roots, home.canonical if home else None, layout.workspace_roots)
     for r in roots:
@@ -562,6 +589,7 @@ def compile_bundle(
                 trusted=trusted_base,
                 root_dirs=root_dirs,
                 foreign=other_identities,
+                probe=probe,
             )
         )
     bundle: CompiledBundle = CompiledBundle(
@@ -625,6 +653,7 @@ def _root_split(
     entries: Sequence[CompiledEntry],
     root_dirs: Sequence[str],
     trusted: Sequence[TrustedPath],
+    probe: Probe,
 ) -> list[CompiledEntry]:
     """`:root` = write, lowered: `:root` = read plus `write` on every real top-level directory.
 
@@ -637,20 +666,42 @@ def _root_split(
     Directories that already carry an entry (a vault, a holder) or lie in the trusted base's
     read-only set keep it; base-policy keys are left as the policy says. Top-level files, and
     names created later, are read-only in the sandbox.
+
+    A top-level directory the launch user cannot hold Codex's mount targets in (`probe`: on a
+    read-only file system, or not writable for that uid) is no writable root: Codex would fail
+    to create `<dir>/.git` and the session would never start (measured on 0.171.0, issue 22).
+    It stays read-only (`:root`), and each of its own subdirectories the user can hold them in
+    (a tmpfs /var/tmp in a `--read-only` container, /var/tmp or /home/<user> for uid 65534)
+    becomes the writable root instead; deeper ones are not searched.
     """
     have = {e.path for e in entries} | set(base_table["filesystem"])
     frozen = [t.path for t in trusted if t.access == "read"]
     why = "`:root` = write lowered: / stays read-only so no top-level name can be replaced"
     out = [CompiledEntry(path=":root", access="read",
                          provenance=(Provenance(reason="root-split", detail=why),))]
+
+    def skip(d: str) -> bool:
+        # A top-level `.git`, `.codex`, ... (left by a `:root` = write sandbox) stays
+        # read-only, as Codex keeps those names inside every writable root.
+        return (d in have or any(is_within(d, f) for f in frozen)
+                or d.rsplit("/", 1)[1] in CARVE_OUTS)
+
     for d in root_dirs:
-        if d in have or any(is_within(d, f) for f in frozen) or d[1:] in CARVE_OUTS:
-            # A top-level `.git`, `.codex`, ... (left by a `:root` = write sandbox) stays
-            # read-only, as Codex keeps those names inside every writable root.
+        if skip(d):
             continue
-        out.append(CompiledEntry(path=d, access="write", provenance=(
-            Provenance(reason="root-split", detail="top-level directory (was `:root` = write)"),
-        )))
+        blocked = probe.blocker(d, CARVE_OUTS)
+        if blocked is None:
+            out.append(CompiledEntry(path=d, access="write", provenance=(
+                Provenance(reason="root-split", detail="top-level directory (was `:root` = write)"),
+            )))
+            continue
+        for c in probe.subdirs(d):
+            if skip(c) or probe.blocker(c, CARVE_OUTS) is not None:
+                continue
+            out.append(CompiledEntry(path=c, access="write", provenance=(
+                Provenance(reason="root-split", detail=f"subdirectory of {d}, which stays "
+                           f"read-only: it {blocked} (Codex could not start over it)"),
+            )))
     return out
 
 
@@ -731,12 +782,17 @@ def _pin_entries(
     contexts: Sequence[EvalContext],
     protected: Sequence[Protected],
     mode: str,
+    probe: Probe,
 ) -> list[CompiledEntry]:
     """`write` pins on every renamable ancestor of a protected path (compiler/ancestry.py).
 
     A pin keeps the directory's access (it is writable already) and makes it a mount point
     in the sandbox, which cannot be renamed. A protected path that is itself a writable root
     (a workspace root, /tmp, $TMPDIR, /) cannot be made read-only: that fails with exit 5.
+
+    A pin the launch user cannot hold Codex's mount targets in (`probe`: read-only file
+    system, or a root-owned directory for uid 65534) becomes a `read` entry instead: it is a
+    mount point all the same, and a writable root below it stays writable by its own entry.
     """
     if not protected:
         return []
@@ -773,6 +829,23 @@ def _pin_entries(
         guards, wroots = found[path]
         if any(is_within(path, f) for f in frozen):
             continue  # below a directory made read-only here: nothing in it can be renamed
+        blocked = probe.blocker(path, CARVE_OUTS)
+        if blocked is not None:
+            # A `write` pin here is a writable root Codex 0.171.0 cannot start over (measured:
+            # `bwrap: Can't mkdir <pin>/.git: Permission denied` as uid 65534 under a
+            # root-owned pin; issue 22). A `read` entry keeps the guarded paths in place.
+            frozen.append(path)
+            out.append(CompiledEntry(path=path, access="read", provenance=tuple(
+                Provenance(
+                    reason="ancestor",
+                    root_id=g.root_id,
+                    detail=f"read-only below writable root {', '.join(sorted(wroots))}: it "
+                    f"{blocked}, so it cannot be a writable root; keeps {g.reason} {g.path} "
+                    "in place",
+                )
+                for g in guards
+            )))
+            continue
         if all(g.reason == "trusted-base" for g in guards) and not any(
             is_within(w, path) for w in writable
         ):
@@ -804,6 +877,36 @@ def _pin_entries(
         )
         out.append(CompiledEntry(path=path, access="write", provenance=prov))
     return out
+
+
+def _check_startable(
+    profile_id: str,
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    contexts: Sequence[EvalContext],
+    probe: Probe,
+    mode: str,
+) -> None:
+    """Refuse (exit 2) a mode with a writable root the launch user cannot hold Codex's mount
+    targets in: a workspace root, /tmp or $TMPDIR on a read-only file system (measured in a
+    `--read-only` container: `Error building bubblewrap command: Read-only file system (os
+    error 30)`), or one the uid may not write. Codex would not start the session at all."""
+    seen: set[str] = set()
+    for ctx in contexts:
+        eff = _resolve_with(profile_id, base_table, entries, ctx)
+        for e in eff.entries:
+            if e.kind != "path" or e.access != "write" or e.path in seen:
+                continue
+            seen.add(e.path)
+            blocked = probe.blocker(e.path, CARVE_OUTS)
+            if blocked is not None:
+                raise LayoutError(
+                    f"writable root {e.path} ({e.source}) {blocked}: Codex 0.171.0 cannot "
+                    "create its mount targets there and the sandbox would not start",
+                    where=f"mode {mode}",
+                    hint=f"make {e.path} writable for the launch user (a tmpfs or volume in a "
+                    "read-only container), or create those names in it",
+                )
 
 
 def _check_literal(

@@ -60,6 +60,8 @@ class Inputs:
     home: str | None = None
     vouched_mcp: str | None = None
     plan_layout: str | None = None
+    #: The uid the session is launched as (`--run-as`); None: the uid compile runs as.
+    run_as: int | None = None
     #: path -> the file as read (insertion order = read order).
     files: dict[str, InputFile] = field(default_factory=dict)
     _parsed: dict[str, Any] = field(default_factory=dict, repr=False)

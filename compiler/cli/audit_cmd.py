@@ -13,6 +13,7 @@ from .compile_cmd import (
     HomeOpt,
     McpOpt,
     ProfilesOpt,
+    RunAsOpt,
     SessionOpt,
     TmpdirOpt,
     UserHomeOpt,
@@ -53,6 +54,7 @@ def _inputs(
     vouched_mcp: Path | None = None,
     tmpdir: str | None = None,
     home: str | None = None,
+    run_as: int | None = None,
 ) -> CompileInputs:
     from ..audit.bundle import CompileInputs
     from ..errors import UsageError
@@ -69,6 +71,7 @@ def _inputs(
         vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
         tmpdir=tmpdir,
         home=home,
+        run_as=run_as,
     )
 
 
@@ -104,6 +107,7 @@ def lock_command(
     vouched_mcp: McpOpt = None,
     tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
+    run_as: RunAsOpt = None,
     out: Annotated[
         Path, typer.Option("--out", help="Lock file to write (atomic); -: stdout.", metavar="FILE")
     ] = Path("profilec.lock"),
@@ -124,6 +128,7 @@ def lock_command(
         vouched_mcp=vouched_mcp,
         tmpdir=tmpdir,
         home=home,
+        run_as=run_as,
     )
     _, doc = compile_document(inp)
     emit(render_lock(doc, inp.plan_layout), out)
@@ -176,6 +181,7 @@ def explain_command(
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
     vouched_mcp: McpOpt = None,
+    run_as: RunAsOpt = None,
     bundle: BundleOpt = None,
     cwd: Annotated[
         str | None,
@@ -263,6 +269,7 @@ def explain_command(
                 vouched_mcp=vouched_mcp,
                 tmpdir=tmp_dir,
                 home=home_dir,
+                run_as=run_as,
             )
         )
         b, doc, live = _bundle_or_compile(bundle, inp)
@@ -294,6 +301,7 @@ def audit_command(
     vouched_mcp: McpOpt = None,
     tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
+    run_as: RunAsOpt = None,
     bundle: BundleOpt = None,
     canary_json: Annotated[
         Path | None,
@@ -359,6 +367,7 @@ def audit_command(
             vouched_mcp=vouched_mcp,
             tmpdir=tmpdir,
             home=home,
+            run_as=run_as,
         )
     )
     launchers = None

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, McpOpt, ProfilesOpt, RootsOpt, SessionOpt, WorkspaceOpt
+from .compile_cmd import (
+    HomeOpt,
+    McpOpt,
+    ProfilesOpt,
+    RootsOpt,
+    RunAsOpt,
+    SessionOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..check.configstack import Layer
@@ -93,6 +101,7 @@ def check_command(
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
     vouched_mcp: McpOpt = None,
+    run_as: RunAsOpt = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="Check this Codex config.toml instead of compiling."),
@@ -247,6 +256,7 @@ def check_command(
         tmpdir=tmp_dir,
         home=home_dir,
         vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
+        run_as=run_as,
     )
     if lock is not None and foreign:
         raise UsageError("--lock compares what profilec compiles; drop --config/--overrides")

@@ -70,6 +70,15 @@ TmpdirOpt = Annotated[
         metavar="DIR",
     ),
 ]
+RunAsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--run-as",
+        help="uid Codex is launched as (default: this process's); a writable root it cannot "
+        "start over is read-only or refused.",
+        metavar="UID",
+    ),
+]
 
 
 def to_stdout(out: Path | str | None) -> bool:
@@ -97,6 +106,7 @@ def compile_command(
     tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
     vouched_mcp: McpOpt = None,
+    run_as: RunAsOpt = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -149,6 +159,7 @@ def compile_command(
                 plan_layout=str(plan_layout) if plan_layout else None,
                 vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
                 tmpdir=tmpdir,
+                run_as=run_as,
             )
         )
         emit(dumps(doc), out)
@@ -163,6 +174,7 @@ def compile_command(
         tmpdir=tmpdir,
         home=home,
         vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
+        run_as=run_as,
     )
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home

@@ -1,0 +1,90 @@
+"""Compile and start every mode once, as one uid (runs on the host or inside a container).
+
+usage: python3 full_access_driver.py WORKTREE BASE UID [--pre-fix]
+
+Builds tests.helpers.make_layout under BASE (workspace, TMPDIR and CODEX_HOME owned by UID),
+compiles with `run_as=UID` (`--pre-fix`: with a probe that never objects, the shape compile
+emitted before issue 22), then runs `codex sandbox` for read-only, agent and agent-full-access
+as UID (setpriv when UID is not ours): a command that prints a tag, then `cat` on the
+credential link and target. Prints one JSON line: {"refused": <compile error line>} or
+{"modes": {mode: {"rc", "ran", "marker", "out"}}, "entries": {mode: [[path, access], ...]}}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+MODES = ("read-only", "agent", "agent-full-access")
+
+
+class _NeverBlocks:
+    """The pre-fix probe: every writable root looks startable."""
+
+    def blocker(self, path: str, names: Any) -> str | None:
+        return None
+
+    def subdirs(self, path: str) -> tuple[str, ...]:
+        return ()
+
+
+def main(argv: list[str]) -> int:
+    worktree, base, uid_s = argv[:3]
+    pre_fix = "--pre-fix" in argv[3:]
+    sys.path.insert(0, worktree)
+    from pathlib import Path
+
+    import profilec.api
+    from profilec.emit.overrides import override_lines
+    from profilec.errors import ProfilecError
+    from profilec.settings import codex_binary
+    from tests.helpers import make_layout
+
+    uid = int(uid_s)
+    lay = make_layout(Path(base) / "l")
+    tmpdir = Path(base) / "l" / "tmpdir"
+    tmpdir.mkdir()
+    if uid != os.geteuid():
+        for p in (lay.workspace, lay.control, tmpdir, lay.codex_home):
+            os.chown(p, uid, uid)
+    if pre_fix:
+        setattr(profilec.api, "LaunchProbe", lambda *a: _NeverBlocks())  # noqa: B010
+    try:
+        bundle = profilec.api.load_and_compile(
+            str(lay.manifest), workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home), run_as=uid,
+        )
+    except ProfilecError as exc:
+        print(json.dumps({"refused": exc.one_line(), "exit": exc.exit_code}))
+        return 0
+    codex = codex_binary()
+    assert codex is not None
+    lines = override_lines(bundle)
+    tag = os.urandom(6).hex()
+    modes: dict[str, dict[str, Any]] = {}
+    for mode in MODES:
+        args = [str(codex), "sandbox"]
+        for line in lines:
+            args += ["-c", line]
+        script = f"echo RAN-{tag} $(id -u); cat {lay.link}; cat {lay.host_target}"
+        args += ["-P", bundle.profile_for(mode).profile_id, "-C", str(lay.workspace), "--",
+                 "/bin/sh", "-c", script]
+        if uid != os.geteuid():
+            args = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *args]
+        env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(lay.codex_home),
+               "HOME": str(Path(base) / "l"), "TMPDIR": str(tmpdir)}
+        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300,
+                              check=False)
+        out = proc.stdout + proc.stderr
+        modes[mode] = {"rc": proc.returncode, "ran": f"RAN-{tag} {uid}" in out,
+                       "marker": lay.marker in out, "out": out[-2000:]}
+    entries = {p.mode: [[e.path, e.access] for e in p.entries] for p in bundle.profiles}
+    print(json.dumps({"modes": modes, "entries": entries}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
