@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .ancestry import Protected, pins_for, unsafe_ancestors
 from .codex import CARVE_OUTS
 from .emit.literal import glob_char, refusal
-from .errors import LayoutError, PolicyError, UnsafeRootError
+from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
 from .models import (
     ACP_MODES,
@@ -887,7 +887,7 @@ def _check_startable(
     probe: Probe,
     mode: str,
 ) -> None:
-    """Refuse (exit 2) a mode with a writable root the launch user cannot hold Codex's mount
+    """Refuse (exit 10) a mode with a writable root the launch user cannot hold Codex's mount
     targets in: a workspace root, /tmp or $TMPDIR on a read-only file system (measured in a
     `--read-only` container: `Error building bubblewrap command: Read-only file system (os
     error 30)`), or one the uid may not write. Codex would not start the session at all."""
@@ -900,7 +900,7 @@ def _check_startable(
             seen.add(e.path)
             blocked = probe.blocker(e.path, CARVE_OUTS)
             if blocked is not None:
-                raise LayoutError(
+                raise SandboxRefusesError(
                     f"writable root {e.path} ({e.source}) {blocked}: Codex 0.171.0 cannot "
                     "create its mount targets there and the sandbox would not start",
                     where=f"mode {mode}",

@@ -229,10 +229,10 @@ def test_compile_refuses_a_read_only_tmp(
 ) -> None:
     """No tmpfs on /tmp: `:workspace`'s /tmp is a writable root on the read-only root file
     system; Codex cannot start over it (the pre-fix shape: `error building bubblewrap command:
-    Read-only file system (os error 30)`), so compile refuses with the reason (exit 2)."""
+    Read-only file system (os error 30)`), so compile refuses with the reason (exit 10)."""
     _python_reachable()
     doc = _run_container(docker_client, image, codex_bin, 0, tmp_tmpfs=False)
-    assert doc.get("exit") == 2, doc
+    assert doc.get("exit") == 10, doc
     assert "writable root /tmp" in doc["refused"], doc
     assert "read-only file system" in doc["refused"], doc
     pre = _run_container(docker_client, image, codex_bin, 0, tmp_tmpfs=False, pre_fix=True)

@@ -16,7 +16,7 @@ import pytest
 
 from profilec.codex import CARVE_OUTS
 from profilec.compile import compile_bundle
-from profilec.errors import LayoutError
+from profilec.errors import SandboxRefusesError
 from profilec.models import CompiledBundle, LaunchLayout, RootSpec, TrustedPath
 from profilec.policy import load_policy
 from profilec.roots import LaunchProbe, resolve_root, resolve_trusted_base_fields
@@ -103,12 +103,12 @@ def test_a_blocked_pin_becomes_a_read_entry_and_the_proof_holds(tmp_path: Path) 
 
 def test_a_blocked_workspace_tmp_root_is_refused_with_the_reason(tmp_path: Path) -> None:
     probe = FakeProbe({"/tmp": "is on a read-only file system and lacks .git, .agents"}, {})
-    with pytest.raises(LayoutError) as err:
+    with pytest.raises(SandboxRefusesError) as err:
         _compile(tmp_path, probe)
     line = err.value.one_line()
     assert "writable root /tmp" in line and "read-only file system" in line
     assert "would not start" in line and "\n" not in line
-    assert err.value.exit_code == 2
+    assert err.value.exit_code == 10
 
 
 # ---------------------------------------------------------------------------------------------
