@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .ancestry import Protected, pins_for, unsafe_ancestors
 from .codex import CARVE_OUTS
-from .emit.literal import glob_char, refusal
 from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
+from .literal import glob_char, refusal
 from .models import (
     ACP_MODES,
     CompiledBundle,

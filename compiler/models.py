@@ -296,7 +296,7 @@ def _entry_key(entry: CompiledEntry) -> str:
     path = entry.path
     if "*" not in path and "?" not in path and "[" not in path and "]" not in path:
         return path
-    from .emit.literal import literal_key
+    from .literal import literal_key
 
     return literal_key(path, entry.access)
 
@@ -326,7 +326,7 @@ class CompiledProfile(Frozen):
             filesystem[key] = dict(sorted(value.items())) if isinstance(value, dict) else value
         for entry in self.entries:
             # A compiled entry names one literal path; the key is escaped or refused (exit 5)
-            # when the path holds a glob character (compiler/emit/literal.py).
+            # when the path holds a glob character (compiler/literal.py).
             filesystem[_entry_key(entry)] = entry.access
         table: dict[str, Any] = {"description": self.description}
         if self.extends is not None:

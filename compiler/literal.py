@@ -8,21 +8,16 @@ file at sandbox start (not a directory, not a socket, not a file created later).
 a glob character can be emitted only as an escaped deny on an existing regular file; every
 other entry holding one is refused, naming the character.
 
-The escape itself is `profilec.evaluate.escape_literal` (the evaluator models what it matches);
-until that lands this module falls back to refusing every glob character.
+The escape itself is `profilec.evaluate.escape_literal` (the evaluator models what it matches).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ..errors import UnsafeRootError
+from .errors import UnsafeRootError
+from .evaluate import Access, escape_literal
 
 #: The characters that turn a Codex filesystem key into a glob.
 GLOB_CHARS = "*?[]"
-
-EscapeFn = Callable[..., "str | None"]
-
 
 def glob_char(path: str) -> str | None:
     """The first character of `path` that makes Codex read it as a glob, or None."""
@@ -30,19 +25,6 @@ def glob_char(path: str) -> str | None:
         if ch in GLOB_CHARS:
             return ch
     return None
-
-
-def _fallback_escape(path: str, *, access: str = "deny", is_dir: bool = False) -> str | None:
-    """Until the evaluator models escapes: literal when no glob character, else refuse."""
-    return path if glob_char(path) is None else None
-
-
-def _escape_fn() -> EscapeFn:
-    try:
-        from ..evaluate import escape_literal  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return _fallback_escape
-    return escape_literal  # type: ignore[no-any-return,unused-ignore]
 
 
 def refusal(path: str, ch: str, why: str) -> UnsafeRootError:
@@ -54,7 +36,7 @@ def refusal(path: str, ch: str, why: str) -> UnsafeRootError:
     )
 
 
-def literal_key(path: str, access: str) -> str:
+def literal_key(path: str, access: Access) -> str:
     """The key that makes Codex match exactly `path`; UnsafeRootError when none does.
 
     Compile has already refused glob characters in every entry that is not a deny on an
@@ -63,7 +45,7 @@ def literal_key(path: str, access: str) -> str:
     ch = glob_char(path)
     if ch is None:
         return path  # the common case: no glob character, Codex matches it as written
-    key = _escape_fn()(path, access=access)
+    key = escape_literal(path, access=access)
     if key is None:
         raise refusal(path, ch, "no escape makes Codex match exactly this name")
     return key
