@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .audit.models import BundleProvenance, DiffReport, Explanation, LockFile
+from .audit.models import DiffReport, Explanation
+from .bundle.models import BundleProvenance, LockFile
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog

@@ -71,8 +71,8 @@ def bound_canary(report: dict[str, Any], flags: list[str], finished: int = 2_000
     """
     from datetime import UTC, datetime
 
-    from profilec.audit.bundle import CompileInputs, compile_document
     from profilec.audit.evidence import bind
+    from profilec.bundle.load import CompileInputs, compile_document
 
     args = dict(zip(flags[::2], flags[1::2], strict=True))
     _, doc = compile_document(

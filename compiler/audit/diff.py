@@ -344,9 +344,9 @@ def load_side(
     path: str, *, mode_map: Mapping[str, str] | None, workspace_roots: tuple[str, ...]
 ) -> Side:
     """Read a bundle, lock file, acp-json document, config.toml or -c override list."""
+    from ..bundle.load import bundle_from_document, read_json, unwrap
     from ..check.configstack import load_acp_json, load_config_toml, load_overrides
     from ..errors import InputError
-    from .bundle import bundle_from_document, read_json, unwrap
 
     try:
         with open(path, "rb") as fh:

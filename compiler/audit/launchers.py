@@ -85,9 +85,9 @@ def load_e2e_matrix(path: str) -> CompatibilityMatrix:
     import jsonschema
     from pydantic import ValidationError
 
+    from ..bundle.load import read_json
     from ..e2e.matrix import CompatibilityMatrix
     from ..resources import validator
-    from .bundle import read_json
 
     doc = read_json(path, "e2e matrix")
     err = jsonschema.exceptions.best_match(validator(SCHEMA_FILE).iter_errors(doc))

@@ -324,8 +324,8 @@ def load_canary_json(path: str) -> dict[str, Any]:
     """A `profilec canary --format json` document."""
     import jsonschema
 
+    from ..bundle.load import read_json
     from ..resources import validator
-    from .bundle import read_json
 
     doc = read_json(path, "canary json")
     if "evidence" not in doc and "modes" in doc:

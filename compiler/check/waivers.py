@@ -151,7 +151,7 @@ def ignore_waivers(rules: Sequence[str]) -> list[Waiver]:
 
 def load_baseline(path: str) -> set[str]:
     """Fingerprints of the unwaived findings of a previous `check --format json` report."""
-    from ..audit.bundle import read_json
+    from ..bundle.load import read_json
     from .result import CheckReport
     from .triage import fingerprint
 

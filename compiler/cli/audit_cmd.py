@@ -21,7 +21,7 @@ from .compile_cmd import (
 )
 
 if TYPE_CHECKING:
-    from ..audit.bundle import CompileInputs
+    from ..bundle.load import CompileInputs
     from ..models import CompiledBundle
 
 OptRootsOpt = Annotated[
@@ -56,7 +56,7 @@ def _inputs(
     home: str | None = None,
     run_as: int | None = None,
 ) -> CompileInputs:
-    from ..audit.bundle import CompileInputs
+    from ..bundle.load import CompileInputs
     from ..errors import UsageError
 
     if roots is None:
@@ -79,7 +79,7 @@ def _bundle_or_compile(
     bundle: Path | None, inp: CompileInputs | None
 ) -> tuple[CompiledBundle, dict[str, Any], bool]:
     """(bundle, document, live): live when compiled from host inputs just now."""
-    from ..audit.bundle import compile_document, load_bundle
+    from ..bundle.load import compile_document, load_bundle
 
     if bundle is not None:
         b, doc = load_bundle(str(bundle))
@@ -113,8 +113,8 @@ def lock_command(
     ] = Path("profilec.lock"),
 ) -> None:
     """Compile the bundle and write it as the approved lock file (check --lock compares)."""
-    from ..audit.bundle import compile_document
-    from ..audit.lock import render_lock
+    from ..bundle.load import compile_document
+    from ..bundle.lock import render_lock
     from .compile_cmd import emit, to_stdout
     from .console import note
 
@@ -392,8 +392,8 @@ def audit_command(
         canary_doc, _, _ = _canary(b)
     changes = None
     if lock is not None:
-        from ..audit.bundle import load_bundle
         from ..audit.diff import diff_bundles
+        from ..bundle.load import load_bundle
 
         old_b, old_doc = load_bundle(str(lock))
         changes = diff_bundles(

@@ -35,8 +35,8 @@ def canary_command(
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
     from datetime import UTC, datetime
 
-    from ..audit.bundle import CompileInputs, compile_document
     from ..audit.evidence import bind
+    from ..bundle.load import CompileInputs, compile_document
     from ..canary.run import run_canaries
     from ..errors import CanaryMismatchError, EnvironmentMissingError, UsageError
     from ..settings import codex_binary, codex_version

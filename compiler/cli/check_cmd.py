@@ -85,7 +85,7 @@ def _canary(bundle: CompiledBundle) -> tuple[dict[str, Any], list[CheckFinding],
 
 def _verify_lock(lock: Path, inputs: Inputs) -> None:
     """Recompile the bundle from the run's inputs and compare it with the lock."""
-    from ..audit.lock import verify
+    from ..audit.drift import verify
 
     drift = verify(str(lock), inputs)
     if drift is not None:

@@ -134,8 +134,8 @@ def compile_command(
 ) -> None:
     """Compile one Codex permission profile per ACP mode, the credential deny always applied."""
     from ..api import load_and_compile
-    from ..emit import FORMATS, renderer
     from ..errors import UsageError
+    from ..formats import FORMATS, renderer
 
     if fmt not in FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -145,8 +145,8 @@ def compile_command(
         raise UsageError("--plan-layout goes with --format bundle")
     if fmt == "bundle":
         # The full document: provenance lines, input hashes, mount plan (compiler/audit/).
-        from ..audit.bundle import CompileInputs, compile_document
-        from ..emit.bundle import dumps
+        from ..bundle.document import dumps
+        from ..bundle.load import CompileInputs, compile_document
 
         bundle, doc = compile_document(
             CompileInputs(

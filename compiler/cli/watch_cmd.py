@@ -36,8 +36,8 @@ def _bundle(
     if lock is not None:
         if profiles or workspace_root or codex_home or session_config:
             raise UsageError("--lock carries its own inputs; drop the compile flags")
-        from ..audit.bundle import bundle_from_document
-        from ..audit.lock import read_lock
+        from ..bundle.load import bundle_from_document
+        from ..bundle.lock import read_lock
 
         doc, _ = read_lock(str(lock))
         return bundle_from_document(doc, str(lock))

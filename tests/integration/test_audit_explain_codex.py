@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from profilec.audit.bundle import CompileInputs, compile_document
 from profilec.audit.explain import explain
+from profilec.bundle.load import CompileInputs, compile_document
 from profilec.emit.overrides import override_lines
 from tests.helpers import make_layout
 

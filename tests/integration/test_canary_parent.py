@@ -30,8 +30,8 @@ from typing import Any
 import pytest
 
 import profilec.api
-from profilec.audit.bundle import CompileInputs, compile_document
 from profilec.audit.evidence import bind
+from profilec.bundle.load import CompileInputs, compile_document
 from profilec.canary.parent import ROADS, run_parent
 from profilec.canary.run import CanaryReport, ControlOutcome, ModeReport, Probe
 from profilec.check.canary import canary_findings

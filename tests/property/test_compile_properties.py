@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profilec.compile import compile_bundle
-from profilec.emit import renderer
 from profilec.errors import UnsafeRootError
 from profilec.evaluate import EvalContext, resolve
+from profilec.formats import renderer
 from profilec.models import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root

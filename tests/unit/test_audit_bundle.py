@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profilec.emit.bundle import content_hash
+from profilec.bundle.document import content_hash
 from tests.audit_helpers import plan_layout, run, setup, validate
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from profilec.audit.bundle import CompileInputs, compile_document
 from profilec.audit.explain import explain
+from profilec.bundle.load import CompileInputs, compile_document
 from profilec.check.checker import from_bundle, run_check
 from tests.audit_helpers import run, setup, validate
 

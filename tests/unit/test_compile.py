@@ -11,10 +11,10 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.compile import compile_bundle
-from profilec.emit import renderer
 from profilec.emit.overrides import override_lines
 from profilec.errors import UnsafeRootError
 from profilec.evaluate import EvalContext, resolve
+from profilec.formats import renderer
 from profilec.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root, root_directories

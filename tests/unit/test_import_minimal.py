@@ -55,7 +55,7 @@ ALWAYS_FORBIDDEN = (
     "profilec.difftest",
 )
 #: Not for the plain formats either (only `--format bundle` writes the provenance document).
-PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.emit.bundle")
+PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.bundle")
 
 PROBE = """
 import json, sys
@@ -137,7 +137,7 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
         ("compiler/cli/compile_cmd.py", "import profilec.canary", "profilec.canary"),
         ("compiler/cli/compile_cmd.py", "import profilec.cli.e2e_cmd", "profilec.cli.e2e_cmd"),
         ("compiler/api.py", "import profilec.schemagen", "profilec.schemagen"),
-        ("compiler/api.py", "import profilec.audit.bundle", "profilec.audit"),
+        ("compiler/api.py", "import profilec.bundle.load", "profilec.bundle"),
         ("compiler/emit/overrides.py", "import profilec.audit.report_md",
          "profilec.audit.report_md"),
         ("compiler/api.py", "import profilec.audit.launchers", "profilec.audit.launchers"),

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from profilec import roots as roots_mod
-from profilec.audit.bundle import compile_document
+from profilec.bundle.load import compile_document
 from profilec.cli import main
 from profilec.inputs import Inputs
 from profilec.resources import profiles_dir
@@ -185,12 +185,12 @@ def test_audit_offers_each_compile_option() -> None:
 def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
     """explain takes the compile flags too (README): --vouched-mcp, and an explicit --home and
     --tmpdir reach its compile, so it explains the profile the launcher gets."""
-    import profilec.audit.bundle
+    import profilec.bundle.load
     from profilec.models import CompiledBundle
 
     _, _, mcp, flags = _inputs(tmp_path)
     seen: list[Inputs] = []
-    real = profilec.audit.bundle.compile_document
+    real = profilec.bundle.load.compile_document
 
     def spy(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
         seen.append(inp)
@@ -198,7 +198,7 @@ def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
 
     home = str(tmp_path / "l" / "ws")
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(profilec.audit.bundle, "compile_document", spy)
+        m.setattr(profilec.bundle.load, "compile_document", spy)
         assert main(["explain", "/etc/hosts", "--mode", "agent", *flags, "--home", home]) == 0
     (inp,) = seen
     assert (inp.vouched_mcp, inp.tmpdir, inp.home) == (

@@ -150,7 +150,7 @@ def test_policy_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None
 
 def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.api import load_and_compile
-    from profilec.emit import renderer
+    from profilec.formats import renderer
     from profilec.resources import validator
     from tests.helpers import make_layout
 

@@ -1,4 +1,4 @@
-"""`profilec lock` and `check --lock`: pin the approved bundle, and detect drift from it.
+"""`profilec lock`: pin the approved bundle (drift from it: profilec.audit.drift).
 
 The lock file is the bundle document wrapped with the plan-layout path it was built with, so a
 check rebuilds exactly the same document. Drift is any difference in the content hash; the
@@ -8,12 +8,11 @@ moved root, a retargeted link or an edited policy line each show by name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
-from ..emit.bundle import dumps
-from ..errors import InputError, LockDriftError
-from .bundle import CompileInputs, compile_document, read_json, unwrap
+from ..bundle.document import dumps
+from ..errors import InputError
+from .load import read_json, unwrap
 from .models import LockFile
 
 
@@ -67,40 +66,3 @@ def changed_members(old: dict[str, Any], new: dict[str, Any], limit: int = 40) -
         limit,
     )
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class Drift:
-    """A recompiled bundle that differs from the lock: the readable report and the error."""
-
-    report: str
-    error: LockDriftError
-
-
-def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
-    """Recompile with the lock's plan layout; None when the hash matches, else the Drift."""
-    from .bundle import bundle_from_document
-    from .diff import diff_bundles, render_text
-
-    locked, plan_layout = read_lock(lock_path)
-    current_bundle, current = compile_document(replace(inp, plan_layout=plan_layout))
-    if current["content_hash"] == locked["content_hash"]:
-        return None
-    report = diff_bundles(
-        bundle_from_document(locked, lock_path),
-        current_bundle,
-        old_name=lock_path,
-        new_name="recompiled",
-        old_hash=locked["content_hash"],
-        new_hash=current["content_hash"],
-    )
-    lines = [render_text(report).rstrip("\n"), "changed bundle members:"]
-    lines += [f"  {p}" for p in changed_members(locked, current)]
-    error = LockDriftError(
-        f"recompiled bundle {current['content_hash']} differs from the lock "
-        f"{locked['content_hash']}: {report.widening} widening, {report.narrowing} narrowing, "
-        f"{report.neutral} other changes",
-        where=lock_path,
-        hint="review the diff; run `profilec lock` to approve the new result",
-    )
-    return Drift("\n".join(lines) + "\n", error)

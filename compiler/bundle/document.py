@@ -13,11 +13,11 @@ import hashlib
 import json
 from typing import Any
 
+from ..emit.acp_json import render_acp_json
+from ..emit.codex_toml import render_toml
+from ..emit.overrides import override_lines
 from ..models import CompiledBundle
 from ..settings import codex_version
-from .acp_json import render_acp_json
-from .codex_toml import render_toml
-from .overrides import override_lines
 
 PROFILEC_VERSION = "0.1.0"
 #: The Codex releases whose access rules compiler/evaluate.py reproduces (oracle-tested).
@@ -39,11 +39,11 @@ def bundle_document(
 ) -> dict[str, Any]:
     """The bundle as a JSON-ready dict, hash included.
 
-    `provenance` defaults to what the bundle alone knows (no file lines); profilec.audit.bundle
+    `provenance` defaults to what the bundle alone knows (no file lines); profilec.bundle.load
     adds the policy and manifest lines and the input hashes.
     """
     if provenance is None:
-        from ..audit.provenance import bundle_provenance
+        from ..bundle.provenance import bundle_provenance
 
         provenance = bundle_provenance(bundle, None).model_dump(mode="json")
     body: dict[str, Any] = {

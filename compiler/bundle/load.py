@@ -25,7 +25,7 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
     The bundle, the provenance lines and hashes and the mount plan all come from the bytes
     `inp` read once, so the hashes name exactly what was compiled.
     """
-    from ..emit.bundle import bundle_document
+    from ..bundle.document import bundle_document
     from .provenance import bundle_provenance
     from .sources import sources_of
 
@@ -64,7 +64,7 @@ def read_json(path: str, what: str) -> dict[str, Any]:
 
 def unwrap(doc: dict[str, Any], where: str) -> dict[str, Any]:
     """The bundle document inside a lock file, or the document itself; its hash verified."""
-    from ..emit.bundle import content_hash
+    from ..bundle.document import content_hash
 
     if doc.get("kind") == "profilec-lock":
         inner = doc.get("bundle")

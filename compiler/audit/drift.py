@@ -1,0 +1,46 @@
+"""`check --lock`: recompile and compare with the pinned bundle; a drift is the semantic diff
+(widening first) plus the JSON members that changed, so a moved root, a retargeted link or an
+edited policy line each show by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..bundle.load import CompileInputs, bundle_from_document, compile_document
+from ..bundle.lock import changed_members, read_lock
+from ..errors import LockDriftError
+from .diff import diff_bundles, render_text
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """A recompiled bundle that differs from the lock: the readable report and the error."""
+
+    report: str
+    error: LockDriftError
+
+
+def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
+    """Recompile with the lock's plan layout; None when the hash matches, else the Drift."""
+    locked, plan_layout = read_lock(lock_path)
+    current_bundle, current = compile_document(replace(inp, plan_layout=plan_layout))
+    if current["content_hash"] == locked["content_hash"]:
+        return None
+    report = diff_bundles(
+        bundle_from_document(locked, lock_path),
+        current_bundle,
+        old_name=lock_path,
+        new_name="recompiled",
+        old_hash=locked["content_hash"],
+        new_hash=current["content_hash"],
+    )
+    lines = [render_text(report).rstrip("\n"), "changed bundle members:"]
+    lines += [f"  {p}" for p in changed_members(locked, current)]
+    error = LockDriftError(
+        f"recompiled bundle {current['content_hash']} differs from the lock "
+        f"{locked['content_hash']}: {report.widening} widening, {report.narrowing} narrowing, "
+        f"{report.neutral} other changes",
+        where=lock_path,
+        hint="review the diff; run `profilec lock` to approve the new result",
+    )
+    return Drift("\n".join(lines) + "\n", error)
