@@ -392,12 +392,57 @@ def non_root_prerequisites(bundle: CompiledBundle, inputs: Inputs | None = None
     roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
     if roots is not None:
         out.append({"path": os.path.abspath(roots), "need": (
-            "stays owned by root (or the daemon's user), never writable by the run-as user: "
-            "the trust check refuses it otherwise, and a model command must not edit it")})
+            "stays owned by root (or the daemon's user), and so does every directory above "
+            "it, never writable by the run-as user: the trust check refuses it otherwise "
+            "(exit 3), and a model command must not edit it")})
+    out += _carve_out_prerequisites(bundle)
     out.append({"path": "<codex binary>", "need": (
         "readable and executable by the run-as user, with every directory above it "
         "(the default cache /var/cache/profilec is)")})
     return out
+
+
+def _carve_out_prerequisites(bundle: CompiledBundle, uid: int = TRUSTED_UID
+                             ) -> list[dict[str, str]]:
+    """Writable roots (of any mode) where the sandbox would have to create the mount point of a
+    missing read-only carve-out (`.git`, `.agents`, `.codex`, `.aws`) and the run-as user cannot:
+    as that user every command of the mode then fails before it runs (measured, Codex 0.171.0
+    as uid 65534 in agent-full-access: `bwrap: Can't mkdir /farm/.git: Permission denied`;
+    as root bwrap creates the empty directory). lstat only; host state at compile time."""
+    from ..codex import CARVE_OUTS
+    from ..compile import PLACEHOLDER_CWD
+    from ..evaluate import EvalContext, resolve
+
+    ws = tuple(bundle.layout.workspace_roots)
+    ctx = EvalContext(cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:],
+                      tmpdir=bundle.layout.tmpdir, home=bundle.layout.home)
+    need: dict[str, tuple[list[str], list[str]]] = {}
+    for p in bundle.profiles:
+        eff = resolve({p.profile_id: p.codex_table()}, p.profile_id, ctx)
+        for e in eff.entries:
+            if e.kind != "path" or e.access != "write" or not eff.decide(e.path).writable:
+                continue
+            missing = [n for n in CARVE_OUTS
+                       if not os.path.lexists(os.path.join(e.path, n))]
+            if not missing:
+                continue
+            try:
+                st = os.stat(e.path)
+            except OSError:
+                continue
+            if st.st_uid == uid or st.st_mode & 0o002:
+                continue  # the run-as user (or anyone) can create the mount points
+            _, modes = need.setdefault(e.path, (missing, []))
+            if p.mode not in modes:
+                modes.append(p.mode)
+    return [
+        {"path": path, "need": (
+            f"writable root of mode {', '.join(modes)}: create {', '.join(names)} in it "
+            "(empty directories, root's) or let the run-as user create them; the sandbox "
+            "mounts each read-only and, as a non-root user, cannot make a missing one: every "
+            "command of the mode then fails (bwrap: Can't mkdir)")}
+        for path, (names, modes) in sorted(need.items())
+    ]
 
 
 def _mode_ids(bundle: CompiledBundle) -> dict[str, str]:
@@ -444,7 +489,9 @@ def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
         server_modes[mode] = {"profile_id": pid, "select": turn}
         exec_modes[mode] = {"profile_id": pid, "select": extra}
     extra_roots = [a for r in roots[1:] for a in ("--add-dir", r)]
-    exec_args = ["exec", *flags]
+    # --skip-git-repo-check: a workspace need not be a git repository; profilec marks every
+    # workspace root untrusted whatever Codex's own check would have said.
+    exec_args = ["exec", "--skip-git-repo-check", *flags]
     if cwd is not None:
         exec_args += ["-C", cwd]
     exec_args += extra_roots

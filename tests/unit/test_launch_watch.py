@@ -68,7 +68,8 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
     for c in (server, exe):
         assert c["env"] == {"CODEX_HOME": str(lay.codex_home), "TMPDIR": str(tmp)}
         assert c["cwd"] == str(lay.workspace) and c["run_as"] == doc["trusted_parent"]["run_as"]
-        assert c["args"][1:3] == ["-c", 'default_permissions="profilec-agent"']
+        flags = c["args"][2:] if c["args"][0] == "exec" else c["args"][1:]
+        assert flags[:2] == ["-c", 'default_permissions="profilec-agent"']
         assert set(c["modes"]) == {"read-only", "agent", "agent-full-access"}
     assert server["args"][0] == "app-server"
     assert server["modes"]["read-only"]["select"] == {
@@ -78,3 +79,26 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
         "-c", 'default_permissions="profilec-agent-full-access"',
         "-c", 'approval_policy="never"']
     assert "--tmpdir" in doc["watch"]["argv"]
+
+
+def test_prerequisites_name_writable_roots_without_carve_out_mount_points(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    os.chmod(lay.workspace, 0o755)
+    argv = ["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+            "--codex-home", str(lay.codex_home), "--format", "launch"]
+
+    def needs() -> dict[str, str]:
+        assert main(argv) == 0
+        doc = json.loads(capsys.readouterr().out)
+        return {p["path"]: p["need"] for p in doc["trusted_parent"]["non_root_prerequisites"]
+                if p["need"].startswith("writable root of mode")}
+
+    if os.stat(lay.workspace).st_uid == 65534:
+        pytest.skip("the workspace already belongs to the run-as uid")
+    need = needs()[str(lay.workspace)]
+    assert need.startswith("writable root of mode agent, agent-full-access: create .git, ")
+    for name in (".git", ".agents", ".codex", ".aws"):
+        (lay.workspace / name).mkdir()
+    assert str(lay.workspace) not in needs()
