@@ -63,8 +63,14 @@ class AppServer:
                 msg = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if "id" in msg and "method" in msg:  # a request to us (approval): decline
-                self._send({"id": msg["id"], "result": {"decision": "decline"}})
+            if "id" in msg and "method" in msg:  # a request to us (approval): never approve
+                if msg["method"] in ("execCommandApproval", "applyPatchApproval"):
+                    self._send({"id": msg["id"], "result": {"decision": "denied"}})
+                elif msg["method"].endswith("/requestApproval"):
+                    self._send({"id": msg["id"], "result": {"decision": "decline"}})
+                else:
+                    self._send({"id": msg["id"], "error": {"code": -32601,
+                                                           "message": "not supported"}})
                 continue
             self.inbox.put(msg)
         self.inbox.put(None)
