@@ -118,3 +118,22 @@ def test_start_watch_reports_a_retargeted_link_and_stops(tmp_path: Path) -> None
     assert not quiet.thread.is_alive() and quiet.drift is None
     with pytest.raises(api.UsageError):
         api.start_watch(other, on_drift, interval=5)
+
+
+def test_launch_document_is_what_compile_format_launch_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from profilec.cli import main
+
+    lay = make_layout(tmp_path / "l")
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    session = tmp_path / "session.json"
+    session.write_text(json.dumps(AGENT), encoding="utf-8")
+    flags = ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+             "--codex-home", str(lay.codex_home), "--tmpdir", str(tmp)]
+    assert main(["compile", *flags, "--session-config", str(session), "--format", "launch"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    inp = api.make_inputs(str(lay.manifest), workspace_roots=[str(lay.workspace)],
+                          codex_home=str(lay.codex_home), tmpdir=str(tmp), session_config=AGENT)
+    assert api.launch_document(api.compile_inputs(inp), inp) == cli
