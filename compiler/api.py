@@ -1,4 +1,10 @@
-"""The library path: what the CLI and an embedding daemon call.
+"""The library path: what the CLI and an embedding daemon call (docs/embedding.md).
+
+The supported API is `__all__` below; everything else in the package may change. A daemon calls
+`load_and_compile` (the session config as a path or as data), renders what its launcher needs
+(`render`, `launch_document`, `write_codex_home`, `override_lines`), pins the result with
+`write_lock` / `verify_lock`, and watches the chain in-process with `start_watch` while the
+session runs. Every failure is a `ProfilecError` subclass carrying the CLI's exit code.
 
 `load_and_compile` does the edge work (trust check, lstat/readlink, policy read: each input
 file read once into compiler/inputs.py's `Inputs`) and then calls the pure `compile_bundle`;
@@ -8,13 +14,33 @@ a daemon that already holds validated models calls `compile_bundle` directly.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .compile import PLACEHOLDER_CWD, compile_bundle
-from .errors import InputError, SandboxRefusesError, UsageError
-from .models import ForeignDir, LaunchLayout, TrustedPath
+from .emit.codex_home import write_codex_home
+from .emit.overrides import override_lines
+from .errors import (
+    CanaryMismatchError,
+    EnvironmentMissingError,
+    InputError,
+    LayoutError,
+    LockDriftError,
+    OutputError,
+    PolicyError,
+    ProfilecError,
+    RootChainError,
+    SandboxRefusesError,
+    TrustError,
+    UnsafeRootError,
+    UsageError,
+)
+from .inputs import Inputs
+from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent
 from .roots import (
     LaunchProbe,
@@ -29,8 +55,42 @@ from .roots import (
 from .session import untrusted_project_paths
 
 if TYPE_CHECKING:
-    from .inputs import Inputs
-    from .models import CompiledBundle, ResolvedHome, ResolvedRoot
+    from .audit.drift import Drift as LockDrift
+    from .models import ResolvedHome, ResolvedRoot
+    from .watch import Drift as WatchDrift
+
+__all__ = [
+    "CanaryMismatchError",
+    "CompiledBundle",
+    "EnvironmentMissingError",
+    "InputError",
+    "Inputs",
+    "LayoutError",
+    "LockDriftError",
+    "OutputError",
+    "PolicyError",
+    "ProfilecError",
+    "RootChainError",
+    "SessionConfig",
+    "TrustError",
+    "UnsafeRootError",
+    "UsageError",
+    "WatchHandle",
+    "compile_inputs",
+    "launch_document",
+    "load_and_compile",
+    "make_inputs",
+    "override_lines",
+    "render",
+    "start_watch",
+    "verify_lock",
+    "write_codex_home",
+    "write_lock",
+]
+
+#: The agent's session config given as data: a mapping (the parsed CODEX_CONFIG object), or its
+#: JSON text (str or bytes). Untrusted either way: bounded, parsed and allow-listed like a file.
+SessionConfig = Mapping[str, Any] | str | bytes
 
 
 def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
@@ -162,6 +222,59 @@ def other_identities(
     return tuple(found[p] for p in sorted(found))
 
 
+def _session_bytes(config: SessionConfig) -> bytes:
+    """The session config's JSON bytes (a mapping is serialized; text is taken as it is)."""
+    if isinstance(config, bytes):
+        return config
+    if isinstance(config, str):
+        return config.encode("utf-8")
+    if not isinstance(config, Mapping):
+        raise UsageError(
+            f"session_config must be a mapping, JSON text or bytes, not {type(config).__name__}"
+        )
+    try:
+        return json.dumps(dict(config), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except RecursionError:
+        raise InputError("session config nests too deeply", where="<session config data>") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"session config is not JSON data: {exc}",
+                         where="<session config data>") from None
+
+
+def make_inputs(
+    roots_path: str,
+    *,
+    profiles_dir: str | None = None,
+    workspace_roots: Sequence[str] = (),
+    codex_home: str | None = None,
+    session_config_path: str | None = None,
+    session_config: SessionConfig | None = None,
+    tmpdir: str | None = None,
+    home: str | None = None,
+    vouched_mcp_path: str | None = None,
+    run_as: int | None = None,
+) -> Inputs:
+    """The compile inputs (the CLI's flags), each file read once when first needed; pass the
+    same object to `compile_inputs`, `write_lock` and `verify_lock` so all three see one read.
+
+    The session config is a path (`session_config_path`) or data (`session_config`), not both.
+    """
+    if session_config_path is not None and session_config is not None:
+        raise UsageError("give the session config as a path or as data, not both")
+    return Inputs(
+        roots=roots_path,
+        profiles=profiles_dir,
+        workspace_roots=tuple(workspace_roots),
+        codex_home=codex_home,
+        session_config=session_config_path,
+        session_data=None if session_config is None else _session_bytes(session_config),
+        tmpdir=tmpdir,
+        home=home,
+        vouched_mcp=vouched_mcp_path,
+        run_as=run_as,
+    )
+
+
 def load_and_compile(
     roots_path: str,
     *,
@@ -169,6 +282,7 @@ def load_and_compile(
     workspace_roots: Sequence[str] = (),
     codex_home: str | None = None,
     session_config_path: str | None = None,
+    session_config: SessionConfig | None = None,
     tmpdir: str | None = None,
     home: str | None = None,
     vouched_mcp_path: str | None = None,
@@ -179,19 +293,19 @@ def load_and_compile(
     `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
     `run_as` is the uid Codex is launched as (default: this process's): a writable root it
     cannot hold Codex's mount targets in is not emitted, or refused (compile.Probe).
+    `session_config` is the agent's session config as data (see `SessionConfig`).
     """
-    from .inputs import Inputs
-
     return compile_inputs(
-        Inputs(
-            roots=roots_path,
-            profiles=profiles_dir,
-            workspace_roots=tuple(workspace_roots),
+        make_inputs(
+            roots_path,
+            profiles_dir=profiles_dir,
+            workspace_roots=workspace_roots,
             codex_home=codex_home,
-            session_config=session_config_path,
+            session_config_path=session_config_path,
+            session_config=session_config,
             tmpdir=tmpdir,
             home=home,
-            vouched_mcp=vouched_mcp_path,
+            vouched_mcp_path=vouched_mcp_path,
             run_as=run_as,
         )
     )
@@ -203,8 +317,103 @@ def _run_as(uid: int | None) -> int | None:
     return uid
 
 
+def render(bundle: CompiledBundle, fmt: str) -> str:
+    """The text `profilec compile --format FMT` prints: toml, overrides, acp-json,
+    session-config, bundle or launch (codex-home is a directory: `write_codex_home`)."""
+    from .formats import renderer
+
+    try:
+        return renderer(fmt)(bundle)
+    except KeyError:
+        raise UsageError(f"unknown format {fmt!r}; choose one of toml, overrides, acp-json, "
+                         "session-config, bundle, launch") from None
+
+
+def launch_document(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+    """`--format launch` as data (schemas/launch.schema.json), against the adapter catalog of
+    the compile's policy directory. With `inputs` the watch argv names exactly those inputs."""
+    from .emit.launch import load_catalog, render_launch_with
+
+    catalog = load_catalog(inputs.profiles if inputs is not None else None)
+    doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog, inputs))
+    return doc
+
+
+def write_lock(path: str, inputs: Inputs) -> str:
+    """Compile `inputs` and write the lock file (as `profilec lock --out PATH`, atomically);
+    returns its content hash. Keep it where no mode writes (beside the roots manifest)."""
+    from .bundle.load import compile_document
+    from .bundle.lock import render_lock
+    from .fsio import write_atomic
+
+    _, doc = compile_document(inputs)
+    write_atomic(path, render_lock(doc, inputs.plan_layout).encode("utf-8"))
+    return str(doc["content_hash"])
+
+
+def verify_lock(path: str, inputs: Inputs) -> LockDrift | None:
+    """Recompile `inputs` and compare with the lock (as `profilec check --lock`): None when
+    nothing changed, else the drift (`.report`: the readable diff; `.error`: the
+    LockDriftError, exit 9, to raise or log)."""
+    from .audit.drift import verify
+
+    return verify(path, inputs)
+
+
+@dataclass
+class WatchHandle:
+    """A running in-process watch (`start_watch`): `stop()` ends it; `drift` is the change
+    found (None while the chain holds)."""
+
+    thread: threading.Thread
+    watched: int
+    _stop: threading.Event = field(default_factory=threading.Event)
+    drift: WatchDrift | None = None
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop polling and wait for the thread (at most `timeout` seconds)."""
+        self._stop.set()
+        self.thread.join(timeout)
+
+
+def start_watch(
+    bundle: CompiledBundle,
+    on_drift: Callable[[WatchDrift], None],
+    *,
+    interval: float = 0.25,
+) -> WatchHandle:
+    """Watch the bundle's chain, private CODEX_HOME, trusted inputs and project docs in a
+    daemon thread, as `profilec watch` does (lstat/readlink only). The starting state is taken
+    now: a chain that already differs from the bundle raises LockDriftError (exit 9) here.
+    Later drift calls `on_drift(drift)` once from the watch thread (`drift.document()` is the
+    watch event JSON); the session must then end. Call `handle.stop()` when the session ends."""
+    from .watch import watch_bundle
+
+    if not 0.05 <= interval <= 0.5:
+        raise UsageError("interval must be between 0.05 and 0.5 seconds")
+    watcher = watch_bundle(bundle)
+    first = watcher.begin()
+    if first is not None:
+        raise LockDriftError(first.message, where="watch")
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            found = watcher.poll()
+            if found is not None:
+                handle.drift = found
+                on_drift(found)
+                return
+
+    thread = threading.Thread(target=loop, name="profilec-watch", daemon=True)
+    handle = WatchHandle(thread, len(watcher.watched), stop)
+    thread.start()
+    return handle
+
+
 def compile_inputs(inputs: Inputs) -> CompiledBundle:
-    """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`."""
+    """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`
+    (compiled once per Inputs object: a second call returns the same bundle)."""
     from .session import sanitize_with
 
     manifest = inputs.manifest()

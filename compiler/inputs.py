@@ -47,6 +47,10 @@ def _plain_read(path: str, *, limit: int | None, error: type[InputError]) -> byt
         raise error(f"cannot read: {exc.strerror}", where=path) from None
 
 
+#: Where an error in a session config given as data points.
+SESSION_DATA = "<session config data>"
+
+
 @dataclass(slots=True)
 class Inputs:
     """The flags of one compile/check/lock/audit run and the files they name, each read once."""
@@ -62,6 +66,9 @@ class Inputs:
     plan_layout: str | None = None
     #: The uid the session is launched as (`--run-as`); None: the uid compile runs as.
     run_as: int | None = None
+    #: The session config given as data (JSON text) instead of a path: untrusted all the same,
+    #: bounded and parsed exactly as a file's bytes.
+    session_data: bytes | None = None
     #: path -> the file as read (insertion order = read order).
     files: dict[str, InputFile] = field(default_factory=dict)
     _parsed: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -138,6 +145,15 @@ class Inputs:
         from .session import MAX_BYTES, parse_session_bytes
 
         path = self.session_config
+        if self.session_data is not None:
+            if path is not None:
+                from .errors import UsageError
+
+                raise UsageError("give the session config as a path or as data, not both")
+            data = self.session_data
+            return self._once(  # type: ignore[no-any-return]
+                "session", lambda: parse_session_bytes(data, where=SESSION_DATA)
+            )
         if path is None:
             return None
         return self._once(  # type: ignore[no-any-return]

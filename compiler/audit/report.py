@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,37 @@ class AccessItem:
 
     path: str
     key: str
+
+
+_CARVE_OUT = re.compile(r"^(?::workspace )?carve-out (\.[^ /]+)(?: of writable root (/.*))?$")
+
+
+def folded_items(items: tuple[AccessItem, ...]) -> list[AccessItem]:
+    """The items with the sandbox's own read-only carve-outs (`.git`, `.agents`, `.codex`,
+    `.aws` inside every writable root) folded into one line per writable root, at the place
+    of the root's first carve-out; every other item as it is."""
+    groups: dict[str, list[str]] = {}
+    order: list[tuple[str, AccessItem | None]] = []
+    for item in items:
+        m = _CARVE_OUT.match(item.key)
+        root = m.group(2) if m and m.group(2) else item.path.rsplit("/", 1)[0] or "/"
+        if m is None or item.path != f"{root.rstrip('/')}/{m.group(1)}":
+            order.append(("", item))
+            continue
+        if root not in groups:
+            groups[root] = []
+            order.append((root, None))
+        groups[root].append(m.group(1))
+    out: list[AccessItem] = []
+    for root, kept in order:
+        if kept is not None:
+            out.append(kept)
+            continue
+        names = groups[root]
+        path = f"{root.rstrip('/')}/{names[0]}" if len(names) == 1 else (
+            f"{root.rstrip('/')}/{{{','.join(names)}}}")
+        out.append(AccessItem(path, "the sandbox's read-only carve-outs of this writable root"))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

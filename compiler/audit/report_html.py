@@ -6,6 +6,7 @@ shows as text and cannot open a tag or an attribute.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from .report import (
@@ -15,6 +16,7 @@ from .report import (
     binding_text,
     canary_table,
     coverage_table,
+    folded_items,
     launcher_reviewed,
     launcher_why,
     lints_table,
@@ -47,6 +49,17 @@ def e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
+#: A quoted span holds no `/`: a path that contains backticks stays literal text.
+_TICKS = re.compile(r"`([^`/\n]+)`")
+
+
+def t(text: object) -> str:
+    """Escape prose for element content, with each `quoted` span set as <code> (a literal
+    backtick in the page reads as markup that was never rendered). Never for a path or an
+    attribute: a path keeps its backticks, escaped."""
+    return _TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", e(text))
+
+
 def _table(
     tid: str,
     header: tuple[str, ...],
@@ -69,7 +82,7 @@ def _table(
                 failed = True
             elif c == "ok" or c.startswith("ok: "):
                 cls = ' class="ok"'
-            cells.append(f"<td{cls}>{e(c)}</td>")
+            cells.append(f"<td{cls}>{e(c) if i in path_cols else t(c)}</td>")
         rid = f' id="{tid}-{n}"' if row_ids else ""
         rcls = ' class="fail"' if failed else ""
         out.append(f"<tr{rid}{rcls}>" + "".join(cells) + "</tr>")
@@ -92,14 +105,14 @@ def _banner(r: AuditReport) -> list[str]:
     if failing:
         out.append("<ol>")
         out += [
-            f'<li><a href="#{e(i.anchor)}">{e(i.severity)}: {e(i.text)}</a></li>'
+            f'<li><a href="#{e(i.anchor)}">{e(i.severity)}: {t(i.text)}</a></li>'
             for i in failing
         ]
         out.append("</ol>")
     rest = [i for i in v.items if i not in failing]
     if rest:
         out.append("<p>Below the threshold: " + "; ".join(
-            f'<a href="#{e(i.anchor)}">{e(i.severity)}: {e(i.text)}</a>' for i in rest
+            f'<a href="#{e(i.anchor)}">{e(i.severity)}: {t(i.text)}</a>' for i in rest
         ) + ".</p>")
     out.append("</section>")
     return out
@@ -123,8 +136,8 @@ def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
         return [f"<p><b>{e(title)}:</b> nothing</p>"]
     out = [f"<p><b>{e(title)}:</b></p>", "<ul>"]
     out += [
-        f'<li><code>{e(i.path)}</code> <span class="muted">(decided by {e(i.key)})</span></li>'
-        for i in items
+        f'<li><code>{e(i.path)}</code> <span class="muted">(decided by {t(i.key)})</span></li>'
+        for i in folded_items(items)
     ]
     out.append("</ul>")
     return out
@@ -200,14 +213,14 @@ def render_html(r: AuditReport) -> str:
         out.append("<p>No findings.</p>")
     out.append('<h2 id="canaries">Canaries</h2>')
     if r.canary is None:
-        out.append(f'<p id="canary-none">This bundle was {NOT_TESTED}.</p>')
+        out.append(f'<p id="canary-none">This bundle was {t(NOT_TESTED)}.</p>')
     else:
         c = r.canary
         word = "pass" if c.passed else '<span class="fail">FAIL</span>'
         out.append(
             f"<p>Canary run {e(c.run_id)}: {word} (image {e(c.image or 'unknown')}).</p>"
         )
-        out.append(f"<p>{e(binding_text(c))}</p>")
+        out.append(f"<p>{t(binding_text(c))}</p>")
         out += _table("canary-probes", *canary_table(c))
     out += _launchers(r)
     out.append("</body></html>")
@@ -224,7 +237,7 @@ def _launchers(r: AuditReport) -> list[str]:
     out = ['<h2 id="launchers-section">Launchers (end-to-end)</h2>']
     s = r.launchers
     if s is None:
-        return [*out, f'<p id="launchers-none">Launchers: {e(NOT_TESTED_E2E)}.</p>']
+        return [*out, f'<p id="launchers-none">Launchers: {t(NOT_TESTED_E2E)}.</p>']
     out.append(
         f"<p>Compatibility matrix <code>{e(s.digest)}</code>: {len(s.rows)} observations "
         "(adapter &times; version &times; launch method &times; session event).</p>"
@@ -232,7 +245,7 @@ def _launchers(r: AuditReport) -> list[str]:
     out.append('<ul id="launcher-summary">')
     for a in s.summaries:
         name, rest = summary_text(a)
-        out.append(f"<li><b>{e(name)}</b>: {e(rest)}</li>")
+        out.append(f"<li><b>{e(name)}</b>: {t(rest)}</li>")
     out.append("</ul>")
     header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
               "lint", "evidence", "why")
@@ -254,7 +267,7 @@ def _launchers(r: AuditReport) -> list[str]:
         cells.append(f'<td class="{cls}">{e(x.result)}</td>')
         cells.append(f"<td>{e(x.lint or '-')}</td>")
         cells.append(f'<td class="p">{e(x.evidence)}</td>')
-        cells.append(f'<td class="why">{e(why or "-")}</td>')
+        cells.append(f'<td class="why">{t(why or "-")}</td>')
         out.append(("<tr class=\"fail\">" if failing else "<tr>") + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     return out

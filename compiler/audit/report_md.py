@@ -16,6 +16,7 @@ from .report import (
     binding_text,
     canary_table,
     coverage_table,
+    folded_items,
     launcher_reviewed,
     launcher_why,
     lints_table,
@@ -45,7 +46,7 @@ def _items(title: str, items: tuple[AccessItem, ...]) -> list[str]:
     if not items:
         return [f"- **{title}:** nothing"]
     out = [f"- **{title}:**"]
-    out += [f"  - {md(i.path)} (decided by {md(i.key)})" for i in items]
+    out += [f"  - {md(i.path)} (decided by {md(i.key)})" for i in folded_items(items)]
     return out
 
 

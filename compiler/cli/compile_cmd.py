@@ -133,7 +133,6 @@ def compile_command(
     ] = None,
 ) -> None:
     """Compile one Codex permission profile per ACP mode, the credential deny always applied."""
-    from ..api import load_and_compile
     from ..errors import UsageError
     from ..formats import FORMATS, renderer
 
@@ -165,17 +164,21 @@ def compile_command(
         emit(dumps(doc), out)
         _warn(bundle.findings)
         return
-    bundle = load_and_compile(
-        str(roots),
-        profiles_dir=str(profiles) if profiles else None,
-        workspace_roots=workspace_root or (),
+    from ..api import compile_inputs
+    from ..inputs import Inputs
+
+    inputs = Inputs(
+        roots=str(roots),
+        profiles=str(profiles) if profiles else None,
+        workspace_roots=tuple(workspace_root or ()),
         codex_home=codex_home,
-        session_config_path=str(session_config) if session_config else None,
+        session_config=str(session_config) if session_config else None,
         tmpdir=tmpdir,
         home=home,
-        vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
+        vouched_mcp=str(vouched_mcp) if vouched_mcp else None,
         run_as=run_as,
     )
+    bundle = compile_inputs(inputs)
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
 
@@ -186,7 +189,7 @@ def compile_command(
         from ..emit.launch import load_catalog, render_launch_with
 
         catalog = load_catalog(str(profiles) if profiles else None)
-        emit(render_launch_with(bundle, catalog), out)
+        emit(render_launch_with(bundle, catalog, inputs), out)
         for entry in catalog.adapters:
             if entry.method is None:
                 warn(f"no launch method holds for {entry.package} {entry.version}")

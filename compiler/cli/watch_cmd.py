@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from .compile_cmd import HomeOpt, ProfilesOpt, SessionOpt, WorkspaceOpt
+from .compile_cmd import (
+    HomeOpt,
+    McpOpt,
+    ProfilesOpt,
+    SessionOpt,
+    TmpdirOpt,
+    UserHomeOpt,
+    WorkspaceOpt,
+)
 
 if TYPE_CHECKING:
     from ..models import CompiledBundle
@@ -28,13 +36,17 @@ def _bundle(
     workspace_root: list[str] | None,
     codex_home: str | None,
     session_config: Path | None,
+    tmpdir: str | None = None,
+    home: str | None = None,
+    vouched_mcp: Path | None = None,
 ) -> CompiledBundle:
     from ..errors import UsageError
 
     if (roots is None) == (lock is None):
         raise UsageError("give either --roots (and the compile inputs) or --lock FILE")
     if lock is not None:
-        if profiles or workspace_root or codex_home or session_config:
+        if (profiles or workspace_root or codex_home or session_config or tmpdir or home
+                or vouched_mcp):
             raise UsageError("--lock carries its own inputs; drop the compile flags")
         from ..bundle.load import bundle_from_document
         from ..bundle.lock import read_lock
@@ -50,6 +62,9 @@ def _bundle(
         workspace_roots=workspace_root or (),
         codex_home=codex_home,
         session_config_path=str(session_config) if session_config else None,
+        tmpdir=tmpdir,
+        home=home,
+        vouched_mcp_path=str(vouched_mcp) if vouched_mcp else None,
     )
 
 
@@ -69,6 +84,9 @@ def watch_command(
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
     session_config: SessionOpt = None,
+    tmpdir: TmpdirOpt = None,
+    home: UserHomeOpt = None,
+    vouched_mcp: McpOpt = None,
     interval: Annotated[
         float,
         typer.Option("--interval", help=f"Seconds between polls ({MIN_INTERVAL}-{MAX_INTERVAL})."),
@@ -99,7 +117,8 @@ def watch_command(
     # Installed before the compile, so a launcher that stops the session early still gets 0.
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    bundle = _bundle(roots, lock, profiles, workspace_root, codex_home, session_config)
+    bundle = _bundle(roots, lock, profiles, workspace_root, codex_home, session_config, tmpdir,
+                     home, vouched_mcp)
     watcher = watch_bundle(bundle)
     print(f"profilec: watch: watching {len(watcher.watched)} paths every {interval:g} s",
           file=sys.stderr, flush=True)

@@ -652,7 +652,7 @@ def build_launch(
         for o in server.provider_overrides():
             argv += ["-c", o]
     launch = Launch(tuple(argv), env, tuple(files))
-    if rec["run_as"].startswith("a non-root user"):
+    if rec["non_root_required"]:
         launch = as_non_root(launch, layout)
     return launch
 

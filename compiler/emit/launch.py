@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from typing import Annotated, Any, Literal
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
@@ -25,6 +26,9 @@ from ..models import CompiledBundle, Frozen
 from ..paths import is_within
 from .codex_toml import render_toml
 from .overrides import override_lines
+
+if TYPE_CHECKING:
+    from ..inputs import Inputs
 
 Method = Literal[
     "c-overrides",
@@ -171,7 +175,7 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     chosen = entry.method
     if chosen is None:
         doc.update(env={}, args=[], files=[], blocked_modes=[], launcher_supplies={},
-                   run_as="nothing holds")
+                   run_as="nothing holds", non_root_required=False)
         doc["statement"] = (
             f"no launch method keeps the credential deny for {entry.package} {entry.version}; "
             "do not launch Codex through it"
@@ -179,10 +183,11 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
         return doc
     non_root = chosen.endswith(NON_ROOT)
     method = chosen[: -len(NON_ROOT)] if non_root else chosen
-    doc["run_as"] = (
-        "a non-root user that owns CODEX_HOME and can read and refresh the credential; never root"
-        if non_root else "any user"
-    )
+    doc["run_as"] = RUN_AS
+    # Measured: this build keeps the deny only when it does not run as root (as root a model
+    # command unmounts the deny mask). Without it the method also held as root, but a launcher
+    # still runs it as RUN_AS: the trusted parent is never root (trusted_parent.never_root).
+    doc["non_root_required"] = non_root
     home = _codex_home(bundle)
     env: dict[str, str] = {}
     args: list[str] = []
@@ -239,6 +244,11 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
 #: The uid the trusted parent runs as inside the outer plan unless the plan layout names one
 #: (compiler/mounts/plan.py DEFAULT_RUN_AS; research §7).
 TRUSTED_UID = 65534
+#: Who runs every launcher entry (adapter, app-server, exec): one answer, the trusted parent's.
+RUN_AS = (
+    f"uid {TRUSTED_UID} (trusted_parent.uid) or another non-root user that owns CODEX_HOME and "
+    "the vaults (non_root_prerequisites); never root"
+)
 
 
 def _vaults(bundle: CompiledBundle) -> list[str]:
@@ -256,20 +266,67 @@ def _vaults(bundle: CompiledBundle) -> list[str]:
     return sorted(out)
 
 
-def watch_entry(bundle: CompiledBundle) -> dict[str, Any]:
-    """How a launcher runs `profilec watch` beside the session, and what it does on drift."""
-    argv = ["profilec", "watch"]
+def profilec_argv() -> tuple[list[str], dict[str, str]]:
+    """An absolute argv prefix that runs this profilec, and the env it needs: this interpreter
+    with `-m profilec`, and PYTHONPATH when the package is not installed in it (a checkout)."""
+    import importlib.util
+    import sysconfig
+
+    argv = [sys.executable, "-m", "profilec"]
+    spec = importlib.util.find_spec("profilec")
+    origin = spec.origin if spec is not None else None
+    if origin is None:
+        return argv, {}
+    top = os.path.dirname(os.path.dirname(os.path.abspath(origin)))
+    installed = {os.path.realpath(sysconfig.get_path(k)) for k in ("purelib", "platlib")}
+    return argv, ({} if os.path.realpath(top) in installed else {"PYTHONPATH": top})
+
+
+def _input_of(bundle: CompiledBundle, role: str) -> str | None:
+    for t in bundle.trusted_base:
+        if t.source == "input" and t.role == role:
+            return t.path
+    return None
+
+
+def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str]:
+    """`profilec watch` with every input the compile had that decides what is watched (the
+    session config does not: it changes config keys, never a root, vault or CODEX_HOME)."""
+    prefix, _ = profilec_argv()
+    argv = [*prefix, "watch"]
+    roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
+    if roots is None:
+        raise PolicyError("the launch document's watch argv needs the roots manifest path")
+    argv += ["--roots", os.path.abspath(roots)]
+    profiles = (inputs.profiles if inputs is not None
+                else _input_of(bundle, "policy directory"))
+    if profiles is not None:
+        argv += ["--profiles", os.path.abspath(profiles)]
     for ws in bundle.layout.workspace_roots:
         argv += ["--workspace-root", ws]
     home = _codex_home(bundle)
     if home is not None:
-        argv += ["--codex-home", home]
+        argv += ["--codex-home", os.path.abspath(home)]
+    if bundle.layout.tmpdir is not None:
+        argv += ["--tmpdir", bundle.layout.tmpdir]
+    if bundle.layout.home is not None:
+        argv += ["--home", bundle.layout.home]
+    vouched = (inputs.vouched_mcp if inputs is not None
+               else _input_of(bundle, "vouched MCP servers"))
+    if vouched is not None:
+        argv += ["--vouched-mcp", os.path.abspath(vouched)]
+    return argv
+
+
+def watch_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+    """How a launcher runs `profilec watch` beside the session, and what it does on drift."""
+    _, env = profilec_argv()
     return {
-        "argv": argv,
+        "argv": watch_argv(bundle, inputs),
+        "env": env,
         "launcher_adds": (
-            "--roots <the roots manifest this was compiled from> (and --profiles / "
-            "--session-config when the compile used them); or run `profilec watch --lock <lock "
-            "file>` alone"
+            "nothing: argv is absolute and carries every compile input that decides what is "
+            "watched (the session config does not); or run `profilec watch --lock <lock file>`"
         ),
         "start": (
             "before the session's first turn, beside it (outside the session's sandbox); it is "
@@ -289,13 +346,17 @@ def watch_entry(bundle: CompiledBundle) -> dict[str, Any]:
     }
 
 
-def trusted_parent_entry(bundle: CompiledBundle) -> dict[str, Any]:
-    """Which uid the trusted parent runs as inside the outer plan, and the vaults it saves in."""
+def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None
+                         ) -> dict[str, Any]:
+    """Which uid the trusted parent runs as inside the outer plan, the vaults it saves in and
+    what the disk must look like for that user."""
     return {
         "uid": TRUSTED_UID,
         "gid": TRUSTED_UID,
         "never_root": True,
+        "run_as": RUN_AS,
         "vaults": _vaults(bundle),
+        "non_root_prerequisites": non_root_prerequisites(bundle, inputs),
         "statement": (
             f"inside the outer mount plan (`profilec plan`) run the adapter and its Codex as uid "
             f"{TRUSTED_UID} (or the plan's run_as; bwrap --uid/--gid), never root: as root "
@@ -307,9 +368,171 @@ def trusted_parent_entry(bundle: CompiledBundle) -> dict[str, Any]:
     }
 
 
-def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
-    """The launch document: one entry per catalog adapter build, the watch instructions and the
-    trusted parent's uid, LF-terminated JSON."""
+def non_root_prerequisites(bundle: CompiledBundle, inputs: Inputs | None = None
+                           ) -> list[dict[str, str]]:
+    """What must hold on disk before a session runs as the non-root RUN_AS user (paths from
+    this compile): without it Codex as that user cannot start, save or refresh the login."""
+    out: list[dict[str, str]] = []
+    home = _codex_home(bundle)
+    if home is not None:
+        out.append({"path": os.path.abspath(home), "need": (
+            "owned by the run-as user, mode 0700: the parent writes sessions, logs and "
+            "auth.lock there (every mode keeps it read-only to model commands)")})
+    for vault in _vaults(bundle):
+        out.append({"path": vault, "need": (
+            "owned by the run-as user, mode 0700, and so is the credential in it (0600): the "
+            "parent reads it and saves by renaming a temp file over it; a vault owned by root "
+            "(0700) stops Codex as any other user from starting")})
+    for ws in bundle.layout.workspace_roots:
+        out.append({"path": ws, "need": "writable by the run-as user (the session cwd and "
+                    "writable root of the agent modes)"})
+    for what, path in (("TMPDIR", bundle.layout.tmpdir), ("HOME", bundle.layout.home)):
+        if path is not None:
+            out.append({"path": path, "need": f"the session's {what}: owned by the run-as user"})
+    roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
+    if roots is not None:
+        out.append({"path": os.path.abspath(roots), "need": (
+            "stays owned by root (or the daemon's user), and so does every directory above "
+            "it, never writable by the run-as user: the trust check refuses it otherwise "
+            "(exit 3), and a model command must not edit it")})
+    out += _carve_out_prerequisites(bundle)
+    out.append({"path": "<codex binary>", "need": (
+        "readable and executable by the run-as user, with every directory above it "
+        "(the default cache /var/cache/profilec is)")})
+    return out
+
+
+def _carve_out_prerequisites(bundle: CompiledBundle, uid: int = TRUSTED_UID
+                             ) -> list[dict[str, str]]:
+    """Writable roots (of any mode) where the sandbox would have to create the mount point of a
+    missing read-only carve-out (`.git`, `.agents`, `.codex`, `.aws`) and the run-as user cannot:
+    as that user every command of the mode then fails before it runs (measured, Codex 0.171.0
+    as uid 65534 in agent-full-access: `bwrap: Can't mkdir /farm/.git: Permission denied`;
+    as root bwrap creates the empty directory). lstat only; host state at compile time."""
+    from ..codex import CARVE_OUTS
+    from ..compile import PLACEHOLDER_CWD
+    from ..evaluate import EvalContext, resolve
+
+    ws = tuple(bundle.layout.workspace_roots)
+    ctx = EvalContext(cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:],
+                      tmpdir=bundle.layout.tmpdir, home=bundle.layout.home)
+    need: dict[str, tuple[list[str], list[str]]] = {}
+    for p in bundle.profiles:
+        eff = resolve({p.profile_id: p.codex_table()}, p.profile_id, ctx)
+        for e in eff.entries:
+            if e.kind != "path" or e.access != "write" or not eff.decide(e.path).writable:
+                continue
+            missing = [n for n in CARVE_OUTS
+                       if not os.path.lexists(os.path.join(e.path, n))]
+            if not missing:
+                continue
+            try:
+                st = os.stat(e.path)
+            except OSError:
+                continue
+            if st.st_uid == uid or st.st_mode & 0o002:
+                continue  # the run-as user (or anyone) can create the mount points
+            _, modes = need.setdefault(e.path, (missing, []))
+            if p.mode not in modes:
+                modes.append(p.mode)
+    return [
+        {"path": path, "need": (
+            f"writable root of mode {', '.join(modes)}: create {', '.join(names)} in it "
+            "(empty directories, root's) or let the run-as user create them; the sandbox "
+            "mounts each read-only and, as a non-root user, cannot make a missing one: every "
+            "command of the mode then fails (bwrap: Can't mkdir)")}
+        for path, (names, modes) in sorted(need.items())
+    ]
+
+
+def _mode_ids(bundle: CompiledBundle) -> dict[str, str]:
+    return {p.mode: p.profile_id for p in bundle.profiles}
+
+
+#: What a launcher of `codex app-server` must never send: each replaces the profile with a
+#: legacy sandbox that drops the deny (docs/e2e.md; check rule PC023).
+APP_SERVER_NEVER_SEND = (
+    "`sandbox` on thread/start, thread/resume or thread/fork",
+    "`sandboxPolicy` on turn/start",
+    "a thread `config` that sets `permissions`, `default_permissions` or `sandbox_mode`",
+)
+
+
+def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
+    """Plain `codex app-server` and `codex exec` (no adapter): args after the codex binary,
+    env, cwd and, per mode, how to select it."""
+    from ..settings import codex_version
+
+    home = _codex_home(bundle)
+    env: dict[str, str] = {}
+    if home is not None:
+        env["CODEX_HOME"] = os.path.abspath(home)
+    if bundle.layout.tmpdir is not None:
+        env["TMPDIR"] = bundle.layout.tmpdir
+    if bundle.layout.home is not None:
+        env["HOME"] = bundle.layout.home
+    roots = list(bundle.layout.workspace_roots)
+    cwd = roots[0] if roots else None
+    flags = [a for line in override_lines(bundle) for a in ("-c", line)]
+    supplies = {"codex": f"path of a codex {codex_version()} binary: argv is [codex, *args]"}
+    common = {"codex_version": codex_version(), "env": env, "cwd": cwd,
+              "launcher_supplies": supplies, "run_as": RUN_AS, "non_root_required": False}
+    server_modes: dict[str, Any] = {}
+    exec_modes: dict[str, Any] = {}
+    for mode, pid in sorted(_mode_ids(bundle).items()):
+        policy = bundle.mode_approvals.get(mode, {}).get("approval_policy")
+        turn: dict[str, Any] = {"permissions": pid}
+        extra = ["-c", f"default_permissions={json.dumps(pid)}"]
+        if policy is not None:
+            turn["approvalPolicy"] = policy
+            extra += ["-c", f"approval_policy={json.dumps(policy)}"]
+        server_modes[mode] = {"profile_id": pid, "select": turn}
+        exec_modes[mode] = {"profile_id": pid, "select": extra}
+    extra_roots = [a for r in roots[1:] for a in ("--add-dir", r)]
+    # --skip-git-repo-check: a workspace need not be a git repository; profilec marks every
+    # workspace root untrusted whatever Codex's own check would have said.
+    exec_args = ["exec", "--skip-git-repo-check", *flags]
+    if cwd is not None:
+        exec_args += ["-C", cwd]
+    exec_args += extra_roots
+    return [
+        {
+            "launcher": "codex app-server",
+            **common,
+            "args": ["app-server", *flags],
+            "initialize": {"capabilities": {"experimentalApi": True}},
+            "thread_start": {"cwd": cwd} if cwd is not None else {},
+            "modes": server_modes,
+            "never_send": list(APP_SERVER_NEVER_SEND),
+            "statement": (
+                "start the process with args and env; thread/start with thread_start (the "
+                f"default mode, {bundle.default_profile_id}, is selected by the -c lines); to "
+                "run a turn in another mode send turn/start with that mode's `select` "
+                "(experimentalApi); never send what never_send lists"
+            ),
+        },
+        {
+            "launcher": "codex exec",
+            **common,
+            "args": exec_args,
+            "modes": exec_modes,
+            "never_send": ["-s/--sandbox", "--full-auto",
+                           "--dangerously-bypass-approvals-and-sandbox"],
+            "statement": (
+                "run [codex, *args, *modes[mode].select, prompt] (the default mode needs no "
+                "select); never pass what never_send lists: each replaces the profile"
+            ),
+        },
+    ]
+
+
+def render_launch_with(
+    bundle: CompiledBundle, catalog: AdapterCatalog, inputs: Inputs | None = None
+) -> str:
+    """The launch document: one entry per catalog adapter build, plain `codex app-server` and
+    `codex exec`, the watch instructions and the trusted parent's uid, LF-terminated JSON.
+    `inputs` (the compile's) makes the watch argv exact; without it the paths come from the
+    bundle's trusted base."""
     roots = list(bundle.layout.workspace_roots)
     doc = {
         "schema_version": 1,
@@ -320,8 +543,9 @@ def render_launch_with(bundle: CompiledBundle, catalog: AdapterCatalog) -> str:
         "cwd": roots[0] if roots else None,
         "workspace_roots": roots,
         "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
-        "watch": watch_entry(bundle),
-        "trusted_parent": trusted_parent_entry(bundle),
+        "codex": codex_entries(bundle),
+        "watch": watch_entry(bundle, inputs),
+        "trusted_parent": trusted_parent_entry(bundle, inputs),
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -346,6 +570,7 @@ LAUNCH_SCHEMA: dict[str, Any] = {
         "cwd",
         "workspace_roots",
         "adapters",
+        "codex",
         "watch",
         "trusted_parent",
     ],
@@ -363,14 +588,62 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {"type": "string", "pattern": "^/"},
         },
+        "codex": {
+            "description": "Plain `codex app-server` and `codex exec`, no adapter: argv is "
+            "[codex, *args]; per mode how to select it.",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["launcher", "codex_version", "args", "env", "cwd",
+                             "launcher_supplies", "run_as", "non_root_required", "modes",
+                             "never_send", "statement"],
+                "properties": {
+                    "launcher": {"enum": ["codex app-server", "codex exec"]},
+                    "codex_version": {"type": "string"},
+                    "args": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "cwd": {"type": ["string", "null"]},
+                    "launcher_supplies": {"type": "object",
+                                          "additionalProperties": {"type": "string"}},
+                    "run_as": {"type": "string"},
+                    "non_root_required": {"type": "boolean"},
+                    "initialize": {"type": "object"},
+                    "thread_start": {"type": "object"},
+                    "modes": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object", "additionalProperties": False,
+                            "required": ["profile_id", "select"],
+                            "properties": {
+                                "profile_id": {"type": "string"},
+                                "select": {"type": ["object", "array"]},
+                            },
+                        },
+                    },
+                    "never_send": {"type": "array", "items": {"type": "string"}},
+                    "statement": {"type": "string"},
+                },
+            },
+        },
         "watch": {
             "description": "Run `profilec watch` beside the session; end the session on drift.",
             "type": "object",
             "additionalProperties": False,
-            "required": ["argv", "launcher_adds", "start", "on_drift", "on_other_exit", "stop",
-                         "drift_exit_code", "event_schema"],
+            "required": ["argv", "env", "launcher_adds", "start", "on_drift", "on_other_exit",
+                         "stop", "drift_exit_code", "event_schema"],
             "properties": {
-                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                "argv": {
+                    "description": "Absolute: this interpreter, `-m profilec watch` and every "
+                    "compile input that decides what is watched.",
+                    "type": "array", "items": {"type": "string"}, "minItems": 6,
+                    "prefixItems": [{"type": "string", "pattern": "^/"}],
+                },
+                "env": {
+                    "description": "Added to the watcher's environment (PYTHONPATH when "
+                    "profilec runs from a checkout).",
+                    "type": "object", "additionalProperties": {"type": "string"},
+                },
                 "launcher_adds": {"type": "string"},
                 "start": {"type": "string"},
                 "on_drift": {"type": "string"},
@@ -385,12 +658,24 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "root) and the vault directories the plan binds read-write for its saves.",
             "type": "object",
             "additionalProperties": False,
-            "required": ["uid", "gid", "never_root", "vaults", "statement"],
+            "required": ["uid", "gid", "never_root", "run_as", "vaults",
+                         "non_root_prerequisites", "statement"],
             "properties": {
                 "uid": {"type": "integer", "minimum": 1},
                 "gid": {"type": "integer", "minimum": 0},
                 "never_root": {"const": True},
+                "run_as": {"type": "string"},
                 "vaults": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
+                "non_root_prerequisites": {
+                    "description": "Paths (from this compile) and what must hold for each "
+                    "before a session runs as the non-root run_as user.",
+                    "type": "array",
+                    "items": {
+                        "type": "object", "additionalProperties": False,
+                        "required": ["path", "need"],
+                        "properties": {"path": {"type": "string"}, "need": {"type": "string"}},
+                    },
+                },
                 "statement": {"type": "string"},
             },
         },
@@ -401,8 +686,8 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["package", "version", "codex_version", "codex_source", "holds",
                              "launch_method", "reason", "evidence", "env", "args", "files",
-                             "blocked_modes", "launcher_supplies", "run_as", "statement",
-                             "approvals"],
+                             "blocked_modes", "launcher_supplies", "run_as",
+                             "non_root_required", "statement", "approvals"],
                 "properties": {
                     "package": {"type": "string"},
                     "version": {"type": "string"},
@@ -416,6 +701,11 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                                  "codex-home+initial-mode+non-root", None]
                     },
                     "run_as": {"type": "string"},
+                    "non_root_required": {
+                        "description": "The matrix saw this build keep the deny only when not "
+                        "root; every holding entry runs as run_as (never root) anyway.",
+                        "type": "boolean",
+                    },
                     "reason": {"type": "string"},
                     "evidence": {"type": "string"},
                     "env": {"type": "object", "additionalProperties": {"type": "string"}},

@@ -7,7 +7,9 @@ the CODEX_HOME link, and `codex sandbox` under the compiled profile runs and can
 credential. Negative controls: the old single-file bind makes both saves fail (`Read-only file
 system`), and as root inside the plan the inner bwrap cannot start (`setting up uid map`).
 Fake keys and random markers only. CODEX_HOME sits under /var/tmp: Codex refuses to create its
-helper under the system temp dir.
+helper under the system temp dir. One more layout puts it under /tmp: the plan then moves TMPDIR
+into the state dir and the inner sandbox runs a command (with TMPDIR=/tmp nothing runs:
+`bwrap: execvp codex-linux-sandbox`).
 """
 
 from __future__ import annotations
@@ -51,10 +53,22 @@ class Planned:
 
 @pytest.fixture
 def planned(codex_bin: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Planned]:
+    yield from _planned(codex_bin, capsys, "/var/tmp")
+
+
+@pytest.fixture
+def planned_under_tmp(codex_bin: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Planned]:
+    """The same layout under /tmp: CODEX_HOME (agent_home) lies under the temp dir."""
+    yield from _planned(codex_bin, capsys, "/tmp")
+
+
+def _planned(codex_bin: Path, capsys: pytest.CaptureFixture[str], parent: str
+             ) -> Iterator[Planned]:
     if shutil.which("bwrap") is None:
         missing("bwrap is not installed (apt-get install -y bubblewrap; see .ci/tools.sh)")
-    base = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="profilec-vault-"))
+    base = Path(tempfile.mkdtemp(dir=parent, prefix="profilec-vault-"))
     try:
+        os.chmod(base, 0o755)
         lay = make_layout(base / "l", relative_link=True)
         daemon = lay.base / "daemon"
         daemon.mkdir()
@@ -78,10 +92,20 @@ def planned(codex_bin: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Pla
         out = lay.base / "plan.bwrap.json"
         assert main(["plan", "--roots", str(lay.manifest), "--layout", str(layout_file),
                      "--format", "bwrap", "--out", str(out)]) == 0
-        (daemon / "state" / "c1").mkdir(parents=True, mode=0o700)
+        plan_json = lay.base / "plan.json"
+        assert main(["plan", "--roots", str(lay.manifest), "--layout", str(layout_file),
+                     "--format", "json", "--out", str(plan_json)]) == 0
+        # The launcher creates the plan's directories (bwrap: owned by the launcher's uid,
+        # which the plan's user namespace maps run_as to).
+        for d in json.loads(plan_json.read_text(encoding="utf-8"))["directories"]:
+            os.makedirs(d["path"], mode=int(d["mode"], 8), exist_ok=True)
+        argv = json.loads(out.read_text(encoding="utf-8"))["argv"]
+        tmpdir = argv[argv.index("TMPDIR") + 1]
+        extra = [] if tmpdir == "/tmp" else ["--tmpdir", tmpdir]  # as plan's warning says
+        capsys.readouterr()
         assert main(["compile", "--roots", str(lay.manifest), "--workspace-root",
                      str(lay.workspace), "--codex-home", str(lay.codex_home),
-                     "--format", "overrides"]) == 0
+                     *extra, "--format", "overrides"]) == 0
         overrides = [x for x in capsys.readouterr().out.split("\n") if x]
         shutil.copy(HERE / "refresh_driver.py", lay.workspace / "refresh_driver.py")
         yield Planned(
@@ -91,7 +115,7 @@ def planned(codex_bin: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Pla
             target=lay.host_target,
             link=lay.link,
             ws=lay.workspace,
-            argv=json.loads(out.read_text(encoding="utf-8"))["argv"],
+            argv=argv,
             codex=str(codex_bin.resolve()),
             overrides=overrides,
             mark=lay.marker,
@@ -185,3 +209,24 @@ def test_inner_sandbox_fails_as_root_inside_the_plan_negative_control(planned: P
     assert "INNER-RAN" not in done.stdout
     assert "setting up uid map: Operation not permitted" in done.stderr
     assert planned.mark not in done.stdout + done.stderr
+
+
+def test_plan_moves_tmpdir_off_the_temp_dir_and_model_commands_run(
+    planned_under_tmp: Planned,
+) -> None:
+    """CODEX_HOME under /tmp: the plan sets TMPDIR to <state_dir>/tmp (Codex refuses to make
+    its sandbox helper under the temp dir) and the inner sandbox runs a command; the same plan
+    with TMPDIR=/tmp is the negative control (the helper is missing, nothing runs)."""
+    p = planned_under_tmp
+    tmpdir = p.argv[p.argv.index("TMPDIR") + 1]
+    assert tmpdir != "/tmp" and tmpdir.endswith("/tmp") and "/state/" in tmpdir
+    done = _inner(p, p.argv)
+    assert "INNER-RAN" in done.stdout, done.stderr
+    assert "control-ok" in done.stdout and "Permission denied" in done.stderr
+    assert p.mark not in done.stdout + done.stderr
+    bad = list(p.argv)
+    bad[bad.index("TMPDIR") + 1] = "/tmp"
+    done = _inner(p, bad)
+    assert "INNER-RAN" not in done.stdout
+    assert "execvp codex-linux-sandbox" in done.stderr, done.stderr
+    assert p.mark not in done.stdout + done.stderr

@@ -296,7 +296,8 @@ def test_launch_document_per_method(layout: Layout) -> None:
             jsonschema.validate(doc, schema)
             (a,) = doc["adapters"]
             assert a["holds"] and a["launch_method"] == method
-            assert a["run_as"].startswith("a non-root") == method.endswith("+non-root")
+            assert a["non_root_required"] == method.endswith("+non-root")
+            assert a["run_as"] == doc["trusted_parent"]["run_as"] and "never root" in a["run_as"]
             method = method.removesuffix("+non-root")
             assert a["env"]["CODEX_HOME"] == layout.codex_home
             assert a["blocked_modes"] == ["agent-full-access"]
@@ -331,12 +332,15 @@ def test_compile_launch_cli(layout: Layout, capsys: pytest.CaptureFixture[str]) 
     doc = json.loads(out)
     by = {(a["package"], a["codex_version"]): a for a in doc["adapters"]}
     zed = by[(adapters.ZED_PACKAGE, "embedded")]
-    assert zed["holds"] is True and zed["run_as"].startswith("a non-root user")
+    assert zed["holds"] is True and zed["non_root_required"] is True
     assert zed["args"][:2] == ["-c", "default_permissions=\"profilec-agent\""]
     assert zed["blocked_modes"] == ["auto", "full-access"]
     ts = by[(adapters.TS_PACKAGE, "0.171.0")]
     assert ts["env"]["INITIAL_AGENT_MODE"] == "permission-profile:profilec-agent"
-    assert ts["run_as"] == "any user"
+    # One answer for every entry: the trusted parent's non-root user (never "any user").
+    assert {a["run_as"] for a in doc["adapters"]} | {c["run_as"] for c in doc["codex"]} == {
+        doc["trusted_parent"]["run_as"]}
+    assert ts["non_root_required"] is False
     assert "warning" not in err  # every catalog entry has a holding method
     assert layout.marker not in out + err
 

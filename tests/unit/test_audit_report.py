@@ -255,3 +255,31 @@ def test_the_roots_table_names_each_vault_and_why_it_is_denied(
     row = next(x for x in out.split("\n") if x.startswith("| codex-auth |"))
     assert row.rstrip(" |").endswith(md_escape(str(lay.host_target.parent)))
     assert "vault (denied whole: the writer renames inside it)" in out
+
+
+def test_carve_out_lines_fold_to_one_per_writable_root_and_html_has_no_backticks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from profilec.audit.report import AccessItem, folded_items
+
+    items = (
+        AccessItem("/", ":root"),
+        AccessItem("/w/.agents", "carve-out .agents of writable root /w"),
+        AccessItem("/w/.git", "carve-out .git of writable root /w"),
+        AccessItem("/w/x", "root a (vault)"),
+        AccessItem("/v/.codex", ":workspace carve-out .codex"),
+        AccessItem("/v/.git", "carve-out .git of writable root /elsewhere"),  # not its root
+    )
+    out = folded_items(items)
+    assert [i.path for i in out] == ["/", "/w/{.agents,.git}", "/w/x", "/v/.codex", "/v/.git"]
+    assert out[1].key == "the sandbox's read-only carve-outs of this writable root"
+    _, flags = setup(tmp_path / "l")
+    rc, md, err = run(capsys, "audit", *flags, "--format", "md", "--now", "0")
+    assert rc == 0, err
+    assert "carve-out .git of writable root" not in md
+    rc, html, err = run(capsys, "audit", *flags, "--format", "html", "--now", "0")
+    assert rc == 0, err
+    assert "carve-out .git of writable root" not in html
+    assert "`" not in html and "<code>:root</code>" in html
+    folded = [x for x in html.split("\n") if "read-only carve-outs of this writable root" in x]
+    assert any("{.agents,.aws,.codex,.git}</code>" in x for x in folded)

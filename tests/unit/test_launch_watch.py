@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -19,14 +20,18 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
 ) -> None:
     lay = make_layout(tmp_path / "l")
     rc = main(["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-               "--codex-home", str(lay.codex_home), "--format", "launch"])
+               "--codex-home", str(lay.codex_home), "--format", "launch",
+               "--profiles", str(REPO / "profiles")])
     out, err = capsys.readouterr()
     assert rc == 0, err
     doc = json.loads(out)
     jsonschema.validate(doc, json.loads((REPO / "schemas/launch.schema.json").read_text()))
     watch = doc["watch"]
-    assert watch["argv"] == ["profilec", "watch", "--workspace-root", str(lay.workspace),
-                             "--codex-home", str(lay.codex_home)]
+    argv = watch["argv"]
+    assert os.path.isabs(argv[0]) and argv[1:4] == ["-m", "profilec", "watch"]
+    assert argv[4:] == ["--roots", str(lay.manifest), "--profiles", str(REPO / "profiles"),
+                        "--workspace-root", str(lay.workspace),
+                        "--codex-home", str(lay.codex_home)]
     assert watch["drift_exit_code"] == 9 and "End the session" in watch["on_drift"]
     assert "SIGTERM" in watch["stop"]
     parent = doc["trusted_parent"]
@@ -35,7 +40,65 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
     assert "setting up uid map" in parent["statement"]
     assert lay.marker not in out
 
-    # The argv is what `watch` takes: with the launcher's --roots it parses (only the
-    # deliberately bad interval is refused).
-    rc = main([*watch["argv"][1:], "--roots", str(lay.manifest), "--interval", "9"])
+    # The argv is what `watch` takes, complete: run as written (only the deliberately bad
+    # interval added), it parses every flag and refuses only the interval.
+    rc = main([*argv[3:], "--interval", "9"])
     assert rc == 2 and "--interval must be between" in capsys.readouterr().err
+    # Every non-root prerequisite names a path of this compile.
+    pre = {p["path"]: p["need"] for p in parent["non_root_prerequisites"]}
+    assert {str(lay.codex_home), str(lay.host_target.parent), str(lay.workspace),
+            str(lay.manifest)} <= set(pre)
+    assert "owned by root" in pre[str(lay.manifest)]
+
+
+def test_launch_document_has_plain_app_server_and_exec_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    rc = main(["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+               "--codex-home", str(lay.codex_home), "--tmpdir", str(tmp), "--format", "launch"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    doc = json.loads(out)
+    by = {c["launcher"]: c for c in doc["codex"]}
+    assert set(by) == {"codex app-server", "codex exec"}
+    server, exe = by["codex app-server"], by["codex exec"]
+    for c in (server, exe):
+        assert c["env"] == {"CODEX_HOME": str(lay.codex_home), "TMPDIR": str(tmp)}
+        assert c["cwd"] == str(lay.workspace) and c["run_as"] == doc["trusted_parent"]["run_as"]
+        flags = c["args"][2:] if c["args"][0] == "exec" else c["args"][1:]
+        assert flags[:2] == ["-c", 'default_permissions="profilec-agent"']
+        assert set(c["modes"]) == {"read-only", "agent", "agent-full-access"}
+    assert server["args"][0] == "app-server"
+    assert server["modes"]["read-only"]["select"] == {
+        "permissions": "profilec-read-only", "approvalPolicy": "on-request"}
+    assert exe["args"][0] == "exec" and exe["args"][-2:] == ["-C", str(lay.workspace)]
+    assert exe["modes"]["agent-full-access"]["select"] == [
+        "-c", 'default_permissions="profilec-agent-full-access"',
+        "-c", 'approval_policy="never"']
+    assert "--tmpdir" in doc["watch"]["argv"]
+
+
+def test_prerequisites_name_writable_roots_without_carve_out_mount_points(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay = make_layout(tmp_path / "l")
+    os.chmod(lay.workspace, 0o755)
+    argv = ["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+            "--codex-home", str(lay.codex_home), "--format", "launch"]
+
+    def needs() -> dict[str, str]:
+        assert main(argv) == 0
+        doc = json.loads(capsys.readouterr().out)
+        return {p["path"]: p["need"] for p in doc["trusted_parent"]["non_root_prerequisites"]
+                if p["need"].startswith("writable root of mode")}
+
+    if os.stat(lay.workspace).st_uid == 65534:
+        pytest.skip("the workspace already belongs to the run-as uid")
+    need = needs()[str(lay.workspace)]
+    assert need.startswith("writable root of mode agent, agent-full-access: create .git, ")
+    for name in (".git", ".agents", ".codex", ".aws"):
+        (lay.workspace / name).mkdir()
+    assert str(lay.workspace) not in needs()

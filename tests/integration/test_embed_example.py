@@ -1,0 +1,106 @@
+"""examples/embed_daemon.py, the launcher written only from the README and docs/embedding.md,
+against the real pinned Codex and a scripted loopback model.
+
+The test is the daemon: it lays out the files as `trusted_parent.non_root_prerequisites` says
+(the tree handed to uid 65534, the roots manifest root's), queues one probe per session and runs
+the example. The example starts a session per mode through the library API and through the
+`--format launch` document (app-server and exec entries), each beside a watch, as uid 65534.
+Each session's one tool call must have run (the control file read), the mode's profile must
+show (read-only cannot write the workspace, the agent modes can), and no request the model
+received may hold the credential marker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from profilec.e2e.appserver import build_layout
+from profilec.e2e.model_server import ScriptedModelServer
+from tests.integration.conftest import missing
+
+pytestmark = [pytest.mark.e2e, pytest.mark.codex]
+
+REPO = Path(__file__).resolve().parents[2]
+MODES = ("read-only", "agent", "agent-full-access")
+SESSIONS = [(p, launcher, m) for p, launcher in (("library", "codex app-server"),
+                                                 ("launch", "codex app-server"),
+                                                 ("launch", "codex exec")) for m in MODES]
+UID = 65534
+
+
+def _hand_over(base: str) -> None:
+    """What non_root_prerequisites asks: the run-as user owns CODEX_HOME, the vault (and the
+    credential in it), the workspace, TMPDIR and HOME; the base directory and the roots
+    manifest in it stay root's."""
+    for top in ("agent", "host", "workspace", "tmp", "home"):
+        path = os.path.join(base, top)
+        os.lchown(path, UID, UID)
+        for root, dirs, files in os.walk(path):
+            for name in dirs + files:
+                os.lchown(os.path.join(root, name), UID, UID)
+
+
+def test_the_embedding_example_starts_every_mode_both_ways(codex_bin: Path) -> None:
+    if os.getuid() != 0 or shutil.which("setpriv") is None:
+        missing("the example runs sessions as uid 65534: needs root and setpriv")
+    lay = build_layout()
+    try:
+        _hand_over(lay.base)
+        from profilec import api
+
+        prereq = api.launch_document(api.compile_inputs(api.make_inputs(
+            lay.roots_toml, workspace_roots=[lay.workspace], codex_home=lay.codex_home,
+            tmpdir=lay.tmpdir, home=lay.home)))["trusted_parent"]["non_root_prerequisites"]
+        probe_file = os.path.join(lay.workspace, ".embed-probe")
+        probe = (f"cat {shlex.quote(lay.control)}; cat {shlex.quote(lay.link)} 2>&1; "
+                 f"( : > {shlex.quote(probe_file)} ) 2>/dev/null && echo WROTE || echo NOWRITE")
+        with ScriptedModelServer() as server:
+            for _ in SESSIONS:
+                server.add_probe(probe)
+            argv = [sys.executable, str(REPO / "examples" / "embed_daemon.py"),
+                    "--roots", lay.roots_toml, "--workspace-root", lay.workspace,
+                    "--codex-home", lay.codex_home, "--tmpdir", lay.tmpdir, "--home", lay.home,
+                    "--codex", str(codex_bin), "--prompt", "profilec embed probe",
+                    "--timeout", "90"]
+            for line in server.provider_overrides():
+                argv += ["--config", line]
+            env = {**os.environ, "PYTHONPATH": str(REPO)}
+            done = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True,
+                                  timeout=900)
+            lines = [json.loads(x) for x in done.stdout.split("\n") if x.strip()]
+            outputs = server.tool_outputs()
+            calls = server.calls
+            visible = server.model_visible_text()
+        assert done.returncode == 0, (done.stdout, done.stderr[-2000:])
+        assert [(x["path"], x["launcher"], x["mode"]) for x in lines] == SESSIONS
+        assert all(x["turn"] == "completed" and x["watch"] == "held" for x in lines), lines
+        assert len(calls) == len(SESSIONS), calls  # one tool call ran in every session
+        # Writable roots on this host where the non-root sandbox cannot make a carve-out's
+        # mount point (the launch document lists them; the test does not change the host).
+        head = "writable root of mode "
+        unmet = {m: [p["path"] for p in prereq if p["need"].startswith(head)
+                     and m in p["need"][len(head):].split(":")[0].split(", ")] for m in MODES}
+        for (path, launcher, mode), call in zip(SESSIONS, calls, strict=True):
+            out = outputs.get(call.call_id, "")
+            where = (path, launcher, mode, out)
+            if unmet[mode]:  # the command cannot start: exactly the listed reason
+                assert "bwrap: Can't mkdir" in out, where
+                assert any(f"mkdir {p}/" in out for p in unmet[mode]), where
+                continue
+            assert lay.control_marker in out, where
+            assert "Permission denied" in out, where  # the link
+            assert ("NOWRITE" if mode == "read-only" else "WROTE") in out, where
+        ran = [m for m in MODES if not unmet[m]]
+        assert {"read-only", "agent"} <= set(ran), unmet
+        assert lay.marker not in visible
+        assert lay.marker not in done.stdout + done.stderr
+    finally:
+        shutil.rmtree(lay.base, ignore_errors=True)
