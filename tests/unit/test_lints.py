@@ -249,6 +249,31 @@ def _session_stripped(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(_cfg(b))], session_raw=raw)
 
 
+def _session_wrong_type_stripped(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b))], session_raw={"model": 5})
+
+
+def _session_wrong_type_reaching(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": 5}
+    session = Layer("session config", "session", raw, "/s.json", None)
+    return _run(b, [_toml(_cfg(b)), session], session_raw=raw)
+
+
+def test_an_allowed_key_of_the_wrong_type_is_a_finding_said_as_such(tmp_path: Path) -> None:
+    lay, bundle = _bundle(tmp_path)
+    why = "key 'model' is allowed but must be a string, got integer (wrong-type)"
+    stripped = [(f.rule, f.message) for f in _session_wrong_type_stripped(lay, bundle).findings
+                if f.rule in ("PC042", "PC045")]
+    assert stripped == [("PC045", f"session config asked for {why}; stripped")]
+    reaching = [(f.rule, f.message) for f in _session_wrong_type_reaching(lay, bundle).findings
+                if f.rule in ("PC042", "PC045")]
+    assert reaching == [("PC042", f"session config sets {why}")]
+    dotted = _run(bundle, [_toml(_cfg(bundle))], session_raw={"model.x": "o3", "model": "o3"})
+    assert [(f.rule, f.path) for f in dotted.findings if f.rule == "PC045"] == [
+        ("PC045", "model.x")
+    ]
+
+
 def _trusted_subdir(lay: Layout, b: CompiledBundle) -> CheckReport:
     cfg = _cfg(b)
     cfg["projects"] = {str(lay.workspace / "sub"): {"trust_level": "trusted"}}
@@ -327,6 +352,8 @@ FIRING: list[tuple[str, Case]] = [
     ("PC041", _workspace_config),
     ("PC042", _session_reaching),
     ("PC045", _session_stripped),
+    ("PC045", _session_wrong_type_stripped),
+    ("PC042", _session_wrong_type_reaching),
     ("PC043", _trusted_subdir),
     ("PC044", _apps_on),
     ("PC046", _snapshot_on),
