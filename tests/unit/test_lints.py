@@ -303,6 +303,28 @@ def _dotenv(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(_cfg(b))])
 
 
+def _doc_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.workspace / "AGENTS.md").symlink_to(lay.link)  # through CODEX_HOME into the vault
+    return _run(b, [_toml(_cfg(b))])
+
+
+@pytest.mark.parametrize("name", ["AGENTS.md", "AGENTS.override.md"])
+def test_a_planted_project_doc_link_is_named_and_a_harmless_one_is_not(
+    tmp_path: Path, name: str
+) -> None:
+    lay, bundle = _bundle(tmp_path)
+    harmless = lay.workspace / "AGENTS.md"
+    harmless.symlink_to(lay.control)  # a link, but into the workspace: quiet
+    assert [f for f in _run(bundle, [_toml(_cfg(bundle))]).findings if f.rule == "PC051"] == []
+    harmless.unlink()
+    doc = lay.workspace / name
+    doc.symlink_to(os.path.relpath(lay.host_target, lay.workspace))
+    hits = [f for f in _run(bundle, [_toml(_cfg(bundle))]).findings if f.rule == "PC051"]
+    assert [(f.path, f.severity) for f in hits] == [(str(doc), "warning")]
+    assert hits[0].message.startswith(f"{doc} is a symlink -> ")
+    assert f"(reaches {os.path.realpath(lay.host_target)})" in hits[0].message
+
+
 def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
     profiles = tuple(
         p.model_copy(update={"entries": tuple(
@@ -362,6 +384,7 @@ FIRING: list[tuple[str, Case]] = [
     ("PC048", _listener),
     ("PC049", _argv_secret),
     ("PC050", _lock_in_workspace),
+    ("PC051", _doc_link),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),
 ]
@@ -421,4 +444,5 @@ def test_symlink_lints_use_lstat_only_and_never_open(
     sys.addaudithook(hook)
     _deny_link(lay, bundle)
     _missing_deny(lay, bundle)
+    assert [f.rule for f in _doc_link(lay, bundle).findings if f.rule == "PC051"] == ["PC051"]
     assert opened == []
