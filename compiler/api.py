@@ -440,11 +440,13 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     classes: dict[str, str] = {}
+    reasons: dict[str, str] = {}
     raw = inputs.session_raw()
     if raw is not None:
         session, cut = sanitize_with(raw, inputs.allowlist())
         stripped = tuple(s.path for s in cut)
         classes = {s.path: s.cls for s in cut}
+        reasons = {s.path: s.why for s in cut if s.why is not None}
     # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
     # deny under its real location in Codex 0.171.0, so compile emits only real paths.
     # TMPDIR canonical too: `:tmpdir` is a writable root in agent mode.
@@ -460,6 +462,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
         session_config=session,
         stripped_session_keys=stripped,
         stripped_session_classes=classes,
+        stripped_session_reasons=reasons,
         vouched_mcp=inputs.vouched(),
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,

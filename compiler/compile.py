@@ -483,6 +483,7 @@ def _findings(
     roots: Sequence[ResolvedRoot],
     stripped: Sequence[str],
     classes: Mapping[str, str] | None = None,
+    reasons: Mapping[str, str] | None = None,
 ) -> tuple[Finding, ...]:
     out: list[Finding] = []
     for r in roots:
@@ -516,13 +517,12 @@ def _findings(
     for key in stripped:
         cls = (classes or {}).get(key)
         why = f" ({cls})" if cls else ""
-        out.append(
-            Finding(
-                code="session-config-stripped",
-                message=f"session config key {key!r} was stripped{why}; agent config cannot set it",
-                path=None,
-            )
+        reason = (reasons or {}).get(key)
+        message = (
+            f"session config key {key!r} was stripped{why}: {reason}" if reason
+            else f"session config key {key!r} was stripped{why}; agent config cannot set it"
         )
+        out.append(Finding(code="session-config-stripped", message=message, path=None))
     return tuple(out)
 
 
@@ -552,6 +552,7 @@ def compile_bundle(
     session_config: dict[str, Any] | None = None,
     stripped_session_keys: Sequence[str] = (),
     stripped_session_classes: Mapping[str, str] | None = None,
+    stripped_session_reasons: Mapping[str, str] | None = None,
     vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
     untrusted_projects: Sequence[str] = (),
     trusted_base: Sequence[TrustedPath] = (),
@@ -598,7 +599,9 @@ def compile_bundle(
         roots=tuple(roots),
         layout=layout,
         codex_home=home,
-        findings=_findings(roots, stripped_session_keys, stripped_session_classes),
+        findings=_findings(
+            roots, stripped_session_keys, stripped_session_classes, stripped_session_reasons
+        ),
         session_config=session_config,
         stripped_session_keys=tuple(stripped_session_keys),
         stripped_session_classes=dict(stripped_session_classes or {}),

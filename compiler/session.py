@@ -5,7 +5,9 @@ An agent definition's config reaches the trusted Codex parent, which runs `mcp_s
 `chatgpt_base_url` or a provider's `base_url` points. So a session config passes through an
 allow-list, not a deny-list: a top-level key passes only if `profiles/session-allowlist.toml`
 lists it with the value type Codex reads. Everything else is stripped and reported by dotted
-key path with its class (`CLASSES`); a key Codex 0.171.0 does not know is `unknown`.
+key path with its class (`CLASSES`); a key Codex 0.171.0 does not know is `unknown`, and an
+allowed key whose value has another type (or that a dotted key sets as a table) is `wrong-type`,
+reported with the type the allow-list names and the type it got (`wrong_type`).
 
 `KNOWN_KEYS` is the reviewed classification of every top-level field of Codex 0.171.0's
 ConfigToml (read from the binary's serde field list, "struct ConfigToml with 109 elements",
@@ -28,7 +30,12 @@ from typing import Any, Literal
 from .errors import InputError, PolicyError
 
 StripClass = Literal[
-    "runs-program", "redirects-credential", "widens-access", "changes-approvals", "unknown"
+    "runs-program",
+    "redirects-credential",
+    "widens-access",
+    "changes-approvals",
+    "unknown",
+    "wrong-type",
 ]
 CLASSES: tuple[StripClass, ...] = (
     "runs-program",
@@ -36,6 +43,7 @@ CLASSES: tuple[StripClass, ...] = (
     "widens-access",
     "changes-approvals",
     "unknown",
+    "wrong-type",
 )
 ValueType = Literal["string", "boolean", "integer", "string-array"]
 VALUE_TYPES: tuple[ValueType, ...] = ("string", "boolean", "integer", "string-array")
@@ -188,10 +196,11 @@ class AllowList:
 
 @dataclass(frozen=True, slots=True)
 class Stripped:
-    """A stripped key: its dotted path and why."""
+    """A stripped key: its dotted path, its class and, for `wrong-type`, what was wrong."""
 
     path: str
     cls: StripClass
+    why: str | None = None
 
 
 ALLOWLIST_SCHEMA: dict[str, Any] = {
@@ -293,6 +302,43 @@ def _type_ok(value: Any, vtype: ValueType) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def type_name(value: Any) -> str:
+    """The TOML/JSON name of a value's type, as a `wrong-type` report spells it."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "string-array" if all(isinstance(v, str) for v in value) else "array"
+    if isinstance(value, Mapping):
+        return "table"
+    return type(value).__name__
+
+
+def wrong_type(key: str, value: Any, allow: AllowList) -> str | None:
+    """Why an allow-listed key cannot pass as given, or None (not allowed, or well typed).
+
+    `key` is the key as the config spells it: a dotted key under an allowed head (`model.x`)
+    sets that key as a table, which no allow-list type is.
+    """
+    head = key.split(".", 1)[0]
+    entry = allow.keys.get(head)
+    if entry is None:
+        return None
+    want = f"{'an' if entry.type[0] in 'aeiou' else 'a'} {entry.type}"
+    if head != key:
+        return f"key {head!r} is allowed but must be {want}, got table (set through {key!r})"
+    if _type_ok(value, entry.type):
+        return None
+    return f"key {key!r} is allowed but must be {want}, got {type_name(value)}"
+
+
 def classify(key: str) -> StripClass | None:
     """The class of a top-level key (None: on the shipped allow-list's side of KNOWN_KEYS)."""
     return KNOWN_KEYS.get(key, "unknown")
@@ -309,12 +355,17 @@ def sanitize_with(
     stripped: list[Stripped] = []
     for key in sorted(config):
         head = key.split(".", 1)[0]
-        entry = allow.keys.get(head)
         value = config[key]
-        if entry is not None and head == key and _type_ok(value, entry.type):
-            out[key] = value
+        if head in allow.keys:
+            why = wrong_type(key, value, allow)
+            if why is None:
+                out[key] = value
+            else:
+                stripped.append(Stripped(key, "wrong-type", why))
             continue
         cls = classify(head)
+        # A known key this allow-list does not list (a narrower allow-list than the shipped
+        # one) has no class of its own: `unknown`.
         stripped.append(Stripped(key, "unknown" if cls is None else cls))
     return out, tuple(stripped)
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from .compile import writer_lock_path
 from .models import CompiledBundle, ResolvedHome, ResolvedRoot
 from .paths import parent
+from .projectdocs import bundle_protected_dirs, doc_paths, link_target, reaches
 
 Role = Literal[
     "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root",
@@ -304,10 +305,8 @@ class Watcher:
             return compare(w, now, start)
         if now.kind != "link":
             return None
-        target = _doc_link_target(w.path)
-        if target is None or not any(
-            target == d or target.startswith(d.rstrip("/") + "/") for d in self.protected
-        ):
+        target = link_target(w.path)
+        if target is None or not reaches(target, self.protected):
             return None
         return Drift("project-doc-link", w.role, w.path, (), "no link into a protected directory",
                      f"symlink -> {now.link} (reaches {target})")
@@ -381,38 +380,15 @@ def input_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
     return tuple(out[p] for p in sorted(out))
 
 
-#: Files Codex 0.171.0 loads from the session cwd at session start (project docs).
-PROJECT_DOCS = ("AGENTS.md", "AGENTS.override.md")
-
-
 def project_doc_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
     """Each workspace root's project docs: a link planted there that resolves into a vault or
     the private CODEX_HOME makes every later session in that cwd fail to start (measured on
-    0.171.0: `failed to load AGENTS.md instructions ... Permission denied`)."""
+    0.171.0, compiler/projectdocs.py: `failed to load AGENTS.md instructions for environment
+    `local`: Permission denied (os error 13)`)."""
     return tuple(
-        Watched(path=f"{ws.rstrip('/')}/{name}", role="project-doc", root_ids=())
-        for ws in bundle.layout.workspace_roots for name in PROJECT_DOCS
+        Watched(path=p, role="project-doc", root_ids=())
+        for p in doc_paths(bundle.layout.workspace_roots)
     )
-
-
-def _protected_dirs(bundle: CompiledBundle) -> tuple[str, ...]:
-    dirs = {r.vault for r in bundle.roots}
-    if bundle.codex_home is not None:
-        dirs |= {bundle.codex_home.canonical, bundle.codex_home.path}
-    dirs |= {f.path for f in bundle.other_identities}
-    return tuple(sorted(dirs))
-
-
-def _doc_link_target(path: str) -> str | None:
-    """Where a project-doc link leads (lstat/readlink only), or None."""
-    from .errors import RootChainError
-    from .roots import walk_chain
-
-    try:
-        target, hops, _, _ = walk_chain(path, allow_missing=True, what="project doc")
-    except RootChainError:
-        return None
-    return target if hops else None
 
 
 def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
@@ -422,7 +398,7 @@ def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
     for w in (*input_watch_set(bundle), *project_doc_watch_set(bundle)):
         watched.setdefault(w.path, w)
     return Watcher(tuple(watched[p] for p in sorted(watched)), look,
-                   protected=_protected_dirs(bundle))
+                   protected=bundle_protected_dirs(bundle))
 
 
 WATCH_EVENT_SCHEMA: dict[str, Any] = {

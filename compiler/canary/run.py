@@ -727,6 +727,7 @@ def run_canaries(
     """
     t0 = time.monotonic()
     engine.seccomp_profile()  # the shipped seccomp profile first: missing is exit 7, up front
+    pre = precheck_notes(bundle)
     own = client is None
     cli = engine.docker_client() if client is None else client
     rid = run_id or engine.new_run_id()
@@ -756,7 +757,17 @@ def run_canaries(
     notes: tuple[str, ...] = ()
     if parent_probes:
         reports, notes = _with_parent(bundle, reports, codex_bin, progress)
-    return CanaryReport(rid, reports, time.monotonic() - t0, tag, notes)
+    return CanaryReport(rid, reports, time.monotonic() - t0, tag, (*pre, *notes))
+
+
+def precheck_notes(bundle: CompiledBundle) -> tuple[str, ...]:
+    """The static pre-check on the real layout, before any probe: each planted project-doc
+    link (compiler/projectdocs.py, `check` PC051; lstat/readlink only). The probes run on a
+    synthetic copy of the layout that holds no such link, so only this names it; it makes no
+    session leak, so it is a note, not a failure class."""
+    from ..projectdocs import bundle_planted_docs
+
+    return tuple(f"pre-check (PC051): {d.message}" for d in bundle_planted_docs(bundle))
 
 
 def _with_parent(

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..codex import SESSION_FORBIDDEN_KEYS
-from ..session import MAX_BYTES, classify, load_allowlist, project_root
+from ..session import MAX_BYTES, classify, load_allowlist, project_root, wrong_type
 from .rules import rule
 
 if TYPE_CHECKING:
@@ -52,9 +52,11 @@ rule(
     "PC042",
     "session-config-not-allowed",
     "error",
-    "a session config that reaches Codex carries a key outside the reviewed allow-list",
+    "a session config that reaches Codex carries a key outside the reviewed allow-list (or an "
+    "allowed key with another value type than the allow-list names)",
     "an agent-controlled layer can run a program as the trusted parent, redirect the "
-    "credential, widen access or change approvals",
+    "credential, widen access or change approvals; a value of an unreviewed type was never "
+    "reviewed",
     "pass the session config through profilec compile --session-config (it strips the key)",
 )
 
@@ -62,8 +64,10 @@ rule(
     "PC045",
     "session-config-stripped",
     "warning",
-    "the agent's session config asked for a key outside the allow-list; profilec stripped it",
-    "an agent definition that sets programs, URLs, access or approvals is suspect",
+    "the agent's session config asked for a key outside the allow-list, or gave an allowed key "
+    "a value of another type; profilec stripped it",
+    "an agent definition that sets programs, URLs, access or approvals is suspect; one that "
+    "mistypes an allowed key loses that setting (stripped, fail closed)",
     "drop the key from the agent definition; the launcher sets what it vouches for",
 )
 
@@ -171,23 +175,28 @@ def _session_keys(o: _Out) -> None:
     raw = o.inp.session_raw
     if raw is None:
         return
-    allowed = (o.inp.allowlist or load_allowlist()).keys
+    allow = o.inp.allowlist or load_allowlist()
     reaching: set[str] = set()
     for layer in o.inp.stack.layers:
         if layer.origin == "session" and layer.name == "session config":
             reaching.update(str(k) for k in layer.data)
-    for key in sorted(raw):
+    for key in sorted(raw, key=str):
         head = str(key).split(".", 1)[0]
         if head.startswith(SESSION_FORBIDDEN_KEYS):
             continue  # PC012 reports these
-        if head in allowed and head == key:
-            continue
-        cls = classify(head) or "unknown"
+        # The same judgement compile's sanitizer makes (compiler/session.py).
+        if head in allow.keys:
+            why = wrong_type(str(key), raw[key], allow)
+            if why is None:
+                continue
+            what = f"{why} (wrong-type)"
+        else:
+            what = f"{key!r} ({classify(head) or 'unknown'})"
         if head in reaching:
-            o.add("PC042", f"session config sets {key!r} ({cls})", path=str(key),
+            o.add("PC042", f"session config sets {what}", path=str(key),
                   file=o.inp.session_file)
         else:
-            o.add("PC045", f"session config asked for {key!r} ({cls}); stripped",
+            o.add("PC045", f"session config asked for {what}; stripped",
                   path=str(key), file=o.inp.session_file)
 
 

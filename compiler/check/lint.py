@@ -37,7 +37,7 @@ from ..startup import REFUSAL_CLASSES
 from .agent_layers import agent_layer_lints
 from .configstack import ConfigStack, Layer
 from .coverage import ModeEval
-from .parent_layers import dotenv_lint, parent_lints
+from .parent_layers import dotenv_lint, parent_lints, project_doc_lint
 from .result import CheckFinding
 from .rules import rule, rule_by_id
 
@@ -943,5 +943,6 @@ def lint(inp: LintInputs) -> list[CheckFinding]:
     agent_layer_lints(o)
     parent_lints(o)
     dotenv_lint(o)
+    project_doc_lint(o)
     _enforcement(o)
     return o.items

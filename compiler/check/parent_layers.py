@@ -1,6 +1,6 @@
 """Lints for the trusted Codex parent: the parent policy (profiles/parent.toml) in the stack.
 
-PC046-PC047 and PC050. The sandbox confines the model's shell commands only; the Codex
+PC046-PC047, PC050 and PC051. The sandbox confines the model's shell commands only; the Codex
 parent runs unsandboxed with the credential readable. Each setting of the reviewed parent
 policy closes one road by which the parent reads, runs or passes on something because of the
 model (docs/parent.md): a config stack that does not hold a setting at its value leaves that
@@ -104,6 +104,35 @@ def dotenv_lint(o: _Out) -> None:
     if not isinstance(o.inp.lstat(path), int):
         o.add("PC047", f"{path} exists; Codex loads it into the parent's environment",
               path=path)
+
+
+rule(
+    "PC051",
+    "project-doc-link",
+    "warning",
+    "a workspace root's AGENTS.md or AGENTS.override.md is a symlink into a vault or the "
+    "private CODEX_HOME",
+    "a model command can plant it (the workspace is writable); Codex reads project docs at "
+    "session start under the profile, which denies the target, so every later session whose "
+    "cwd holds it fails to start: `failed to load AGENTS.md instructions for environment "
+    "`local`: Permission denied (os error 13)` (codex exec: `thread/start failed: error "
+    "creating thread: ...`, exit 1); not a leak. Measured on 0.171.0 on a launch without the "
+    "untrusted `projects` entry; with it 0.171.0 loads no project doc",
+    "remove the link (the launcher, before the next session) and find the command that "
+    "planted it; `profilec watch` reports it as drift `project-doc-link`",
+    ">=0.171.0,<=0.171.0",
+)
+
+
+def project_doc_lint(o: _Out) -> None:
+    """PC051: a planted project-doc link (compiler/projectdocs.py; lstat/readlink only)."""
+    from ..projectdocs import planted_docs, protected_dirs
+
+    # CheckInputs carries the canonical CODEX_HOME; a link's target is canonical too.
+
+    protected = protected_dirs((r.vault for r in o.inp.roots), (o.inp.codex_home,))
+    for doc in planted_docs(o.inp.workspace_roots, protected):
+        o.add("PC051", doc.message, path=doc.path)
 
 
 rule(

@@ -34,7 +34,12 @@ def test_every_key_is_kept_or_stripped_once_and_only_allowed_keys_survive(
     for s in stripped:
         head = s.path.split(".", 1)[0]
         known = KNOWN_KEYS.get(head)
-        assert s.cls == (known if known is not None else "unknown")
+        if head in ALLOW.keys:
+            # An allowed key stripped is a value of another type, said as such.
+            assert s.cls == "wrong-type"
+            assert s.why is not None and s.why.startswith(f"key {head!r} is allowed but must be")
+        else:
+            assert s.cls == (known if known is not None else "unknown") and s.why is None
 
 
 @settings(max_examples=50, deadline=None)

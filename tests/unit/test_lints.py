@@ -249,6 +249,31 @@ def _session_stripped(lay: Layout, b: CompiledBundle) -> CheckReport:
     return _run(b, [_toml(_cfg(b))], session_raw=raw)
 
 
+def _session_wrong_type_stripped(lay: Layout, b: CompiledBundle) -> CheckReport:
+    return _run(b, [_toml(_cfg(b))], session_raw={"model": 5})
+
+
+def _session_wrong_type_reaching(lay: Layout, b: CompiledBundle) -> CheckReport:
+    raw = {"model": 5}
+    session = Layer("session config", "session", raw, "/s.json", None)
+    return _run(b, [_toml(_cfg(b)), session], session_raw=raw)
+
+
+def test_an_allowed_key_of_the_wrong_type_is_a_finding_said_as_such(tmp_path: Path) -> None:
+    lay, bundle = _bundle(tmp_path)
+    why = "key 'model' is allowed but must be a string, got integer (wrong-type)"
+    stripped = [(f.rule, f.message) for f in _session_wrong_type_stripped(lay, bundle).findings
+                if f.rule in ("PC042", "PC045")]
+    assert stripped == [("PC045", f"session config asked for {why}; stripped")]
+    reaching = [(f.rule, f.message) for f in _session_wrong_type_reaching(lay, bundle).findings
+                if f.rule in ("PC042", "PC045")]
+    assert reaching == [("PC042", f"session config sets {why}")]
+    dotted = _run(bundle, [_toml(_cfg(bundle))], session_raw={"model.x": "o3", "model": "o3"})
+    assert [(f.rule, f.path) for f in dotted.findings if f.rule == "PC045"] == [
+        ("PC045", "model.x")
+    ]
+
+
 def _trusted_subdir(lay: Layout, b: CompiledBundle) -> CheckReport:
     cfg = _cfg(b)
     cfg["projects"] = {str(lay.workspace / "sub"): {"trust_level": "trusted"}}
@@ -276,6 +301,28 @@ def _env_unfiltered(lay: Layout, b: CompiledBundle) -> CheckReport:
 def _dotenv(lay: Layout, b: CompiledBundle) -> CheckReport:
     (lay.codex_home / ".env").write_text("GIT_CONFIG_GLOBAL=/x\n")
     return _run(b, [_toml(_cfg(b))])
+
+
+def _doc_link(lay: Layout, b: CompiledBundle) -> CheckReport:
+    (lay.workspace / "AGENTS.md").symlink_to(lay.link)  # through CODEX_HOME into the vault
+    return _run(b, [_toml(_cfg(b))])
+
+
+@pytest.mark.parametrize("name", ["AGENTS.md", "AGENTS.override.md"])
+def test_a_planted_project_doc_link_is_named_and_a_harmless_one_is_not(
+    tmp_path: Path, name: str
+) -> None:
+    lay, bundle = _bundle(tmp_path)
+    harmless = lay.workspace / "AGENTS.md"
+    harmless.symlink_to(lay.control)  # a link, but into the workspace: quiet
+    assert [f for f in _run(bundle, [_toml(_cfg(bundle))]).findings if f.rule == "PC051"] == []
+    harmless.unlink()
+    doc = lay.workspace / name
+    doc.symlink_to(os.path.relpath(lay.host_target, lay.workspace))
+    hits = [f for f in _run(bundle, [_toml(_cfg(bundle))]).findings if f.rule == "PC051"]
+    assert [(f.path, f.severity) for f in hits] == [(str(doc), "warning")]
+    assert hits[0].message.startswith(f"{doc} is a symlink -> ")
+    assert f"(reaches {os.path.realpath(lay.host_target)})" in hits[0].message
 
 
 def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
@@ -327,6 +374,8 @@ FIRING: list[tuple[str, Case]] = [
     ("PC041", _workspace_config),
     ("PC042", _session_reaching),
     ("PC045", _session_stripped),
+    ("PC045", _session_wrong_type_stripped),
+    ("PC042", _session_wrong_type_reaching),
     ("PC043", _trusted_subdir),
     ("PC044", _apps_on),
     ("PC046", _snapshot_on),
@@ -335,6 +384,7 @@ FIRING: list[tuple[str, Case]] = [
     ("PC048", _listener),
     ("PC049", _argv_secret),
     ("PC050", _lock_in_workspace),
+    ("PC051", _doc_link),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),
 ]
@@ -394,4 +444,5 @@ def test_symlink_lints_use_lstat_only_and_never_open(
     sys.addaudithook(hook)
     _deny_link(lay, bundle)
     _missing_deny(lay, bundle)
+    assert [f.rule for f in _doc_link(lay, bundle).findings if f.rule == "PC051"] == ["PC051"]
     assert opened == []

@@ -58,7 +58,7 @@ def test_the_readme_gives_two_commands() -> None:
 def test_the_fast_part_has_its_own_readme_line() -> None:
     blocks = fenced_blocks((REPO / "README.md").read_text(encoding="utf-8"), SECTION)
     fast = [c for b in blocks[1:] for c in commands(b)]
-    assert "python3 -m pytest tests/unit tests/property -q" in fast
+    assert "python3 -m pytest tests/unit tests/property -q -n 2" in fast
 
 
 def test_ci_lists_the_readme_commands_verbatim_then_the_extras() -> None:

@@ -80,8 +80,47 @@ def test_a_dotted_key_is_judged_by_its_first_segment_and_a_wrong_type_is_strippe
     assert clean == {"model_verbosity": "low"}
     assert {(s.path, s.cls) for s in stripped} == {
         ("mcp_servers.x.command", "runs-program"),
-        ("model", "unknown"),
+        ("model", "wrong-type"),
     }
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "why"),
+    [
+        ("model", 5, "key 'model' is allowed but must be a string, got integer"),
+        ("hide_agent_reasoning", "yes",
+         "key 'hide_agent_reasoning' is allowed but must be a boolean, got string"),
+        ("model_context_window", True,
+         "key 'model_context_window' is allowed but must be an integer, got boolean"),
+        ("model_context_window", 1.5,
+         "key 'model_context_window' is allowed but must be an integer, got float"),
+        ("model", None, "key 'model' is allowed but must be a string, got null"),
+        ("model", ["a"], "key 'model' is allowed but must be a string, got string-array"),
+        ("model.x", "o3",
+         "key 'model' is allowed but must be a string, got table (set through 'model.x')"),
+    ],
+)
+def test_an_allowed_key_of_the_wrong_type_is_stripped_as_wrong_type_not_unknown(
+    key: str, value: object, why: str
+) -> None:
+    clean, stripped = sanitize({key: value, "model_verbosity": "low"})
+    assert clean == {"model_verbosity": "low"}
+    assert [(s.path, s.cls, s.why) for s in stripped] == [(key, "wrong-type", why)]
+
+
+def test_compile_reports_a_wrong_type_key_as_what_it_is(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    sc = tmp_path / "s.json"
+    sc.write_text(json.dumps({"model": 5, "notify": ["/bin/true"]}))
+    bundle = load_and_compile(str(lay.manifest), session_config_path=str(sc))
+    assert bundle.session_config == {}
+    assert bundle.stripped_session_classes == {"model": "wrong-type", "notify": "runs-program"}
+    messages = [f.message for f in bundle.findings if f.code == "session-config-stripped"]
+    assert messages == [
+        "session config key 'model' was stripped (wrong-type): key 'model' is allowed but must "
+        "be a string, got integer",
+        "session config key 'notify' was stripped (runs-program); agent config cannot set it",
+    ]
 
 
 @pytest.mark.parametrize("key", ["notify", "chatgpt_base_url", "approval_policy", "permissions"])
