@@ -15,13 +15,11 @@ a daemon that already holds validated models calls `compile_bundle` directly.
 from __future__ import annotations
 
 import json
-import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .compile import PLACEHOLDER_CWD, compile_bundle
 from .emit.codex_home import write_codex_home
 from .emit.overrides import override_lines
 from .errors import (
@@ -40,23 +38,11 @@ from .errors import (
     UsageError,
 )
 from .inputs import Inputs
-from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
-from .paths import check_absolute, is_within, parent
-from .roots import (
-    LaunchProbe,
-    check_launch_dirs,
-    resolve_home,
-    resolve_input_fields,
-    resolve_roots,
-    resolve_trusted_base_fields,
-    resolve_workspace_roots,
-    under_temp_dir,
-)
-from .session import untrusted_project_paths
+from .models import CompiledBundle
+from .pipeline import SessionConfig, compile_inputs, load_and_compile, make_inputs
 
 if TYPE_CHECKING:
     from .audit.drift import Drift as LockDrift
-    from .models import ResolvedHome, ResolvedRoot
     from .watch import Drift as WatchDrift
 
 __all__ = [
@@ -71,6 +57,7 @@ __all__ = [
     "PolicyError",
     "ProfilecError",
     "RootChainError",
+    "SandboxRefusesError",
     "SessionConfig",
     "TrustError",
     "UnsafeRootError",
@@ -87,234 +74,6 @@ __all__ = [
     "write_codex_home",
     "write_lock",
 ]
-
-#: The agent's session config given as data: a mapping (the parsed CODEX_CONFIG object), or its
-#: JSON text (str or bytes). Untrusted either way: bounded, parsed and allow-listed like a file.
-SessionConfig = Mapping[str, Any] | str | bytes
-
-
-def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
-    """The directory holding a codex root's link (backend or id `codex`), if exactly one."""
-    homes = sorted({parent(r.path) for r in roots if r.backend == "codex" or r.id == "codex"})
-    if len(homes) > 1:
-        raise UsageError(
-            f"codex roots live in several directories ({', '.join(homes)}); pass --codex-home"
-        )
-    return homes[0] if homes else None
-
-
-#: HOME files the Codex parent runs or reads as itself: the login-shell files (the shell
-#: snapshot sources them; profiles/parent.toml turns it off, these stay read-only anyway) and
-#: the user git config its turn-start `git status` reads (clean/smudge filters run as the
-#: parent: measured on 0.171.0). A missing one is masked so it cannot be created.
-HOME_LOGIN_FILES = (".bash_profile", ".bash_login", ".profile", ".bashrc", ".bash_logout",
-                    ".zshenv", ".zprofile", ".zshrc", ".zlogin")
-HOME_GIT_CONFIG = (".gitconfig", ".config/git")
-
-
-def parent_input_paths(
-    inputs: Inputs, workspace_roots: Sequence[str], home: str | None
-) -> list[tuple[str, str]]:
-    """(path, role) of every trusted-side input no mode may write: profilec's own inputs, the
-    session HOME's login-shell and git config files, and the `.git` name in each directory
-    above a workspace root (the parent runs git there at every
-    turn; a `.git` planted above a workspace, or an enclosing repository's config, would run
-    a model-written filter as the parent). Paths only; nothing is opened."""
-    out: list[tuple[str, str]] = [(os.path.abspath(inputs.roots), "roots manifest")]
-    pdir = os.path.abspath(inputs.profiles_dir)
-    if not under_temp_dir(os.path.realpath(pdir)):  # a scratch checkout: see roots.py
-        out.append((pdir, "policy directory"))
-    if inputs.vouched_mcp:
-        out.append((os.path.abspath(inputs.vouched_mcp), "vouched MCP servers"))
-    if home:
-        out += [(f"{home.rstrip('/')}/{n}", "HOME login-shell file") for n in HOME_LOGIN_FILES]
-        out += [(f"{home.rstrip('/')}/{n}", "HOME git config") for n in HOME_GIT_CONFIG]
-    for root in workspace_roots:
-        # Every directory up to /: git skips a `.git` that is not a valid repository (an empty
-        # directory Codex leaves as a mount target) and goes on searching above it.
-        cur = parent(root)
-        while cur != "/":
-            out.append((f"{cur}/.git", f"git repository above workspace root {root}"))
-            cur = parent(cur)
-    return out
-
-
-def trusted_paths(
-    inputs: Inputs, workspace_roots: Sequence[str], home: str | None
-) -> tuple[TrustedPath, ...]:
-    """The trusted base for one compile or check: reviewed policy, the manifest's section,
-    discovered installs, and the trusted-side inputs (`parent_input_paths`)."""
-    policy = inputs.policy()
-    fields = resolve_trusted_base_fields(policy.trusted_base, inputs.manifest().trusted_base)
-    fields += resolve_input_fields(parent_input_paths(inputs, workspace_roots, home))
-    seen: set[str] = set()
-    out: list[TrustedPath] = []
-    for f in fields:
-        if f["path"] in seen:
-            continue  # the first declaration wins (a policy deny over an input read)
-        seen.add(f["path"])
-        out.append(TrustedPath(**f))
-    return tuple(out)
-
-
-def foreign_spec(codex_home: str | None, manifest: Any) -> Any:
-    """Whether a root spec belongs to another identity than the session's (`--codex-home`):
-    a codex root whose link sits in another directory, or one inside another declared
-    identity's CODEX_HOME or HOME. Without --codex-home no root is foreign."""
-    if codex_home is None:
-        return None
-    mine = {codex_home, resolve_workspace_roots([codex_home])[0]}
-    others = [
-        d for ident in getattr(manifest, "identities", ()) or ()
-        for d in (ident.codex_home, ident.home) if d and ident.codex_home not in mine
-    ]
-
-    def foreign(spec: Any) -> bool:
-        if any(is_within(spec.path, d) for d in others):
-            return True
-        link_dir = parent(spec.path)
-        if link_dir in mine or resolve_workspace_roots([link_dir])[0] in mine:
-            return False
-        return bool(spec.backend == "codex" or spec.id == "codex")
-
-    return foreign
-
-
-def other_identities(
-    roots: Sequence[ResolvedRoot],
-    manifest: Any,
-    session: ResolvedHome | None,
-    skipped: Sequence[Any] = (),
-) -> tuple[ForeignDir, ...]:
-    """Every other identity's CODEX_HOME and HOME in the manifest (canonical): each codex
-    root's link directory, and each declared identity, less the session's own.
-
-    The session is the identity whose CODEX_HOME is `session` (--codex-home, or the one
-    inferred). Without a session CODEX_HOME nothing is foreign (compile refuses that case)."""
-    if session is None:
-        return ()
-    mine = {session.path, session.canonical}
-    found: dict[str, ForeignDir] = {}
-
-    def add(path: str, identity: str, what: Literal["codex-home", "home"]) -> None:
-        canonical = resolve_workspace_roots([path])[0]
-        if path in mine or canonical in mine:
-            return
-        found.setdefault(canonical, ForeignDir(path=canonical, identity=identity, what=what))
-
-    declared: dict[str, str] = {}
-    for ident in getattr(manifest, "identities", ()) or ():
-        canonical = resolve_workspace_roots([ident.codex_home])[0]
-        declared[canonical] = ident.id
-        if ident.codex_home in mine or canonical in mine:
-            continue  # the session's own identity: today's behaviour
-        add(ident.codex_home, ident.id, "codex-home")
-        if ident.home:
-            add(ident.home, ident.id, "home")
-    for r in roots:
-        if not (r.backend == "codex" or r.id == "codex") or not r.hops:
-            continue
-        link_dir = parent(r.hops[0].link)  # canonical directory of the declared link
-        add(link_dir, declared.get(link_dir, f"of root {r.id}"), "codex-home")
-    for spec in skipped:  # another identity's root whose chain is broken today
-        if spec.backend == "codex" or spec.id == "codex":
-            add(parent(spec.path), f"of root {spec.id}", "codex-home")
-    return tuple(found[p] for p in sorted(found))
-
-
-def _session_bytes(config: SessionConfig) -> bytes:
-    """The session config's JSON bytes (a mapping is serialized; text is taken as it is)."""
-    if isinstance(config, bytes):
-        return config
-    if isinstance(config, str):
-        return config.encode("utf-8")
-    if not isinstance(config, Mapping):
-        raise UsageError(
-            f"session_config must be a mapping, JSON text or bytes, not {type(config).__name__}"
-        )
-    try:
-        return json.dumps(dict(config), ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except RecursionError:
-        raise InputError("session config nests too deeply", where="<session config data>") from None
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"session config is not JSON data: {exc}",
-                         where="<session config data>") from None
-
-
-def make_inputs(
-    roots_path: str,
-    *,
-    profiles_dir: str | None = None,
-    workspace_roots: Sequence[str] = (),
-    codex_home: str | None = None,
-    session_config_path: str | None = None,
-    session_config: SessionConfig | None = None,
-    tmpdir: str | None = None,
-    home: str | None = None,
-    vouched_mcp_path: str | None = None,
-    run_as: int | None = None,
-) -> Inputs:
-    """The compile inputs (the CLI's flags), each file read once when first needed; pass the
-    same object to `compile_inputs`, `write_lock` and `verify_lock` so all three see one read.
-
-    The session config is a path (`session_config_path`) or data (`session_config`), not both.
-    """
-    if session_config_path is not None and session_config is not None:
-        raise UsageError("give the session config as a path or as data, not both")
-    return Inputs(
-        roots=roots_path,
-        profiles=profiles_dir,
-        workspace_roots=tuple(workspace_roots),
-        codex_home=codex_home,
-        session_config=session_config_path,
-        session_data=None if session_config is None else _session_bytes(session_config),
-        tmpdir=tmpdir,
-        home=home,
-        vouched_mcp=vouched_mcp_path,
-        run_as=run_as,
-    )
-
-
-def load_and_compile(
-    roots_path: str,
-    *,
-    profiles_dir: str | None = None,
-    workspace_roots: Sequence[str] = (),
-    codex_home: str | None = None,
-    session_config_path: str | None = None,
-    session_config: SessionConfig | None = None,
-    tmpdir: str | None = None,
-    home: str | None = None,
-    vouched_mcp_path: str | None = None,
-    run_as: int | None = None,
-) -> CompiledBundle:
-    """Read every input at the edge, then compile; raises ProfilecError subclasses only.
-
-    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
-    `run_as` is the uid Codex is launched as (default: this process's): a writable root it
-    cannot hold Codex's mount targets in is not emitted, or refused (compile.Probe).
-    `session_config` is the agent's session config as data (see `SessionConfig`).
-    """
-    return compile_inputs(
-        make_inputs(
-            roots_path,
-            profiles_dir=profiles_dir,
-            workspace_roots=workspace_roots,
-            codex_home=codex_home,
-            session_config_path=session_config_path,
-            session_config=session_config,
-            tmpdir=tmpdir,
-            home=home,
-            vouched_mcp_path=vouched_mcp_path,
-            run_as=run_as,
-        )
-    )
-
-
-def _run_as(uid: int | None) -> int | None:
-    if uid is not None and uid < 0:
-        raise UsageError(f"--run-as {uid}: a uid is 0 or more")
-    return uid
 
 
 def render(bundle: CompiledBundle, fmt: str) -> str:
@@ -409,102 +168,3 @@ def start_watch(
     handle = WatchHandle(thread, len(watcher.watched), stop)
     thread.start()
     return handle
-
-
-def compile_inputs(inputs: Inputs) -> CompiledBundle:
-    """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`
-    (compiled once per Inputs object: a second call returns the same bundle)."""
-    from .session import sanitize_with
-
-    manifest = inputs.manifest()
-    policy = inputs.policy()
-    ws = inputs.workspace_roots
-    check_launch_dirs(ws, inputs.tmpdir)  # a misspelled one would compile silently
-    canonical_ws = resolve_workspace_roots(ws)
-    check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
-    skipped: list[Any] = []
-    roots = resolve_roots(manifest, check_ws, foreign=foreign_spec(inputs.codex_home, manifest),
-                          skipped=skipped)
-    home_path = inputs.codex_home or default_codex_home(roots)
-    if home_path is None:
-        raise UsageError(
-            "no private CODEX_HOME: pass --codex-home (or declare the login as a root with "
-            "backend = \"codex\" in it); without it the writer's lock CODEX_HOME/auth.lock "
-            "stays open to model commands"
-        )
-    resolved_home = resolve_home(home_path)
-    check_home_login_is_declared(manifest, resolved_home)
-    if inputs.home is not None:
-        check_absolute(inputs.home, what="--home", error=InputError)
-    trusted = trusted_paths(inputs, canonical_ws, inputs.home)
-    session: dict[str, Any] | None = None
-    stripped: tuple[str, ...] = ()
-    classes: dict[str, str] = {}
-    reasons: dict[str, str] = {}
-    raw = inputs.session_raw()
-    if raw is not None:
-        session, cut = sanitize_with(raw, inputs.allowlist())
-        stripped = tuple(s.path for s in cut)
-        classes = {s.path: s.cls for s in cut}
-        reasons = {s.path: s.why for s in cut if s.why is not None}
-    # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
-    # deny under its real location in Codex 0.171.0, so compile emits only real paths.
-    # TMPDIR canonical too: `:tmpdir` is a writable root in agent mode.
-    tmp = resolve_workspace_roots([inputs.tmpdir])[0] if inputs.tmpdir else None
-    layout = LaunchLayout(
-        workspace_roots=canonical_ws, codex_home=home_path, home=inputs.home, tmpdir=tmp
-    )
-    bundle = compile_bundle(
-        roots,
-        policy,
-        layout,
-        resolved_home,
-        session_config=session,
-        stripped_session_keys=stripped,
-        stripped_session_classes=classes,
-        stripped_session_reasons=reasons,
-        vouched_mcp=inputs.vouched(),
-        untrusted_projects=untrusted_project_paths(ws, canonical_ws),
-        trusted_base=trusted,
-        other_identities=other_identities(roots, manifest, resolved_home, skipped),
-        probe=LaunchProbe(_run_as(inputs.run_as)),
-    )
-    refuse_unstartable(bundle)
-    return bundle
-
-
-def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
-    """A login in the session CODEX_HOME (auth.json) must be a root the manifest declares,
-    itself or by its link target: compile protects declared roots only, so another agent's
-    CODEX_HOME (or a mistyped one) would leave that credential readable to model commands.
-    lstat/readlink only. A CODEX_HOME without a login yet passes (watch reports one that
-    appears: `private-auth-plain-file`, `appeared`)."""
-    login = os.path.join(home.canonical, "auth.json")
-    if not os.path.lexists(login):
-        return
-    declared: set[str] = set()
-    homes: set[str] = set()
-    for spec in manifest.roots:
-        declared |= {spec.path, os.path.realpath(spec.path)}
-        if spec.backend == "codex" or spec.id == "codex":
-            homes.add(parent(spec.path))
-    if login in declared or os.path.realpath(login) in declared:
-        return
-    where = f" (the manifest's: {', '.join(sorted(homes))})" if homes else ""
-    raise UsageError(
-        f"CODEX_HOME {home.path} holds a login (auth.json) that no root of the roots manifest "
-        "declares: it would stay readable to model commands",
-        hint=f"pass the CODEX_HOME whose auth.json the manifest declares{where}, or declare "
-        f"{home.path}/auth.json as a root with backend = \"codex\"",
-    )
-
-
-def refuse_unstartable(bundle: CompiledBundle) -> None:
-    """Fail closed when the sandbox would refuse a mode's profile on this filesystem: a
-    launcher that trusts compile would get a session in which no command runs."""
-    from .startup import startup_refusals
-
-    found = startup_refusals(bundle, PLACEHOLDER_CWD)
-    if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise SandboxRefusesError(found[0].line() + more, where=found[0].refusal.path)

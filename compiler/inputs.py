@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError, PolicyError
 
 if TYPE_CHECKING:
-    from .models import CompiledBundle, RootsManifest
-    from .mounts.models import PlanLayout
+    from .models import RootsManifest
     from .policy import Policy
     from .session import AllowList
 
@@ -174,19 +173,9 @@ class Inputs:
             lambda: parse_vouched(parse_toml(self.trusted(path).data, where=path), where=path),
         )
 
-    def layout(self, path: str) -> PlanLayout:
-        """A plan layout (trust-checked like the manifest)."""
-        from .mounts.layout import parse_layout
-
-        return self._once(  # type: ignore[no-any-return]
-            f"layout:{os.path.abspath(path)}",
-            lambda: parse_layout(self.trusted(path).data, where=path),
-        )
-
     # -- derived ---------------------------------------------------------------------------
 
-    def bundle(self) -> CompiledBundle:
-        """The compiled bundle of these inputs (compiled once per run)."""
-        from .api import compile_inputs
-
-        return self._once("bundle", lambda: compile_inputs(self))  # type: ignore[no-any-return]
+    def derived(self, key: str, build: Any) -> Any:
+        """What a higher layer derives from these inputs, built once per run (the compiled
+        bundle: profilec.pipeline.compile_inputs)."""
+        return self._once(f"derived:{key}", build)

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import InputError
 from ..inputs import Inputs
 from ..models import CompiledBundle
+from ..pipeline import compile_inputs
 
 #: The compile flags and the files they name, each read once (compiler/inputs.py).
 CompileInputs = Inputs
@@ -29,7 +30,7 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
     from .provenance import bundle_provenance
     from .sources import sources_of
 
-    bundle = inp.bundle()
+    bundle = compile_inputs(inp)
     sources = sources_of(inp)
     plan: dict[str, Any] | None = None
     if inp.plan_layout:

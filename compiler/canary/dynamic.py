@@ -48,12 +48,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle, ResolvedRoot
+from .tree import LOCK_BESIDE_TARGET, LOCK_IN_HOME, TEMP_PREFIX
 
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
-    from .run import Probe, _Tree
+    from .tree import Probe, _Tree
 
 #: The loopback port of the in-container token endpoint.
 TOKEN_PORT = 17172
@@ -69,31 +70,6 @@ CHATGPT_BASE_URL = "chatgpt_base_url='http://127.0.0.1:9/backend-api/'"
 QUICK_CHECKS = 40
 
 
-def writer_names() -> tuple[str, str, str]:
-    """(temp-file prefix, lock beside the target, lock in CODEX_HOME) of Codex's credential writer.
-
-    Read from the reviewed catalog (profiles/backends.toml, `[backends.codex.writer]`, measured
-    with strace on 0.171.0; research §1), never spelled here a second time.
-    """
-    from ..mounts.backends import load_catalog
-
-    writer = load_catalog().backends["codex"].writer
-    files = writer.files if writer else ()
-
-    def one(role: str, where: str) -> str:
-        names = [f.name for f in files if f.role == role and f.where == where]
-        if len(names) != 1:
-            raise EnvironmentMissingError(
-                f"profiles/backends.toml: codex writer has {len(names)} {role} files in {where}",
-                hint="the dynamic canary needs the measured writer pattern",
-            )
-        return names[0]
-
-    return one("temp", "vault").rstrip("X"), one("lock", "vault"), one("lock", "home")
-
-
-#: Writer temp file and lock names Codex uses, from the catalog.
-TEMP_PREFIX, LOCK_BESIDE_TARGET, LOCK_IN_HOME = writer_names()
 #: Every marker starts with this; the model loop prints only lines that contain it.
 MARKER_PREFIX = "PROFILEC-CANARY-"
 
@@ -408,7 +384,7 @@ def _probe(
     observed: str,
     expected: str = "deny",
 ) -> Probe:
-    from .run import Probe
+    from .tree import Probe
 
     fails = tuple(dict.fromkeys(failures))
     return Probe(

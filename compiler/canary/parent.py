@@ -72,7 +72,7 @@ from ..e2e.model_server import Call, Shell, Step, ToolScriptServer
 from ..emit.overrides import override_lines
 from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from ..paths import is_within
-from .run import ControlOutcome, Probe, _Tree, build_tree, reroot
+from .tree import ControlOutcome, Probe, _Tree, build_tree, reroot
 
 #: The tool namespace 0.171.0 puts spawn_agent in.
 MULTI_AGENT = "multi_agent_v1"

@@ -203,7 +203,6 @@ def check_command(
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
 
-    from ..api import default_codex_home
     from ..check.checker import CheckInputs, from_bundle, run_check
     from ..check.configstack import (
         ConfigStack,
@@ -216,6 +215,7 @@ def check_command(
     from ..check.result import SEVERITY_RANK
     from ..errors import CanaryMismatchError, UsageError
     from ..inputs import Inputs
+    from ..pipeline import default_codex_home
     from ..report import FORMATS, render
     from ..settings import codex_version
     from .compile_cmd import emit
@@ -264,7 +264,9 @@ def check_command(
         _verify_lock(lock, edge)
 
     if not foreign:
-        bundle = edge.bundle()
+        from ..pipeline import compile_inputs
+
+        bundle = compile_inputs(edge)
         session_raw = edge.session_raw()  # bounded: untrusted; the bytes compile sanitized
         if modes is None:
             modes = {m: e.profile_id for m, e in edge.policy().mode_map.modes.items()}
@@ -389,7 +391,7 @@ def _parent(edge: Inputs) -> tuple[Any, ...]:
 
 def _trusted_base(edge: Inputs) -> tuple[Any, ...]:
     """The resolved trusted base (reviewed policy + the manifest's section) for a foreign config."""
-    from ..api import trusted_paths
+    from ..pipeline import trusted_paths
     from ..roots import resolve_workspace_roots
 
     return trusted_paths(edge, resolve_workspace_roots(edge.workspace_roots), edge.home)

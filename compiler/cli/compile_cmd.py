@@ -164,8 +164,8 @@ def compile_command(
         emit(dumps(doc), out)
         _warn(bundle.findings)
         return
-    from ..api import compile_inputs
     from ..inputs import Inputs
+    from ..pipeline import compile_inputs
 
     inputs = Inputs(
         roots=str(roots),

@@ -625,8 +625,8 @@ def build_launch(
     environment base, the codex binary paths (`launcher_supplies`) and the loopback model
     provider (CODEX_CONFIG keys for the TS adapter, `-c` flags for zed's).
     """
-    from ..api import load_and_compile
     from ..fsio import write_atomic
+    from ..pipeline import load_and_compile
 
     bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
     rec = recipe(adapter, method, bundle)  # `none` (the control): the recipe sets nothing

@@ -42,9 +42,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..api import load_and_compile
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
+from ..pipeline import load_and_compile
 from ..settings import codex_binary, codex_version
 from .appserver import ADAPTER, SCRATCH_PARENT, Layout, _profile_id, _Session, build_layout
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout

@@ -114,7 +114,7 @@ def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
     layout = make_layout()
     rows: list[MatrixRow] = []
     try:
-        from ..api import load_and_compile
+        from ..pipeline import load_and_compile
 
         bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
         by_id = {p.profile_id: p.mode for p in bundle.profiles}

@@ -56,11 +56,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..api import load_and_compile
 from ..emit.codex_home import ensure_writer_lock, write_codex_home
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
+from ..pipeline import load_and_compile
 from ..settings import codex_binary, codex_version
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .matrix import CompatibilityMatrix, MatrixRow, Result, excerpt

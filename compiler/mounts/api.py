@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from ..api import foreign_spec
+import os
+
 from ..inputs import Inputs
 from ..models import ResolvedRoot, RootSpec
+from ..pipeline import foreign_spec
 from ..roots import resolve_roots
 from .backends import default_catalog_path, parse_catalog
 from .layout import probe_host
-from .models import MountPlan
+from .models import MountPlan, PlanLayout
 from .plan import build_plan
 
 
@@ -21,7 +23,7 @@ def load_and_plan(
 
 def plan_inputs(inp: Inputs, layout_path: str, *, catalog_path: str | None = None) -> MountPlan:
     """`load_and_plan` over an `Inputs` a caller holds (each file read once per run)."""
-    layout = inp.layout(layout_path)
+    layout = layout_of(inp, layout_path)
     manifest = inp.manifest()
     where = catalog_path or default_catalog_path()
     catalog = parse_catalog(inp.policy_file(where).data, where=where)
@@ -38,3 +40,14 @@ def plan_inputs(inp: Inputs, layout_path: str, *, catalog_path: str | None = Non
 
 def _spec_of(root: ResolvedRoot) -> RootSpec:
     return RootSpec(id=root.id, path=root.path, backend=root.backend)
+
+
+def layout_of(inp: Inputs, path: str) -> PlanLayout:
+    """A plan layout read through the edge (trust-checked like the manifest), parsed once."""
+    from .layout import parse_layout
+
+    layout: PlanLayout = inp.derived(
+        f"layout:{os.path.abspath(path)}",
+        lambda: parse_layout(inp.trusted(path).data, where=path),
+    )
+    return layout

@@ -19,7 +19,8 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.engine import leftovers
-from profilec.canary.run import CanaryReport, ModeReport, Probe, run_canaries
+from profilec.canary.run import CanaryReport, ModeReport, run_canaries
+from profilec.canary.tree import Probe
 from profilec.models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from tests.helpers import make_layout
 

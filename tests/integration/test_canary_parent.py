@@ -29,11 +29,12 @@ from typing import Any
 
 import pytest
 
-import profilec.api
+import profilec.pipeline
 from profilec.audit.evidence import bind
 from profilec.bundle.load import CompileInputs, compile_document
 from profilec.canary.parent import ROADS, run_parent
-from profilec.canary.run import CanaryReport, ControlOutcome, ModeReport, Probe
+from profilec.canary.run import CanaryReport, ModeReport
+from profilec.canary.tree import ControlOutcome, Probe
 from profilec.check.canary import canary_findings
 from profilec.models import CompiledBundle, CompiledEntry
 from tests.audit_helpers import validate
@@ -189,9 +190,9 @@ def test_yesterdays_bundle_fails_the_input_and_identity_probes_in_full_access(
     before issue 21), on a layout whose workspace parent, HOME and manifest sit below a
     writable directory in agent-full-access."""
     lay = two_identities(base)
-    real = profilec.api.parent_input_paths
+    real = profilec.pipeline.parent_input_paths
     # The manifest stays in the trusted base (the probe finds it there), its entry goes below.
-    monkeypatch.setattr(profilec.api, "parent_input_paths", lambda *a: [
+    monkeypatch.setattr(profilec.pipeline, "parent_input_paths", lambda *a: [
         (path, role) for path, role in real(*a) if role == "roots manifest"])
     compiled = compile_a1(lay)
     assert compiled.other_identities  # the bundle still names a2: the probe attacks it

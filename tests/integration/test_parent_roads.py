@@ -334,7 +334,7 @@ def _compile_without_parent_inputs(s: Setup) -> CompiledBundle:
     """The control bundle: the same compile with no parent-input paths (profilec's own inputs
     stay), i.e. without their read entries and without the ancestor pins that keep them in
     place (a `write` pin on the repository would itself make Codex keep its `.git` read-only)."""
-    import profilec.api as api
+    import profilec.pipeline as api
 
     with mock.patch.object(api, "parent_input_paths",
                            _parent_input_filter(api.parent_input_paths)):

@@ -16,7 +16,8 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary import parent
-from profilec.canary.run import CanaryReport, ControlOutcome, ModeReport, Probe
+from profilec.canary.run import CanaryReport, ModeReport
+from profilec.canary.tree import ControlOutcome, Probe
 from profilec.cli import main
 from profilec.resources import validator
 from tests.helpers import make_layout

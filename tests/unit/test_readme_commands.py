@@ -19,7 +19,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Two commands on a fresh machine"
-EXTRAS = ["python3 -m mypy --strict", "python3 -m ruff check .", "bash scripts/wheel-smoke.sh"]
+EXTRAS = [
+    "python3 -m mypy --strict",
+    "python3 -m ruff check .",
+    "lint-imports",
+    "bash scripts/wheel-smoke.sh",
+]
 
 
 def fenced_blocks(readme: str, heading: str) -> list[list[str]]:
@@ -83,9 +88,10 @@ def _scratch(tmp_path: Path, block: str) -> tuple[Path, dict[str, str]]:
                                                      encoding="utf-8")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    stub = bin_dir / "python3"
-    stub.write_text('#!/bin/sh\necho "stub python3 $*"\n', encoding="utf-8")
-    stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
+    for name in ("python3", "lint-imports"):
+        stub = bin_dir / name
+        stub.write_text(f'#!/bin/sh\necho "stub {name} $*"\n', encoding="utf-8")
+        stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
     env.pop("CI", None)
     return repo, env
@@ -109,9 +115,11 @@ def test_ci_runs_each_readme_command_as_written_echoed_first(tmp_path: Path) -> 
         "stub python3 -m mypy --strict",
         "+ python3 -m ruff check .",
         "stub python3 -m ruff check .",
+        "+ lint-imports",
+        "stub lint-imports ",
         "+ bash scripts/wheel-smoke.sh",
         "stub wheel smoke",
-        "ci: all 5 steps passed",
+        "ci: all 6 steps passed",
         "",
     ]
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from profilec import errors
-from profilec.canary import dynamic
+from profilec.canary import dynamic, tree
 from profilec.mounts.backends import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,9 +38,10 @@ def test_dynamic_canary_takes_the_writer_names_from_the_catalog() -> None:
     writer = load_catalog().backends["codex"].writer
     assert writer is not None
     names = {(f.role, f.where): f.name for f in writer.files}
-    assert names[("temp", "vault")] == dynamic.TEMP_PREFIX + "XXXXXX"
-    assert names[("lock", "vault")] == dynamic.LOCK_BESIDE_TARGET
-    assert names[("lock", "home")] == dynamic.LOCK_IN_HOME
-    source = Path(dynamic.__file__).read_text(encoding="utf-8")
-    for name in names.values():  # no second spelling of a catalog name
-        assert f'"{name}"' not in source and f'"{name.rstrip("X")}"' not in source
+    assert names[("temp", "vault")] == tree.TEMP_PREFIX + "XXXXXX"
+    assert names[("lock", "vault")] == tree.LOCK_BESIDE_TARGET
+    assert names[("lock", "home")] == tree.LOCK_IN_HOME
+    for mod in (dynamic, tree):
+        source = Path(mod.__file__ or "").read_text(encoding="utf-8")
+        for name in names.values():  # no second spelling of a catalog name
+            assert f'"{name}"' not in source and f'"{name.rstrip("X")}"' not in source

@@ -1,0 +1,76 @@
+"""The layers are enforced (pyproject.toml `[tool.importlinter]`, docs/architecture.md).
+
+`lint-imports` passes on the tree, every module of the package sits in a layer, and a
+deliberately added upward import (models importing the CLI) or a cycle makes it fail: the
+contract can fail.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("lint-imports")
+    if exe is None:
+        pytest.fail("lint-imports is missing: pip install -e '.[dev]' installs import-linter")
+    return subprocess.run(
+        [exe, "--config", str(root / "pyproject.toml"), "--no-cache"],
+        capture_output=True, text=True, cwd=root, timeout=300, check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(root)},
+    )
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "data"))
+    (root / "profilec").symlink_to("compiler")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def test_every_module_of_the_package_sits_in_a_layer() -> None:
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = cfg["tool"]["importlinter"]["contracts"][0]["layers"]
+    named = {m.strip().removeprefix("profilec.") for layer in layers for m in layer.split("|")}
+    pkg = REPO / "compiler"
+    found = {p.stem for p in pkg.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    found |= {p.parent.name for p in pkg.glob("*/__init__.py")}
+    assert found - named == set(), "a module outside every layer is unconstrained"
+    assert named - {"cli"} <= found
+
+
+def test_the_tree_keeps_the_contracts() -> None:
+    proc = _lint(REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "2 kept, 0 broken" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        ("models.py", "import profilec.cli", "layers: no upward import"),
+        ("evaluate.py", "import profilec.compile", "layers: no upward import"),
+        ("check/result.py", "import profilec.check.lint", "no import cycle"),
+    ],
+)
+def test_an_upward_import_or_a_cycle_breaks_them(
+    tmp_path: Path, module: str, line: str, broken: str
+) -> None:
+    root = _copy(tmp_path)
+    path = root / "compiler" / module
+    text = path.read_text(encoding="utf-8")
+    anchor = "from __future__ import annotations\n"
+    assert anchor in text
+    path.write_text(text.replace(anchor, anchor + line + "  # noqa\n", 1), encoding="utf-8")
+    proc = _lint(root)
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "BROKEN" in proc.stdout and broken in proc.stdout, proc.stdout[-2000:]
