@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, worktree)
     from pathlib import Path
 
-    import profilec.api
+    import profilec.pipeline
     from profilec.emit.overrides import override_lines
     from profilec.errors import ProfilecError
     from profilec.settings import codex_binary
@@ -51,9 +51,9 @@ def main(argv: list[str]) -> int:
         for p in (lay.workspace, lay.control, tmpdir, lay.codex_home):
             os.chown(p, uid, uid)
     if pre_fix:
-        setattr(profilec.api, "LaunchProbe", lambda *a: _NeverBlocks())  # noqa: B010
+        setattr(profilec.pipeline, "LaunchProbe", lambda *a: _NeverBlocks())  # noqa: B010
     try:
-        bundle = profilec.api.load_and_compile(
+        bundle = profilec.pipeline.load_and_compile(
             str(lay.manifest), workspace_roots=[str(lay.workspace)],
             codex_home=str(lay.codex_home), run_as=uid,
         )

@@ -126,21 +126,21 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "line", "caught"),
     [
-        ("compiler/api.py", "import profilec.codex_oracle", "profilec.codex_oracle"),
+        ("compiler/pipeline.py", "import profilec.codex_oracle", "profilec.codex_oracle"),
         ("compiler/cli/__init__.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/cli/__init__.py", "import docker", "docker"),
         ("compiler/cli/__init__.py", "import rich.console", "rich"),
         ("compiler/compile.py", "import jsonschema", "jsonschema"),
         ("compiler/emit/overrides.py", "import profilec.report.json", "profilec.report"),
         ("compiler/roots.py", "import tomlkit", "tomlkit"),
-        ("compiler/api.py", "import profilec.check", "profilec.check"),
+        ("compiler/pipeline.py", "import profilec.check", "profilec.check"),
         ("compiler/cli/compile_cmd.py", "import profilec.canary", "profilec.canary"),
         ("compiler/cli/compile_cmd.py", "import profilec.cli.e2e_cmd", "profilec.cli.e2e_cmd"),
-        ("compiler/api.py", "import profilec.schemagen", "profilec.schemagen"),
-        ("compiler/api.py", "import profilec.bundle.load", "profilec.bundle"),
+        ("compiler/pipeline.py", "import profilec.schemagen", "profilec.schemagen"),
+        ("compiler/pipeline.py", "import profilec.bundle.document", "profilec.bundle"),
         ("compiler/emit/overrides.py", "import profilec.audit.report_md",
          "profilec.audit.report_md"),
-        ("compiler/api.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
+        ("compiler/pipeline.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
     ],
 )
 def test_an_import_added_back_is_caught(

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-import profilec.api
+import profilec.pipeline
 from profilec.api import load_and_compile
 from profilec.check.configstack import parse_override_lines
 from profilec.check.parent_layers import holds
@@ -182,7 +182,7 @@ def test_control_without_the_input_paths_full_access_writes_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (lay, kw), paths = _inputs_layout(tmp_path)
-    monkeypatch.setattr(profilec.api, "parent_input_paths", lambda *a: [])
+    monkeypatch.setattr(profilec.pipeline, "parent_input_paths", lambda *a: [])
     bundle = load_and_compile(str(lay.manifest), **kw)
     writable = {w for w, p in paths.items() if _access(bundle, "agent-full-access", p) == "write"}
     # The checkout's policy directory may sit in a read-only place on some hosts; `l` is
@@ -262,7 +262,7 @@ def test_another_identitys_codex_home_and_home_are_denied_and_the_control_reads_
         assert [_access(bundle, mode, p) for p in paths] == ["deny"] * 3, mode
         # a1's own CODEX_HOME keeps today's behaviour: readable, never writable
         assert _access(bundle, mode, f"{lay['a1']}/codex-home/config.toml") == "read"
-    monkeypatch.setattr(profilec.api, "other_identities", lambda *a: ())
+    monkeypatch.setattr(profilec.pipeline, "other_identities", lambda *a: ())
     control = compile_a1(lay)
     assert all(_access(control, m, paths[0]) == "read" for m in MODES)
 
