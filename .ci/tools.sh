@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ensure what the real (docker / codex / bwrap) tests need; idempotent; prints one line per tool.
-#   apt: docker.io busybox-static bubblewrap dash (apt-get update only when something is missing)
+#   apt: docker.io busybox-static bubblewrap dash strace (apt-get update only when something is missing)
 #   npm: @openai/codex@$PROFILEC_CODEX_VERSION into $PROFILEC_CACHE/codex-<ver>
 #   engine: starts dockerd (no bridge, no iptables) only when `docker info` fails
 set -euo pipefail
@@ -21,7 +21,7 @@ pkg_installed() {
 }
 
 # --- apt packages -----------------------------------------------------------------------------
-pkgs=(docker.io busybox-static bubblewrap dash)
+pkgs=(docker.io busybox-static bubblewrap dash strace)
 missing=()
 for p in "${pkgs[@]}"; do
     pkg_installed "$p" || missing+=("$p")

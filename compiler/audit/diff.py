@@ -344,26 +344,31 @@ def load_side(
     path: str, *, mode_map: Mapping[str, str] | None, workspace_roots: tuple[str, ...]
 ) -> Side:
     """Read a bundle, lock file, acp-json document, config.toml or -c override list."""
-    from ..bundle.load import bundle_from_document, read_json, unwrap
-    from ..check.configstack import load_acp_json, load_config_toml, load_overrides
-    from ..errors import InputError
+    from ..bundle.load import bundle_from_document, unwrap
+    from ..check.configstack import (
+        load_acp_json,
+        load_config_toml,
+        load_overrides,
+        read_json_object,
+        read_text,
+    )
 
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", where=path) from None
+    text = read_text(path, "diff input")  # read once; every parse below takes these bytes
     modes = dict(mode_map) if mode_map is not None else None
-    if head.startswith(b"{"):
-        doc = read_json(path, "diff input")
+    if text.lstrip().startswith("{"):
+        doc, _ = read_json_object(path, "diff input", text)
         if "configOverrides" in doc:
-            layer, acp_modes = load_acp_json(path)
+            layer, acp_modes = load_acp_json(path, text=text)
             return side_from_config(
                 layer.data, modes or acp_modes, os.path.basename(path), workspace_roots
             )
         doc = unwrap(doc, path)
         return side_from_bundle(bundle_from_document(doc, path), path, str(doc.get("content_hash")))
-    layer = load_config_toml(path) if path.endswith(".toml") else load_overrides(path)
+    layer = (
+        load_config_toml(path, text=text)
+        if path.endswith(".toml")
+        else load_overrides(path, text=text)
+    )
     if modes is None:
         from ..policy import load_policy
 

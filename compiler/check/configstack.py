@@ -87,7 +87,8 @@ class ConfigStack:
         return None
 
 
-def _read_text(path: str, what: str) -> str:
+def read_text(path: str, what: str) -> str:
+    """A UTF-8 input file, read once; one clear line on any error."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -140,9 +141,10 @@ def parse_override_lines(text: str, *, where: str) -> dict[str, Any]:
     return config
 
 
-def load_config_toml(path: str, *, name: str = "config.toml") -> Layer:
-    """A Codex config.toml handed in for review (or found in CODEX_HOME)."""
-    text = _read_text(path, "config")
+def load_config_toml(path: str, *, name: str = "config.toml", text: str | None = None) -> Layer:
+    """A Codex config.toml handed in for review (or found in CODEX_HOME); `text`: its bytes,
+    already read once by the caller."""
+    text = read_text(path, "config") if text is None else text
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -152,9 +154,9 @@ def load_config_toml(path: str, *, name: str = "config.toml") -> Layer:
     return Layer(name, "config-toml", data, path, text)
 
 
-def load_overrides(path: str) -> Layer:
-    """An override list: one `-c` value per line."""
-    text = _read_text(path, "override list")
+def load_overrides(path: str, *, text: str | None = None) -> Layer:
+    """An override list: one `-c` value per line (`text`: already read by the caller)."""
+    text = read_text(path, "override list") if text is None else text
     return Layer("-c overrides", "cli-override", parse_override_lines(text, where=path), path, text)
 
 
@@ -173,8 +175,10 @@ def _expand_dotted(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_json_object(path: str, what: str) -> tuple[dict[str, Any], str]:
-    text = _read_text(path, what)
+def read_json_object(
+    path: str, what: str, text: str | None = None
+) -> tuple[dict[str, Any], str]:
+    text = read_text(path, what) if text is None else text
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -195,7 +199,7 @@ def load_session(path: str, raw: bytes | None = None) -> tuple[Layer, dict[str, 
     from ..session import parse_session_bytes
 
     if raw is None:
-        text = _read_text(path, "session config")
+        text = read_text(path, "session config")
         raw = text.encode("utf-8")
     data = parse_session_bytes(raw, where=path)
     text = raw.decode("utf-8")
@@ -207,9 +211,10 @@ def session_layer(data: Mapping[str, Any], *, file: str | None, text: str | None
     return Layer("session config", "session", _expand_dotted(data), file, text)
 
 
-def load_acp_json(path: str) -> tuple[Layer, dict[str, str]]:
-    """The acp-json launch document: its overrides (sent as session config) and mode map."""
-    data, text = _read_json_object(path, "acp-json document")
+def load_acp_json(path: str, *, text: str | None = None) -> tuple[Layer, dict[str, str]]:
+    """The acp-json launch document: its overrides (sent as session config) and mode map
+    (`text`: already read by the caller)."""
+    data, text = read_json_object(path, "acp-json document", text)
     lines = data.get("configOverrides")
     modes = data.get("modeProfiles")
     if not isinstance(lines, list) or not all(isinstance(s, str) for s in lines):
@@ -227,7 +232,7 @@ def load_acp_json(path: str) -> tuple[Layer, dict[str, str]]:
 
 def load_mode_map(path: str) -> dict[str, str]:
     """`--mode-map`: JSON `{mode: id}` or acp-json, or TOML in profiles/modes.toml shape."""
-    text = _read_text(path, "mode map")
+    text = read_text(path, "mode map")
     data: Any
     if path.endswith(".json"):
         try:

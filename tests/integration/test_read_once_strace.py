@@ -1,0 +1,200 @@
+"""Every command reads each input file once and never opens the credential, seen by strace.
+
+The unit tests' audit hook (tests/unit/test_one_edge.py) sees Python's own `open`; strace sees
+every open(2)/openat(2) of the whole process tree, C extensions and subprocesses included. Each
+command runs as a user would run it (`python -m profilec ...`) on a layout whose credential is
+a random marker behind a symlinked CODEX_HOME, with a session config, a vouched MCP file, a plan
+layout, a lock and two bundles: every input file it takes must be opened exactly once, and
+neither the credential's link nor its target may appear in any open call (failed ones too).
+Covered: compile (every format), check, lock, check --lock, explain, audit, diff, plan, watch.
+Not here: `canary` and `e2e`, which start containers and the real Codex (their inputs are read
+through the same edge; strace over their whole process trees takes minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Layout, make_layout
+from tests.integration.conftest import missing
+
+REPO = Path(__file__).resolve().parents[2]
+OPEN = re.compile(r'^\d+\s+(?:open|openat|openat2)\((?:AT_FDCWD|\d+), "((?:[^"\\]|\\.)*)"')
+
+
+@dataclass(frozen=True)
+class Case:
+    layout: Layout
+    flags: list[str]
+    inputs: dict[str, Path]  # name -> an input file of the compile flags
+    work: Path
+
+
+def _strace() -> str:
+    exe = shutil.which("strace")
+    if exe is None:
+        missing("strace is not installed (.ci/tools.sh installs it)")
+    return exe
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
+    base = tmp_path_factory.mktemp("readonce")
+    lay = make_layout(base / "l", hop_dir=True)
+    session = base / "l" / "session.json"
+    session.write_text(json.dumps({"model": "gpt-5"}), encoding="utf-8")
+    mcp = base / "l" / "mcp.toml"
+    mcp.write_text('schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n',
+                   encoding="utf-8")
+    os.chmod(mcp, 0o600)
+    flags = [
+        "--roots", str(lay.manifest),
+        "--workspace-root", str(lay.workspace),
+        "--codex-home", str(lay.codex_home),
+        "--session-config", str(session),
+        "--vouched-mcp", str(mcp),
+    ]  # fmt: skip
+    work = base / "work"
+    work.mkdir()
+    return Case(lay, flags, {"manifest": lay.manifest, "session": session, "mcp": mcp}, work)
+
+
+def _traced(
+    argv: list[str], work: Path, *, until: str | None = None
+) -> tuple[int, str, Counter[str]]:
+    """Run `python -m profilec ARGV` under strace -f; with `until`, SIGTERM it once that text
+    appears on stderr (a long-running command: watch). Returns (exit, stderr, opened paths)."""
+    log = work / f"strace-{time.monotonic_ns()}.log"
+    cmd = [_strace(), "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", str(log),
+           sys.executable, "-m", "profilec", *argv]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    err = ""
+    if until is not None:
+        for line in iter(proc.stderr.readline, ""):  # event-driven: the line says it is up
+            err += line
+            if until in line:
+                # strace's own child is the command; SIGTERM to strace would only detach it
+                kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+                for kid in kids:
+                    os.kill(int(kid), signal.SIGTERM)
+                break
+    _out, rest = proc.communicate(timeout=600)
+    err += rest
+    opened: Counter[str] = Counter()
+    for line in log.read_text(encoding="utf-8", errors="replace").split("\n"):
+        m = OPEN.match(line)
+        if m:
+            path = m.group(1).encode().decode("unicode_escape")
+            # canonical: the shipped policy is reached through the package's data links
+            opened[os.path.realpath(os.path.join(str(work), path))] += 1
+    return proc.returncode, err, opened
+
+
+def _judge(case: Case, opened: Counter[str], once: list[Path]) -> None:
+    lay = case.layout
+    for secret in (lay.host_target, lay.link):
+        hits = [p for p in opened if p in (str(secret), os.path.realpath(secret))]
+        hits += [p for p in opened if os.path.basename(p) == "auth.json"]
+        assert not hits, f"the credential was opened: {hits}"
+    for p in once:
+        n = opened[os.path.realpath(p)]
+        assert n == 1, f"{p} opened {n} times"
+    policy = REPO / "profiles"
+    twice = {p: n for p, n in opened.items() if p.startswith(str(policy) + "/") and n > 1}
+    assert twice == {}, f"policy files opened more than once: {twice}"
+
+
+def _bundle(case: Case, name: str) -> Path:
+    out = case.work / name
+    rc, err, _ = _traced(["compile", *case.flags, "--format", "bundle", "--out", str(out)],
+                         case.work)
+    assert rc == 0, err
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["toml", "overrides", "acp-json", "bundle", "launch"])
+def test_compile(case: Case, fmt: str) -> None:
+    rc, err, opened = _traced(["compile", *case.flags, "--format", fmt], case.work)
+    assert rc == 0, err
+    _judge(case, opened, list(case.inputs.values()))
+
+
+def test_compile_codex_home(case: Case) -> None:
+    out = case.work / "home-out"
+    rc, err, opened = _traced(
+        ["compile", *case.flags, "--format", "codex-home", "--out", str(out)], case.work)
+    assert rc == 0, err
+    _judge(case, opened, list(case.inputs.values()))
+
+
+def test_check(case: Case) -> None:
+    rc, err, opened = _traced(["check", *case.flags, "--format", "json"], case.work)
+    assert rc in (0, 1), err
+    _judge(case, opened, list(case.inputs.values()))
+
+
+def test_lock_and_check_lock(case: Case) -> None:
+    lock = case.layout.base / "profilec.lock"
+    rc, err, opened = _traced(["lock", *case.flags, "--out", str(lock)], case.work)
+    assert rc == 0, err
+    _judge(case, opened, list(case.inputs.values()))
+    rc, err, opened = _traced(["check", *case.flags, "--lock", str(lock)], case.work)
+    assert rc in (0, 1), err
+    _judge(case, opened, [*case.inputs.values(), lock])
+
+
+def test_explain(case: Case) -> None:
+    rc, err, opened = _traced(
+        ["explain", str(case.layout.link), "--mode", "agent", *case.flags], case.work)
+    assert rc == 0, err
+    _judge(case, opened, list(case.inputs.values()))
+
+
+def test_audit(case: Case) -> None:
+    rc, err, opened = _traced(
+        ["audit", *case.flags, "--out", str(case.work / "audit.md")], case.work)
+    assert rc == 0, err
+    _judge(case, opened, list(case.inputs.values()))
+
+
+def test_diff(case: Case) -> None:
+    old, new = _bundle(case, "old.json"), _bundle(case, "new.json")
+    rc, err, opened = _traced(["diff", str(old), str(new)], case.work)
+    assert rc == 0, err
+    _judge(case, opened, [old, new])
+
+
+def test_plan(case: Case) -> None:
+    """The example's layout (examples/make-layout.sh) with its plan layout."""
+    proc = subprocess.run(["bash", str(REPO / "examples" / "make-layout.sh"),
+                           str(case.work / "example")], capture_output=True, text=True,
+                          check=True, timeout=120)
+    d = Path(proc.stdout.strip())
+    rc, err, opened = _traced(
+        ["plan", "--roots", str(d / "roots.toml"), "--layout", str(d / "layout.toml")], case.work)
+    assert rc == 0, err
+    for secret in (d / "host" / "auth.json", d / "agent" / "codex-home" / "auth.json"):
+        assert str(secret) not in opened and os.path.realpath(secret) not in opened
+    _judge(case, opened, [d / "roots.toml", d / "layout.toml"])
+
+
+def test_watch(case: Case) -> None:
+    rc, err, opened = _traced(["watch", *case.flags, "--interval", "0.05"], case.work,
+                              until="watching")
+    assert rc == 0, err
+    _judge(case, opened, list(case.inputs.values()))
