@@ -123,6 +123,9 @@ class EffectiveProfile:
     warnings: tuple[str, ...]
     #: `filesystem.glob_scan_max_depth` of the merged profile (None: uncapped scan).
     glob_scan_max_depth: int | None = None
+    #: Absolute scoped-table keys Codex refuses at sandbox start ("unsupported configuration
+    #: path ... using POSIX path syntax"): see `_unsupported_syntax`.
+    syntax_errors: tuple[str, ...] = ()
     _exact: dict[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
     _globs: tuple[tuple[Entry, re.Pattern[str]], ...] = field(init=False, repr=False, compare=False)
 
@@ -416,6 +419,7 @@ class _Builder:
         self.roots = roots
         self.entries: list[Entry] = []
         self.warnings: list[str] = []
+        self.syntax_errors: list[str] = []
 
     def add(self, base: str, sub: str, access: Access, source: str, key: str) -> None:
         """Add base/sub, turning glob subpaths into deny globs or `/**` subtree rules.
@@ -492,6 +496,8 @@ class _Builder:
                         f"filesystem path `{key}` does not support nested entries"
                     )
                 subs = [(_subpath(s), _access(a), s) for s, a in sorted(value.items())]
+                if _unsupported_syntax(key, [(sub, access) for sub, access, _r in subs]):
+                    self.syntax_errors.append(key)
                 bases = self.bases(key)
                 if bases is None:
                     # Unknown special: no base to anchor a glob on, so Codex refuses any glob
@@ -515,6 +521,24 @@ class _Builder:
             self.warnings.append(
                 "deny glob with `**` but no glob_scan_max_depth: Linux scans without a depth cap"
             )
+
+
+#: In a scoped table's absolute key, these make Codex treat the key as a pattern base.
+_SCOPED_BASE_SPECIAL = frozenset("*?[]{}\\")
+#: In a deny subpath of such a table, these make the subpath a pattern.
+_SCOPED_SUB_PATTERN = frozenset("*?[]{}")
+
+
+def _unsupported_syntax(key: str, subs: list[tuple[str, Access]]) -> bool:
+    """Codex 0.171.0 refuses to start (`Error: unsupported configuration path "<key>" using
+    POSIX path syntax`) on a scoped table whose absolute key holds one of `* ? [ ] { } \\` and
+    that has a `deny` subpath holding one of `* ? [ ] { }` (measured grid: keys `]z x*y q? [br]
+    {c,d} z} w{ back\\slash` refuse; `a b`, `x!y`, `c,d` start; subpaths `* ? [ ] { } {c,d}.t
+    f/** **/f` refuse, `b\\s`, `f` and a `read` `f/**` start; a special key such as
+    `:workspace_roots` over a cwd named `x*y` starts)."""
+    if not key.startswith("/") or _SCOPED_BASE_SPECIAL.isdisjoint(key):
+        return False
+    return any(a == "deny" and not _SCOPED_SUB_PATTERN.isdisjoint(sub) for sub, a in subs)
 
 
 def _glob_error(key: str, access: Access) -> str:
@@ -623,7 +647,14 @@ def resolve(permissions: Mapping[str, Any], profile_id: str, ctx: EvalContext) -
     gdepth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
     base = EffectiveProfile(profile_id, False, entries, network, roots, ())
     return EffectiveProfile(
-        profile_id, False, _with_carve_outs(base), network, roots, tuple(b.warnings), gdepth
+        profile_id,
+        False,
+        _with_carve_outs(base),
+        network,
+        roots,
+        tuple(b.warnings),
+        gdepth,
+        tuple(dict.fromkeys(b.syntax_errors)),
     )
 
 
@@ -1038,12 +1069,20 @@ def _glob_tail(pattern: str) -> str:
 
 
 def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
-    """The start-up failures measured on 0.171.0 (research §5, difftest); [] without an fs."""
+    """The start-up failures measured on 0.171.0 (research §5, difftest); without an fs only
+    the ones the configuration alone decides."""
     fs = enf.fs
-    if fs is None:
-        return []
-    out: list[Refusal] = []
     prof = enf.profile
+    out: list[Refusal] = [
+        Refusal(
+            "unsupported-path-syntax",
+            key,
+            f'Error: unsupported configuration path "{key}" using POSIX path syntax',
+        )
+        for key in prof.syntax_errors
+    ]
+    if fs is None:
+        return out
     carve = not full_write
     for e in prof.entries:
         if e.kind != "path" or not _wins(prof, e):

@@ -731,6 +731,19 @@ rule(
     MEASURED_RANGE,
 )
 
+rule(
+    "PC055",
+    "scoped-table-key-pattern-syntax",
+    "error",
+    "a scoped table's absolute key holds one of `* ? [ ] { } \\` and the table has a `deny` "
+    "subpath holding one of `* ? [ ] { }`",
+    "measured on 0.171.0: 'Error: unsupported configuration path \"<key>\" using POSIX path "
+    "syntax' (no command runs); keys `]z x*y q? [br] {c,d} z} w{ back\\slash` refuse, `a b` "
+    "starts; a `read` subpath `f/**` or a subpath without those characters starts",
+    REFUSAL_CLASSES["unsupported-path-syntax"].fix,
+    MEASURED_RANGE,
+)
+
 
 
 

@@ -353,3 +353,37 @@ def test_a_lookup_toward_a_nested_writable_root_passes_a_denied_directory() -> N
     perms = {"p": {"extends": ":workspace", "filesystem": {f"{B}/tmp": "deny"}}}
     eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", tmpdir=f"{B}/tmp/vault"))
     assert enforce(eff, fs).decide(f"{B}/tmp/vault/l0/m1").readable
+
+
+def test_a_scoped_table_with_pattern_characters_in_its_key_and_a_deny_pattern_refuses() -> None:
+    # 20261203:489/:504 and the measured grid (0.171.0): "unsupported configuration path
+    # \"<key>\" using POSIX path syntax" needs both a key with `* ? [ ] { } \` and a deny
+    # subpath with `* ? [ ] { }`; it does not depend on the filesystem
+    fs = _fs({f"{B}/ws": "dir", f"{B}/o": "dir"})
+
+    def refusals(key: str, sub: str, access: str = "deny") -> list[tuple[str, str, str]]:
+        t = {":root": "read", f"{B}/o/{key}": {sub: access}}
+        return [(r.code, r.path, r.message) for r in _enf(t, fs).refusals]
+
+    for key in ("]z", "x*y", "q?", "[br]", "{c,d}", "z}", "w{", "back\\slash"):
+        for sub in ("*", "{c,d}.t", "s p*/m6", "]", "f/**", "**/f"):
+            assert refusals(key, sub) == [
+                (
+                    "unsupported-path-syntax",
+                    f"{B}/o/{key}",
+                    f'Error: unsupported configuration path "{B}/o/{key}" using POSIX path '
+                    "syntax",
+                )
+            ], (key, sub)
+    for key in ("a b", "x!y", "c,d", "plain"):
+        assert refusals(key, "*") == [], key
+    assert refusals("x*y", "b\\s") == []
+    assert refusals("x*y", "f") == []
+    assert refusals("x*y", "f/**", "read") == []
+    # a special's expansion is no key: a cwd named x*y with a scoped :workspace_roots starts
+    t = {":root": "read", ":workspace_roots": {"*": "deny"}}
+    assert not _enf(t, _fs({f"{B}/x*y": "dir"}), cwd=f"{B}/x*y").refusals
+    # configuration alone decides it: reported without a filesystem too
+    perms = {"p": {"filesystem": {":root": "read", f"{B}/x*y": {"*": "deny"}}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
+    assert [r.code for r in enforce(eff).refusals] == ["unsupported-path-syntax"]
