@@ -1135,18 +1135,39 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
         for e, r in enf.exact
         if e.access == "deny" and e.kind == "path" and not e.source.endswith(_NESTED)
     ]
+    exact_denies = list(denies)
+    # A deny dropped because a writable root spelled through a link hides it is still mounted
+    # at start-up (difftest 7:451: `<l0>` -> `<ws>/lib` write, `<ws>/lib` and `<ws>/lib/m6`
+    # denied: "Can't create file at <ws>/lib/m6: Read-only file system").
+    denies += [
+        (d.entry, _real(fs, d.entry.path))
+        for d in enf.dropped
+        if d.entry.kind == "path"
+        and d.entry.access == "deny"
+        and d.reason.startswith("under writable root ")
+    ]
+    # A writable root shields by its real path and by its spelling (difftest 20261203:413: the
+    # cwd `<o>/back\\slash/l3` -> `<ws>` under denied `<o>` and `<o>/back\\slash` starts).
     writes = [r for e, r in enf.exact if e.access == "write"]
+    writes += [e.path for e, _r in enf.exact if e.access == "write"]
 
     def shielded(inner: str, outer: str) -> bool:
         # a writable root inside the denied directory, above or below the inner entry, has its
-        # mount point (and the directories to it) made first
+        # mount point (and the directories to it) made first -- unless a writable root strictly
+        # above the denied directory holds it (difftest 20261203:190, by hand: `:root` = write
+        # refuses where `:root` = read starts)
+        if any(_under(outer, w) and w != outer for w in writes):
+            return False
         return any(
             _under(w, outer) and w != outer and (_under(inner, w) or _under(w, inner))
             for w in writes
         )
 
-    for _e, r in denies:
-        if fs.kind(r) != "dir":
+    for e0, r in denies:
+        if fs.kind(r) != "dir" or fs.kind(e0.path) == "link":
+            # a deny key that is a link refuses by itself or not at all (`_link_key_refusal`);
+            # nothing is mounted over its target (difftest 20261203:391: `<n3>/l0` ->
+            # `../../o` denied, a glob `<o>/m*` matching `<o>/m3` starts)
             continue
         for e2, r2 in denies:
             if r2 == r or not _under(r2, r) or shielded(r2, r):
@@ -1178,7 +1199,8 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
     if isinstance(fs, FsSnapshot) and enf.globs:
         # A deny glob is expanded to the existing files it matches; one inside a denied
         # directory refuses like an exact deny there.
-        dirs = [r for _e, r in denies if fs.kind(r) == "dir"]
+        # (exact denies only: 20261203:413 started with a dropped `<ws>` deny and `<ws>/*`)
+        dirs = [r for e, r in exact_denies if fs.kind(r) == "dir" and fs.kind(e.path) != "link"]
         for path, kind in sorted(fs.kinds.items()):
             if kind not in ("file", "other") or not any(
                 _under(path, d) and path != d and not shielded(path, d) for d in dirs

@@ -387,3 +387,50 @@ def test_a_scoped_table_with_pattern_characters_in_its_key_and_a_deny_pattern_re
     perms = {"p": {"filesystem": {":root": "read", f"{B}/x*y": {"*": "deny"}}}}
     eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
     assert [r.code for r in enforce(eff).refusals] == ["unsupported-path-syntax"]
+
+
+def test_a_writable_root_between_shields_only_without_a_writable_root_above() -> None:
+    # 20261203:190 and by hand (0.171.0): deny <d>, write <d>/inner, deny <d>/inner/f starts
+    # with `:root` = read and refuses with `:root` = write
+    fs = _fs({f"{B}/d": "dir", f"{B}/d/inner": "dir", f"{B}/d/inner/f": "file", f"{B}/c": "dir"})
+    t = {f"{B}/d": "deny", f"{B}/d/inner": "write", f"{B}/d/inner/f": "deny"}
+    assert not _enf({":root": "read", **t}, fs, cwd=f"{B}/c").refusals
+    assert {r.code for r in _enf({":root": "write", **t}, fs, cwd=f"{B}/c").refusals} == {
+        "deny-inside-denied-dir"
+    }
+
+
+def test_denies_hidden_by_a_linked_writable_root_still_refuse_nested() -> None:
+    # 7:451: write key <l0> -> <ws>/lib drops the denies on <ws>/lib and <ws>/lib/m6 from the
+    # enforced view, but the sandbox still mounts them and refuses
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/ws/lib": "dir", f"{B}/ws/lib/m6": "file", f"{B}/h": "dir"},
+        {f"{B}/h/l0": f"{B}/ws/lib"},
+    )
+    t = {":root": "read", f"{B}/h/l0": "write", f"{B}/ws/lib": "deny", f"{B}/ws/lib/m6": "deny"}
+    enf = _enf(t, fs, cwd=f"{B}/h")
+    assert {r.code for r in enf.refusals} == {"deny-inside-denied-dir"}
+    # ... but a glob inside such a dropped deny starts (20261203:413)
+    g = {":root": "read", f"{B}/h/l0": "write", f"{B}/ws/lib": "deny", f"{B}/ws/lib/*": "deny"}
+    assert not _enf(g, fs, cwd=f"{B}/h").refusals
+
+
+def test_a_link_deny_key_is_no_denied_directory_for_nested_entries() -> None:
+    # 20261203:391: `<n3>/l0` -> `../../o` denied, a glob `<o>/m*` matching `<o>/m3` starts
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/m3": "file", f"{B}/n3": "dir"},
+        {f"{B}/n3/l0": "../o"},
+    )
+    assert not _enf({":root": "read", f"{B}/n3/l0": "deny", f"{B}/o/m*": "deny"}, fs).refusals
+    assert not _enf({":root": "read", f"{B}/n3/l0": "deny", f"{B}/o/m3": "deny"}, fs).refusals
+
+
+def test_a_writable_root_spelled_through_a_link_shields_by_its_spelling() -> None:
+    # 20261203:413: cwd `<o>/s/l3` -> `<ws>`, denies on `<o>` and `<o>/s` (a dir) start
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/s": "dir"},
+        {f"{B}/o/s/l3": "../../ws"},
+    )
+    t = {":root": "read", ":workspace_roots": "write", f"{B}/o": "deny", f"{B}/o/s": "deny"}
+    assert not _enf(t, fs, cwd=f"{B}/o/s/l3").refusals
+    assert {r.code for r in _enf(t, fs, cwd=f"{B}/ws").refusals} == {"deny-inside-denied-dir"}
