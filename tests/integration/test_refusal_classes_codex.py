@@ -1,0 +1,161 @@
+"""Each modelled start-up refusal class against the real `codex sandbox` (issue 22: PASS means it
+starts).
+
+Per class: a minimal tree and profile the real sandbox refuses AND `enforce()` predicts that
+refusal (same code), plus a control variant that starts and that `enforce()` lets start, so the
+test fails when the model of the class is removed or widened.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profilec.difftest.compare import default_workdir
+from profilec.difftest.run import overrides, snapshot
+from profilec.evaluate import EvalContext, enforce, resolve
+
+pytestmark = pytest.mark.codex
+
+_STARTED = "@@STARTED@@"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A tree (paths relative to the base; `@` = the base in link targets) and a profile."""
+
+    filesystem: dict[str, Any]
+    cwd: str = "ws"
+    extends: str | None = None
+    dirs: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class RefusalCase:
+    """A class code, the sandbox's message fragment, the refusing variant and its control."""
+
+    code: str
+    fragment: str
+    refused: Variant
+    control: Variant
+
+
+def _place(value: Any, base: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("@", base)
+    if isinstance(value, dict):
+        return {_place(k, base): _place(v, base) for k, v in value.items()}
+    return value
+
+
+CASES: list[RefusalCase] = [
+    RefusalCase(
+        "unsupported-path-syntax",
+        "using POSIX path syntax",
+        Variant({":root": "read", "@/o/x*y": {"*.pem": "deny"}}, dirs=("o/x*y",)),
+        Variant({":root": "read", "@/o/xy": {"*.pem": "deny"}}, dirs=("o/xy",)),
+    ),
+    RefusalCase(
+        "unsupported-path-syntax",
+        "using POSIX path syntax",
+        Variant({":root": "read", "@/o/back\\slash": {"{a,b}.t": "deny"}}, dirs=("o/back\\slash",)),
+        Variant({":root": "read", "@/o/back\\slash": {"f/**": "read"}}, dirs=("o/back\\slash",)),
+    ),
+    # a writable root between the denied directory and the inner deny shields the refusal,
+    # unless a writable root lies above the denied directory (`:root` = write)
+    RefusalCase(
+        "deny-inside-denied-dir",
+        "Read-only file system",
+        Variant(
+            {":root": "write", "@/o/d": "deny", "@/o/d/in": "write", "@/o/d/in/f": "deny"},
+            dirs=("o/d/in",),
+            files=("o/d/in/f",),
+        ),
+        Variant(
+            {":root": "read", "@/o/d": "deny", "@/o/d/in": "write", "@/o/d/in/f": "deny"},
+            dirs=("o/d/in",),
+            files=("o/d/in/f",),
+        ),
+    ),
+    # denies the enforced view drops (under a writable root spelled through a link) still
+    # refuse nested under `:root` = write; with `:root` = read the linked root shields
+    RefusalCase(
+        "deny-inside-denied-dir",
+        "Read-only file system",
+        Variant(
+            {":root": "write", "@/h/l0": "write", "@/o/lib": "deny", "@/o/lib/m": "deny"},
+            dirs=("h", "o/lib"),
+            files=("o/lib/m",),
+            links=(("h/l0", "@/o/lib"),),
+        ),
+        Variant(
+            {":root": "read", "@/h/l0": "write", "@/o/lib": "deny", "@/o/lib/m": "deny"},
+            dirs=("h", "o/lib"),
+            files=("o/lib/m",),
+            links=(("h/l0", "@/o/lib"),),
+        ),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    """Trees and CODEX_HOME outside /tmp (Codex refuses its helper under the temp dir)."""
+    d = default_workdir() / "refusal-classes"
+    d.mkdir(parents=True, exist_ok=True)
+    yield d
+    shutil.rmtree(d.parent, ignore_errors=True)
+
+
+def _materialize(v: Variant, base: Path) -> None:
+    if base.exists():
+        shutil.rmtree(base)
+    (base / "ws").mkdir(parents=True)
+    for d in v.dirs:
+        (base / d).mkdir(parents=True, exist_ok=True)
+    for f in v.files:
+        (base / f).parent.mkdir(parents=True, exist_ok=True)
+        (base / f).write_text("x\n")
+    for link, target in v.links:
+        (base / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target.replace("@", str(base)), base / link)
+
+
+def _both(codex: Path, v: Variant, base: Path, home: Path) -> tuple[str | None, set[str]]:
+    """(the sandbox's refusal text or None when it ran, the codes enforce() predicts)."""
+    _materialize(v, base)
+    b = str(base)
+    prof: dict[str, Any] = {"filesystem": _place(v.filesystem, b)}
+    if v.extends:
+        prof["extends"] = v.extends
+    perms = {"dt": prof}
+    cwd = f"{b}/{v.cwd}"
+    eff = resolve(perms, "dt", EvalContext(cwd=cwd, home=f"{b}/ws"))
+    codes = {r.code for r in enforce(eff, snapshot(base)).refusals}
+    argv = [str(codex), "sandbox", "-P", "dt", *overrides(perms), "-C", cwd]
+    argv += ["--", "sh", "-c", f"echo {_STARTED}"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": f"{b}/ws", "CODEX_HOME": str(home)}
+    p = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True, timeout=120)
+    ran = _STARTED in p.stdout.split("\n")
+    return (None if ran else p.stderr.strip()), codes
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.code}-{i}" for i, c in enumerate(CASES)])
+def test_refusal_class_matches_codex(codex_bin: Path, workdir: Path, case: RefusalCase) -> None:
+    home = workdir / "codex-home"
+    home.mkdir(exist_ok=True)
+    refused, codes = _both(codex_bin, case.refused, workdir / "tree", home)
+    assert refused is not None and case.fragment in refused, refused
+    assert case.code in codes, (codes, refused)
+    ran, control_codes = _both(codex_bin, case.control, workdir / "tree", home)
+    assert ran is None, ran
+    assert not control_codes, control_codes
