@@ -995,9 +995,13 @@ def enforce(
 
 
 def _wins(prof: EffectiveProfile, e: Entry) -> bool:
-    """True when `e` decides its own path in the policy (an equal-path stronger entry beats it)."""
-    w = prof.winner(e.path)[1]
-    return w is not None and w.access == e.access
+    """True when `e` decides its own path among the exact entries (an equal-path stronger exact
+    entry beats it). A deny glob matching the same path does not: the sandbox still mounts the
+    entry (20261203:520 `<ws>/*` deny plus a read on the link `<ws>/l0` refused as a crossing;
+    20261203:571 `<ws>/*` deny plus a write on the file link `<ws>/l0` refused as write-on-file).
+    """
+    here = prof._exact.get(e.path, ())
+    return bool(here) and max(_RANK[x.access] for x in here) == _RANK[e.access]
 
 
 def _containing_roots(prof: EffectiveProfile, path: str) -> list[str]:
@@ -1034,7 +1038,9 @@ def _link_key_refusal(fs: FsView, key: str) -> str | None:
 
     An absolute link whose target exists (file, directory, its own parent) refuses; an
     absolute link to nothing starts; a relative link starts unless it points at its own
-    directory (`.`). A chain (the first target is a link again) is not modelled.
+    directory (`.`). An absolute link to a chain refuses by the kind at the chain's end
+    (difftest 20261203:105, :729, :918, 7:868, 7:951); a relative link to a chain is not
+    modelled.
     """
     value = fs.readlink(key) if fs.kind(key) == "link" else None
     if value is None:
@@ -1044,7 +1050,12 @@ def _link_key_refusal(fs: FsView, key: str) -> str | None:
     first = "/" + posixpath.normpath(first).lstrip("/")
     kind = fs.kind(first)
     if kind == "link":
-        return None
+        if not value.startswith("/"):
+            return None
+        end = resolve_path(fs, key)
+        if end.loop:
+            return None
+        kind = fs.kind(end.real)
     if value.startswith("/"):
         if kind is None:
             return None
@@ -1093,7 +1104,7 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 Refusal(
                     "write-on-file",
                     e.path,
-                    f"bwrap: Can't mkdir parents for {e.path}/.git: Not a directory",
+                    f"bwrap: Can't mkdir parents for {res.real}/.git: Not a directory",
                 )
             )
         if e.access == "write" or _is_carve_out(e) or e.source == ":minimal":

@@ -426,3 +426,47 @@ def test_a_writable_root_spelled_through_a_link_shields_by_its_spelling() -> Non
     t = {":root": "read", ":workspace_roots": "write", f"{B}/o": "deny", f"{B}/o/s": "deny"}
     assert not _enf(t, fs, cwd=f"{B}/o/s/l3").refusals
     assert {r.code for r in _enf(t, fs, cwd=f"{B}/ws").refusals} == {"deny-inside-denied-dir"}
+
+
+def test_an_absolute_link_key_to_a_chain_refuses_by_the_kind_at_its_end() -> None:
+    # 20261203:105/:918/7:868 (chain to a dir), :729/7:951 (chain to a file); a chain to
+    # nothing starts like a dangling link (not measured as a chain: the plain rule)
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/d": "dir", f"{B}/o/f": "file"},
+        {
+            f"{B}/o/hopd": f"{B}/o/d",
+            f"{B}/o/hopf": "f",
+            f"{B}/o/hopm": f"{B}/o/missing",
+            f"{B}/o/kd": f"{B}/o/hopd",
+            f"{B}/o/kf": f"{B}/o/hopf",
+            f"{B}/o/km": f"{B}/o/hopm",
+            f"{B}/o/rel": "hopd",
+        },
+    )
+
+    def msgs(key: str) -> list[str]:
+        return [r.message for r in _enf({":root": "read", f"{B}/o/{key}": "deny"}, fs).refusals]
+
+    assert msgs("kd") == [
+        f"bwrap: Can't mount tmpfs on /newroot{B}/o/kd: No such file or directory"
+    ]
+    assert msgs("kf") == [f"bwrap: Can't create file at {B}/o/kf: No such file or directory"]
+    assert msgs("km") == []
+    assert msgs("rel") == []
+
+
+def test_an_entry_beaten_only_by_a_deny_glob_still_refuses() -> None:
+    # 20261203:520: `<ws>/*` deny and a read on the dangling link `<ws>/l0` in writable <ws>;
+    # 20261203:571: `<ws>/*` deny and a write on `<ws>/l0` -> a file
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/f": "file"},
+        {f"{B}/ws/l0": f"{B}/o/missing", f"{B}/ws/l1": "../o/f"},
+    )
+    t = {":root": "read", ":workspace_roots": "write", f"{B}/ws/*": "deny"}
+    assert {r.code for r in _enf({**t, f"{B}/ws/l0": "read"}, fs).refusals} == {
+        "crosses-writable-symlink"
+    }
+    w = {":root": "read", f"{B}/ws/*": "deny", f"{B}/ws/l1": "write"}
+    assert [r.message for r in _enf(w, fs).refusals] == [
+        f"bwrap: Can't mkdir parents for {B}/o/f/.git: Not a directory"
+    ]
