@@ -470,3 +470,32 @@ def test_an_entry_beaten_only_by_a_deny_glob_still_refuses() -> None:
     assert [r.message for r in _enf(w, fs).refusals] == [
         f"bwrap: Can't mkdir parents for {B}/o/f/.git: Not a directory"
     ]
+
+
+def test_an_entry_on_a_missing_carve_out_name_refuses_even_when_a_glob_hid_the_carve_out() -> None:
+    # by hand (0.171.0): cwd <o>/d writable, deny <o>/d/.codex (missing) refuses with
+    # `:root` = write "Can't mkdir <o>/d/.codex: Not a directory", with `:root` = read "Can't
+    # create file at <o>/d/.codex: Is a directory"; a deny glob `<o>/*` matching the root's
+    # own path keeps the carve-outs out of the compiled list but not out of the sandbox
+    # (20261203:950, 7:354)
+    fs = _fs({f"{B}/o": "dir", f"{B}/o/d": "dir", f"{B}/o/d/f": "file"})
+    for root, msg in (
+        ("write", f"bwrap: Can't mkdir {B}/o/d/.codex: Not a directory"),
+        ("read", f"bwrap: Can't create file at {B}/o/d/.codex: Is a directory"),
+    ):
+        t = {":root": root, ":workspace_roots": "write", f"{B}/o/d/.codex": "deny"}
+        for table in (t, {**t, f"{B}/o/*": "deny"}):
+            got = [(r.code, r.message) for r in _enf(table, fs, cwd=f"{B}/o/d").refusals]
+            assert got == [("missing-nested-entries", msg)], (root, table)
+    # a read entry at the carve-out's path stands for the carve-out (what compile emits)
+    t = {":root": "read", ":workspace_roots": "write", f"{B}/o/d/.git": "read"}
+    assert not _enf(t, fs, cwd=f"{B}/o/d").refusals
+
+
+def test_one_entry_below_a_missing_carve_out_starts() -> None:
+    # 20261203:189, :765, 7:332: `.git/m5` read in a writable root without `.git` started
+    fs = _fs({f"{B}/ws": "dir"})
+    t = {":root": "read", ":workspace_roots": {".": "write", ".git/m5": "read"}}
+    assert not _enf(t, fs).refusals
+    two = {":root": "read", ":workspace_roots": {".": "write", ".git/a": "read", ".git/b": "deny"}}
+    assert {r.code for r in _enf(two, fs).refusals} == {"missing-nested-entries"}
