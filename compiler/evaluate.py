@@ -1286,8 +1286,31 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 )
             out.append(Refusal("missing-nested-entries", m, msg))
     cwd = prof.workspace_roots[0] if prof.workspace_roots else None
-    if cwd is not None and resolve_path(fs, cwd).real != cwd and enf.decide(cwd).access == "deny":
+    real_cwd = resolve_path(fs, cwd).real if cwd is not None else None
+    # The real directory's own access decides, not the lookup through the link's directory
+    # (20261203:45: cwd `<home>/l0` -> `<tmp>/cfg` with `<home>` denied started).
+    if cwd is not None and real_cwd != cwd and enf._base(real_cwd or cwd)[0] == "deny":
         out.append(Refusal("cwd-denied", cwd, f"bwrap: Can't chdir to {cwd}: Permission denied"))
+    elif cwd is not None and real_cwd is not None and real_cwd != cwd:
+        # A deny glob whose literal prefix holds `\\` and is spelled through a link over the
+        # real cwd (7:564; by hand: cwd `<h>/b\\s/l0` -> `../k1` with `:workspace_roots` =
+        # {"[br].t3" = "deny"} refused "Can't chdir to <h>/k1: Permission denied"; `x.t3`, or the
+        # cwd spelled without the link, started).
+        for g in prof.entries:
+            if g.kind != "glob" or g.access != "deny":
+                continue
+            start = _glob_static_prefix(g.path)
+            if "\\" in start and _under(real_cwd, resolve_path(fs, start).real) and (
+                resolve_path(fs, start).real != start
+            ):
+                out.append(
+                    Refusal(
+                        "cwd-denied",
+                        cwd,
+                        f"bwrap: Can't chdir to {real_cwd}: Permission denied",
+                    )
+                )
+                break
     return sorted(set(out), key=lambda x: (x.code, x.path))
 
 

@@ -499,3 +499,34 @@ def test_one_entry_below_a_missing_carve_out_starts() -> None:
     assert not _enf(t, fs).refusals
     two = {":root": "read", ":workspace_roots": {".": "write", ".git/a": "read", ".git/b": "deny"}}
     assert {r.code for r in _enf(two, fs).refusals} == {"missing-nested-entries"}
+
+
+def test_cwd_denied_is_decided_by_the_real_directory() -> None:
+    # 20261203:45: cwd `<home>/l0` -> `<tmp>/cfg`, `<home>` denied: started (the real dir is
+    # readable); the real directory denied refuses (PC039's measured case)
+    fs = _fs(
+        {f"{B}/home": "dir", f"{B}/tmp": "dir", f"{B}/tmp/cfg": "dir", f"{B}/ws": "dir"},
+        {f"{B}/home/l0": f"{B}/tmp/cfg"},
+    )
+    cwd = f"{B}/home/l0"
+    assert not _enf({":root": "read", f"{B}/home": "deny"}, fs, cwd=cwd).refusals
+    denied = _enf({":root": "read", f"{B}/tmp/cfg": "deny"}, fs, cwd=cwd)
+    assert {r.code for r in denied.refusals} == {"cwd-denied"}
+
+
+def test_a_deny_glob_over_a_linked_cwd_spelled_with_a_backslash_refuses_the_chdir() -> None:
+    # 7:564 and by hand: cwd `<h>/b\s/l0` -> `../k1`, `:workspace_roots` = {"[br].t3" = "deny"}
+    # refuses "Can't chdir to <h>/k1: Permission denied"; an exact subpath, or no link, starts
+    fs = _fs(
+        {f"{B}/h": "dir", f"{B}/h/k1": "dir", f"{B}/h/b\\s": "dir"},
+        {f"{B}/h/b\\s/l0": "../k1"},
+    )
+    cwd = f"{B}/h/b\\s/l0"
+    got = _enf({":root": "read", ":workspace_roots": {"[br].t3": "deny"}}, fs, cwd=cwd).refusals
+    assert [(r.code, r.message) for r in got] == [
+        ("cwd-denied", f"bwrap: Can't chdir to {B}/h/k1: Permission denied")
+    ]
+    assert not _enf({":root": "read", ":workspace_roots": {"x.t3": "deny"}}, fs, cwd=cwd).refusals
+    real = f"{B}/h/b\\s"
+    t = {":root": "read", ":workspace_roots": {"[br].t3": "deny"}}
+    assert not _enf(t, fs, cwd=real).refusals
