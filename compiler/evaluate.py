@@ -1227,6 +1227,32 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                         f"bwrap: Can't create file at {path}: Read-only file system",
                     )
                 )
+    if isinstance(fs, FsSnapshot) and enf.globs:
+        # A `:workspace_roots` deny glob subpath over a workspace root whose path holds
+        # `* ? [ ]`, plus another deny glob matching an existing file inside that root, refuses
+        # (7:22; by hand: cwd `<ws>/s/x*y`, {"m*" = "deny"} or {"s/x*y/m8" = "deny"} plus
+        # `<ws>/s/x*y/??` refuses "Can't create file at <ws>/s/x*y/m8: Read-only file system";
+        # either alone, an exact subpath, or a cwd without glob characters starts).
+        scoped = any(
+            g.kind == "glob" and g.source.startswith(":workspace_roots/") for g in prof.entries
+        )
+        for root in prof.workspace_roots if scoped else ():
+            if _GLOB_CHARS.isdisjoint(root):
+                continue
+            for path, kind in sorted(fs.kinds.items()):
+                if kind not in ("file", "other") or path == root or not _under(path, root):
+                    continue
+                if any(
+                    rx.fullmatch(path) and not e.source.startswith(":workspace_roots/")
+                    for e, rx, _s in enf.globs
+                ):
+                    out.append(
+                        Refusal(
+                            "deny-inside-denied-dir",
+                            path,
+                            f"bwrap: Can't create file at {path}: Read-only file system",
+                        )
+                    )
     # The first missing component M of an entry inside a writable root becomes the mask's
     # mount point (a file); a second entry below M, an entry at M plus one below it, or a
     # carve-out directory at M then cannot be mounted.

@@ -530,3 +530,20 @@ def test_a_deny_glob_over_a_linked_cwd_spelled_with_a_backslash_refuses_the_chdi
     real = f"{B}/h/b\\s"
     t = {":root": "read", ":workspace_roots": {"[br].t3": "deny"}}
     assert not _enf(t, fs, cwd=real).refusals
+
+
+def test_a_scoped_workspace_glob_over_a_glob_named_cwd_refuses_another_globs_mask() -> None:
+    # 7:22 and by hand: cwd `<ws>/s/x*y`, `:workspace_roots` = {"m*" = "deny"} plus the glob
+    # `<ws>/s/x*y/??` refuses; either alone, or a cwd without glob characters, starts
+    root = f"{B}/ws/s/x*y"
+    fs = _fs({f"{B}/ws": "dir", f"{B}/ws/s": "dir", root: "dir", f"{root}/m8": "file"})
+    both = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}, f"{root}/??": "deny"}
+    got = [(r.code, r.path) for r in _enf(both, fs, cwd=root).refusals]
+    assert got == [("deny-inside-denied-dir", f"{root}/m8")]
+    alone = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}}
+    assert not _enf(alone, fs, cwd=root).refusals
+    assert not _enf({":root": "read", f"{root}/??": "deny"}, fs, cwd=root).refusals
+    plain = f"{B}/ws/s/d"
+    fs2 = _fs({f"{B}/ws": "dir", f"{B}/ws/s": "dir", plain: "dir", f"{plain}/m8": "file"})
+    t = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}, f"{plain}/??": "deny"}
+    assert not _enf(t, fs2, cwd=plain).refusals
