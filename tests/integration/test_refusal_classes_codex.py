@@ -104,6 +104,107 @@ CASES: list[RefusalCase] = [
             links=(("h/l0", "@/o/lib"),),
         ),
     ),
+    # an absolute link deny key to a chain refuses by the kind at its end
+    RefusalCase(
+        "entry-on-symlink",
+        "Can't mount tmpfs",
+        Variant(
+            {":root": "read", "@/o/k": "deny"},
+            dirs=("o/d",),
+            links=(("o/hop", "@/o/d"), ("o/k", "@/o/hop")),
+        ),
+        Variant(
+            {":root": "read", "@/o/k": "deny"},
+            dirs=("o/d",),
+            links=(("o/hop", "@/o/missing"), ("o/k", "@/o/hop")),
+        ),
+    ),
+    # an entry beaten at its path only by a deny glob is still mounted
+    RefusalCase(
+        "crosses-writable-symlink",
+        "crosses writable symlink",
+        Variant(
+            {":root": "read", ":workspace_roots": "write", "@/ws/*": "deny", "@/ws/l0": "read"},
+            links=(("ws/l0", "@/o/missing"),),
+        ),
+        Variant(
+            {":root": "read", ":workspace_roots": "write", "@/ws/*": "deny", "@/ws/l1": "read"},
+            links=(("ws/l0", "@/o/missing"),),
+        ),
+    ),
+    RefusalCase(
+        "write-on-file",
+        "Not a directory",
+        Variant(
+            {":root": "read", "@/ws/*": "deny", "@/ws/l0": "write"},
+            files=("o/f",),
+            links=(("ws/l0", "../o/f"),),
+        ),
+        Variant(
+            {":root": "read", "@/ws/*": "deny", "@/ws/l0": "read"},
+            files=("o/f",),
+            links=(("ws/l0", "../o/f"),),
+        ),
+    ),
+    # an entry on a missing carve-out name of a writable root, even when a deny glob matching
+    # the root kept the carve-outs out of the compiled list
+    RefusalCase(
+        "missing-nested-entries",
+        "Not a directory",
+        Variant(
+            {
+                ":root": "write",
+                ":workspace_roots": "write",
+                "@/o/*": "deny",
+                "@/o/d/.codex": "deny",
+            },
+            cwd="o/d",
+            dirs=("o/d",),
+            files=("o/d/f",),
+        ),
+        Variant(
+            {":root": "write", ":workspace_roots": "write", "@/o/*": "deny", "@/o/d/x": "deny"},
+            cwd="o/d",
+            dirs=("o/d",),
+            files=("o/d/f",),
+        ),
+    ),
+    # a deny glob whose literal prefix holds a backslash, spelled through a link over the cwd
+    RefusalCase(
+        "cwd-denied",
+        "Can't chdir",
+        Variant(
+            {":workspace_roots": {"[br].t3": "deny"}},
+            cwd="h/b\\s/l0",
+            extends=":read-only",
+            dirs=("h/k1", "h/b\\s"),
+            links=(("h/b\\s/l0", "../k1"),),
+        ),
+        Variant(
+            {":workspace_roots": {"x.t3": "deny"}},
+            cwd="h/b\\s/l0",
+            extends=":read-only",
+            dirs=("h/k1", "h/b\\s"),
+            links=(("h/b\\s/l0", "../k1"),),
+        ),
+    ),
+    # a :workspace_roots deny glob over a cwd named with `*`, plus another glob's mask inside
+    RefusalCase(
+        "deny-inside-denied-dir",
+        "Read-only file system",
+        Variant(
+            {":workspace_roots": {"m*": "deny"}, "@/ws/s/x*y/??": "deny"},
+            cwd="ws/s/x*y",
+            extends=":workspace",
+            files=("ws/s/x*y/m8",),
+        ),
+        Variant(
+            {":workspace_roots": {"m*": "deny"}},
+            cwd="ws/s/x*y",
+            extends=":workspace",
+            files=("ws/s/x*y/m8",),
+        ),
+    ),
 ]
 
 
