@@ -496,9 +496,10 @@ class _Builder:
                         f"filesystem path `{key}` does not support nested entries"
                     )
                 subs = [(_subpath(s), _access(a), s) for s, a in sorted(value.items())]
-                if _unsupported_syntax(key, [(sub, access) for sub, access, _r in subs]):
-                    self.syntax_errors.append(key)
                 bases = self.bases(key)
+                if not key.startswith(":"):
+                    pairs = [(sub, access) for sub, access, _r in subs]
+                    self.syntax_errors += [b for b in bases or [] if _unsupported_syntax(b, pairs)]
                 if bases is None:
                     # Unknown special: no base to anchor a glob on, so Codex refuses any glob
                     # subpath (even a deny) except a plain trailing `/**`.
@@ -529,14 +530,16 @@ _SCOPED_BASE_SPECIAL = frozenset("*?[]{}\\")
 _SCOPED_SUB_PATTERN = frozenset("*?[]{}")
 
 
-def _unsupported_syntax(key: str, subs: list[tuple[str, Access]]) -> bool:
-    """Codex 0.171.0 refuses to start (`Error: unsupported configuration path "<key>" using
-    POSIX path syntax`) on a scoped table whose absolute key holds one of `* ? [ ] { } \\` and
-    that has a `deny` subpath holding one of `* ? [ ] { }` (measured grid: keys `]z x*y q? [br]
-    {c,d} z} w{ back\\slash` refuse; `a b`, `x!y`, `c,d` start; subpaths `* ? [ ] { } {c,d}.t
-    f/** **/f` refuse, `b\\s`, `f` and a `read` `f/**` start; a special key such as
-    `:workspace_roots` over a cwd named `x*y` starts)."""
-    if not key.startswith("/") or _SCOPED_BASE_SPECIAL.isdisjoint(key):
+def _unsupported_syntax(base: str, subs: list[tuple[str, Access]]) -> bool:
+    """Codex 0.171.0 refuses to start (`Error: unsupported configuration path "<base>" using
+    POSIX path syntax`) on a scoped table under a path key (absolute, or `~`/`~/...` expanded
+    with HOME: `base`) that holds one of `* ? [ ] { } \\` and that has a `deny` subpath holding
+    one of `* ? [ ] { }` (measured grid: keys `]z x*y q? [br] {c,d} z} w{ back\\slash` refuse,
+    also `~/x*y`, and `~` or `~/sub` with HOME `.../x*y`, the message naming the expanded path;
+    `a b`, `x!y`, `c,d` start; subpaths `* ? [ ] { } {c,d}.t f/** **/f` refuse, `b\\s`, `f`
+    and a `read` `f/**` start; a special key such as `:workspace_roots` over a cwd named `x*y`
+    starts)."""
+    if _SCOPED_BASE_SPECIAL.isdisjoint(base):
         return False
     return any(a == "deny" and not _SCOPED_SUB_PATTERN.isdisjoint(sub) for sub, a in subs)
 

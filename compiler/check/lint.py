@@ -735,11 +735,12 @@ rule(
     "PC055",
     "scoped-table-key-pattern-syntax",
     "error",
-    "a scoped table's absolute key holds one of `* ? [ ] { } \\` and the table has a `deny` "
-    "subpath holding one of `* ? [ ] { }`",
+    "a scoped table under a path key (absolute, or `~` expanded with HOME) that holds one of "
+    "`* ? [ ] { } \\` has a `deny` subpath holding one of `* ? [ ] { }`",
     "measured on 0.171.0: 'Error: unsupported configuration path \"<key>\" using POSIX path "
-    "syntax' (no command runs); keys `]z x*y q? [br] {c,d} z} w{ back\\slash` refuse, `a b` "
-    "starts; a `read` subpath `f/**` or a subpath without those characters starts",
+    "syntax' (no command runs); keys `]z x*y q? [br] {c,d} z} w{ back\\slash` and `~/x*y` "
+    "refuse, `a b` starts; a `read` subpath `f/**` or a subpath without those characters "
+    "starts; a `:special` table over such a path starts",
     REFUSAL_CLASSES["unsupported-path-syntax"].fix,
     MEASURED_RANGE,
 )

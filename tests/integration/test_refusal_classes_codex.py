@@ -70,6 +70,12 @@ CASES: list[RefusalCase] = [
         Variant({":root": "read", "@/o/back\\slash": {"{a,b}.t": "deny"}}, dirs=("o/back\\slash",)),
         Variant({":root": "read", "@/o/back\\slash": {"f/**": "read"}}, dirs=("o/back\\slash",)),
     ),
+    RefusalCase(
+        "unsupported-path-syntax",
+        "using POSIX path syntax",
+        Variant({":root": "read", "~/x*y": {"*.pem": "deny"}}, dirs=("ws/x*y",)),
+        Variant({":root": "read", "~/xy": {"*.pem": "deny"}}, dirs=("ws/xy",)),
+    ),
     # a writable root between the denied directory and the inner deny shields the refusal,
     # unless a writable root lies above the denied directory (`:root` = write)
     RefusalCase(

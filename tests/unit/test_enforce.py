@@ -383,6 +383,13 @@ def test_a_scoped_table_with_pattern_characters_in_its_key_and_a_deny_pattern_re
     # a special's expansion is no key: a cwd named x*y with a scoped :workspace_roots starts
     t = {":root": "read", ":workspace_roots": {"*": "deny"}}
     assert not _enf(t, _fs({f"{B}/x*y": "dir"}), cwd=f"{B}/x*y").refusals
+    # a `~` key counts by its expansion, and the message names it (by hand, 0.171.0)
+    perms = {"p": {"filesystem": {":root": "read", "~/x*y": {"*": "deny"}, "~": {"f": "deny"}}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", home=f"{B}/h"))
+    assert [r.path for r in enforce(eff).refusals] == [f"{B}/h/x*y"]
+    perms = {"p": {"filesystem": {":root": "read", "~": {"*": "deny"}}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", home=f"{B}/x*y"))
+    assert [r.path for r in enforce(eff).refusals] == [f"{B}/x*y"]
     # configuration alone decides it: reported without a filesystem too
     perms = {"p": {"filesystem": {":root": "read", f"{B}/x*y": {"*": "deny"}}}}
     eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
