@@ -1194,7 +1194,6 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 + "/"
                 + posixpath.basename(e2.path)
             )
-            parent = fs.kind(resolve_path(fs, posixpath.dirname(e2.path)).real)
             if k is not None:
                 out.append(
                     Refusal(
@@ -1204,7 +1203,12 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                         "(a directory: Can't mkdir)",
                     )
                 )
-            elif parent is None:
+            elif any(_under(r, w) and w != r for w in writes):
+                # A missing inner path refuses only below a writable root above the denied
+                # directory (by hand, 0.171.0: `<o>` and `<o>/k1/vault` denied start under
+                # :read-only, :workspace or `:root` = read, and refuse under `:root` = write or
+                # a writable parent, also for a missing file in an existing directory;
+                # 20261203:826 started, 7:848 refused)
                 out.append(
                     Refusal(
                         "deny-inside-denied-dir",

@@ -664,7 +664,7 @@ rule(
     "deny-file-in-denied-dir",
     "error",
     "a denied directory plus a deny (exact or glob) on an existing path inside it (or on a "
-    "path whose parent is missing)",
+    "missing path inside it, below a writable root that lies above the denied directory)",
     "measured: 'bwrap: Can't create file at <file>: Read-only file system', for a directory "
     "'Can't mkdir <dir>: Read-only file system', for a missing parent 'Can't mkdir parents "
     "for <path>: Read-only file system' (no command runs); a writable root between them "

@@ -92,6 +92,13 @@ CASES: list[RefusalCase] = [
             files=("o/d/in/f",),
         ),
     ),
+    # a missing deny inside a denied directory refuses only below a writable root above it
+    RefusalCase(
+        "deny-inside-denied-dir",
+        "Read-only file system",
+        Variant({":root": "write", "@/o": "deny", "@/o/k1/vault": "deny"}, dirs=("o/src",)),
+        Variant({":root": "read", "@/o": "deny", "@/o/k1/vault": "deny"}, dirs=("o/src",)),
+    ),
     # denies the enforced view drops (under a writable root spelled through a link) still
     # refuse nested under `:root` = write; with `:root` = read the linked root shields
     RefusalCase(

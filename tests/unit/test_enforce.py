@@ -554,3 +554,15 @@ def test_a_scoped_workspace_glob_over_a_glob_named_cwd_refuses_another_globs_mas
     fs2 = _fs({f"{B}/ws": "dir", f"{B}/ws/s": "dir", plain: "dir", f"{plain}/m8": "file"})
     t = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}, f"{plain}/??": "deny"}
     assert not _enf(t, fs2, cwd=plain).refusals
+
+
+def test_a_missing_deny_inside_a_denied_directory_refuses_only_below_a_writable_root() -> None:
+    # by hand (0.171.0): `<o>` and `<o>/k1/vault` (k1 missing) denied start under `:root` = read
+    # and refuse under `:root` = write; a missing file in an existing directory likewise
+    # (20261203:826 started, 7:848 refused)
+    fs = _fs({f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/src": "dir"})
+    for inner in (f"{B}/o/k1/vault", f"{B}/o/src/g"):
+        t = {f"{B}/o": "deny", inner: "deny"}
+        assert not _enf({":root": "read", **t}, fs).refusals, inner
+        got = {r.code for r in _enf({":root": "write", **t}, fs).refusals}
+        assert got == {"deny-inside-denied-dir"}, inner
