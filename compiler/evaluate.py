@@ -1182,11 +1182,20 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
             for w in writes
         )
 
-    for _e, r in denies:
+    def mounted_first(outer: str, inner: str) -> bool:
+        # bwrap gets the deny mounts ordered by the spelled path's depth, then by the path: an
+        # inner mount made before the outer tmpfs is hidden by it instead of failing (bwrap
+        # argv on 0.171.0: deny `<h>/l0` -> `../o` comes before `<o>/m3` and refuses; deny
+        # `<h>/n/l0` -> `../../o` comes after it and starts; 20261203:391, :879)
+        return (outer.count("/"), outer) < (inner.count("/"), inner)
+
+    for e0, r in denies:
         if fs.kind(r) != "dir":
             continue
         for e2, r2 in denies:
             if r2 == r or not _under(r2, r) or shielded(r2, r):
+                continue
+            if not mounted_first(e0.path, e2.path):
                 continue
             spelled = r2
             k = fs.kind(
@@ -1220,10 +1229,14 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
         # A deny glob is expanded to the existing files it matches; one inside a denied
         # directory refuses like an exact deny there.
         # (exact denies only: 20261203:413 started with a dropped `<ws>` deny and `<ws>/*`)
-        dirs = [r for _e, r in exact_denies if fs.kind(r) == "dir"]
+        dirs = [(e.path, r) for e, r in exact_denies if fs.kind(r) == "dir"]
         for path, kind in sorted(fs.kinds.items()):
             if kind not in ("file", "other") or not any(
-                _under(path, d) and path != d and not shielded(path, d) for d in dirs
+                _under(path, d)
+                and path != d
+                and not shielded(path, d)
+                and mounted_first(spelled_d, path)
+                for spelled_d, d in dirs
             ):
                 continue
             if any(rx.fullmatch(path) for _g, rx, _s in enf.globs):

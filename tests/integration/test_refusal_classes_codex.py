@@ -92,6 +92,23 @@ CASES: list[RefusalCase] = [
             files=("o/d/in/f",),
         ),
     ),
+    # deny mounts go by spelled depth: a link key deeper than the inner deny mounts after it
+    RefusalCase(
+        "deny-inside-denied-dir",
+        "Read-only file system",
+        Variant(
+            {":root": "read", "@/h/l0": "deny", "@/o/m*": "deny"},
+            dirs=("h/n", "o"),
+            files=("o/m3",),
+            links=(("h/l0", "../o"),),
+        ),
+        Variant(
+            {":root": "read", "@/h/n/l0": "deny", "@/o/m*": "deny"},
+            dirs=("h/n", "o"),
+            files=("o/m3",),
+            links=(("h/n/l0", "../../o"),),
+        ),
+    ),
     # a missing deny inside a denied directory refuses only below a writable root above it
     RefusalCase(
         "deny-inside-denied-dir",

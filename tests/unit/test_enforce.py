@@ -566,3 +566,16 @@ def test_a_missing_deny_inside_a_denied_directory_refuses_only_below_a_writable_
         assert not _enf({":root": "read", **t}, fs).refusals, inner
         got = {r.code for r in _enf({":root": "write", **t}, fs).refusals}
         assert got == {"deny-inside-denied-dir"}, inner
+
+
+def test_an_inner_deny_mounted_before_the_outer_tmpfs_starts() -> None:
+    # bwrap argv on 0.171.0: deny mounts go by spelled depth, then path. A relative link deny
+    # key `<h>/l0` -> `../o` is mounted before `<o>/m3` (refuses); `<h>/n/l0` -> `../../o` after
+    # it, so its tmpfs hides the inner mount (starts; 20261203:391, :879)
+    kinds: dict[str, FsKind] = {f"{B}/ws": "dir", f"{B}/h": "dir", f"{B}/h/n": "dir"}
+    kinds.update({f"{B}/o": "dir", f"{B}/o/m3": "file"})
+    fs = _fs(kinds, {f"{B}/h/l0": "../o", f"{B}/h/n/l0": "../../o"})
+    for inner in (f"{B}/o/m*", f"{B}/o/m3"):
+        one = _enf({":root": "read", f"{B}/h/l0": "deny", inner: "deny"}, fs).refusals
+        assert {r.code for r in one} == {"deny-inside-denied-dir"}, inner
+        assert not _enf({":root": "read", f"{B}/h/n/l0": "deny", inner: "deny"}, fs).refusals
