@@ -528,20 +528,26 @@ class _Builder:
 _SCOPED_BASE_SPECIAL = frozenset("*?[]{}\\")
 #: In a deny subpath of such a table, these make the subpath a pattern.
 _SCOPED_SUB_PATTERN = frozenset("*?[]{}")
+_BRACES = frozenset("{}")
 
 
 def _unsupported_syntax(base: str, subs: list[tuple[str, Access]]) -> bool:
     """Codex 0.171.0 refuses to start (`Error: unsupported configuration path "<base>" using
     POSIX path syntax`) on a scoped table under a path key (absolute, or `~`/`~/...` expanded
     with HOME: `base`) that holds one of `* ? [ ] { } \\` and that has a `deny` subpath holding
-    one of `* ? [ ] { }` (measured grid: keys `]z x*y q? [br] {c,d} z} w{ back\\slash` refuse,
-    also `~/x*y`, and `~` or `~/sub` with HOME `.../x*y`, the message naming the expanded path;
+    one of `* ? [ ] { }`, or any subpath holding `{` or `}` (measured grid: keys `]z x*y q?
+    [br] {c,d} z} w{ back\\slash` refuse, also `~/x*y`, and `~` or `~/sub` with HOME
+    `.../x*y`, the message naming the expanded path;
     `a b`, `x!y`, `c,d` start; subpaths `* ? [ ] { } {c,d}.t f/** **/f` refuse, `b\\s`, `f`
     and a `read` `f/**` start; a special key such as `:workspace_roots` over a cwd named `x*y`
     starts)."""
     if _SCOPED_BASE_SPECIAL.isdisjoint(base):
         return False
-    return any(a == "deny" and not _SCOPED_SUB_PATTERN.isdisjoint(sub) for sub, a in subs)
+    # a `read`/`write` subpath with `{` or `}` too (7:701 `{"w{" = "read"}`; by hand `a}`,
+    # `{c,d}` read or write); with `* ? [ ]` it is a config error first, or a `/**` subtree
+    return any(
+        not (_SCOPED_SUB_PATTERN if a == "deny" else _BRACES).isdisjoint(sub) for sub, a in subs
+    )
 
 
 def _glob_error(key: str, access: Access) -> str:

@@ -380,6 +380,13 @@ def test_a_scoped_table_with_pattern_characters_in_its_key_and_a_deny_pattern_re
     assert refusals("x*y", "b\\s") == []
     assert refusals("x*y", "f") == []
     assert refusals("x*y", "f/**", "read") == []
+    # braces refuse in a read or write subpath too (7:701; by hand)
+    for access in ("read", "write"):
+        for sub in ("w{", "a}", "{c,d}"):
+            assert [c for c, _p, _m in refusals("x*y", sub, access)] == [
+                "unsupported-path-syntax"
+            ], (access, sub)
+    assert refusals("plain", "w{", "read") == []
     # a special's expansion is no key: a cwd named x*y with a scoped :workspace_roots starts
     t = {":root": "read", ":workspace_roots": {"*": "deny"}}
     assert not _enf(t, _fs({f"{B}/x*y": "dir"}), cwd=f"{B}/x*y").refusals
