@@ -123,6 +123,9 @@ class EffectiveProfile:
     warnings: tuple[str, ...]
     #: `filesystem.glob_scan_max_depth` of the merged profile (None: uncapped scan).
     glob_scan_max_depth: int | None = None
+    #: Absolute scoped-table keys Codex refuses at sandbox start ("unsupported configuration
+    #: path ... using POSIX path syntax"): see `_unsupported_syntax`.
+    syntax_errors: tuple[str, ...] = ()
     _exact: dict[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
     _globs: tuple[tuple[Entry, re.Pattern[str]], ...] = field(init=False, repr=False, compare=False)
 
@@ -416,6 +419,7 @@ class _Builder:
         self.roots = roots
         self.entries: list[Entry] = []
         self.warnings: list[str] = []
+        self.syntax_errors: list[str] = []
 
     def add(self, base: str, sub: str, access: Access, source: str, key: str) -> None:
         """Add base/sub, turning glob subpaths into deny globs or `/**` subtree rules.
@@ -493,6 +497,9 @@ class _Builder:
                     )
                 subs = [(_subpath(s), _access(a), s) for s, a in sorted(value.items())]
                 bases = self.bases(key)
+                if not key.startswith(":"):
+                    pairs = [(sub, access) for sub, access, _r in subs]
+                    self.syntax_errors += [b for b in bases or [] if _unsupported_syntax(b, pairs)]
                 if bases is None:
                     # Unknown special: no base to anchor a glob on, so Codex refuses any glob
                     # subpath (even a deny) except a plain trailing `/**`.
@@ -515,6 +522,32 @@ class _Builder:
             self.warnings.append(
                 "deny glob with `**` but no glob_scan_max_depth: Linux scans without a depth cap"
             )
+
+
+#: In a scoped table's absolute key, these make Codex treat the key as a pattern base.
+_SCOPED_BASE_SPECIAL = frozenset("*?[]{}\\")
+#: In a deny subpath of such a table, these make the subpath a pattern.
+_SCOPED_SUB_PATTERN = frozenset("*?[]{}")
+_BRACES = frozenset("{}")
+
+
+def _unsupported_syntax(base: str, subs: list[tuple[str, Access]]) -> bool:
+    """Codex 0.171.0 refuses to start (`Error: unsupported configuration path "<base>" using
+    POSIX path syntax`) on a scoped table under a path key (absolute, or `~`/`~/...` expanded
+    with HOME: `base`) that holds one of `* ? [ ] { } \\` and that has a `deny` subpath holding
+    one of `* ? [ ] { }`, or any subpath holding `{` or `}` (measured grid: keys `]z x*y q?
+    [br] {c,d} z} w{ back\\slash` refuse, also `~/x*y`, and `~` or `~/sub` with HOME
+    `.../x*y`, the message naming the expanded path;
+    `a b`, `x!y`, `c,d` start; subpaths `* ? [ ] { } {c,d}.t f/** **/f` refuse, `b\\s`, `f`
+    and a `read` `f/**` start; a special key such as `:workspace_roots` over a cwd named `x*y`
+    starts)."""
+    if _SCOPED_BASE_SPECIAL.isdisjoint(base):
+        return False
+    # a `read`/`write` subpath with `{` or `}` too (7:701 `{"w{" = "read"}`; by hand `a}`,
+    # `{c,d}` read or write); with `* ? [ ]` it is a config error first, or a `/**` subtree
+    return any(
+        not (_SCOPED_SUB_PATTERN if a == "deny" else _BRACES).isdisjoint(sub) for sub, a in subs
+    )
 
 
 def _glob_error(key: str, access: Access) -> str:
@@ -623,7 +656,14 @@ def resolve(permissions: Mapping[str, Any], profile_id: str, ctx: EvalContext) -
     gdepth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
     base = EffectiveProfile(profile_id, False, entries, network, roots, ())
     return EffectiveProfile(
-        profile_id, False, _with_carve_outs(base), network, roots, tuple(b.warnings), gdepth
+        profile_id,
+        False,
+        _with_carve_outs(base),
+        network,
+        roots,
+        tuple(b.warnings),
+        gdepth,
+        tuple(dict.fromkeys(b.syntax_errors)),
     )
 
 
@@ -964,9 +1004,13 @@ def enforce(
 
 
 def _wins(prof: EffectiveProfile, e: Entry) -> bool:
-    """True when `e` decides its own path in the policy (an equal-path stronger entry beats it)."""
-    w = prof.winner(e.path)[1]
-    return w is not None and w.access == e.access
+    """True when `e` decides its own path among the exact entries (an equal-path stronger exact
+    entry beats it). A deny glob matching the same path does not: the sandbox still mounts the
+    entry (20261203:520 `<ws>/*` deny plus a read on the link `<ws>/l0` refused as a crossing;
+    20261203:571 `<ws>/*` deny plus a write on the file link `<ws>/l0` refused as write-on-file).
+    """
+    here = prof._exact.get(e.path, ())
+    return bool(here) and max(_RANK[x.access] for x in here) == _RANK[e.access]
 
 
 def _containing_roots(prof: EffectiveProfile, path: str) -> list[str]:
@@ -1003,7 +1047,9 @@ def _link_key_refusal(fs: FsView, key: str) -> str | None:
 
     An absolute link whose target exists (file, directory, its own parent) refuses; an
     absolute link to nothing starts; a relative link starts unless it points at its own
-    directory (`.`). A chain (the first target is a link again) is not modelled.
+    directory (`.`). An absolute link to a chain refuses by the kind at the chain's end
+    (difftest 20261203:105, :729, :918, 7:868, 7:951); a relative link to a chain is not
+    modelled.
     """
     value = fs.readlink(key) if fs.kind(key) == "link" else None
     if value is None:
@@ -1013,7 +1059,12 @@ def _link_key_refusal(fs: FsView, key: str) -> str | None:
     first = "/" + posixpath.normpath(first).lstrip("/")
     kind = fs.kind(first)
     if kind == "link":
-        return None
+        if not value.startswith("/"):
+            return None
+        end = resolve_path(fs, key)
+        if end.loop:
+            return None
+        kind = fs.kind(end.real)
     if value.startswith("/"):
         if kind is None:
             return None
@@ -1038,12 +1089,20 @@ def _glob_tail(pattern: str) -> str:
 
 
 def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
-    """The start-up failures measured on 0.171.0 (research §5, difftest); [] without an fs."""
+    """The start-up failures measured on 0.171.0 (research §5, difftest); without an fs only
+    the ones the configuration alone decides."""
     fs = enf.fs
-    if fs is None:
-        return []
-    out: list[Refusal] = []
     prof = enf.profile
+    out: list[Refusal] = [
+        Refusal(
+            "unsupported-path-syntax",
+            key,
+            f'Error: unsupported configuration path "{key}" using POSIX path syntax',
+        )
+        for key in prof.syntax_errors
+    ]
+    if fs is None:
+        return out
     carve = not full_write
     for e in prof.entries:
         if e.kind != "path" or not _wins(prof, e):
@@ -1054,7 +1113,7 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 Refusal(
                     "write-on-file",
                     e.path,
-                    f"bwrap: Can't mkdir parents for {e.path}/.git: Not a directory",
+                    f"bwrap: Can't mkdir parents for {res.real}/.git: Not a directory",
                 )
             )
         if e.access == "write" or _is_carve_out(e) or e.source == ":minimal":
@@ -1096,21 +1155,53 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
         for e, r in enf.exact
         if e.access == "deny" and e.kind == "path" and not e.source.endswith(_NESTED)
     ]
+    exact_denies = list(denies)
+    # A deny dropped because a writable root spelled through a link hides it is still mounted
+    # at start-up (difftest 7:451: `<l0>` -> `<ws>/lib` write, `<ws>/lib` and `<ws>/lib/m6`
+    # denied: "Can't create file at <ws>/lib/m6: Read-only file system").
+    denies += [
+        (d.entry, _real(fs, d.entry.path))
+        for d in enf.dropped
+        if d.entry.kind == "path"
+        and d.entry.access == "deny"
+        and d.reason.startswith("under writable root ")
+    ]
+    # A writable root shields by its real path and by its spelling (difftest 20261203:413: the
+    # cwd `<o>/back\\slash/l3` -> `<ws>` under denied `<o>` and `<o>/back\\slash` starts).
     writes = [r for e, r in enf.exact if e.access == "write"]
+    writes += [e.path for e, _r in enf.exact if e.access == "write"]
+    linked = {r for e, r in enf.exact if e.access == "write" and r != e.path}
 
     def shielded(inner: str, outer: str) -> bool:
         # a writable root inside the denied directory, above or below the inner entry, has its
-        # mount point (and the directories to it) made first
+        # mount point (and the directories to it) made first -- unless a writable root strictly
+        # above the denied directory holds it (difftest 20261203:190, by hand: `:root` = write
+        # refuses where `:root` = read starts)
+        if any(_under(outer, w) and w != outer for w in writes):
+            return False
+        if outer in linked:
+            # a writable root spelled through a link onto the denied directory itself
+            # (7:451 shape by hand: `:root` = read starts, `:root` = write refuses)
+            return True
         return any(
             _under(w, outer) and w != outer and (_under(inner, w) or _under(w, inner))
             for w in writes
         )
 
-    for _e, r in denies:
+    def mounted_first(outer: str, inner: str) -> bool:
+        # bwrap gets the deny mounts ordered by the spelled path's depth, then by the path: an
+        # inner mount made before the outer tmpfs is hidden by it instead of failing (bwrap
+        # argv on 0.171.0: deny `<h>/l0` -> `../o` comes before `<o>/m3` and refuses; deny
+        # `<h>/n/l0` -> `../../o` comes after it and starts; 20261203:391, :879)
+        return (outer.count("/"), outer) < (inner.count("/"), inner)
+
+    for e0, r in denies:
         if fs.kind(r) != "dir":
             continue
         for e2, r2 in denies:
             if r2 == r or not _under(r2, r) or shielded(r2, r):
+                continue
+            if not mounted_first(e0.path, e2.path):
                 continue
             spelled = r2
             k = fs.kind(
@@ -1118,7 +1209,6 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                 + "/"
                 + posixpath.basename(e2.path)
             )
-            parent = fs.kind(resolve_path(fs, posixpath.dirname(e2.path)).real)
             if k is not None:
                 out.append(
                     Refusal(
@@ -1128,7 +1218,12 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                         "(a directory: Can't mkdir)",
                     )
                 )
-            elif parent is None:
+            elif any(_under(r, w) and w != r for w in writes):
+                # A missing inner path refuses only below a writable root above the denied
+                # directory (by hand, 0.171.0: `<o>` and `<o>/k1/vault` denied start under
+                # :read-only, :workspace or `:root` = read, and refuse under `:root` = write or
+                # a writable parent, also for a missing file in an existing directory;
+                # 20261203:826 started, 7:848 refused)
                 out.append(
                     Refusal(
                         "deny-inside-denied-dir",
@@ -1139,10 +1234,15 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
     if isinstance(fs, FsSnapshot) and enf.globs:
         # A deny glob is expanded to the existing files it matches; one inside a denied
         # directory refuses like an exact deny there.
-        dirs = [r for _e, r in denies if fs.kind(r) == "dir"]
+        # (exact denies only: 20261203:413 started with a dropped `<ws>` deny and `<ws>/*`)
+        dirs = [(e.path, r) for e, r in exact_denies if fs.kind(r) == "dir"]
         for path, kind in sorted(fs.kinds.items()):
             if kind not in ("file", "other") or not any(
-                _under(path, d) and path != d and not shielded(path, d) for d in dirs
+                _under(path, d)
+                and path != d
+                and not shielded(path, d)
+                and mounted_first(spelled_d, path)
+                for spelled_d, d in dirs
             ):
                 continue
             if any(rx.fullmatch(path) for _g, rx, _s in enf.globs):
@@ -1153,13 +1253,60 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                         f"bwrap: Can't create file at {path}: Read-only file system",
                     )
                 )
+    if isinstance(fs, FsSnapshot) and enf.globs:
+        # A `:workspace_roots` deny glob subpath over a workspace root whose path holds
+        # `* ? [ ]`, plus another deny glob matching an existing file inside that root, refuses
+        # (7:22; by hand: cwd `<ws>/s/x*y`, {"m*" = "deny"} or {"s/x*y/m8" = "deny"} plus
+        # `<ws>/s/x*y/??` refuses "Can't create file at <ws>/s/x*y/m8: Read-only file system";
+        # either alone, an exact subpath, or a cwd without glob characters starts).
+        scoped = any(
+            g.kind == "glob" and g.source.startswith(":workspace_roots/") for g in prof.entries
+        )
+        for root in prof.workspace_roots if scoped else ():
+            if _GLOB_CHARS.isdisjoint(root):
+                continue
+            for path, kind in sorted(fs.kinds.items()):
+                if kind not in ("file", "other") or path == root or not _under(path, root):
+                    continue
+                if any(
+                    rx.fullmatch(path) and not e.source.startswith(":workspace_roots/")
+                    for e, rx, _s in enf.globs
+                ):
+                    out.append(
+                        Refusal(
+                            "deny-inside-denied-dir",
+                            path,
+                            f"bwrap: Can't create file at {path}: Read-only file system",
+                        )
+                    )
     # The first missing component M of an entry inside a writable root becomes the mask's
     # mount point (a file); a second entry below M, an entry at M plus one below it, or a
     # carve-out directory at M then cannot be mounted.
     below: dict[str, set[str]] = {}
     at: set[str] = set()
     carve_missing: set[str] = set()
-    for e, r in enf.exact:
+    hidden = [
+        (d.entry, _real(fs, d.entry.path))
+        for d in enf.dropped
+        if d.entry.kind == "path" and d.reason.startswith("under writable root ")
+    ]
+    # The sandbox makes the carve-outs of every writable root it binds, also where a deny glob
+    # matching the root's own path kept them out of the compiled list (20261203:950, 7:354, by
+    # hand: `<o>/*` deny, cwd `<o>/d` writable, deny `<o>/d/.codex` missing refuses).
+    # (a read entry at the carve-out's path stands for it, as in `_with_carve_outs`)
+    have = {e.path for e, _r in enf.exact if _is_carve_out(e) or e.access == "read"}
+    synthetic = (
+        []
+        if full_write
+        else [
+            (Entry("path", c, "read", f"carve-out {name} of writable root {w.path}"), c)
+            for w, wr in enf.exact
+            if w.access == "write" and wr == w.path and enf.decide(wr).writable
+            for name in CARVE_OUTS
+            if (c := f"{wr.rstrip('/')}/{name}") not in have
+        ]
+    )
+    for e, r in [*enf.exact, *hidden, *synthetic]:
         if e.access == "write" or r != e.path:
             continue
         first = _first_missing(fs, r)
@@ -1175,18 +1322,47 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
             below.setdefault(first, set()).add(r)
     for m in sorted(set(below) | (at & carve_missing)):
         kids = below.get(m, set())
-        if len(kids) >= 2 or (kids and m in at) or m in carve_missing:
-            out.append(
-                Refusal(
-                    "missing-nested-entries",
-                    m,
-                    f"bwrap: Can't bind mount /bindfileXXXXXX on /newroot{m}: Unable to mount "
-                    "source on destination: No such file or directory",
+        # one entry below a missing carve-out starts (20261203:189, :765, 7:332)
+        if len(kids) >= 2 or (kids and m in at) or (m in at and m in carve_missing):
+            if m in at and m in carve_missing and not kids:
+                # an entry on a missing carve-out name (measured by hand, 0.171.0)
+                msg = (
+                    f"bwrap: Can't mkdir {m}: Not a directory"
+                    if prof.winner("/")[0] == "write"
+                    else f"bwrap: Can't create file at {m}: Is a directory"
                 )
-            )
+            else:
+                msg = (
+                    f"bwrap: Can't bind mount /bindfileXXXXXX on /newroot{m}: Unable to mount "
+                    "source on destination: No such file or directory"
+                )
+            out.append(Refusal("missing-nested-entries", m, msg))
     cwd = prof.workspace_roots[0] if prof.workspace_roots else None
-    if cwd is not None and resolve_path(fs, cwd).real != cwd and enf.decide(cwd).access == "deny":
+    real_cwd = resolve_path(fs, cwd).real if cwd is not None else None
+    # The real directory's own access decides, not the lookup through the link's directory
+    # (20261203:45: cwd `<home>/l0` -> `<tmp>/cfg` with `<home>` denied started).
+    if cwd is not None and real_cwd != cwd and enf._base(real_cwd or cwd)[0] == "deny":
         out.append(Refusal("cwd-denied", cwd, f"bwrap: Can't chdir to {cwd}: Permission denied"))
+    elif cwd is not None and real_cwd is not None and real_cwd != cwd:
+        # A deny glob whose literal prefix holds `\\` and is spelled through a link over the
+        # real cwd (7:564; by hand: cwd `<h>/b\\s/l0` -> `../k1` with `:workspace_roots` =
+        # {"[br].t3" = "deny"} refused "Can't chdir to <h>/k1: Permission denied"; `x.t3`, or the
+        # cwd spelled without the link, started).
+        for g in prof.entries:
+            if g.kind != "glob" or g.access != "deny":
+                continue
+            start = _glob_static_prefix(g.path)
+            if "\\" in start and _under(real_cwd, resolve_path(fs, start).real) and (
+                resolve_path(fs, start).real != start
+            ):
+                out.append(
+                    Refusal(
+                        "cwd-denied",
+                        cwd,
+                        f"bwrap: Can't chdir to {real_cwd}: Permission denied",
+                    )
+                )
+                break
     return sorted(set(out), key=lambda x: (x.code, x.path))
 
 

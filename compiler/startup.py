@@ -46,6 +46,12 @@ REFUSAL_CLASSES: dict[str, RefusalClass] = {
     "cwd-denied": RefusalClass(
         "PC039", "start the session in a directory the profile does not deny, spelled canonically"
     ),
+    "unsupported-path-syntax": RefusalClass(
+        "PC055",
+        "write each deny as a flat absolute key (escape the literal part with profilec's "
+        "escape_literal) instead of a scoped table whose key holds `* ? [ ] { } \\`, or "
+        "rename the directory",
+    ),
 }
 
 

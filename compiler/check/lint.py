@@ -664,7 +664,7 @@ rule(
     "deny-file-in-denied-dir",
     "error",
     "a denied directory plus a deny (exact or glob) on an existing path inside it (or on a "
-    "path whose parent is missing)",
+    "missing path inside it, below a writable root that lies above the denied directory)",
     "measured: 'bwrap: Can't create file at <file>: Read-only file system', for a directory "
     "'Can't mkdir <dir>: Read-only file system', for a missing parent 'Can't mkdir parents "
     "for <path>: Read-only file system' (no command runs); a writable root between them "
@@ -728,6 +728,21 @@ rule(
     "the session cwd is spelled through a symlink and its real directory is denied",
     "measured: 'bwrap: Can't chdir to <cwd>: Permission denied' (no command runs)",
     REFUSAL_CLASSES["cwd-denied"].fix,
+    MEASURED_RANGE,
+)
+
+rule(
+    "PC055",
+    "scoped-table-key-pattern-syntax",
+    "error",
+    "a scoped table under a path key (absolute, or `~` expanded with HOME) that holds one of "
+    "`* ? [ ] { } \\` has a `deny` subpath holding one of `* ? [ ] { }`, or any subpath "
+    "holding `{` or `}`",
+    "measured on 0.171.0: 'Error: unsupported configuration path \"<key>\" using POSIX path "
+    "syntax' (no command runs); keys `]z x*y q? [br] {c,d} z} w{ back\\slash` and `~/x*y` "
+    "refuse, `a b` starts; a `read` subpath `f/**` or a subpath without those characters "
+    "starts; a `:special` table over such a path starts",
+    REFUSAL_CLASSES["unsupported-path-syntax"].fix,
     MEASURED_RANGE,
 )
 

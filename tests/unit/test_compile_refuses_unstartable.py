@@ -76,3 +76,18 @@ def test_every_refusal_class_has_a_declared_lint_with_a_measured_range() -> None
         assert r.fix == cls.fix, code
         assert r.codex_versions and "0.171.0" in r.codex_versions, code
         assert "measured" in r.why, code
+
+
+def test_policy_refuses_a_scoped_table_under_an_absolute_path(tmp_path: Path) -> None:
+    # so compile never emits the PC055 shape under an absolute key; a `~/...` table with a
+    # pattern-holding base and a deny glob is refused too (never emitted)
+    from profilec.errors import PolicyError
+    from profilec.evaluate import EvaluationError
+
+    lay = make_layout(tmp_path / "l")
+    pdir = _policy(tmp_path, "read-only.toml", f'"{lay.workspace}/x*y" = {{ "*.pem" = "deny" }}')
+    with pytest.raises(PolicyError, match="scoped tables under absolute paths are not policy"):
+        _compile(lay, pdir)
+    pdir = _policy(tmp_path / "t", "read-only.toml", '"~/x*y" = { "*.pem" = "deny" }')
+    with pytest.raises((SandboxRefusesError, EvaluationError)):
+        _compile(lay, pdir)

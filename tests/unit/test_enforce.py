@@ -353,3 +353,236 @@ def test_a_lookup_toward_a_nested_writable_root_passes_a_denied_directory() -> N
     perms = {"p": {"extends": ":workspace", "filesystem": {f"{B}/tmp": "deny"}}}
     eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", tmpdir=f"{B}/tmp/vault"))
     assert enforce(eff, fs).decide(f"{B}/tmp/vault/l0/m1").readable
+
+
+def test_a_scoped_table_with_pattern_characters_in_its_key_and_a_deny_pattern_refuses() -> None:
+    # 20261203:489/:504 and the measured grid (0.171.0): "unsupported configuration path
+    # \"<key>\" using POSIX path syntax" needs both a key with `* ? [ ] { } \` and a deny
+    # subpath with `* ? [ ] { }`; it does not depend on the filesystem
+    fs = _fs({f"{B}/ws": "dir", f"{B}/o": "dir"})
+
+    def refusals(key: str, sub: str, access: str = "deny") -> list[tuple[str, str, str]]:
+        t = {":root": "read", f"{B}/o/{key}": {sub: access}}
+        return [(r.code, r.path, r.message) for r in _enf(t, fs).refusals]
+
+    for key in ("]z", "x*y", "q?", "[br]", "{c,d}", "z}", "w{", "back\\slash"):
+        for sub in ("*", "{c,d}.t", "s p*/m6", "]", "f/**", "**/f"):
+            assert refusals(key, sub) == [
+                (
+                    "unsupported-path-syntax",
+                    f"{B}/o/{key}",
+                    f'Error: unsupported configuration path "{B}/o/{key}" using POSIX path '
+                    "syntax",
+                )
+            ], (key, sub)
+    for key in ("a b", "x!y", "c,d", "plain"):
+        assert refusals(key, "*") == [], key
+    assert refusals("x*y", "b\\s") == []
+    assert refusals("x*y", "f") == []
+    assert refusals("x*y", "f/**", "read") == []
+    # braces refuse in a read or write subpath too (7:701; by hand)
+    for access in ("read", "write"):
+        for sub in ("w{", "a}", "{c,d}"):
+            assert [c for c, _p, _m in refusals("x*y", sub, access)] == [
+                "unsupported-path-syntax"
+            ], (access, sub)
+    assert refusals("plain", "w{", "read") == []
+    # a special's expansion is no key: a cwd named x*y with a scoped :workspace_roots starts
+    t = {":root": "read", ":workspace_roots": {"*": "deny"}}
+    assert not _enf(t, _fs({f"{B}/x*y": "dir"}), cwd=f"{B}/x*y").refusals
+    # a `~` key counts by its expansion, and the message names it (by hand, 0.171.0)
+    perms = {"p": {"filesystem": {":root": "read", "~/x*y": {"*": "deny"}, "~": {"f": "deny"}}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", home=f"{B}/h"))
+    assert [r.path for r in enforce(eff).refusals] == [f"{B}/h/x*y"]
+    perms = {"p": {"filesystem": {":root": "read", "~": {"*": "deny"}}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", home=f"{B}/x*y"))
+    assert [r.path for r in enforce(eff).refusals] == [f"{B}/x*y"]
+    # configuration alone decides it: reported without a filesystem too
+    perms = {"p": {"filesystem": {":root": "read", f"{B}/x*y": {"*": "deny"}}}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
+    assert [r.code for r in enforce(eff).refusals] == ["unsupported-path-syntax"]
+
+
+def test_a_writable_root_between_shields_only_without_a_writable_root_above() -> None:
+    # 20261203:190 and by hand (0.171.0): deny <d>, write <d>/inner, deny <d>/inner/f starts
+    # with `:root` = read and refuses with `:root` = write
+    fs = _fs({f"{B}/d": "dir", f"{B}/d/inner": "dir", f"{B}/d/inner/f": "file", f"{B}/c": "dir"})
+    t = {f"{B}/d": "deny", f"{B}/d/inner": "write", f"{B}/d/inner/f": "deny"}
+    assert not _enf({":root": "read", **t}, fs, cwd=f"{B}/c").refusals
+    assert {r.code for r in _enf({":root": "write", **t}, fs, cwd=f"{B}/c").refusals} == {
+        "deny-inside-denied-dir"
+    }
+
+
+def test_denies_hidden_by_a_linked_writable_root_still_refuse_nested() -> None:
+    # 7:451: write key <l0> -> <ws>/lib drops the denies on <ws>/lib and <ws>/lib/m6 from the
+    # enforced view, but under `:root` = write the sandbox still mounts them and refuses
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/ws/lib": "dir", f"{B}/ws/lib/m6": "file", f"{B}/h": "dir"},
+        {f"{B}/h/l0": f"{B}/ws/lib"},
+    )
+    t = {":root": "write", f"{B}/h/l0": "write", f"{B}/ws/lib": "deny", f"{B}/ws/lib/m6": "deny"}
+    enf = _enf(t, fs, cwd=f"{B}/h")
+    assert {r.code for r in enf.refusals} == {"deny-inside-denied-dir"}
+    # with `:root` = read the linked writable root onto the denied directory shields (by hand)
+    assert not _enf({**t, ":root": "read"}, fs, cwd=f"{B}/h").refusals
+    # ... but a glob inside such a dropped deny starts (20261203:413)
+    g = {":root": "read", f"{B}/h/l0": "write", f"{B}/ws/lib": "deny", f"{B}/ws/lib/*": "deny"}
+    assert not _enf(g, fs, cwd=f"{B}/h").refusals
+
+
+def test_a_writable_root_spelled_through_a_link_shields_by_its_spelling() -> None:
+    # 20261203:413: cwd `<o>/s/l3` -> `<ws>`, denies on `<o>` and `<o>/s` (a dir) start
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/s": "dir"},
+        {f"{B}/o/s/l3": "../../ws"},
+    )
+    t = {":root": "read", ":workspace_roots": "write", f"{B}/o": "deny", f"{B}/o/s": "deny"}
+    assert not _enf(t, fs, cwd=f"{B}/o/s/l3").refusals
+    assert {r.code for r in _enf(t, fs, cwd=f"{B}/ws").refusals} == {"deny-inside-denied-dir"}
+
+
+def test_an_absolute_link_key_to_a_chain_refuses_by_the_kind_at_its_end() -> None:
+    # 20261203:105/:918/7:868 (chain to a dir), :729/7:951 (chain to a file); a chain to
+    # nothing starts like a dangling link (not measured as a chain: the plain rule)
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/d": "dir", f"{B}/o/f": "file"},
+        {
+            f"{B}/o/hopd": f"{B}/o/d",
+            f"{B}/o/hopf": "f",
+            f"{B}/o/hopm": f"{B}/o/missing",
+            f"{B}/o/kd": f"{B}/o/hopd",
+            f"{B}/o/kf": f"{B}/o/hopf",
+            f"{B}/o/km": f"{B}/o/hopm",
+            f"{B}/o/rel": "hopd",
+        },
+    )
+
+    def msgs(key: str) -> list[str]:
+        return [r.message for r in _enf({":root": "read", f"{B}/o/{key}": "deny"}, fs).refusals]
+
+    assert msgs("kd") == [
+        f"bwrap: Can't mount tmpfs on /newroot{B}/o/kd: No such file or directory"
+    ]
+    assert msgs("kf") == [f"bwrap: Can't create file at {B}/o/kf: No such file or directory"]
+    assert msgs("km") == []
+    assert msgs("rel") == []
+
+
+def test_an_entry_beaten_only_by_a_deny_glob_still_refuses() -> None:
+    # 20261203:520: `<ws>/*` deny and a read on the dangling link `<ws>/l0` in writable <ws>;
+    # 20261203:571: `<ws>/*` deny and a write on `<ws>/l0` -> a file
+    fs = _fs(
+        {f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/f": "file"},
+        {f"{B}/ws/l0": f"{B}/o/missing", f"{B}/ws/l1": "../o/f"},
+    )
+    t = {":root": "read", ":workspace_roots": "write", f"{B}/ws/*": "deny"}
+    assert {r.code for r in _enf({**t, f"{B}/ws/l0": "read"}, fs).refusals} == {
+        "crosses-writable-symlink"
+    }
+    w = {":root": "read", f"{B}/ws/*": "deny", f"{B}/ws/l1": "write"}
+    assert [r.message for r in _enf(w, fs).refusals] == [
+        f"bwrap: Can't mkdir parents for {B}/o/f/.git: Not a directory"
+    ]
+
+
+def test_an_entry_on_a_missing_carve_out_name_refuses_even_when_a_glob_hid_the_carve_out() -> None:
+    # by hand (0.171.0): cwd <o>/d writable, deny <o>/d/.codex (missing) refuses with
+    # `:root` = write "Can't mkdir <o>/d/.codex: Not a directory", with `:root` = read "Can't
+    # create file at <o>/d/.codex: Is a directory"; a deny glob `<o>/*` matching the root's
+    # own path keeps the carve-outs out of the compiled list but not out of the sandbox
+    # (20261203:950, 7:354)
+    fs = _fs({f"{B}/o": "dir", f"{B}/o/d": "dir", f"{B}/o/d/f": "file"})
+    for root, msg in (
+        ("write", f"bwrap: Can't mkdir {B}/o/d/.codex: Not a directory"),
+        ("read", f"bwrap: Can't create file at {B}/o/d/.codex: Is a directory"),
+    ):
+        t = {":root": root, ":workspace_roots": "write", f"{B}/o/d/.codex": "deny"}
+        for table in (t, {**t, f"{B}/o/*": "deny"}):
+            got = [(r.code, r.message) for r in _enf(table, fs, cwd=f"{B}/o/d").refusals]
+            assert got == [("missing-nested-entries", msg)], (root, table)
+    # a read entry at the carve-out's path stands for the carve-out (what compile emits)
+    t = {":root": "read", ":workspace_roots": "write", f"{B}/o/d/.git": "read"}
+    assert not _enf(t, fs, cwd=f"{B}/o/d").refusals
+
+
+def test_one_entry_below_a_missing_carve_out_starts() -> None:
+    # 20261203:189, :765, 7:332: `.git/m5` read in a writable root without `.git` started
+    fs = _fs({f"{B}/ws": "dir"})
+    t = {":root": "read", ":workspace_roots": {".": "write", ".git/m5": "read"}}
+    assert not _enf(t, fs).refusals
+    two = {":root": "read", ":workspace_roots": {".": "write", ".git/a": "read", ".git/b": "deny"}}
+    assert {r.code for r in _enf(two, fs).refusals} == {"missing-nested-entries"}
+
+
+def test_cwd_denied_is_decided_by_the_real_directory() -> None:
+    # 20261203:45: cwd `<home>/l0` -> `<tmp>/cfg`, `<home>` denied: started (the real dir is
+    # readable); the real directory denied refuses (PC039's measured case)
+    fs = _fs(
+        {f"{B}/home": "dir", f"{B}/tmp": "dir", f"{B}/tmp/cfg": "dir", f"{B}/ws": "dir"},
+        {f"{B}/home/l0": f"{B}/tmp/cfg"},
+    )
+    cwd = f"{B}/home/l0"
+    assert not _enf({":root": "read", f"{B}/home": "deny"}, fs, cwd=cwd).refusals
+    denied = _enf({":root": "read", f"{B}/tmp/cfg": "deny"}, fs, cwd=cwd)
+    assert {r.code for r in denied.refusals} == {"cwd-denied"}
+
+
+def test_a_deny_glob_over_a_linked_cwd_spelled_with_a_backslash_refuses_the_chdir() -> None:
+    # 7:564 and by hand: cwd `<h>/b\s/l0` -> `../k1`, `:workspace_roots` = {"[br].t3" = "deny"}
+    # refuses "Can't chdir to <h>/k1: Permission denied"; an exact subpath, or no link, starts
+    fs = _fs(
+        {f"{B}/h": "dir", f"{B}/h/k1": "dir", f"{B}/h/b\\s": "dir"},
+        {f"{B}/h/b\\s/l0": "../k1"},
+    )
+    cwd = f"{B}/h/b\\s/l0"
+    got = _enf({":root": "read", ":workspace_roots": {"[br].t3": "deny"}}, fs, cwd=cwd).refusals
+    assert [(r.code, r.message) for r in got] == [
+        ("cwd-denied", f"bwrap: Can't chdir to {B}/h/k1: Permission denied")
+    ]
+    assert not _enf({":root": "read", ":workspace_roots": {"x.t3": "deny"}}, fs, cwd=cwd).refusals
+    real = f"{B}/h/b\\s"
+    t = {":root": "read", ":workspace_roots": {"[br].t3": "deny"}}
+    assert not _enf(t, fs, cwd=real).refusals
+
+
+def test_a_scoped_workspace_glob_over_a_glob_named_cwd_refuses_another_globs_mask() -> None:
+    # 7:22 and by hand: cwd `<ws>/s/x*y`, `:workspace_roots` = {"m*" = "deny"} plus the glob
+    # `<ws>/s/x*y/??` refuses; either alone, or a cwd without glob characters, starts
+    root = f"{B}/ws/s/x*y"
+    fs = _fs({f"{B}/ws": "dir", f"{B}/ws/s": "dir", root: "dir", f"{root}/m8": "file"})
+    both = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}, f"{root}/??": "deny"}
+    got = [(r.code, r.path) for r in _enf(both, fs, cwd=root).refusals]
+    assert got == [("deny-inside-denied-dir", f"{root}/m8")]
+    alone = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}}
+    assert not _enf(alone, fs, cwd=root).refusals
+    assert not _enf({":root": "read", f"{root}/??": "deny"}, fs, cwd=root).refusals
+    plain = f"{B}/ws/s/d"
+    fs2 = _fs({f"{B}/ws": "dir", f"{B}/ws/s": "dir", plain: "dir", f"{plain}/m8": "file"})
+    t = {":root": "read", ":workspace_roots": {".": "write", "m*": "deny"}, f"{plain}/??": "deny"}
+    assert not _enf(t, fs2, cwd=plain).refusals
+
+
+def test_a_missing_deny_inside_a_denied_directory_refuses_only_below_a_writable_root() -> None:
+    # by hand (0.171.0): `<o>` and `<o>/k1/vault` (k1 missing) denied start under `:root` = read
+    # and refuse under `:root` = write; a missing file in an existing directory likewise
+    # (20261203:826 started, 7:848 refused)
+    fs = _fs({f"{B}/ws": "dir", f"{B}/o": "dir", f"{B}/o/src": "dir"})
+    for inner in (f"{B}/o/k1/vault", f"{B}/o/src/g"):
+        t = {f"{B}/o": "deny", inner: "deny"}
+        assert not _enf({":root": "read", **t}, fs).refusals, inner
+        got = {r.code for r in _enf({":root": "write", **t}, fs).refusals}
+        assert got == {"deny-inside-denied-dir"}, inner
+
+
+def test_an_inner_deny_mounted_before_the_outer_tmpfs_starts() -> None:
+    # bwrap argv on 0.171.0: deny mounts go by spelled depth, then path. A relative link deny
+    # key `<h>/l0` -> `../o` is mounted before `<o>/m3` (refuses); `<h>/n/l0` -> `../../o` after
+    # it, so its tmpfs hides the inner mount (starts; 20261203:391, :879)
+    kinds: dict[str, FsKind] = {f"{B}/ws": "dir", f"{B}/h": "dir", f"{B}/h/n": "dir"}
+    kinds.update({f"{B}/o": "dir", f"{B}/o/m3": "file"})
+    fs = _fs(kinds, {f"{B}/h/l0": "../o", f"{B}/h/n/l0": "../../o"})
+    for inner in (f"{B}/o/m*", f"{B}/o/m3"):
+        one = _enf({":root": "read", f"{B}/h/l0": "deny", inner: "deny"}, fs).refusals
+        assert {r.code for r in one} == {"deny-inside-denied-dir"}, inner
+        assert not _enf({":root": "read", f"{B}/h/n/l0": "deny", inner: "deny"}, fs).refusals

@@ -1,4 +1,4 @@
-"""PC030-PC036: each enforcement lint fires on its minimized case (filesystem via lstat only)."""
+"""PC030-PC039, PC055: each enforcement lint fires on its minimized case (lstat only)."""
 
 from __future__ import annotations
 
@@ -109,6 +109,12 @@ def _cwd_link_denied(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(inp)
 
 
+def _scoped_pattern_key(lay: Layout, b: CompiledBundle) -> CheckReport:
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["filesystem"][f"{lay.base}/x*y"] = {"*.pem": "deny"}
+    return _run(b, [_toml(cfg)])
+
+
 ENFORCE_FIRING: list[tuple[str, Callable[[Layout, CompiledBundle], CheckReport]]] = [
     ("PC030", _cwd_link),
     ("PC031", _write_on_file),
@@ -120,6 +126,7 @@ ENFORCE_FIRING: list[tuple[str, Callable[[Layout, CompiledBundle], CheckReport]]
     ("PC037", _key_is_link),
     ("PC038", _bad_glob),
     ("PC039", _cwd_link_denied),
+    ("PC055", _scoped_pattern_key),
 ]
 
 
