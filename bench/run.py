@@ -106,8 +106,11 @@ def in_process(manifest: Path) -> list[Figure]:
         edge.append(time.perf_counter() - t0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return [
-        Figure("in-process `compile_bundle()`, 10 roots (target 1 ms)", statistics.median(pure),
-               rss=rss),
+        Figure(
+            "in-process `compile_bundle()`, 10 roots (target 1 ms)",
+            statistics.median(pure),
+            rss=rss,
+        ),
         Figure("in-process `load_and_compile()`, 10 roots (reads files)", statistics.median(edge)),
     ]
 
@@ -128,10 +131,19 @@ def canary_figures(ex: Path) -> list[Figure]:
     if binary is None or not binary.is_file():
         print("bench: canary figures skipped: pinned codex not installed", file=sys.stderr)
         return []
-    args = ["--roots", str(ex / "roots.toml"), "--workspace-root", str(ex / "workspace"),
-            "--codex-home", str(ex / "agent" / "codex-home")]
-    bundle = load_and_compile(str(ex / "roots.toml"), workspace_roots=[str(ex / "workspace")],
-                              codex_home=str(ex / "agent" / "codex-home"))
+    args = [
+        "--roots",
+        str(ex / "roots.toml"),
+        "--workspace-root",
+        str(ex / "workspace"),
+        "--codex-home",
+        str(ex / "agent" / "codex-home"),
+    ]
+    bundle = load_and_compile(
+        str(ex / "roots.toml"),
+        workspace_roots=[str(ex / "workspace")],
+        codex_home=str(ex / "agent" / "codex-home"),
+    )
     from profilec.canary.run import run_canaries
 
     probes = max(len(m.probes) for m in run_canaries(bundle, codex_bin=binary).modes)
@@ -141,15 +153,20 @@ def canary_figures(ex: Path) -> list[Figure]:
     def floor_once() -> float:
         t0 = time.perf_counter()
         for _mode in range(3):
-            c = client.containers.run(image, ["sleep", "30"], detach=True, volumes=mounts,
-                                      **engine.run_settings())
+            c = client.containers.run(
+                image, ["sleep", "30"], detach=True, volumes=mounts, **engine.run_settings()
+            )
             try:
                 for _p in range(probes):
-                    c.exec_run([cbin, "sandbox", "-P", ":read-only", "--", "true"],
-                               environment={"CODEX_HOME": "/codex-home"})
+                    c.exec_run(
+                        [cbin, "sandbox", "-P", ":read-only", "--", "true"],
+                        environment={"CODEX_HOME": "/codex-home"},
+                    )
                 # One real trusted save per mode (the dynamic probes make several).
-                c.exec_run(["sh", "-c", f"echo sk-floor | {cbin} login --with-api-key"],
-                           environment={"CODEX_HOME": "/codex-home"})
+                c.exec_run(
+                    ["sh", "-c", f"echo sk-floor | {cbin} login --with-api-key"],
+                    environment={"CODEX_HOME": "/codex-home"},
+                )
             finally:
                 c.remove(force=True)
         return time.perf_counter() - t0
@@ -160,12 +177,19 @@ def canary_figures(ex: Path) -> list[Figure]:
         runs.append(run_child([*CLI, "canary", *args, "--format", "json"]))
         floors.append(floor_once())
     floor = statistics.median(floors)
-    label = ("canary floor: 3 bare `docker run` + bare `codex sandbox -- true` per probe "
-             "+ one real `codex login --with-api-key` save per mode (serial)")
+    label = (
+        "canary floor: 3 bare `docker run` + bare `codex sandbox -- true` per probe "
+        "+ one real `codex login --with-api-key` save per mode (serial)"
+    )
     return [
-        Figure(f"`profilec canary`, 3 modes x {probes} probes (parallel, whole process)",
-               statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
-               max(r[2] for r in runs), "canary floor", floor),
+        Figure(
+            f"`profilec canary`, 3 modes x {probes} probes (parallel, whole process)",
+            statistics.median(r[0] for r in runs),
+            statistics.median(r[1] for r in runs),
+            max(r[2] for r in runs),
+            "canary floor",
+            floor,
+        ),
         Figure(label, floor, ratio_to="canary floor", floor=floor),
     ]
 
@@ -182,25 +206,40 @@ def machine() -> str:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{os.cpu_count()} CPUs ({cpu}), {mem:.0f} GiB, {platform.platform()}, "
-            f"Python {platform.python_version()}, load average {load}")
+    return (
+        f"{os.cpu_count()} CPUs ({cpu}), {mem:.0f} GiB, {platform.platform()}, "
+        f"Python {platform.python_version()}, load average {load}"
+    )
 
 
 def main() -> int:
     """Run all figures and print one table."""
     # Byte-compile first: with PYTHONDONTWRITEBYTECODE set, an edited module would otherwise be
     # compiled again in every child (an installed wheel ships compiled).
-    subprocess.run([PY, "-m", "compileall", "-q", str(REPO / "compiler")], check=False,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [PY, "-m", "compileall", "-q", str(REPO / "compiler")],
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
     print(f"machine: {machine()}; runs per figure: {RUNS}", flush=True)
     floor = timed("`python -c pass` (floor)", [PY, "-c", "pass"], ratio_to="floor")
     py = floor.wall
     rows = [Figure(floor.name, floor.wall, floor.cpu, floor.rss, "floor", py)]
-    rows.append(timed("`python -c 'from pydantic import BaseModel'`",
-                      [PY, "-c", "from pydantic import BaseModel"], ratio_to="floor", floor=py))
-    typer_floor = timed("`python -c 'import typer._adapters'` (typer + the pydantic it parses "
-                        "with: the floor of every command)",
-                        [PY, "-c", "import typer._adapters"], ratio_to="floor", floor=py)
+    rows.append(
+        timed(
+            "`python -c 'from pydantic import BaseModel'`",
+            [PY, "-c", "from pydantic import BaseModel"],
+            ratio_to="floor",
+            floor=py,
+        )
+    )
+    typer_floor = timed(
+        "`python -c 'import typer._adapters'` (typer + the pydantic it parses "
+        "with: the floor of every command)",
+        [PY, "-c", "import typer._adapters"],
+        ratio_to="floor",
+        floor=py,
+    )
     rows.append(typer_floor)
     with tempfile.TemporaryDirectory(prefix="profilec-bench-") as tmp:
         manifests = {}
@@ -210,21 +249,46 @@ def main() -> int:
             manifests[n] = _layout(d, n)[0]
         compiled: dict[int, Figure] = {}
         for n, m in manifests.items():
-            compiled[n] = timed(f"`profilec compile`, {n:,} roots (whole process)",
-                                [*CLI, "compile", "--roots", str(m), "--format", "overrides"],
-                                ratio_to="floor", floor=py)
+            compiled[n] = timed(
+                f"`profilec compile`, {n:,} roots (whole process)",
+                [*CLI, "compile", "--roots", str(m), "--format", "overrides"],
+                ratio_to="floor",
+                floor=py,
+            )
             rows.append(compiled[n])
-        ex = Path(subprocess.run(["bash", "examples/make-layout.sh", str(Path(tmp) / "ex")],
-                                 check=True, capture_output=True, text=True,
-                                 cwd=REPO).stdout.strip())
-        ex_args = ["--roots", str(ex / "roots.toml"), "--workspace-root", str(ex / "workspace"),
-                   "--codex-home", str(ex / "agent" / "codex-home")]
-        rows.append(timed("`profilec check`, bundled example (static)",
-                          [*CLI, "check", *ex_args, "--format", "json"], ratio_to="floor",
-                          floor=py))
-        rows.append(timed("`profilec check`, 1,000 roots x 3 modes (static)",
-                          [*CLI, "check", "--roots", str(manifests[1000]), "--format", "json"],
-                          ratio_to="floor", floor=py))
+        ex = Path(
+            subprocess.run(
+                ["bash", "examples/make-layout.sh", str(Path(tmp) / "ex")],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+            ).stdout.strip()
+        )
+        ex_args = [
+            "--roots",
+            str(ex / "roots.toml"),
+            "--workspace-root",
+            str(ex / "workspace"),
+            "--codex-home",
+            str(ex / "agent" / "codex-home"),
+        ]
+        rows.append(
+            timed(
+                "`profilec check`, bundled example (static)",
+                [*CLI, "check", *ex_args, "--format", "json"],
+                ratio_to="floor",
+                floor=py,
+            )
+        )
+        rows.append(
+            timed(
+                "`profilec check`, 1,000 roots x 3 modes (static)",
+                [*CLI, "check", "--roots", str(manifests[1000]), "--format", "json"],
+                ratio_to="floor",
+                floor=py,
+            )
+        )
         rows += in_process(manifests[10])
         rows += canary_figures(ex)
 
@@ -240,18 +304,24 @@ def main() -> int:
     w1k, w10k = compiled[1000].wall - py, compiled[10000].wall - py
     c1k, c10k = compiled[1000].cpu - floor.cpu, compiled[10000].cpu - floor.cpu
     print()
-    print("growth exponent, compile 1,000 -> 10,000 roots (floor subtracted): "
-          f"wall {math.log(w10k / w1k) / math.log(10):.2f}, "
-          f"CPU {math.log(c10k / c1k) / math.log(10):.2f} (1 = linear; n log n = 1.12)")
+    print(
+        "growth exponent, compile 1,000 -> 10,000 roots (floor subtracted): "
+        f"wall {math.log(w10k / w1k) / math.log(10):.2f}, "
+        f"CPU {math.log(c10k / c1k) / math.log(10):.2f} (1 = linear; n log n = 1.12)"
+    )
     c10 = compiled[10].wall
-    print(f"compile, 10 roots: {c10 * 1000:.0f} ms median; targets 150 ms "
-          f"({'met' if c10 <= 0.150 else f'missed by {(c10 - 0.150) * 1000:.0f} ms'}) and 4x "
-          f"the floor = {4 * py * 1000:.0f} ms ({c10 / py:.1f}x: "
-          f"{'met' if c10 <= 4 * py else 'missed'}); typer + pydantic alone: "
-          f"{typer_floor.wall * 1000:.0f} ms, so profilec's own share is "
-          f"{(c10 - typer_floor.wall) * 1000:.0f} ms")
-    print("ratio: to `python -c pass` for process figures, to the canary floor for canaries. "
-          "Peak RSS: the child's own (os.wait4); in-process rows: this bench process.")
+    print(
+        f"compile, 10 roots: {c10 * 1000:.0f} ms median; targets 150 ms "
+        f"({'met' if c10 <= 0.150 else f'missed by {(c10 - 0.150) * 1000:.0f} ms'}) and 4x "
+        f"the floor = {4 * py * 1000:.0f} ms ({c10 / py:.1f}x: "
+        f"{'met' if c10 <= 4 * py else 'missed'}); typer + pydantic alone: "
+        f"{typer_floor.wall * 1000:.0f} ms, so profilec's own share is "
+        f"{(c10 - typer_floor.wall) * 1000:.0f} ms"
+    )
+    print(
+        "ratio: to `python -c pass` for process figures, to the canary floor for canaries. "
+        "Peak RSS: the child's own (os.wait4); in-process rows: this bench process."
+    )
     return 0
 
 

@@ -84,8 +84,10 @@ def render(bundle: CompiledBundle, fmt: str) -> str:
     try:
         return renderer(fmt)(bundle)
     except KeyError:
-        raise UsageError(f"unknown format {fmt!r}; choose one of toml, overrides, acp-json, "
-                         "session-config, bundle, launch") from None
+        raise UsageError(
+            f"unknown format {fmt!r}; choose one of toml, overrides, acp-json, "
+            "session-config, bundle, launch"
+        ) from None
 
 
 def launch_document(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:

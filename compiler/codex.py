@@ -124,8 +124,16 @@ LEGACY_SANDBOX_KEYS: tuple[str, ...] = ("sandbox_mode", "sandbox_workspace_write
 #: Top-level config tables a parent setting (profiles/parent.toml) may not touch: the compiled
 #: profiles, their selection and the legacy sandbox keys belong to compile, trust to extras.
 PARENT_FORBIDDEN_PREFIXES: frozenset[str] = frozenset(
-    {"permissions", "default_permissions", "profiles", "profile", "projects", "mcp_servers",
-     "sandbox_mode", "sandbox_workspace_write"}
+    {
+        "permissions",
+        "default_permissions",
+        "profiles",
+        "profile",
+        "projects",
+        "mcp_servers",
+        "sandbox_mode",
+        "sandbox_workspace_write",
+    }
 )
 #: What agent config (a session config) must never set: the profile and its selection.
 SESSION_FORBIDDEN_KEYS: tuple[str, ...] = (

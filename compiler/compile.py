@@ -165,9 +165,7 @@ def writer_lock_path(home: ResolvedHome) -> str:
     return f"{home.canonical.rstrip('/')}/{WRITER_LOCK}"
 
 
-def _lock_entries(
-    home: ResolvedHome | None, *, secret_config: bool = False
-) -> list[CompiledEntry]:
+def _lock_entries(home: ResolvedHome | None, *, secret_config: bool = False) -> list[CompiledEntry]:
     """The writer's lock, the MCP OAuth token file; and CODEX_HOME/config.toml when it carries a
     vouched MCP server's per-launch credential (the trusted parent reads each outside the
     sandbox; no model command needs them)."""
@@ -181,8 +179,13 @@ def _lock_entries(
     # the next compile after the parent writes it denies it.
     if home.mcp_tokens:
         tokens = Provenance(reason="private-config", detail="MCP OAuth tokens")
-        out.append(CompiledEntry(path=f"{home.canonical.rstrip('/')}/{MCP_TOKENS}",
-                                 access="deny", provenance=(tokens,)))
+        out.append(
+            CompiledEntry(
+                path=f"{home.canonical.rstrip('/')}/{MCP_TOKENS}",
+                access="deny",
+                provenance=(tokens,),
+            )
+        )
     if secret_config:
         cfg = f"{home.canonical.rstrip('/')}/config.toml"
         why = Provenance(reason="private-config", detail="vouched MCP server credentials")
@@ -340,13 +343,14 @@ def compile_mode(
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
     _check_literal(entries, roots, trusted)
-    _check_literal([CompiledEntry(path=t.path, access=t.access, provenance=()) for t in trusted],
-                   roots, trusted)
+    _check_literal(
+        [CompiledEntry(path=t.path, access=t.access, provenance=()) for t in trusted],
+        roots,
+        trusted,
+    )
     entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
     protected = _protected(roots, home, trusted)
-    entries.extend(
-        _pin_entries(profile_id, base_table, entries, contexts, protected, mode, probe)
-    )
+    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, probe))
     entries = _drop_unneeded_masks(profile_id, base_table, entries, contexts, trusted)
     entries.sort(key=lambda e: (e.path, e.access))
 
@@ -519,7 +523,8 @@ def _findings(
         why = f" ({cls})" if cls else ""
         reason = (reasons or {}).get(key)
         message = (
-            f"session config key {key!r} was stripped{why}: {reason}" if reason
+            f"session config key {key!r} was stripped{why}: {reason}"
+            if reason
             else f"session config key {key!r} was stripped{why}; agent config cannot set it"
         )
         out.append(Finding(code="session-config-stripped", message=message, path=None))
@@ -680,31 +685,52 @@ def _root_split(
     have = {e.path for e in entries} | set(base_table["filesystem"])
     frozen = [t.path for t in trusted if t.access == "read"]
     why = "`:root` = write lowered: / stays read-only so no top-level name can be replaced"
-    out = [CompiledEntry(path=":root", access="read",
-                         provenance=(Provenance(reason="root-split", detail=why),))]
+    out = [
+        CompiledEntry(
+            path=":root", access="read", provenance=(Provenance(reason="root-split", detail=why),)
+        )
+    ]
 
     def skip(d: str) -> bool:
         # A top-level `.git`, `.codex`, ... (left by a `:root` = write sandbox) stays
         # read-only, as Codex keeps those names inside every writable root.
-        return (d in have or any(is_within(d, f) for f in frozen)
-                or d.rsplit("/", 1)[1] in CARVE_OUTS)
+        return (
+            d in have or any(is_within(d, f) for f in frozen) or d.rsplit("/", 1)[1] in CARVE_OUTS
+        )
 
     for d in root_dirs:
         if skip(d):
             continue
         blocked = probe.blocker(d, CARVE_OUTS)
         if blocked is None:
-            out.append(CompiledEntry(path=d, access="write", provenance=(
-                Provenance(reason="root-split", detail="top-level directory (was `:root` = write)"),
-            )))
+            out.append(
+                CompiledEntry(
+                    path=d,
+                    access="write",
+                    provenance=(
+                        Provenance(
+                            reason="root-split", detail="top-level directory (was `:root` = write)"
+                        ),
+                    ),
+                )
+            )
             continue
         for c in probe.subdirs(d):
             if skip(c) or probe.blocker(c, CARVE_OUTS) is not None:
                 continue
-            out.append(CompiledEntry(path=c, access="write", provenance=(
-                Provenance(reason="root-split", detail=f"subdirectory of {d}, which stays "
-                           f"read-only: it {blocked} (Codex could not start over it)"),
-            )))
+            out.append(
+                CompiledEntry(
+                    path=c,
+                    access="write",
+                    provenance=(
+                        Provenance(
+                            reason="root-split",
+                            detail=f"subdirectory of {d}, which stays "
+                            f"read-only: it {blocked} (Codex could not start over it)",
+                        ),
+                    ),
+                )
+            )
     return out
 
 
@@ -733,9 +759,7 @@ def _trusted_entries(
     for t in sorted(trusted, key=lambda t: t.path):
         prov = (Provenance(reason="trusted-base", detail=_trusted_detail(t)),)
         if t.access == "deny":
-            if t.path not in have and not any(
-                eff.winner(t.path)[0] == "deny" for eff in effs
-            ):
+            if t.path not in have and not any(eff.winner(t.path)[0] == "deny" for eff in effs):
                 out.append(CompiledEntry(path=t.path, access="deny", provenance=prov))
             continue
         for eff in effs:
@@ -772,9 +796,13 @@ def _drop_unneeded_masks(
         return entries
     effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
     return [
-        e for e in entries
-        if not (e.path in missing and e.access == "read"
-                and all(eff.winner(parent(e.path))[0] != "write" for eff in effs))
+        e
+        for e in entries
+        if not (
+            e.path in missing
+            and e.access == "read"
+            and all(eff.winner(parent(e.path))[0] != "write" for eff in effs)
+        )
     ]
 
 
@@ -819,8 +847,9 @@ def _pin_entries(
             wroots.add(pin.writable_root)
     out: list[CompiledEntry] = []
     frozen: list[str] = []
-    writable = {e.path for eff in effs for e in eff.entries
-                if e.kind == "path" and e.access == "write"}
+    writable = {
+        e.path for eff in effs for e in eff.entries if e.kind == "path" and e.access == "write"
+    }
     for path in sorted(found):
         if any(eff.winner(path)[0] != "write" for eff in effs):
             raise UnsafeRootError(
@@ -838,16 +867,22 @@ def _pin_entries(
             # `bwrap: Can't mkdir <pin>/.git: Permission denied` as uid 65534 under a
             # root-owned pin; issue 22). A `read` entry keeps the guarded paths in place.
             frozen.append(path)
-            out.append(CompiledEntry(path=path, access="read", provenance=tuple(
-                Provenance(
-                    reason="ancestor",
-                    root_id=g.root_id,
-                    detail=f"read-only below writable root {', '.join(sorted(wroots))}: it "
-                    f"{blocked}, so it cannot be a writable root; keeps {g.reason} {g.path} "
-                    "in place",
+            out.append(
+                CompiledEntry(
+                    path=path,
+                    access="read",
+                    provenance=tuple(
+                        Provenance(
+                            reason="ancestor",
+                            root_id=g.root_id,
+                            detail=f"read-only below writable root {', '.join(sorted(wroots))}: "
+                            f"it {blocked}, so it cannot be a writable root; keeps {g.reason} "
+                            f"{g.path} in place",
+                        )
+                        for g in guards
+                    ),
                 )
-                for g in guards
-            )))
+            )
             continue
         if all(g.reason == "trusted-base" for g in guards) and not any(
             is_within(w, path) for w in writable

@@ -1352,8 +1352,10 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
             if g.kind != "glob" or g.access != "deny":
                 continue
             start = _glob_static_prefix(g.path)
-            if "\\" in start and _under(real_cwd, resolve_path(fs, start).real) and (
-                resolve_path(fs, start).real != start
+            if (
+                "\\" in start
+                and _under(real_cwd, resolve_path(fs, start).real)
+                and (resolve_path(fs, start).real != start)
             ):
                 out.append(
                     Refusal(

@@ -19,6 +19,7 @@ from .evaluate import Access, escape_literal
 #: The characters that turn a Codex filesystem key into a glob.
 GLOB_CHARS = "*?[]"
 
+
 def glob_char(path: str) -> str | None:
     """The first character of `path` that makes Codex read it as a glob, or None."""
     for ch in path:

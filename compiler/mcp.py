@@ -98,9 +98,7 @@ def parse_vouched(
         if not isinstance(command, str) or not command.startswith("/") or not _one_line(command):
             raise InputError("command must be an absolute path", where=at)
         args = spec.get("args", [])
-        if not isinstance(args, list) or not all(
-            isinstance(a, str) and _one_line(a) for a in args
-        ):
+        if not isinstance(args, list) or not all(isinstance(a, str) and _one_line(a) for a in args):
             raise InputError("args must be a list of one-line strings", where=at)
         env = spec.get("env", {})
         if not isinstance(env, dict) or not all(

@@ -92,9 +92,9 @@ class TrustedBasePolicy(Frozen):
     #: `profilec-installation` = sys.prefix, sys.base_prefix and the profilec package itself
     #: (bin/ included); `codex-binary` = the directory of the pinned Codex install and of the
     #: `codex` on PATH.
-    discover: list[
-        Literal["python-site-packages", "profilec-installation", "codex-binary"]
-    ] = Field(default_factory=list)
+    discover: list[Literal["python-site-packages", "profilec-installation", "codex-binary"]] = (
+        Field(default_factory=list)
+    )
 
 
 ParentValue = bool | str | list[str]
@@ -109,9 +109,7 @@ class ParentSetting(Frozen):
     #: The parent road it closes (docs/parent.md).
     road: Slug
     #: The Codex versions it was measured on (`>=x.y.z,<=x.y.z`).
-    codex_versions: Annotated[
-        str, StringConstraints(pattern=r"^[<>=]=?[0-9.]+(,[<>=]=?[0-9.]+)*$")
-    ]
+    codex_versions: Annotated[str, StringConstraints(pattern=r"^[<>=]=?[0-9.]+(,[<>=]=?[0-9.]+)*$")]
     rationale: str
 
 

@@ -51,8 +51,17 @@ def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
 #: snapshot sources them; profiles/parent.toml turns it off, these stay read-only anyway) and
 #: the user git config its turn-start `git status` reads (clean/smudge filters run as the
 #: parent: measured on 0.171.0). A missing one is masked so it cannot be created.
-HOME_LOGIN_FILES = (".bash_profile", ".bash_login", ".profile", ".bashrc", ".bash_logout",
-                    ".zshenv", ".zprofile", ".zshrc", ".zlogin")
+HOME_LOGIN_FILES = (
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".bashrc",
+    ".bash_logout",
+    ".zshenv",
+    ".zprofile",
+    ".zshrc",
+    ".zlogin",
+)
 HOME_GIT_CONFIG = (".gitconfig", ".config/git")
 
 
@@ -109,8 +118,10 @@ def foreign_spec(codex_home: str | None, manifest: Any) -> Any:
         return None
     mine = {codex_home, resolve_workspace_roots([codex_home])[0]}
     others = [
-        d for ident in getattr(manifest, "identities", ()) or ()
-        for d in (ident.codex_home, ident.home) if d and ident.codex_home not in mine
+        d
+        for ident in getattr(manifest, "identities", ()) or ()
+        for d in (ident.codex_home, ident.home)
+        if d and ident.codex_home not in mine
     ]
 
     def foreign(spec: Any) -> bool:
@@ -181,8 +192,9 @@ def _session_bytes(config: SessionConfig) -> bytes:
     except RecursionError:
         raise InputError("session config nests too deeply", where="<session config data>") from None
     except (TypeError, ValueError) as exc:
-        raise InputError(f"session config is not JSON data: {exc}",
-                         where="<session config data>") from None
+        raise InputError(
+            f"session config is not JSON data: {exc}", where="<session config data>"
+        ) from None
 
 
 def make_inputs(
@@ -278,13 +290,14 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
     canonical_ws = resolve_workspace_roots(ws)
     check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
     skipped: list[Any] = []
-    roots = resolve_roots(manifest, check_ws, foreign=foreign_spec(inputs.codex_home, manifest),
-                          skipped=skipped)
+    roots = resolve_roots(
+        manifest, check_ws, foreign=foreign_spec(inputs.codex_home, manifest), skipped=skipped
+    )
     home_path = inputs.codex_home or default_codex_home(roots)
     if home_path is None:
         raise UsageError(
             "no private CODEX_HOME: pass --codex-home (or declare the login as a root with "
-            "backend = \"codex\" in it); without it the writer's lock CODEX_HOME/auth.lock "
+            'backend = "codex" in it); without it the writer\'s lock CODEX_HOME/auth.lock '
             "stays open to model commands"
         )
     resolved_home = resolve_home(home_path)
@@ -350,7 +363,7 @@ def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
         f"CODEX_HOME {home.path} holds a login (auth.json) that no root of the roots manifest "
         "declares: it would stay readable to model commands",
         hint=f"pass the CODEX_HOME whose auth.json the manifest declares{where}, or declare "
-        f"{home.path}/auth.json as a root with backend = \"codex\"",
+        f'{home.path}/auth.json as a root with backend = "codex"',
     )
 
 

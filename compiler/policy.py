@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .models import ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
 
 
-
 @dataclass(frozen=True, slots=True)
 class Policy:
     """The validated policy: the mode map and each mode's base profile."""

@@ -89,6 +89,7 @@ def end_processes(procs: Sequence[tuple[int, int]], grace: float) -> None:
 
     The start time guards against a recycled pid: a pid whose process changed is left alone.
     """
+
     def same(pid: int, start: int) -> bool:
         st = _stat(pid)
         return st is not None and st[1] == start

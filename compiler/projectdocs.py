@@ -43,15 +43,16 @@ class PlantedDoc:
 
     @property
     def message(self) -> str:
-        return (f"{self.path} is a symlink -> {self.link} (reaches {self.target}), into a vault or "
-                "the private CODEX_HOME: every later session whose cwd holds it fails to start")
+        return (
+            f"{self.path} is a symlink -> {self.link} (reaches {self.target}), into a vault or "
+            "the private CODEX_HOME: every later session whose cwd holds it fails to start"
+        )
 
 
 def doc_paths(workspace_roots: Iterable[str]) -> tuple[str, ...]:
     """Each workspace root's project docs, in order."""
     return tuple(
-        f"{ws.rstrip('/')}/{name}" for ws in dict.fromkeys(workspace_roots)
-        for name in PROJECT_DOCS
+        f"{ws.rstrip('/')}/{name}" for ws in dict.fromkeys(workspace_roots) for name in PROJECT_DOCS
     )
 
 

@@ -425,9 +425,7 @@ def check_launch_dirs(workspace_roots: Sequence[str], tmpdir: str | None) -> Non
     for flag, path in named:
         check_absolute(path, what=flag, error=InputError)
         try:
-            canonical, _, kind, _ = walk_chain_with(
-                path, _tuple_hop, allow_missing=True, what=flag
-            )
+            canonical, _, kind, _ = walk_chain_with(path, _tuple_hop, allow_missing=True, what=flag)
         except RootChainError as exc:
             raise InputError(
                 exc.message, where=flag, hint="name an existing directory by its real path"
@@ -440,9 +438,7 @@ def check_launch_dirs(workspace_roots: Sequence[str], tmpdir: str | None) -> Non
                 hint="fix the spelling, or create the directory before compiling",
             )
         if kind != "dir":
-            raise InputError(
-                f"{path} is not a directory{via}", where=flag, hint="name a directory"
-            )
+            raise InputError(f"{path} is not a directory{via}", where=flag, hint="name a directory")
 
 
 def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:
@@ -637,8 +633,9 @@ def profilec_installation() -> tuple[str, ...]:
     here = os.path.dirname(os.path.abspath(__file__))
     found = {os.path.normpath(sys.prefix), os.path.normpath(sys.base_prefix), here}
     found = {os.path.realpath(p) for p in found}
-    return tuple(sorted(p for p in found if p.startswith("/") and p != "/"
-                        and not under_temp_dir(p)))
+    return tuple(
+        sorted(p for p in found if p.startswith("/") and p != "/" and not under_temp_dir(p))
+    )
 
 
 def codex_install_dirs() -> tuple[str, ...]:
@@ -846,8 +843,10 @@ class LaunchProbe:
         if ro:
             return f"is on a read-only file system and lacks {what}"
         if not _may_create(st, self.uid, self.gids):
-            return (f"is not writable for uid {self.uid} (owner {st.st_uid}, mode "
-                    f"{stat.S_IMODE(st.st_mode):04o}) and lacks {what}")
+            return (
+                f"is not writable for uid {self.uid} (owner {st.st_uid}, mode "
+                f"{stat.S_IMODE(st.st_mode):04o}) and lacks {what}"
+            )
         return None
 
     def subdirs(self, path: str) -> tuple[str, ...]:

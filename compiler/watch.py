@@ -36,8 +36,16 @@ from .paths import parent
 from .projectdocs import bundle_protected_dirs, doc_paths, link_target, reaches
 
 Role = Literal[
-    "hop", "target", "vault", "holder", "codex-home", "private-auth", "writer-lock", "missing-root",
-    "trusted-input", "project-doc",
+    "hop",
+    "target",
+    "vault",
+    "holder",
+    "codex-home",
+    "private-auth",
+    "writer-lock",
+    "missing-root",
+    "trusted-input",
+    "project-doc",
 ]
 DriftKind = Literal[
     "link-retargeted",
@@ -215,28 +223,54 @@ def watch_set(
             continue
         for hop in r.hops:
             _add(out, Watched(path=hop.link, role="hop", root_ids=ids, kind="link", link=hop.value))
-            _add(out, Watched(path=parent(hop.link), role="holder", root_ids=ids, kind="dir",
-                              identity=True))
+            _add(
+                out,
+                Watched(
+                    path=parent(hop.link), role="holder", root_ids=ids, kind="dir", identity=True
+                ),
+            )
         nlink = r.nlink if r.kind == "file" else None
         identity = r.kind == "dir"
-        _add(out, Watched(path=r.target, role="target", root_ids=ids, kind=r.kind, nlink=nlink,
-                          identity=identity))
-        _add(out, Watched(path=r.vault, role="vault", root_ids=ids, kind="dir",
-                          identity=True))
+        _add(
+            out,
+            Watched(
+                path=r.target,
+                role="target",
+                root_ids=ids,
+                kind=r.kind,
+                nlink=nlink,
+                identity=identity,
+            ),
+        )
+        _add(out, Watched(path=r.vault, role="vault", root_ids=ids, kind="dir", identity=True))
         for d in r.holder_dirs:
             _add(out, Watched(path=d, role="holder", root_ids=ids, kind="dir", identity=True))
     if codex_home is not None:
         _add(out, Watched(path=codex_home.path, role="codex-home", root_ids=(), identity=True))
         if codex_home.canonical != codex_home.path:
-            _add(out, Watched(path=codex_home.canonical, role="codex-home", root_ids=(),
-                              kind="dir", identity=True))
+            _add(
+                out,
+                Watched(
+                    path=codex_home.canonical,
+                    role="codex-home",
+                    root_ids=(),
+                    kind="dir",
+                    identity=True,
+                ),
+            )
         auth = os.path.join(codex_home.canonical, "auth.json")
-        _add(out, Watched(path=auth, role="private-auth", root_ids=(), identity=True,
-                          private_auth=True))
+        _add(
+            out,
+            Watched(path=auth, role="private-auth", root_ids=(), identity=True, private_auth=True),
+        )
         # The writer's lock is denied as an existing file (compile.writer_lock_path): replaced,
         # removed, or created only after the session started, the deny no longer masks it.
-        _add(out, Watched(path=writer_lock_path(codex_home), role="writer-lock", root_ids=(),
-                          identity=True))
+        _add(
+            out,
+            Watched(
+                path=writer_lock_path(codex_home), role="writer-lock", root_ids=(), identity=True
+            ),
+        )
     return tuple(out[p] for p in sorted(out))
 
 
@@ -308,8 +342,14 @@ class Watcher:
         target = link_target(w.path)
         if target is None or not reaches(target, self.protected):
             return None
-        return Drift("project-doc-link", w.role, w.path, (), "no link into a protected directory",
-                     f"symlink -> {now.link} (reaches {target})")
+        return Drift(
+            "project-doc-link",
+            w.role,
+            w.path,
+            (),
+            "no link into a protected directory",
+            f"symlink -> {now.link} (reaches {target})",
+        )
 
     def begin(self) -> Drift | None:
         """Record the starting state; a chain that already differs from the bundle is drift."""
@@ -367,8 +407,9 @@ def input_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
     for t in bundle.trusted_base:
         if t.source != "input" or t.role not in _WATCHED_INPUTS or t.kind == "missing":
             continue
-        _add(out, Watched(path=t.path, role="trusted-input", root_ids=(), kind=t.kind,
-                          identity=True))
+        _add(
+            out, Watched(path=t.path, role="trusted-input", root_ids=(), kind=t.kind, identity=True)
+        )
         if t.kind == "dir":
             try:
                 names = sorted(e.name for e in os.scandir(t.path) if e.name.endswith(".toml"))
@@ -397,8 +438,9 @@ def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
     watched = {w.path: w for w in watch_set(bundle.roots, bundle.codex_home)}
     for w in (*input_watch_set(bundle), *project_doc_watch_set(bundle)):
         watched.setdefault(w.path, w)
-    return Watcher(tuple(watched[p] for p in sorted(watched)), look,
-                   protected=bundle_protected_dirs(bundle))
+    return Watcher(
+        tuple(watched[p] for p in sorted(watched)), look, protected=bundle_protected_dirs(bundle)
+    )
 
 
 WATCH_EVENT_SCHEMA: dict[str, Any] = {
@@ -410,8 +452,18 @@ WATCH_EVENT_SCHEMA: dict[str, Any] = {
     ),
     "type": "object",
     "additionalProperties": False,
-    "required": ["schema_version", "event", "kind", "role", "path", "root_ids", "expected",
-                 "observed", "message", "exit_code"],
+    "required": [
+        "schema_version",
+        "event",
+        "kind",
+        "role",
+        "path",
+        "root_ids",
+        "expected",
+        "observed",
+        "message",
+        "exit_code",
+    ],
     "properties": {
         "schema_version": {"const": 1},
         "event": {"const": "drift"},

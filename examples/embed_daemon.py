@@ -41,17 +41,26 @@ from profilec import api
 
 MODES = ("read-only", "agent", "agent-full-access")
 # The agent's own session config, as data (untrusted: profilec keeps only allow-listed keys).
-AGENT_SESSION_CONFIG: dict[str, Any] = {"model_reasoning_effort": "low",
-                                         "sandbox_mode": "danger-full-access"}
+AGENT_SESSION_CONFIG: dict[str, Any] = {
+    "model_reasoning_effort": "low",
+    "sandbox_mode": "danger-full-access",
+}
 
 
 class AppServer:
     """`codex app-server` over stdio: JSON-RPC lines, every server request declined."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str) -> None:
-        self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -69,8 +78,9 @@ class AppServer:
                 elif msg["method"].endswith("/requestApproval"):
                     self._send({"id": msg["id"], "result": {"decision": "decline"}})
                 else:
-                    self._send({"id": msg["id"], "error": {"code": -32601,
-                                                           "message": "not supported"}})
+                    self._send(
+                        {"id": msg["id"], "error": {"code": -32601, "message": "not supported"}}
+                    )
                 continue
             self.inbox.put(msg)
         self.inbox.put(None)
@@ -111,15 +121,29 @@ class AppServer:
                 self.proc.wait()
 
 
-def session(server: AppServer, cwd: str, turn_extra: dict[str, Any], prompt: str,
-            timeout: float) -> str:
+def session(
+    server: AppServer, cwd: str, turn_extra: dict[str, Any], prompt: str, timeout: float
+) -> str:
     """initialize, thread/start, one turn; returns the turn's final status."""
-    server.request("initialize", {"clientInfo": {"name": "embed-daemon", "version": "1"},
-                                  "capabilities": {"experimentalApi": True}}, timeout)
+    server.request(
+        "initialize",
+        {
+            "clientInfo": {"name": "embed-daemon", "version": "1"},
+            "capabilities": {"experimentalApi": True},
+        },
+        timeout,
+    )
     server._send({"method": "initialized", "params": {}})
     thread = server.request("thread/start", {"cwd": cwd}, timeout)["thread"]["id"]
-    server.request("turn/start", {"threadId": thread, "input": [
-        {"type": "text", "text": prompt, "text_elements": []}], **turn_extra}, timeout)
+    server.request(
+        "turn/start",
+        {
+            "threadId": thread,
+            "input": [{"type": "text", "text": prompt, "text_elements": []}],
+            **turn_extra,
+        },
+        timeout,
+    )
     done = server.wait_for(lambda m: m.get("method") == "turn/completed", timeout)
     return str(done["params"]["turn"]["status"])
 
@@ -135,8 +159,13 @@ class Watch:
     """`profilec watch` from the launch document, beside one session."""
 
     def __init__(self, watch: dict[str, Any]) -> None:
-        self.proc = subprocess.Popen(watch["argv"], env={**os.environ, **watch["env"]},
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            watch["argv"],
+            env={**os.environ, **watch["env"]},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()  # blocks until it watches (or exits)
         if "watching" not in line:
@@ -169,13 +198,22 @@ def main() -> int:
     def report(path: str, launcher: str, mode: str, status: str, watch: str) -> None:
         nonlocal ok
         ok = ok and status == "completed" and watch == "held"
-        print(json.dumps({"path": path, "launcher": launcher, "mode": mode, "turn": status,
-                          "watch": watch}), flush=True)
+        print(
+            json.dumps(
+                {"path": path, "launcher": launcher, "mode": mode, "turn": status, "watch": watch}
+            ),
+            flush=True,
+        )
 
     try:
-        inputs = api.make_inputs(a.roots, workspace_roots=[a.workspace_root],
-                                 codex_home=a.codex_home, tmpdir=a.tmpdir, home=a.home,
-                                 session_config=AGENT_SESSION_CONFIG)
+        inputs = api.make_inputs(
+            a.roots,
+            workspace_roots=[a.workspace_root],
+            codex_home=a.codex_home,
+            tmpdir=a.tmpdir,
+            home=a.home,
+            session_config=AGENT_SESSION_CONFIG,
+        )
         bundle = api.compile_inputs(inputs)
         doc = api.launch_document(bundle, inputs)
     except api.ProfilecError as exc:  # one line, the CLI's exit code
@@ -189,9 +227,14 @@ def main() -> int:
     for mode in MODES:
         drifts: list[object] = []
         handle = api.start_watch(bundle, drifts.append)
-        argv = [a.codex, "app-server", *extra,
-                *(x for line in api.override_lines(bundle) for x in ("-c", line)),
-                "-c", f"default_permissions={json.dumps(ids[mode])}"]
+        argv = [
+            a.codex,
+            "app-server",
+            *extra,
+            *(x for line in api.override_lines(bundle) for x in ("-c", line)),
+            "-c",
+            f"default_permissions={json.dumps(ids[mode])}",
+        ]
         server = AppServer(as_user(argv, uid), env, cwd)
         try:
             status = session(server, cwd, {}, a.prompt, a.timeout)
@@ -212,22 +255,26 @@ def main() -> int:
         watch = Watch(doc["watch"])
         server = AppServer(as_user([a.codex, *app["args"], *extra], uid), run_env, app["cwd"])
         try:
-            status = session(server, app["cwd"], app["modes"][mode]["select"], a.prompt,
-                             a.timeout)
+            status = session(server, app["cwd"], app["modes"][mode]["select"], a.prompt, a.timeout)
         except (RuntimeError, TimeoutError, queue.Empty) as exc:
             status = f"failed: {exc}"
         finally:
             server.close()
-        report("launch", "codex app-server", mode, status,
-               "held" if watch.stop() == 0 else "drift")
+        report("launch", "codex app-server", mode, status, "held" if watch.stop() == 0 else "drift")
     ex = entries["codex exec"]
     for mode in MODES:
         watch = Watch(doc["watch"])
         argv = [a.codex, *ex["args"], *extra, *ex["modes"][mode]["select"], a.prompt]
         try:
-            done = subprocess.run(as_user(argv, uid), env={**base_env, **ex["env"],
-                                  "HOME": a.home}, cwd=ex["cwd"], stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=a.timeout)
+            done = subprocess.run(
+                as_user(argv, uid),
+                env={**base_env, **ex["env"], "HOME": a.home},
+                cwd=ex["cwd"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=a.timeout,
+            )
             status = "completed" if done.returncode == 0 else f"failed: exit {done.returncode}"
         except subprocess.TimeoutExpired:
             status = "failed: timeout"

@@ -81,21 +81,26 @@ def _read_kv(path: Path) -> dict[str, str]:
     return out
 
 
-def run(action_file: Path, workdir: Path, temp: Path, given: dict[str, str],
-        only: list[str]) -> tuple[int, dict[str, Any]]:
+def run(
+    action_file: Path, workdir: Path, temp: Path, given: dict[str, str], only: list[str]
+) -> tuple[int, dict[str, Any]]:
     action = yaml.safe_load(action_file.read_text(encoding="utf-8"))
     if action.get("runs", {}).get("using") != "composite":
         raise SystemExit("run_action: not a composite action")
     inputs = _inputs(action, given)
     temp.mkdir(parents=True, exist_ok=True)
-    files = {name: temp / f"runner-{name.lower()}" for name in
-             ("GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_ENV", "GITHUB_STEP_SUMMARY")}
+    files = {
+        name: temp / f"runner-{name.lower()}"
+        for name in ("GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_ENV", "GITHUB_STEP_SUMMARY")
+    }
     ctx = {f"inputs.{k}": v for k, v in inputs.items()}
-    ctx.update({
-        "github.action_path": str(action_file.resolve().parent),
-        "github.workspace": str(workdir),
-        "runner.temp": str(temp),
-    })
+    ctx.update(
+        {
+            "github.action_path": str(action_file.resolve().parent),
+            "github.workspace": str(workdir),
+            "runner.temp": str(temp),
+        }
+    )
     steps_out: list[dict[str, Any]] = []
     failed = 0
     for index, step in enumerate(action["runs"]["steps"]):
@@ -124,12 +129,14 @@ def run(action_file: Path, workdir: Path, temp: Path, given: dict[str, str],
             f.write_text("", encoding="utf-8")
         env = dict(os.environ)
         env.update({k: str(p) for k, p in files.items()})
-        env.update({
-            "GITHUB_ACTION_PATH": ctx["github.action_path"],
-            "GITHUB_WORKSPACE": str(workdir),
-            "RUNNER_TEMP": str(temp),
-            "GITHUB_ACTIONS": "true",
-        })
+        env.update(
+            {
+                "GITHUB_ACTION_PATH": ctx["github.action_path"],
+                "GITHUB_WORKSPACE": str(workdir),
+                "RUNNER_TEMP": str(temp),
+                "GITHUB_ACTIONS": "true",
+            }
+        )
         env.update(_read_kv(temp / "runner-env-all"))
         extra_path = temp / "runner-path-all"
         if extra_path.exists():
@@ -140,7 +147,10 @@ def run(action_file: Path, workdir: Path, temp: Path, given: dict[str, str],
         script = _substitute(str(step["run"]), ctx)
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", script],
-            cwd=workdir, env=env, check=False, stdout=sys.stderr,
+            cwd=workdir,
+            env=env,
+            check=False,
+            stdout=sys.stderr,
         )
         record["kind"] = "run"
         record["exit_code"] = proc.returncode

@@ -61,9 +61,9 @@ def validate(name: str, instance: Any) -> None:
     validator(name).validate(instance)
 
 
-def bound_canary(report: dict[str, Any], flags: list[str], finished: int = 2_000_000_000) -> dict[
-    str, Any
-]:
+def bound_canary(
+    report: dict[str, Any], flags: list[str], finished: int = 2_000_000_000
+) -> dict[str, Any]:
     """`report` bound (as `profilec canary --format json` binds it) to the bundle `flags` compile.
 
     `finished` is the run's end (epoch seconds); the default lies in the future, so no input

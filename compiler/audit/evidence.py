@@ -80,9 +80,7 @@ def newest_input(paths: list[str]) -> tuple[float, str] | None:
     return best
 
 
-def verify(
-    evidence: dict[str, Any], doc: dict[str, Any], where: str, inputs: list[str]
-) -> Binding:
+def verify(evidence: dict[str, Any], doc: dict[str, Any], where: str, inputs: list[str]) -> Binding:
     """Refuse evidence for another bundle; mark it stale when an input is newer than it."""
     ev = evidence.get("evidence")
     if not isinstance(ev, dict):

@@ -228,9 +228,7 @@ def explain(
         enforced_access=enforced,
         enforcement=enforcement,
         source="bundle",
-        parent=tuple(
-            f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent
-        ),
+        parent=tuple(f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent),
     )
 
 

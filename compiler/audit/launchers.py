@@ -161,9 +161,7 @@ def _summary(
             and all(r.result in ("held", "not-supported") for r in core)
             and all(r.result != "error" for r in chosen)
         ):
-            unless.append(
-                (method, tuple(r.session_event for r in chosen if r.result == "lost"))
-            )
+            unless.append((method, tuple(r.session_event for r in chosen if r.result == "lost")))
             continue
         not_holding.append((method, _failures(mrows) or "nothing held"))
     reviewed: str | None = None
@@ -247,9 +245,7 @@ def summary_text(s: AdapterSummary) -> tuple[str, str]:
             + "; ".join(f"{m} (avoid {', '.join(ev)})" for m, ev in s.held_unless)
         )
     if s.not_holding:
-        parts.append(
-            "Did not hold: " + "; ".join(f"{m} ({why})" for m, why in s.not_holding)
-        )
+        parts.append("Did not hold: " + "; ".join(f"{m} ({why})" for m, why in s.not_holding))
     if s.not_supported:
         parts.append("Not supported: " + ", ".join(s.not_supported))
     if s.reviewed is None:
@@ -263,9 +259,7 @@ def summary_text(s: AdapterSummary) -> tuple[str, str]:
             else ""
         )
         untested = "" if s.reviewed_tested else " (not tested in this matrix)"
-        parts.append(
-            f"Reviewed method (profiles/adapters.toml): {s.reviewed}{blocked}{untested}"
-        )
+        parts.append(f"Reviewed method (profiles/adapters.toml): {s.reviewed}{blocked}{untested}")
     if s.contradiction:
         parts.append(f"THIS MATRIX DISAGREES: {s.contradiction}")
     return name, ". ".join(parts) + "."

@@ -60,8 +60,11 @@ def folded_items(items: tuple[AccessItem, ...]) -> list[AccessItem]:
             out.append(kept)
             continue
         names = groups[root]
-        path = f"{root.rstrip('/')}/{names[0]}" if len(names) == 1 else (
-            f"{root.rstrip('/')}/{{{','.join(names)}}}")
+        path = (
+            f"{root.rstrip('/')}/{names[0]}"
+            if len(names) == 1
+            else (f"{root.rstrip('/')}/{{{','.join(names)}}}")
+        )
         out.append(AccessItem(path, "the sandbox's read-only carve-outs of this writable root"))
     return out
 
@@ -231,8 +234,13 @@ def roots_table(r: AuditReport) -> Table:
     The vault is denied whole in every mode: the trusted writer saves by temp file + rename in
     that directory, which would detach a deny on the file alone inside running sandboxes.
     """
-    header = ("root", "declared path", "link chain", "canonical target",
-              "vault (denied whole: the writer renames inside it)")
+    header = (
+        "root",
+        "declared path",
+        "link chain",
+        "canonical target",
+        "vault (denied whole: the writer renames inside it)",
+    )
     return header, [tuple(x) for x in r.roots]
 
 
@@ -240,8 +248,16 @@ def coverage_table(r: AuditReport) -> Table:
     """The mode x root x spelling matrix; a cell passes only on deny."""
     header = ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok")
     rows: list[tuple[str, ...]] = [
-        (c.mode, c.root, c.kind, c.spelling, c.real_path, c.access, c.winner,
-         "ok" if c.ok else "FAIL")
+        (
+            c.mode,
+            c.root,
+            c.kind,
+            c.spelling,
+            c.real_path,
+            c.access,
+            c.winner,
+            "ok" if c.ok else "FAIL",
+        )
         for c in sorted(r.matrix, key=lambda c: c.ok)  # failing rows first, stable otherwise
     ]
     return header, rows
@@ -331,7 +347,8 @@ def launcher_reviewed(s: LauncherSection) -> dict[tuple[str, str, str], tuple[st
     """Adapter build -> (reviewed method, blocked modes...) from the section's summaries."""
     return {
         (a.adapter, a.adapter_version, a.codex_version): (
-            a.reviewed or "none", *a.reviewed_blocked_modes
+            a.reviewed or "none",
+            *a.reviewed_blocked_modes,
         )
         for a in s.summaries
         if a.reviewed is not None
@@ -366,9 +383,7 @@ def load_canary_json(path: str) -> dict[str, Any]:
             "`profilec canary --format json` again",
             where=path,
         )
-    err = jsonschema.exceptions.best_match(
-        validator("canary-report.schema.json").iter_errors(doc)
-    )
+    err = jsonschema.exceptions.best_match(validator("canary-report.schema.json").iter_errors(doc))
     if err is not None:
         loc = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise InputError(
@@ -599,8 +614,9 @@ def verdict(r: AuditReport, fail_on: str) -> Verdict:
         if not c.passed and all(p.ok for p in c.probes):
             items.append(VerdictItem("error", f"canary run {c.run_id} failed", "canaries"))
         if c.binding is not None and c.binding.stale:
-            items.append(VerdictItem("warning", f"canary evidence stale: {c.binding.stale}",
-                                     "canaries"))
+            items.append(
+                VerdictItem("warning", f"canary evidence stale: {c.binding.stale}", "canaries")
+            )
     if r.launchers is not None:
         for a in r.launchers.summaries:
             if a.contradiction:

@@ -105,15 +105,16 @@ def _banner(r: AuditReport) -> list[str]:
     if failing:
         out.append("<ol>")
         out += [
-            f'<li><a href="#{e(i.anchor)}">{e(i.severity)}: {t(i.text)}</a></li>'
-            for i in failing
+            f'<li><a href="#{e(i.anchor)}">{e(i.severity)}: {t(i.text)}</a></li>' for i in failing
         ]
         out.append("</ol>")
     rest = [i for i in v.items if i not in failing]
     if rest:
-        out.append("<p>Below the threshold: " + "; ".join(
-            f'<a href="#{e(i.anchor)}">{e(i.severity)}: {t(i.text)}</a>' for i in rest
-        ) + ".</p>")
+        out.append(
+            "<p>Below the threshold: "
+            + "; ".join(f'<a href="#{e(i.anchor)}">{e(i.severity)}: {t(i.text)}</a>' for i in rest)
+            + ".</p>"
+        )
     out.append("</section>")
     return out
 
@@ -121,8 +122,10 @@ def _banner(r: AuditReport) -> list[str]:
 def _changes(r: AuditReport) -> list[str]:
     if r.changes is None:
         return []
-    out = ['<h2 id="changes">Changed since the lock</h2>',
-           f"<p>Lock {e(r.lock_hash or '-')} &rarr; bundle {e(r.content_hash)}.</p>"]
+    out = [
+        '<h2 id="changes">Changed since the lock</h2>',
+        f"<p>Lock {e(r.lock_hash or '-')} &rarr; bundle {e(r.content_hash)}.</p>",
+    ]
     if not r.changes:
         return [*out, "<p>No change.</p>"]
     rows: list[tuple[str, ...]] = [
@@ -165,8 +168,10 @@ def render_html(r: AuditReport) -> str:
     ws = ", ".join(f"<code>{e(w)}</code>" for w in r.workspace_roots) or "none"
     out.append(f"<p>Workspace roots: {ws}. Default mode: {e(r.default_mode)}.</p>")
     out.append("<h2>Trusted parent (profiles/parent.toml)</h2>")
-    out.append("<p>Set in every output; the agent's session config cannot undo any of it "
-               "(docs/parent.md).</p>")
+    out.append(
+        "<p>Set in every output; the agent's session config cannot undo any of it "
+        "(docs/parent.md).</p>"
+    )
     out += _table("parent", *parent_table(r))
     out.append("<h2>Modes</h2>")
     for m in r.modes:
@@ -206,7 +211,9 @@ def render_html(r: AuditReport) -> str:
     if r.lints:
         header, rows = lints_table(r)
         out += _table(
-            "lint", header, [(("FAIL " if x[0] == "error" else "") + x[0], *x[1:]) for x in rows],
+            "lint",
+            header,
+            [(("FAIL " if x[0] == "error" else "") + x[0], *x[1:]) for x in rows],
             row_ids=True,
         )
     else:
@@ -217,9 +224,7 @@ def render_html(r: AuditReport) -> str:
     else:
         c = r.canary
         word = "pass" if c.passed else '<span class="fail">FAIL</span>'
-        out.append(
-            f"<p>Canary run {e(c.run_id)}: {word} (image {e(c.image or 'unknown')}).</p>"
-        )
+        out.append(f"<p>Canary run {e(c.run_id)}: {word} (image {e(c.image or 'unknown')}).</p>")
         out.append(f"<p>{t(binding_text(c))}</p>")
         out += _table("canary-probes", *canary_table(c))
     out += _launchers(r)
@@ -247,8 +252,17 @@ def _launchers(r: AuditReport) -> list[str]:
         name, rest = summary_text(a)
         out.append(f"<li><b>{e(name)}</b>: {t(rest)}</li>")
     out.append("</ul>")
-    header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
-              "lint", "evidence", "why")
+    header = (
+        "adapter",
+        "adapter version",
+        "codex",
+        "launch method",
+        "session event",
+        "result",
+        "lint",
+        "evidence",
+        "why",
+    )
     out += [
         '<div class="wrap"><table id="launchers">',
         "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",
@@ -258,8 +272,16 @@ def _launchers(r: AuditReport) -> list[str]:
     whys = [(x, launcher_why(x, reviewed)) for x in s.rows]
     # Failing rows first; explained losses (controls, unused methods) are not red.
     for x, why in sorted(whys, key=lambda xw: not xw[1].startswith("FAIL")):
-        cells = [f"<td>{e(c)}</td>" for c in (x.adapter, x.adapter_version, x.codex_version,
-                                               x.launch_method, x.session_event)]
+        cells = [
+            f"<td>{e(c)}</td>"
+            for c in (
+                x.adapter,
+                x.adapter_version,
+                x.codex_version,
+                x.launch_method,
+                x.session_event,
+            )
+        ]
         failing = why.startswith("FAIL")
         cls = _RESULT_CLASS.get(x.result, "fail")
         if not failing and cls == "fail":
@@ -268,6 +290,6 @@ def _launchers(r: AuditReport) -> list[str]:
         cells.append(f"<td>{e(x.lint or '-')}</td>")
         cells.append(f'<td class="p">{e(x.evidence)}</td>')
         cells.append(f'<td class="why">{t(why or "-")}</td>')
-        out.append(("<tr class=\"fail\">" if failing else "<tr>") + "".join(cells) + "</tr>")
+        out.append(('<tr class="fail">' if failing else "<tr>") + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     return out

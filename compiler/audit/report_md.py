@@ -70,8 +70,7 @@ def render_md(r: AuditReport) -> str:
         "",
         "## Trusted parent (profiles/parent.toml)",
         "",
-        "Set in every output; the agent's session config cannot undo any of it "
-        "(docs/parent.md).",
+        "Set in every output; the agent's session config cannot undo any of it (docs/parent.md).",
         "",
         *_table(*parent_table(r)),
         "",
@@ -152,14 +151,31 @@ def _launchers(r: AuditReport) -> list[str]:
         name, rest = summary_text(a)
         out.append(f"- **{md(name)}**: {md(rest)}")
     out.append("")
-    header = ("adapter", "adapter version", "codex", "launch method", "session event", "result",
-              "lint", "evidence", "why")
+    header = (
+        "adapter",
+        "adapter version",
+        "codex",
+        "launch method",
+        "session event",
+        "result",
+        "lint",
+        "evidence",
+        "why",
+    )
     out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     reviewed = launcher_reviewed(s)
     whys = [(x, launcher_why(x, reviewed)) for x in s.rows]
     for x, why in sorted(whys, key=lambda xw: not xw[1].startswith("FAIL")):
-        cells = [md(c) for c in (x.adapter, x.adapter_version, x.codex_version, x.launch_method,
-                                 x.session_event)]
+        cells = [
+            md(c)
+            for c in (
+                x.adapter,
+                x.adapter_version,
+                x.codex_version,
+                x.launch_method,
+                x.session_event,
+            )
+        ]
         # held stays plain; anything else is bold so a loss cannot pass for a hold at a glance.
         cells.append(md(x.result) if x.result == "held" else f"**{md(x.result)}**")
         cells += [md(x.lint or "-"), md(x.evidence), md(why or "-")]
@@ -172,13 +188,18 @@ def _banner(r: AuditReport) -> list[str]:
     v = r.verdict
     assert v is not None
     counts = ", ".join(f"{n} {label}" for label, n in v.counts)
-    out = [f"## {'PASS' if v.passed else 'FAIL'}", "", f"**{counts}** (fails at "
-           f"{v.fail_on} and above).", ""]
+    out = [
+        f"## {'PASS' if v.passed else 'FAIL'}",
+        "",
+        f"**{counts}** (fails at {v.fail_on} and above).",
+        "",
+    ]
     failing = v.failing
     if not failing:
         out.pop()
-    out += [f"1. {i.severity}: {md(i.text)} ([{_slug(i.anchor)}](#{_slug(i.anchor)}))"
-            for i in failing]
+    out += [
+        f"1. {i.severity}: {md(i.text)} ([{_slug(i.anchor)}](#{_slug(i.anchor)}))" for i in failing
+    ]
     rest = [i for i in v.items if i not in failing]
     if rest:
         out += ["", "Below the threshold:", ""]
@@ -202,8 +223,12 @@ def _slug(anchor: str) -> str:
 def _changes(r: AuditReport) -> list[str]:
     if r.changes is None:
         return []
-    out = ["## Changed since the lock", "",
-           f"Lock {md(r.lock_hash or '-')} -> bundle {md(r.content_hash)}.", ""]
+    out = [
+        "## Changed since the lock",
+        "",
+        f"Lock {md(r.lock_hash or '-')} -> bundle {md(r.content_hash)}.",
+        "",
+    ]
     if not r.changes:
         return [*out, "No change.", ""]
     return [*out, *_table(("direction", "mode", "path", "detail"), list(r.changes)), ""]

@@ -231,8 +231,8 @@ def lock_hold(flock: Sequence[str], locks: Sequence[str], stop: str) -> str:
         hold = f"echo HELD {q(lock)}; while [ ! -e {q(stop)} ]; do usleep 50000; done"
         jobs.append(f"( {fl} -n -x {q(lock)} sh -c {q(hold)} || echo NOT-HELD {q(lock)} rc=$? ) &")
     reader = (
-        "n=0; while IFS= read -r l; do echo \"$l\"; n=$((n+1)); "
-        f"[ \"$n\" -eq {len(locks)} ] && echo LOCKS-TRIED; done; echo LOCK-END"
+        'n=0; while IFS= read -r l; do echo "$l"; n=$((n+1)); '
+        f'[ "$n" -eq {len(locks)} ] && echo LOCKS-TRIED; done; echo LOCK-END'
     )
     return f"{{ {' '.join(jobs)} wait; }} | {{ {reader}; }}"
 

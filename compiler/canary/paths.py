@@ -129,7 +129,7 @@ def specs(
             out.append(spec(f"tamper-rename-{n}", "model", script, "deny", predicted))
             under = [s for s in secrets if is_within(s, a)]
             if under:
-                reads = "; ".join(f"cat '{a}{MOVED}{s[len(a):]}'" for s in under)
+                reads = "; ".join(f"cat '{a}{MOVED}{s[len(a) :]}'" for s in under)
                 out.append(spec(f"read-renamed-{n}", "model", reads, "deny", None))
             n += 1
     for root in bundle.roots:

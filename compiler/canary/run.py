@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
+
 @dataclass(frozen=True)
 class ModeReport:
     """All probes for one ACP mode."""

@@ -79,7 +79,7 @@ rule(
     "Codex then loads that directory's .codex/config.toml above CODEX_HOME/config.toml "
     "(measured on 0.171.0: a trusted sub-directory or repository-root entry beat an "
     "untrusted entry for the workspace root)",
-    "set trust_level = \"untrusted\" (profilec's outputs do) and trust no directory under it",
+    'set trust_level = "untrusted" (profilec\'s outputs do) and trust no directory under it',
 )
 
 rule(
@@ -160,8 +160,9 @@ def _workspace_configs(o: _Out) -> None:
                 continue  # absent
             o.add("PC041", f"{path} exists", file=path, path=path)
             if why is not None:
-                o.add("PC040", f"{path} {why}; Codex would load it if trusted", file=path,
-                      path=path)
+                o.add(
+                    "PC040", f"{path} {why}; Codex would load it if trusted", file=path, path=path
+                )
                 continue
             assert data is not None
             for key in sorted(data):
@@ -193,11 +194,14 @@ def _session_keys(o: _Out) -> None:
         else:
             what = f"{key!r} ({classify(head) or 'unknown'})"
         if head in reaching:
-            o.add("PC042", f"session config sets {what}", path=str(key),
-                  file=o.inp.session_file)
+            o.add("PC042", f"session config sets {what}", path=str(key), file=o.inp.session_file)
         else:
-            o.add("PC045", f"session config asked for {what}; stripped",
-                  path=str(key), file=o.inp.session_file)
+            o.add(
+                "PC045",
+                f"session config asked for {what}; stripped",
+                path=str(key),
+                file=o.inp.session_file,
+            )
 
 
 def _within(path: str, root: str) -> bool:

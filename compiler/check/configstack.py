@@ -175,9 +175,7 @@ def _expand_dotted(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_json_object(
-    path: str, what: str, text: str | None = None
-) -> tuple[dict[str, Any], str]:
+def read_json_object(path: str, what: str, text: str | None = None) -> tuple[dict[str, Any], str]:
     text = read_text(path, what) if text is None else text
     try:
         data = json.loads(text)

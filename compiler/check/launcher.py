@@ -121,8 +121,10 @@ def launcher_findings(
         elif kind in _NO_SANDBOX:
             effect = "the profile and its deny are dropped (no sandbox)"
         else:
-            effect = ("the profile is replaced; only its deny entries survive (read-only holder "
-                      "directories and the rest are dropped)")
+            effect = (
+                "the profile is replaced; only its deny entries survive (read-only holder "
+                "directories and the rest are dropped)"
+            )
         out.append(
             CheckFinding(
                 rule=RULE,
@@ -160,8 +162,19 @@ rule(
 )
 
 #: Parts of a `-c` key (or a flag) that name a secret; matched case-insensitively.
-_SECRET_WORDS = ("token", "secret", "password", "passwd", "api_key", "apikey", "bearer",
-                 "authorization", "credential", "private_key", "cookie")
+_SECRET_WORDS = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "api_key",
+    "apikey",
+    "bearer",
+    "authorization",
+    "credential",
+    "private_key",
+    "cookie",
+)
 #: Listener values the sandbox cannot reach (stdio, or a unix socket Codex masks).
 _SAFE_LISTEN = ("stdio", "stdio://", "unix://", "off")
 
@@ -184,8 +197,7 @@ def load_launch_argv(path: str) -> list[tuple[str, list[str]]]:
                 name = a.get("adapter") or a.get("name") or f"adapters[{i}]"
                 out.append((str(name), list(args)))
         return out
-    raise InputError("expected a JSON array of arguments or a --format launch document",
-                     where=path)
+    raise InputError("expected a JSON array of arguments or a --format launch document", where=path)
 
 
 def _secret_key(key: str) -> bool:
@@ -193,14 +205,18 @@ def _secret_key(key: str) -> bool:
     return any(w in low for w in _SECRET_WORDS)
 
 
-def argv_findings(argvs: Sequence[tuple[str, list[str]]], *, file: str | None = None
-                  ) -> list[CheckFinding]:
+def argv_findings(
+    argvs: Sequence[tuple[str, list[str]]], *, file: str | None = None
+) -> list[CheckFinding]:
     """PC048 for a network listener, PC049 for a secret on the argv (names only reported)."""
     out: list[CheckFinding] = []
 
     def add(rule_id: str, message: str) -> None:
-        out.append(CheckFinding(rule=rule_id, severity=rule_by_id(rule_id).severity,
-                                message=message, file=file))
+        out.append(
+            CheckFinding(
+                rule=rule_id, severity=rule_by_id(rule_id).severity, message=message, file=file
+            )
+        )
 
     for label, argv in argvs:
         for i, arg in enumerate(argv):
@@ -208,13 +224,19 @@ def argv_findings(argvs: Sequence[tuple[str, list[str]]], *, file: str | None = 
             if arg == "--listen" or arg.startswith("--listen="):
                 value = arg.split("=", 1)[1] if "=" in arg else nxt
                 if not value.startswith(_SAFE_LISTEN):
-                    add("PC048", f"{label}: --listen {value}: a model command with network "
-                                 "can connect to the parent")
+                    add(
+                        "PC048",
+                        f"{label}: --listen {value}: a model command with network "
+                        "can connect to the parent",
+                    )
             if arg in ("-c", "--config") and "=" in nxt:
                 key, value = nxt.split("=", 1)
                 if _secret_key(key) or "bearer " in value.lower():
-                    add("PC049", f"{label}: -c {key}=<{len(value)} characters> carries a "
-                                 "secret on the parent's argv")
+                    add(
+                        "PC049",
+                        f"{label}: -c {key}=<{len(value)} characters> carries a "
+                        "secret on the parent's argv",
+                    )
             elif arg.startswith("--") and "=" in arg and _secret_key(arg.split("=", 1)[0]):
                 add("PC049", f"{label}: {arg.split('=', 1)[0]}=<value> on the parent's argv")
             elif arg.startswith("--") and _secret_key(arg) and nxt and not nxt.startswith("-"):

@@ -738,15 +738,13 @@ rule(
     "a scoped table under a path key (absolute, or `~` expanded with HOME) that holds one of "
     "`* ? [ ] { } \\` has a `deny` subpath holding one of `* ? [ ] { }`, or any subpath "
     "holding `{` or `}`",
-    "measured on 0.171.0: 'Error: unsupported configuration path \"<key>\" using POSIX path "
+    'measured on 0.171.0: \'Error: unsupported configuration path "<key>" using POSIX path '
     "syntax' (no command runs); keys `]z x*y q? [br] {c,d} z} w{ back\\slash` and `~/x*y` "
     "refuse, `a b` starts; a `read` subpath `f/**` or a subpath without those characters "
     "starts; a `:special` table over such a path starts",
     REFUSAL_CLASSES["unsupported-path-syntax"].fix,
     MEASURED_RANGE,
 )
-
-
 
 
 rule(

@@ -102,8 +102,7 @@ def dotenv_lint(o: _Out) -> None:
         return
     path = f"{home.rstrip('/')}/.env"
     if not isinstance(o.inp.lstat(path), int):
-        o.add("PC047", f"{path} exists; Codex loads it into the parent's environment",
-              path=path)
+        o.add("PC047", f"{path} exists; Codex loads it into the parent's environment", path=path)
 
 
 rule(
@@ -161,14 +160,23 @@ def lock_findings(bundle: Any, lock: str) -> list[CheckFinding]:
     for profile in bundle.profiles:
         table = {profile.profile_id: profile.codex_table()}
         for cwd in ws or (PLACEHOLDER_CWD,):
-            ctx = EvalContext(cwd=cwd, workspace_roots=tuple(w for w in ws if w != cwd),
-                              tmpdir=bundle.layout.tmpdir)
+            ctx = EvalContext(
+                cwd=cwd,
+                workspace_roots=tuple(w for w in ws if w != cwd),
+                tmpdir=bundle.layout.tmpdir,
+            )
             access, won = resolve(table, profile.profile_id, ctx).winner(path)
             if access == "write":
                 winner = won.source if won is not None else "no entry"
-                out.append(CheckFinding(
-                    rule="PC050", severity=rule_by_id("PC050").severity,
-                    message=f"mode {profile.mode}: lock {path} is write (winner: {winner})",
-                    mode=profile.mode, profile=profile.profile_id, path=path))
+                out.append(
+                    CheckFinding(
+                        rule="PC050",
+                        severity=rule_by_id("PC050").severity,
+                        message=f"mode {profile.mode}: lock {path} is write (winner: {winner})",
+                        mode=profile.mode,
+                        profile=profile.profile_id,
+                        path=path,
+                    )
+                )
                 break
     return out

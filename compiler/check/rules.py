@@ -91,7 +91,7 @@ def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
         if versions == MEASURED_RANGE:
             versions += " (measured)"
         lines.append(
-            f"| <a id=\"{r.id.lower()}\"></a>`{r.id}` | {r.name} | {r.severity} | "
+            f'| <a id="{r.id.lower()}"></a>`{r.id}` | {r.name} | {r.severity} | '
             f"{_cell(versions)} | {_cell(r.message)} | {_cell(r.why)} | {_cell(r.fix)} |"
         )
     return "\n".join(lines) + "\n"

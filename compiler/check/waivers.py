@@ -110,13 +110,15 @@ def parse_waivers(table: dict[str, Any], where: str) -> list[Waiver]:
         if unknown:
             raise InputError(f"waiver {n}: unknown key {unknown[0]!r}", where=where)
         rule = w.get("rule")
-        if not isinstance(rule, str) or not (len(rule) == 5 and rule.startswith("PC")
-                                             and rule[2:].isdigit()):
+        if not isinstance(rule, str) or not (
+            len(rule) == 5 and rule.startswith("PC") and rule[2:].isdigit()
+        ):
             raise InputError(f"waiver {n}: rule must be like PC025, got {rule!r}", where=where)
         reason = w.get("reason")
         if not isinstance(reason, str) or not reason.strip():
-            raise InputError(f"waiver {n} ({rule}) has no reason: say why it is accepted",
-                             where=where)
+            raise InputError(
+                f"waiver {n} ({rule}) has no reason: say why it is accepted", where=where
+            )
         expires = w.get("expires")
         if isinstance(expires, dt.date) and not isinstance(expires, dt.datetime):
             expires = expires.isoformat()
@@ -124,8 +126,9 @@ def parse_waivers(table: dict[str, Any], where: str) -> list[Waiver]:
             try:
                 expires = dt.date.fromisoformat(expires).isoformat()
             except ValueError:
-                raise InputError(f"waiver {n} ({rule}): expires {expires!r} is not a date",
-                                 where=where) from None
+                raise InputError(
+                    f"waiver {n} ({rule}): expires {expires!r} is not a date", where=where
+                ) from None
         elif expires is not None:
             raise InputError(f"waiver {n} ({rule}): expires must be a date", where=where)
         path = w.get("path")
@@ -134,8 +137,16 @@ def parse_waivers(table: dict[str, Any], where: str) -> list[Waiver]:
         mode = w.get("mode")
         if mode is not None and not isinstance(mode, str):
             raise InputError(f"waiver {n} ({rule}): mode must be a string", where=where)
-        out.append(Waiver(rule=rule, reason=reason.strip(), source=where, expires=expires,
-                          path=path, mode=mode))
+        out.append(
+            Waiver(
+                rule=rule,
+                reason=reason.strip(),
+                source=where,
+                expires=expires,
+                path=path,
+                mode=mode,
+            )
+        )
     return out
 
 

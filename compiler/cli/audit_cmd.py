@@ -397,12 +397,22 @@ def audit_command(
 
         old_b, old_doc = load_bundle(str(lock))
         changes = diff_bundles(
-            old_b, b, old_name=str(lock), new_name="audited bundle",
-            old_hash=str(old_doc.get("content_hash")), new_hash=str(doc.get("content_hash")),
+            old_b,
+            b,
+            old_name=str(lock),
+            new_name="audited bundle",
+            old_hash=str(old_doc.get("content_hash")),
+            new_hash=str(doc.get("content_hash")),
         )
     rep = build_report(
-        b, doc, canary=canary_doc, now=report_time(now), launchers=launchers, binding=binding,
-        fail_on=fail_on, changes=changes,
+        b,
+        doc,
+        canary=canary_doc,
+        now=report_time(now),
+        launchers=launchers,
+        binding=binding,
+        fail_on=fail_on,
+        changes=changes,
     )
     if fmt == "html":
         from ..audit.report_html import render_html

@@ -361,8 +361,9 @@ def check_command(
         canary=canary_doc,
         extra=extra,
     )
-    report = _triage(report, inputs.stack, group, ignore, baseline, project_config,
-                     no_project_config)
+    report = _triage(
+        report, inputs.stack, group, ignore, baseline, project_config, no_project_config
+    )
     emit(render(fmt, report), out)
     if fmt == "github":
         from ..report.github import write_step_summary
@@ -435,8 +436,14 @@ def _triage(
         return report
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     today = (
-        datetime.fromtimestamp(int(epoch), tz=UTC) if epoch and epoch.isdigit()
+        datetime.fromtimestamp(int(epoch), tz=UTC)
+        if epoch and epoch.isdigit()
         else datetime.now(tz=UTC)
     ).date()
-    return apply_waivers(report, waivers, baseline=base,
-                         baseline_file=str(baseline) if baseline else None, today=today)
+    return apply_waivers(
+        report,
+        waivers,
+        baseline=base,
+        baseline_file=str(baseline) if baseline else None,
+        today=today,
+    )

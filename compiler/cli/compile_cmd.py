@@ -16,14 +16,16 @@ if TYPE_CHECKING:
     from ..models import Finding
 
 RootsOpt = Annotated[
-    Path, typer.Option(
+    Path,
+    typer.Option(
         "--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False, metavar="FILE"
-    )
+    ),
 ]
 ProfilesOpt = Annotated[
-    Path | None, typer.Option(
+    Path | None,
+    typer.Option(
         "--profiles", help="Policy directory (default: shipped profiles/).", metavar="DIR"
-    )
+    ),
 ]
 WorkspaceOpt = Annotated[
     list[str] | None,

@@ -39,6 +39,4 @@ def root_options(
         from ..errors import UsageError
 
         raise UsageError("give -q or -v, not both")
-    console.set_level(
-        console.QUIET if quiet else console.VERBOSE if verbose else console.NORMAL
-    )
+    console.set_level(console.QUIET if quiet else console.VERBOSE if verbose else console.NORMAL)

@@ -45,8 +45,15 @@ def _bundle(
     if (roots is None) == (lock is None):
         raise UsageError("give either --roots (and the compile inputs) or --lock FILE")
     if lock is not None:
-        if (profiles or workspace_root or codex_home or session_config or tmpdir or home
-                or vouched_mcp):
+        if (
+            profiles
+            or workspace_root
+            or codex_home
+            or session_config
+            or tmpdir
+            or home
+            or vouched_mcp
+        ):
             raise UsageError("--lock carries its own inputs; drop the compile flags")
         from ..bundle.load import bundle_from_document
         from ..bundle.lock import read_lock
@@ -72,13 +79,15 @@ def _bundle(
 def watch_command(
     roots: Annotated[
         Path | None,
-        typer.Option("--roots", help="Daemon-owned roots manifest (TOML), as for compile.",
-                     dir_okay=False),
+        typer.Option(
+            "--roots", help="Daemon-owned roots manifest (TOML), as for compile.", dir_okay=False
+        ),
     ] = None,
     lock: Annotated[
         Path | None,
-        typer.Option("--lock", help="Watch the chain pinned in this lock file instead.",
-                     dir_okay=False),
+        typer.Option(
+            "--lock", help="Watch the chain pinned in this lock file instead.", dir_okay=False
+        ),
     ] = None,
     profiles: ProfilesOpt = None,
     workspace_root: WorkspaceOpt = None,
@@ -117,11 +126,15 @@ def watch_command(
     # Installed before the compile, so a launcher that stops the session early still gets 0.
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    bundle = _bundle(roots, lock, profiles, workspace_root, codex_home, session_config, tmpdir,
-                     home, vouched_mcp)
+    bundle = _bundle(
+        roots, lock, profiles, workspace_root, codex_home, session_config, tmpdir, home, vouched_mcp
+    )
     watcher = watch_bundle(bundle)
-    print(f"profilec: watch: watching {len(watcher.watched)} paths every {interval:g} s",
-          file=sys.stderr, flush=True)
+    print(
+        f"profilec: watch: watching {len(watcher.watched)} paths every {interval:g} s",
+        file=sys.stderr,
+        flush=True,
+    )
     if stop:
         return
     found = run_watch(watcher, interval=interval, sleep=go_on)

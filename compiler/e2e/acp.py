@@ -403,9 +403,7 @@ class AcpClient:
         if method == "session/request_permission":
             p = params if isinstance(params, dict) else {}
             options = [o for o in p.get("options") or [] if isinstance(o, dict)]
-            reject = next(
-                (o for o in options if str(o.get("kind", "")).startswith("reject")), None
-            )
+            reject = next((o for o in options if str(o.get("kind", "")).startswith("reject")), None)
             tool = p.get("toolCall") if isinstance(p.get("toolCall"), dict) else {}
             title = str((tool or {}).get("title", ""))[:200]
             if reject is not None:
@@ -485,7 +483,8 @@ class AcpClient:
     def set_mode(self, session_id: str, mode_id: str) -> None:
         """`session/set_mode`."""
         self.client.request(
-            "session/set_mode", {"sessionId": session_id, "modeId": mode_id},
+            "session/set_mode",
+            {"sessionId": session_id, "modeId": mode_id},
             timeout=scaled(SESSION_TIMEOUT),
         )
 
@@ -574,9 +573,7 @@ def modes_of(session: Mapping[str, Any]) -> tuple[list[str], str | None]:
     if not isinstance(modes, dict):
         return [], None
     ids = [
-        str(m["id"])
-        for m in modes.get("availableModes") or []
-        if isinstance(m, dict) and "id" in m
+        str(m["id"]) for m in modes.get("availableModes") or [] if isinstance(m, dict) and "id" in m
     ]
     cur = modes.get("currentModeId")
     return ids, str(cur) if cur is not None else None
@@ -601,14 +598,21 @@ def recipe(adapter: Adapter, method: str, bundle: CompiledBundle) -> dict[str, A
     the matrix proves the shipped recipe and not a copy of it."""
     from ..emit.launch import AdapterCatalog, render_launch_with
 
-    source = "embedded" if adapter.kind == "zed" else (
-        "CODEX_PATH" if adapter.codex_path is not None else "bundled")
+    source = (
+        "embedded"
+        if adapter.kind == "zed"
+        else ("CODEX_PATH" if adapter.codex_path is not None else "bundled")
+    )
     entry = {
-        "package": adapter.package, "version": adapter.version,
-        "codex_version": adapter.codex_version, "codex_source": source,
+        "package": adapter.package,
+        "version": adapter.version,
+        "codex_version": adapter.codex_version,
+        "codex_source": source,
         # `none` (the no-profile control) is no holding method: the recipe then sets nothing.
-        "launch_method": method, "holding_methods": [] if method == "none" else [method],
-        "reason": "profilec e2e run", "evidence": "profilec e2e run",
+        "launch_method": method,
+        "holding_methods": [] if method == "none" else [method],
+        "reason": "profilec e2e run",
+        "evidence": "profilec e2e run",
     }
     catalog = AdapterCatalog.model_validate({"schema_version": 1, "adapters": [entry]})
     doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog))
@@ -690,8 +694,14 @@ class _Run:
         clean = excerpt(text, [self.layout.marker])
         self.out.append(
             Observation(
-                self.adapter.name, self.adapter.version, self.adapter.codex_version,
-                self.method, event, result, clean, round(time.monotonic() - t0, 2),
+                self.adapter.name,
+                self.adapter.version,
+                self.adapter.codex_version,
+                self.method,
+                event,
+                result,
+                clean,
+                round(time.monotonic() - t0, 2),
             )
         )
 
@@ -739,8 +749,11 @@ class _Run:
         if rejected:
             evidence += f"; {len(rejected)} permission request(s) rejected"
         if result == "error":
-            why = [f"stopReason={stop}", f"calls={len(calls)}",
-                   f"model requests={len(self.server.requests) - requests_before}"]
+            why = [
+                f"stopReason={stop}",
+                f"calls={len(calls)}",
+                f"model requests={len(self.server.requests) - requests_before}",
+            ]
             if client.idle_cancel is not None:
                 why.append(f"cancelled after {client.idle_cancel:g}s without progress")
             evidence += f" ({'; '.join(why)})"
@@ -846,17 +859,38 @@ def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> l
             continue
         r = second.get(o.session_event)
         if r is None:
-            out.append(replace(o, attempts=2, evidence=excerpt(
-                f"retried once, the retry did not reach this event; first try: {o.evidence}", [])))
+            out.append(
+                replace(
+                    o,
+                    attempts=2,
+                    evidence=excerpt(
+                        "retried once, the retry did not reach this event; first try: "
+                        f"{o.evidence}",
+                        [],
+                    ),
+                )
+            )
             continue
-        out.append(replace(r, attempts=2, seconds=round(o.seconds + r.seconds, 2),
-                           evidence=excerpt(f"{r.evidence} [retried once; first try: "
-                                            f"{o.evidence}]", [])))
+        out.append(
+            replace(
+                r,
+                attempts=2,
+                seconds=round(o.seconds + r.seconds, 2),
+                evidence=excerpt(f"{r.evidence} [retried once; first try: {o.evidence}]", []),
+            )
+        )
     for r in again:
         if r.session_event not in seen:
             seen.add(r.session_event)
-            out.append(replace(r, attempts=2, evidence=excerpt(
-                f"{r.evidence} [retried once; the first try ended before this event]", [])))
+            out.append(
+                replace(
+                    r,
+                    attempts=2,
+                    evidence=excerpt(
+                        f"{r.evidence} [retried once; the first try ended before this event]", []
+                    ),
+                )
+            )
     return out
 
 
@@ -869,9 +903,14 @@ def _run_method_once(adapter: Adapter, method: str, parent: str | None) -> list[
             run = _Run(adapter, method, layout, server)
             t0 = time.monotonic()
             if non_root and os.getuid() != 0:
-                run.record("new", "not-supported", "the harness is not root, so it cannot start "
-                           f"the adapter as another user; {base} already ran as uid "
-                           f"{os.getuid()}", t0)
+                run.record(
+                    "new",
+                    "not-supported",
+                    "the harness is not root, so it cannot start "
+                    f"the adapter as another user; {base} already ran as uid "
+                    f"{os.getuid()}",
+                    t0,
+                )
                 return run.out
             try:
                 launch = build_launch(adapter, method, layout, server)
@@ -945,5 +984,6 @@ def _events(run: _Run, launch: Launch) -> None:
                 note = f"new adapter process, mode {current or 'none offered'}"
                 run.probe(client, first, kind, note)
         except (RpcError, RpcTimeout, RpcClosed, OSError) as exc:
-            run.fail(f"session/{'load' if kind == 'loaded' else 'resume'} "
-                     f"failed: {_short(exc)}", t1)
+            run.fail(
+                f"session/{'load' if kind == 'loaded' else 'resume'} failed: {_short(exc)}", t1
+            )

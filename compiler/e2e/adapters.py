@@ -94,8 +94,11 @@ class Adapter:
     def methods(self) -> tuple[str, ...]:
         """Launch methods run for this adapter (the others of METHODS are not-supported)."""
         if self.kind == "ts":
-            extra = () if self.codex_path is None else (
-                METHOD_CODEX_HOME_INITIAL_MODE + NON_ROOT_SUFFIX,)
+            extra = (
+                ()
+                if self.codex_path is None
+                else (METHOD_CODEX_HOME_INITIAL_MODE + NON_ROOT_SUFFIX,)
+            )
             return (*METHODS, *extra, METHOD_NONE)
         return (
             METHOD_C_OVERRIDES,

@@ -42,8 +42,10 @@ def verdict(policy: str, asked: int) -> tuple[Result, str]:
     """held when a request came iff the policy asks (everything but `never` may ask)."""
     want = policy != "never"
     got = asked > 0
-    text = (f"mode policy {policy}: {asked} approval request(s); "
-            f"{'expected' if want else 'expected none'}")
+    text = (
+        f"mode policy {policy}: {asked} approval request(s); "
+        f"{'expected' if want else 'expected none'}"
+    )
     return ("held" if want == got else "lost"), text
 
 
@@ -59,13 +61,15 @@ def appserver_approval_rows(codex: str | Path, *, timeout: float = 90.0) -> list
             try:
                 proc = s.start()
                 started = proc.client.request(
-                    "thread/start", {"cwd": layout.workspace}, timeout=timeout)
+                    "thread/start", {"cwd": layout.workspace}, timeout=timeout
+                )
                 thread = str(started["thread"]["id"])
                 for profile in bundle.profiles:
                     approvals = bundle.mode_approvals.get(profile.mode, {})
                     policy = approvals.get("approval_policy", "on-request")
                     config_policy = bundle.mode_approvals.get(bundle.default_mode, {}).get(
-                        "approval_policy", "on-request")
+                        "approval_policy", "on-request"
+                    )
                     for event, extra in (
                         ("config", {"permissions": profile.profile_id}),
                         ("turn", {"permissions": profile.profile_id, "approvalPolicy": policy}),
@@ -75,18 +79,32 @@ def appserver_approval_rows(codex: str | Path, *, timeout: float = 90.0) -> list
                         try:
                             proc.turn(thread, f"approval probe {profile.mode}", extra, timeout)
                         except (RpcError, RpcTimeout, RpcClosed) as exc:
-                            rows.append(_row(APPSERVER_METHOD, f"approval:{profile.mode}:{event}",
-                                             "error", f"turn failed: {exc}"))
+                            rows.append(
+                                _row(
+                                    APPSERVER_METHOD,
+                                    f"approval:{profile.mode}:{event}",
+                                    "error",
+                                    f"turn failed: {exc}",
+                                )
+                            )
                             server.drop_pending_probes()
                             continue
                         server.drop_pending_probes()
-                        asked = sum(1 for m in proc.approvals[before:]
-                                    if m in APPROVAL_REQUESTS)
+                        asked = sum(1 for m in proc.approvals[before:] if m in APPROVAL_REQUESTS)
                         result, text = verdict(policy, asked)
-                        where = (f"config approval_policy {config_policy}" if event == "config"
-                                 else f"turn/start approvalPolicy {policy}")
-                        rows.append(_row(APPSERVER_METHOD, f"approval:{profile.mode}:{event}",
-                                         result, f"{text}; {where}"))
+                        where = (
+                            f"config approval_policy {config_policy}"
+                            if event == "config"
+                            else f"turn/start approvalPolicy {policy}"
+                        )
+                        rows.append(
+                            _row(
+                                APPSERVER_METHOD,
+                                f"approval:{profile.mode}:{event}",
+                                result,
+                                f"{text}; {where}",
+                            )
+                        )
             finally:
                 s.stop()
     finally:
@@ -94,12 +112,24 @@ def appserver_approval_rows(codex: str | Path, *, timeout: float = 90.0) -> list
     return rows
 
 
-def _row(method: str, event: str, result: Result, evidence: str,
-         adapter: str = ADAPTER, adapter_version: str | None = None,
-         core: str | None = None) -> MatrixRow:
-    return MatrixRow(adapter=adapter, adapter_version=adapter_version or codex_version(),
-                     codex_version=core or codex_version(), launch_method=method,
-                     session_event=event, result=result, evidence=excerpt(evidence, []))
+def _row(
+    method: str,
+    event: str,
+    result: Result,
+    evidence: str,
+    adapter: str = ADAPTER,
+    adapter_version: str | None = None,
+    core: str | None = None,
+) -> MatrixRow:
+    return MatrixRow(
+        adapter=adapter,
+        adapter_version=adapter_version or codex_version(),
+        codex_version=core or codex_version(),
+        launch_method=method,
+        session_event=event,
+        result=result,
+        evidence=excerpt(evidence, []),
+    )
 
 
 def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
@@ -130,7 +160,8 @@ def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
                     if mode is None or not mode_id.startswith("permission-profile:"):
                         continue
                     policy = bundle.mode_approvals.get(mode, {}).get(
-                        "approval_policy", "on-request")
+                        "approval_policy", "on-request"
+                    )
                     event = f"approval:{mode}"
                     try:
                         client.set_mode(sid, mode_id)
@@ -138,16 +169,34 @@ def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
                         server.add_probe(PROBE, escalate=True)
                         client.prompt(sid, "approval probe")
                     except (RpcError, RpcTimeout, RpcClosed) as exc:
-                        rows.append(_row(TS_METHOD, event, "error", f"failed: {exc}",
-                                         adapter.name, adapter.version, adapter.codex_version))
+                        rows.append(
+                            _row(
+                                TS_METHOD,
+                                event,
+                                "error",
+                                f"failed: {exc}",
+                                adapter.name,
+                                adapter.version,
+                                adapter.codex_version,
+                            )
+                        )
                         continue
                     finally:
                         server.drop_pending_probes()
                     time.sleep(0.2)
                     asked = len(client.permissions) - before
                     result, text = verdict(policy, asked)
-                    rows.append(_row(TS_METHOD, event, result, f"{text}; mode {mode_id}",
-                                     adapter.name, adapter.version, adapter.codex_version))
+                    rows.append(
+                        _row(
+                            TS_METHOD,
+                            event,
+                            result,
+                            f"{text}; mode {mode_id}",
+                            adapter.name,
+                            adapter.version,
+                            adapter.codex_version,
+                        )
+                    )
     finally:
         remove_layout(layout)
     return rows

@@ -78,16 +78,26 @@ SCRATCH_PARENT = "/tmp"
 #: in the thread history.
 LEGACY_SANDBOX_POLICIES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("readOnly", {"type": "readOnly", "networkAccess": False}),
-    ("workspaceWrite", {"type": "workspaceWrite", "writableRoots": [], "networkAccess": False,
-                        "excludeTmpdirEnvVar": False, "excludeSlashTmp": False}),
+    (
+        "workspaceWrite",
+        {
+            "type": "workspaceWrite",
+            "writableRoots": [],
+            "networkAccess": False,
+            "excludeTmpdirEnvVar": False,
+            "excludeSlashTmp": False,
+        },
+    ),
     ("dangerFullAccess", {"type": "dangerFullAccess"}),
 )
 LEGACY_EVENTS: tuple[str, ...] = tuple(
-    f"legacy-sandboxPolicy:{k}" for k, _ in LEGACY_SANDBOX_POLICIES)
+    f"legacy-sandboxPolicy:{k}" for k, _ in LEGACY_SANDBOX_POLICIES
+)
 #: Legacy `sandbox` modes a launcher may put on thread/start (each gets a fresh thread).
 THREAD_SANDBOX_MODES: tuple[str, ...] = ("read-only", "workspace-write", "danger-full-access")
 THREAD_SANDBOX_EVENTS: tuple[str, ...] = tuple(
-    f"legacy-sandbox-thread-start:{m}" for m in THREAD_SANDBOX_MODES)
+    f"legacy-sandbox-thread-start:{m}" for m in THREAD_SANDBOX_MODES
+)
 #: The same legacy `sandbox` on thread/fork and on a true thread/resume (read-only).
 FORK_SANDBOX_EVENT = "legacy-sandbox-thread-fork:read-only"
 RESUME_SANDBOX_EVENT = "legacy-sandbox-thread-resume:read-only"
@@ -118,13 +128,20 @@ class Layout:
 
     def probes(self) -> tuple[tuple[str, str], ...]:
         """(name, path) pairs the probe cats, control last."""
-        return (("link", self.link), ("hop", self.hop), ("target", self.target),
-                ("control", self.control))
+        return (
+            ("link", self.link),
+            ("hop", self.hop),
+            ("target", self.target),
+            ("control", self.control),
+        )
 
     def holders(self) -> tuple[tuple[str, str], ...]:
         """(name, dir) of the directories holding the link, the hop and the target."""
-        return (("write:codex-home", self.codex_home), ("write:host", os.path.dirname(self.target)),
-                ("write:base", self.base))
+        return (
+            ("write:codex-home", self.codex_home),
+            ("write:host", os.path.dirname(self.target)),
+            ("write:base", self.base),
+        )
 
     def probe_command(self) -> str:
         """One sh command printing `== name`, the output (or the error) and `rc=N` for each.
@@ -134,8 +151,9 @@ class Layout:
         approvalPolicy "never"); rc=0 there means a model command could re-point the link or
         swap the target.
         """
-        parts = [f'echo "== {n}"; cat {shlex.quote(p)} 2>&1; echo "rc=$?"'
-                 for n, p in self.probes()]
+        parts = [
+            f'echo "== {n}"; cat {shlex.quote(p)} 2>&1; echo "rc=$?"' for n, p in self.probes()
+        ]
         for n, d in self.holders():
             f = shlex.quote(os.path.join(d, ".profilec-e2e-write-probe"))
             parts.append(f'echo "== {n}"; ( : > {f} ) 2>&1; echo "rc=$?"')
@@ -167,25 +185,40 @@ def build_layout(parent: str = SCRATCH_PARENT) -> Layout:
     Path(control).write_text(control_marker + "\n", encoding="utf-8")
     roots_toml = os.path.join(base, "roots.toml")
     Path(roots_toml).write_text(
-        "schema_version = 1\n\n[[roots]]\nid = \"codex-auth\"\n"
-        f"path = {json.dumps(link)}\nbackend = \"codex\"\n",
+        'schema_version = 1\n\n[[roots]]\nid = "codex-auth"\n'
+        f'path = {json.dumps(link)}\nbackend = "codex"\n',
         encoding="utf-8",
     )
     os.chmod(roots_toml, 0o600)
-    return Layout(base, marker, control_marker, link, hop, target, control, workspace,
-                  codex_home, roots_toml, tmpdir, home)
+    return Layout(
+        base,
+        marker,
+        control_marker,
+        link,
+        hop,
+        target,
+        control,
+        workspace,
+        codex_home,
+        roots_toml,
+        tmpdir,
+        home,
+    )
 
 
 def compile_layout(layout: Layout) -> CompiledBundle:
     """Compile the shipped policy for the layout (profilec.api, as the CLI does)."""
-    return load_and_compile(layout.roots_toml, workspace_roots=[layout.workspace],
-                            codex_home=layout.codex_home)
+    return load_and_compile(
+        layout.roots_toml, workspace_roots=[layout.workspace], codex_home=layout.codex_home
+    )
 
 
 def thread_config(bundle: CompiledBundle) -> dict[str, Any]:
     """The thread `config` map carrying every compiled profile and the selection."""
-    return {"default_permissions": bundle.default_profile_id,
-            "permissions": {p.profile_id: p.codex_table() for p in bundle.profiles}}
+    return {
+        "default_permissions": bundle.default_profile_id,
+        "permissions": {p.profile_id: p.codex_table() for p in bundle.profiles},
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,10 +248,16 @@ class EventOutcome:
             lint = LEGACY_LINT
         elif self.session_event == "resumed:no-config" and self.result == "lost":
             lint = SESSION_ONLY_LINT
-        return MatrixRow(adapter=ADAPTER, adapter_version=codex_version(),
-                         codex_version=codex_version(), launch_method=self.launch_method,
-                         session_event=self.session_event, result=self.result,
-                         evidence=self.evidence, lint=lint)
+        return MatrixRow(
+            adapter=ADAPTER,
+            adapter_version=codex_version(),
+            codex_version=codex_version(),
+            launch_method=self.launch_method,
+            session_event=self.session_event,
+            result=self.result,
+            evidence=self.evidence,
+            lint=lint,
+        )
 
 
 @dataclass(frozen=True)
@@ -362,23 +401,35 @@ class AppServer:
 
     def initialize(self, timeout: float) -> None:
         """initialize (experimentalApi on, to see activePermissionProfile) + initialized."""
-        self.client.request("initialize", {
-            "clientInfo": {"name": "profilec-e2e", "title": "profilec e2e", "version": "1"},
-            "capabilities": {"experimentalApi": True},
-        }, timeout=timeout)
+        self.client.request(
+            "initialize",
+            {
+                "clientInfo": {"name": "profilec-e2e", "title": "profilec e2e", "version": "1"},
+                "capabilities": {"experimentalApi": True},
+            },
+            timeout=timeout,
+        )
         self.client.notify("initialized", {})
 
-    def turn(self, thread_id: str, text: str, extra: dict[str, Any], timeout: float
-             ) -> list[dict[str, Any]]:
+    def turn(
+        self, thread_id: str, text: str, extra: dict[str, Any], timeout: float
+    ) -> list[dict[str, Any]]:
         """Run one turn; return the notifications it produced (through turn/completed)."""
         mark = self.client.mark()
-        params = {"threadId": thread_id,
-                  "input": [{"type": "text", "text": text, "text_elements": []}], **extra}
+        params = {
+            "threadId": thread_id,
+            "input": [{"type": "text", "text": text, "text_elements": []}],
+            **extra,
+        }
         self.client.request("turn/start", params, timeout=timeout)
         self.client.wait_for(
-            lambda m: m.get("method") == "turn/completed"
-            and (m.get("params") or {}).get("threadId") == thread_id,
-            timeout=timeout, after=mark)
+            lambda m: (
+                m.get("method") == "turn/completed"
+                and (m.get("params") or {}).get("threadId") == thread_id
+            ),
+            timeout=timeout,
+            after=mark,
+        )
         return self.client.inbox(mark)
 
     def close(self) -> None:
@@ -437,9 +488,14 @@ class _Session:
 
     def env(self) -> dict[str, str]:
         lay = self.layout
-        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": lay.home,
-                "CODEX_HOME": lay.codex_home, "TMPDIR": lay.tmpdir, "LANG": "C.UTF-8",
-                "RUST_LOG": "warn"}
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": lay.home,
+            "CODEX_HOME": lay.codex_home,
+            "TMPDIR": lay.tmpdir,
+            "LANG": "C.UTF-8",
+            "RUST_LOG": "warn",
+        }
 
     def thread_params(self, with_config: bool = True) -> dict[str, Any]:
         params: dict[str, Any] = {"cwd": self.layout.workspace, "approvalPolicy": "never"}
@@ -460,9 +516,9 @@ class _Session:
         entries = self.proc.client.transcript
         out = tuple(
             json.dumps(e.message, sort_keys=True, separators=(",", ":"))
-            for e in entries[self.sent_mark:]
-            if e.direction == "out" and str(e.message.get("method", "")).startswith(
-                ("thread/", "turn/"))
+            for e in entries[self.sent_mark :]
+            if e.direction == "out"
+            and str(e.message.get("method", "")).startswith(("thread/", "turn/"))
         )
         self.sent_mark = len(entries)
         return out
@@ -476,8 +532,10 @@ class _Session:
         """End the process, start a new one, thread/resume: a true resume from disk."""
         proc = self.start()
         resumed = proc.client.request(
-            "thread/resume", {"threadId": thread_id, **self.thread_params(with_config)},
-            timeout=self.timeout)
+            "thread/resume",
+            {"threadId": thread_id, **self.thread_params(with_config)},
+            timeout=self.timeout,
+        )
         return _profile_id(resumed)
 
     def warm(self, thread_id: str) -> None:
@@ -485,8 +543,9 @@ class _Session:
         assert self.proc is not None
         self.proc.turn(thread_id, "profilec e2e: hello", {}, self.timeout)
 
-    def probe(self, thread_id: str, event: str, active: str | None,
-              extra: dict[str, Any] | None = None) -> EventOutcome:
+    def probe(
+        self, thread_id: str, event: str, active: str | None, extra: dict[str, Any] | None = None
+    ) -> EventOutcome:
         """Queue the probe, run one turn, judge what the model saw."""
         assert self.proc is not None
         n_req = len(self.server.requests)
@@ -496,8 +555,9 @@ class _Session:
         notes: list[dict[str, Any]] = []
         error = ""
         try:
-            notes = self.proc.turn(thread_id, f"profilec e2e probe ({event})", extra or {},
-                                   self.timeout)
+            notes = self.proc.turn(
+                thread_id, f"profilec e2e probe ({event})", extra or {}, self.timeout
+            )
         except (RpcError, RpcTimeout, RpcClosed) as exc:
             error = f"{type(exc).__name__}: {exc}"
         calls = self.server.calls[n_calls:]
@@ -506,19 +566,28 @@ class _Session:
         visible = "\n".join(json.dumps(r.body) for r in self.server.requests[n_req:])
         result, evidence = judge(self.layout, output, visible, self.leaked)
         if error and result != "lost":
-            result, evidence = "error", excerpt(error + "; " + self.proc.client.stderr_tail(300),
-                                                [self.layout.marker])
+            result, evidence = (
+                "error",
+                excerpt(error + "; " + self.proc.client.stderr_tail(300), [self.layout.marker]),
+            )
         self.leaked = self.leaked or result == "lost"
         updates = _settings_updates(notes)
         for u in updates:
             active = u.split("activePermissionProfile=")[1].split(" ")[0]
         effect = entries_in_effect(self.bundle, [r.body for r in self.server.requests[n_req:]])
-        evidence = excerpt(f"{evidence}; active profile {active}"
-                           + (f"; {updates[-1]}" if updates else "")
-                           + (f"; {effect}" if effect else ""), [self.layout.marker])
+        evidence = excerpt(
+            f"{evidence}; active profile {active}"
+            + (f"; {updates[-1]}" if updates else "")
+            + (f"; {effect}" if effect else ""),
+            [self.layout.marker],
+        )
         return EventOutcome(
-            launch_method=self.method, session_event=event, result=result, evidence=evidence,
-            active_profile=active, approvals=tuple(self.proc.approvals[n_appr:]),
+            launch_method=self.method,
+            session_event=event,
+            result=result,
+            evidence=evidence,
+            active_profile=active,
+            approvals=tuple(self.proc.approvals[n_appr:]),
             notifications=tuple(sorted({str(n.get("method")) for n in notes})),
             tool_output=excerpt(output or "", [self.layout.marker], limit=600),
             sent=self.sent_since_mark(),
@@ -533,14 +602,21 @@ def drop_denies(bundle: CompiledBundle) -> CompiledBundle:
     """The bundle with every deny entry removed: the broken profile a control must catch."""
     profiles = tuple(
         p.model_copy(update={"entries": tuple(e for e in p.entries if e.access != "deny")})
-        for p in bundle.profiles)
+        for p in bundle.profiles
+    )
     return bundle.model_copy(update={"profiles": profiles})
 
 
 def run_method(
-    codex: str, method: str, *, timeout: float = 90.0, parent: str = SCRATCH_PARENT,
-    default_permissions: str | None = None, events: Sequence[str] | None = None,
-    mutate: Callable[[CompiledBundle], CompiledBundle] | None = None, keep: bool = False,
+    codex: str,
+    method: str,
+    *,
+    timeout: float = 90.0,
+    parent: str = SCRATCH_PARENT,
+    default_permissions: str | None = None,
+    events: Sequence[str] | None = None,
+    mutate: Callable[[CompiledBundle], CompiledBundle] | None = None,
+    keep: bool = False,
 ) -> list[EventOutcome]:
     """All session events for one launch method on a fresh layout (see the module docstring).
 
@@ -550,10 +626,20 @@ def run_method(
     """
     layout = build_layout(parent)
     out: list[EventOutcome] = []
-    wanted = list(events) if events is not None else [
-        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS,
-        FORK_SANDBOX_EVENT, RESUME_SANDBOX_EVENT,
-        *(["resumed:no-config"] if method == "thread config" else [])]
+    wanted = (
+        list(events)
+        if events is not None
+        else [
+            "new",
+            "resumed",
+            *LEGACY_EVENTS,
+            RESTORE_EVENT,
+            *THREAD_SANDBOX_EVENTS,
+            FORK_SANDBOX_EVENT,
+            RESUME_SANDBOX_EVENT,
+            *(["resumed:no-config"] if method == "thread config" else []),
+        ]
+    )
     try:
         bundle = None if default_permissions is not None else compile_layout(layout)
         if bundle is not None and mutate is not None:
@@ -572,52 +658,72 @@ def run_method(
                 if "resumed" in wanted:
                     active = s.resume(thread_id, with_config=True)
                     out.append(s.probe(thread_id, "resumed", active))
-                for (_, policy), event in zip(LEGACY_SANDBOX_POLICIES, LEGACY_EVENTS,
-                                              strict=True):
+                for (_, policy), event in zip(LEGACY_SANDBOX_POLICIES, LEGACY_EVENTS, strict=True):
                     if event in wanted:
                         out.append(s.probe(thread_id, event, active, {"sandboxPolicy": policy}))
                 if RESTORE_EVENT in wanted and bundle is not None:
                     # PC023's fix: select the profile per turn with `permissions` (experimental).
-                    out.append(s.probe(thread_id, RESTORE_EVENT, active,
-                                       {"permissions": bundle.default_profile_id}))
-                for mode, event in zip(THREAD_SANDBOX_MODES, THREAD_SANDBOX_EVENTS,
-                                       strict=True):
+                    out.append(
+                        s.probe(
+                            thread_id,
+                            RESTORE_EVENT,
+                            active,
+                            {"permissions": bundle.default_profile_id},
+                        )
+                    )
+                for mode, event in zip(THREAD_SANDBOX_MODES, THREAD_SANDBOX_EVENTS, strict=True):
                     if event in wanted:
                         # A fresh thread each, so an earlier leak cannot colour this one.
                         s.leaked = False
-                        started = s.proc.client.request(
-                            "thread/start", {**s.thread_params(), "sandbox": mode},
-                            timeout=timeout) if s.proc else {}
-                        out.append(s.probe(str(started["thread"]["id"]), event,
-                                           _profile_id(started)))
+                        started = (
+                            s.proc.client.request(
+                                "thread/start",
+                                {**s.thread_params(), "sandbox": mode},
+                                timeout=timeout,
+                            )
+                            if s.proc
+                            else {}
+                        )
+                        out.append(
+                            s.probe(str(started["thread"]["id"]), event, _profile_id(started))
+                        )
                 if FORK_SANDBOX_EVENT in wanted or RESUME_SANDBOX_EVENT in wanted:
                     # A fresh thread with a rollout on disk: fork it, then resume it, each
                     # request carrying a legacy `sandbox`.
                     s.leaked = False
                     proc = s.start()
-                    started = proc.client.request("thread/start", s.thread_params(),
-                                                  timeout=timeout)
+                    started = proc.client.request(
+                        "thread/start", s.thread_params(), timeout=timeout
+                    )
                     fresh = str(started["thread"]["id"])
                     s.warm(fresh)
                     if FORK_SANDBOX_EVENT in wanted:
                         forked = proc.client.request(
-                            "thread/fork", {"threadId": fresh, **s.thread_params(),
-                                            "sandbox": "read-only"}, timeout=timeout)
-                        out.append(s.probe(str(forked["thread"]["id"]), FORK_SANDBOX_EVENT,
-                                           _profile_id(forked)))
+                            "thread/fork",
+                            {"threadId": fresh, **s.thread_params(), "sandbox": "read-only"},
+                            timeout=timeout,
+                        )
+                        out.append(
+                            s.probe(
+                                str(forked["thread"]["id"]), FORK_SANDBOX_EVENT, _profile_id(forked)
+                            )
+                        )
                         s.leaked = False
                     if RESUME_SANDBOX_EVENT in wanted:
                         proc = s.start()
                         resumed = proc.client.request(
-                            "thread/resume", {"threadId": fresh, **s.thread_params(),
-                                              "sandbox": "read-only"}, timeout=timeout)
+                            "thread/resume",
+                            {"threadId": fresh, **s.thread_params(), "sandbox": "read-only"},
+                            timeout=timeout,
+                        )
                         out.append(s.probe(fresh, RESUME_SANDBOX_EVENT, _profile_id(resumed)))
                 if "resumed:no-config" in wanted:
                     # A second thread, so the legacy turns above cannot colour this one.
                     s.leaked = False
                     proc = s.start()
-                    started = proc.client.request("thread/start", s.thread_params(),
-                                                  timeout=timeout)
+                    started = proc.client.request(
+                        "thread/start", s.thread_params(), timeout=timeout
+                    )
                     second = str(started["thread"]["id"])
                     s.warm(second)
                     active = s.resume(second, with_config=False)
@@ -627,8 +733,11 @@ def run_method(
                 tail = s.proc.client.stderr_tail(300) if s.proc is not None else ""
                 for event in wanted:
                     if event not in done:
-                        out.append(_error_outcome(method, event, RuntimeError(f"{exc}; {tail}"),
-                                                  layout.marker))
+                        out.append(
+                            _error_outcome(
+                                method, event, RuntimeError(f"{exc}; {tail}"), layout.marker
+                            )
+                        )
             finally:
                 s.stop()
     finally:
@@ -638,8 +747,12 @@ def run_method(
 
 
 def run_appserver(
-    codex: str | Path, *, methods: Sequence[str] = LAUNCH_METHODS, control: bool = True,
-    timeout: float = 90.0, parent: str = SCRATCH_PARENT,
+    codex: str | Path,
+    *,
+    methods: Sequence[str] = LAUNCH_METHODS,
+    control: bool = True,
+    timeout: float = 90.0,
+    parent: str = SCRATCH_PARENT,
     progress: Callable[[EventOutcome], None] | None = None,
 ) -> AppServerReport:
     """Every launch method's events, then the negative control (built-in :workspace, no deny)."""
@@ -652,23 +765,44 @@ def run_appserver(
                 progress(o)
     controls: list[EventOutcome] = []
     if control:
-        builtin = run_method(str(codex), "app-server -c", timeout=timeout, parent=parent,
-                             events=("new",), default_permissions=":workspace")
-        no_deny = run_method(str(codex), "app-server -c", timeout=timeout, parent=parent,
-                             events=("new",), mutate=drop_denies)
+        builtin = run_method(
+            str(codex),
+            "app-server -c",
+            timeout=timeout,
+            parent=parent,
+            events=("new",),
+            default_permissions=":workspace",
+        )
+        no_deny = run_method(
+            str(codex),
+            "app-server -c",
+            timeout=timeout,
+            parent=parent,
+            events=("new",),
+            mutate=drop_denies,
+        )
         for name, found in ((CONTROL_BUILTIN, builtin), (CONTROL_NO_DENY, no_deny)):
             for o in found:
-                c = EventOutcome(name, o.session_event, o.result, o.evidence,
-                                 o.active_profile, o.approvals, o.notifications, o.tool_output,
-                                 o.sent)
+                c = EventOutcome(
+                    name,
+                    o.session_event,
+                    o.result,
+                    o.evidence,
+                    o.active_profile,
+                    o.approvals,
+                    o.notifications,
+                    o.tool_output,
+                    o.sent,
+                )
                 controls.append(c)
                 if progress:
                     progress(c)
     return AppServerReport(tuple(outcomes), tuple(controls), time.monotonic() - t0)
 
 
-def run_appserver_rows(codex: str | Path | None = None, *, timeout: float = 90.0
-                       ) -> list[MatrixRow]:
+def run_appserver_rows(
+    codex: str | Path | None = None, *, timeout: float = 90.0
+) -> list[MatrixRow]:
     """The app-server rows of the compatibility matrix, with the pinned codex by default.
 
     Raises EnvironmentMissingError when no codex binary is installed, and RuntimeError when the
@@ -678,7 +812,8 @@ def run_appserver_rows(codex: str | Path | None = None, *, timeout: float = 90.0
         codex = codex_binary()
         if codex is None or not codex.is_file():
             raise EnvironmentMissingError(
-                f"pinned codex {codex_version()} is not installed (run .ci/tools.sh)")
+                f"pinned codex {codex_version()} is not installed (run .ci/tools.sh)"
+            )
     report = run_appserver(codex, timeout=timeout)
     if not report.controls_failed:
         raise RuntimeError("app-server negative control did not leak: the harness cannot fail")

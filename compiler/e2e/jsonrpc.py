@@ -109,9 +109,11 @@ class JsonRpcClient:
         started = _stat(self.pid)  # its start time bounds which session members are its own
         self._started = started[1] if started else 0
         self._reader = threading.Thread(
-            target=self._read_loop, name=f"jsonrpc-{self.pid}", daemon=True)
+            target=self._read_loop, name=f"jsonrpc-{self.pid}", daemon=True
+        )
         self._errreader = threading.Thread(
-            target=self._drain_stderr, name=f"stderr-{self.pid}", daemon=True)
+            target=self._drain_stderr, name=f"stderr-{self.pid}", daemon=True
+        )
         self._reader.start()
         self._errreader.start()
 

@@ -60,8 +60,13 @@ class MatrixRow(_Frozen):
 
     def key(self) -> tuple[str, str, str, str, str]:
         """The identity of a row: everything but the outcome."""
-        return (self.adapter, self.adapter_version, self.codex_version, self.launch_method,
-                self.session_event)
+        return (
+            self.adapter,
+            self.adapter_version,
+            self.codex_version,
+            self.launch_method,
+            self.session_event,
+        )
 
 
 class CompatibilityMatrix(_Frozen):
@@ -78,8 +83,10 @@ def sorted_rows(matrix: CompatibilityMatrix) -> list[MatrixRow]:
 
 def matrix_json(matrix: CompatibilityMatrix) -> str:
     """Deterministic JSON: sorted rows, sorted keys, two-space indent, one final newline."""
-    doc = {"schema_version": matrix.schema_version,
-           "rows": [r.model_dump(mode="json") for r in sorted_rows(matrix)]}
+    doc = {
+        "schema_version": matrix.schema_version,
+        "rows": [r.model_dump(mode="json") for r in sorted_rows(matrix)],
+    }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -89,12 +96,28 @@ def _cell(text: str) -> str:
 
 def matrix_markdown(matrix: CompatibilityMatrix) -> str:
     """A markdown table of the matrix, one row per observation."""
-    head = ["adapter", "adapter version", "codex", "launch method", "session event", "result",
-            "lint", "evidence"]
+    head = [
+        "adapter",
+        "adapter version",
+        "codex",
+        "launch method",
+        "session event",
+        "result",
+        "lint",
+        "evidence",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in sorted_rows(matrix):
-        cells = [r.adapter, r.adapter_version, r.codex_version, r.launch_method,
-                 r.session_event, f"**{r.result}**", r.lint or "", r.evidence]
+        cells = [
+            r.adapter,
+            r.adapter_version,
+            r.codex_version,
+            r.launch_method,
+            r.session_event,
+            f"**{r.result}**",
+            r.lint or "",
+            r.evidence,
+        ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -127,7 +150,8 @@ def holding_methods(
     out: dict[str, list[str]] = {}
     for adapter, methods in sorted(seen.items()):
         out[adapter] = sorted(
-            m for m, results in methods.items()
+            m
+            for m, results in methods.items()
             if "held" in results and all(x in ("held", "not-supported") for x in results)
         )
     return out
@@ -135,6 +159,7 @@ def holding_methods(
 
 def excerpt(text: str, secrets: Iterable[str], limit: int = EVIDENCE_LIMIT) -> str:
     """A one-line evidence excerpt with every secret replaced by `<marker>`, cut to `limit`."""
+
     def redact(value: str) -> str:
         for s in secrets:
             if s:

@@ -103,17 +103,20 @@ def pick_shell_tool(body: dict[str, Any]) -> str | None:
     return None
 
 
-def call_item(tool: str, call_id: str, command: str, *, escalate: bool = False
-              ) -> dict[str, Any]:
+def call_item(tool: str, call_id: str, command: str, *, escalate: bool = False) -> dict[str, Any]:
     """The output item that makes Codex run `command` (through `sh -c`) with `tool`.
 
     `escalate` asks for unsandboxed execution (`sandbox_permissions: "require_escalated"`), a
     request the approval policy decides: on-request asks the client, never refuses it.
     """
     if tool == "local_shell":
-        return {"type": "local_shell_call", "id": f"lsh_{call_id}", "call_id": call_id,
-                "status": "completed",
-                "action": {"type": "exec", "command": ["sh", "-c", command], "timeout_ms": 20000}}
+        return {
+            "type": "local_shell_call",
+            "id": f"lsh_{call_id}",
+            "call_id": call_id,
+            "status": "completed",
+            "action": {"type": "exec", "command": ["sh", "-c", command], "timeout_ms": 20000},
+        }
     if tool == "exec_command":
         args: dict[str, Any] = {"cmd": command, "yield_time_ms": 10000}
     elif tool == "shell_command":
@@ -123,18 +126,30 @@ def call_item(tool: str, call_id: str, command: str, *, escalate: bool = False
     if escalate:
         args["sandbox_permissions"] = "require_escalated"
         args["justification"] = "profilec e2e approval probe"
-    return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": tool,
-            "arguments": json.dumps(args, separators=(",", ":")), "status": "completed"}
+    return {
+        "type": "function_call",
+        "id": f"fc_{call_id}",
+        "call_id": call_id,
+        "name": tool,
+        "arguments": json.dumps(args, separators=(",", ":")),
+        "status": "completed",
+    }
 
 
 def message_item(text: str, item_id: str) -> dict[str, Any]:
     """A completed assistant message output item."""
-    return {"type": "message", "id": item_id, "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return {
+        "type": "message",
+        "id": item_id,
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
 
 
 def sse_events(response_id: str, items: Iterable[dict[str, Any]]) -> bytes:
     """The SSE stream for one response: created, each item added+done, completed."""
+
     def ev(kind: str, data: dict[str, Any]) -> bytes:
         payload = {"type": kind, **data}
         return f"event: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
@@ -144,13 +159,31 @@ def sse_events(response_id: str, items: Iterable[dict[str, Any]]) -> bytes:
         out.append(ev("response.output_item.added", {"output_index": index, "item": item}))
         if item.get("type") == "message":
             text = item["content"][0]["text"]
-            out.append(ev("response.output_text.delta", {
-                "item_id": item["id"], "output_index": index, "content_index": 0, "delta": text}))
+            out.append(
+                ev(
+                    "response.output_text.delta",
+                    {
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "delta": text,
+                    },
+                )
+            )
         out.append(ev("response.output_item.done", {"output_index": index, "item": item}))
-    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
-    out.append(ev("response.completed", {
-        "response": {"id": response_id, "status": "completed", "usage": usage}}))
+    usage = {
+        "input_tokens": 1,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 1,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 2,
+    }
+    out.append(
+        ev(
+            "response.completed",
+            {"response": {"id": response_id, "status": "completed", "usage": usage}},
+        )
+    )
     return b"".join(out)
 
 
@@ -226,7 +259,8 @@ class ScriptedModelServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="model-server", daemon=True)
+            target=self._httpd.serve_forever, name="model-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -274,14 +308,20 @@ class ScriptedModelServer:
 
     def provider_config(self) -> dict[str, Any]:
         """Config keys selecting this provider (for a thread `config` map or config.toml)."""
-        return {"model": self.model, "model_provider": PROVIDER_ID,
-                "model_providers": {PROVIDER_ID: self.provider_entry()}}
+        return {
+            "model": self.model,
+            "model_provider": PROVIDER_ID,
+            "model_providers": {PROVIDER_ID: self.provider_entry()},
+        }
 
     def provider_overrides(self) -> list[str]:
         """The same as `-c key=value` strings (values are TOML)."""
         entry = ", ".join(f"{k}={_toml(v)}" for k, v in self.provider_entry().items())
-        return [f"model={_toml(self.model)}", f"model_provider={_toml(PROVIDER_ID)}",
-                f"model_providers.{PROVIDER_ID}={{{entry}}}"]
+        return [
+            f"model={_toml(self.model)}",
+            f"model_provider={_toml(PROVIDER_ID)}",
+            f"model_providers.{PROVIDER_ID}={{{entry}}}",
+        ]
 
     # -- script -------------------------------------------------------------------------------
 
@@ -350,8 +390,11 @@ class ScriptedModelServer:
         with self._lock:
             ours = {c.call_id for c in self._state.calls}
             for item in items:
-                if item.get("type") in ("function_call_output", "local_shell_call_output",
-                                        "custom_tool_call_output"):
+                if item.get("type") in (
+                    "function_call_output",
+                    "local_shell_call_output",
+                    "custom_tool_call_output",
+                ):
                     cid = str(item.get("call_id"))
                     if cid in ours and cid not in self._state.outputs:
                         self._state.outputs[cid] = _output_text(item)
@@ -488,9 +531,14 @@ class ToolScriptServer(ScriptedModelServer):
                 item = call_item(tool, cid, step.command)
             else:
                 args = step.args if step.derive is None else step.derive(previous)
-                item = {"type": "function_call", "id": f"fc_{cid}", "call_id": cid,
-                        "name": step.name, "status": "completed",
-                        "arguments": json.dumps(args, separators=(",", ":"))}
+                item = {
+                    "type": "function_call",
+                    "id": f"fc_{cid}",
+                    "call_id": cid,
+                    "name": step.name,
+                    "status": "completed",
+                    "arguments": json.dumps(args, separators=(",", ":")),
+                }
                 if step.namespace is not None:
                     item["namespace"] = step.namespace
             s.active[cid] = turn

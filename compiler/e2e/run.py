@@ -103,8 +103,11 @@ def acp_rows(
     rows: list[MatrixRow] = []
     jobs: list[tuple[Adapter, str]] = []
     for ad in chosen:
-        wanted = tuple(methods) if methods is not None else tuple(
-            dict.fromkeys((*METHODS, *ad.methods())))
+        wanted = (
+            tuple(methods)
+            if methods is not None
+            else tuple(dict.fromkeys((*METHODS, *ad.methods())))
+        )
         for method in wanted:
             if ad.missing is not None:
                 rows.append(_unsupported(ad, method, f"adapter cannot run here: {ad.missing}"))
@@ -121,7 +124,8 @@ def acp_rows(
         out = run_adapter_method(ad, method)
         if progress is not None:
             summary = ", ".join(
-                f"{o.session_event}={o.result}{' (retried)' if o.retried else ''}" for o in out)
+                f"{o.session_event}={o.result}{' (retried)' if o.retried else ''}" for o in out
+            )
             progress(
                 f"{ad.name} {ad.version} (codex {ad.codex_version}) {method}: "
                 f"{time.monotonic() - t0:.1f}s {summary}"
@@ -166,13 +170,19 @@ def run_matrix(
             parts.append(rows_from(rows))
     if include_acp:
         parts.append(rows_from(acp_rows(progress=progress)))
-    parts.append(rows_from(approval_rows(include_appserver=include_appserver,
-                                         include_acp=include_acp, progress=progress)))
+    parts.append(
+        rows_from(
+            approval_rows(
+                include_appserver=include_appserver, include_acp=include_acp, progress=progress
+            )
+        )
+    )
     return merge(*parts)
 
 
-def approval_rows(*, include_appserver: bool = True, include_acp: bool = True,
-                  progress: Progress | None = None) -> list[MatrixRow]:
+def approval_rows(
+    *, include_appserver: bool = True, include_acp: bool = True, progress: Progress | None = None
+) -> list[MatrixRow]:
     """Per mode, whether the approval behaviour of profiles/modes.toml holds (approvals.py),
     and the TS adapter's agent-config rows (agentconfig.py)."""
     from .approvals import appserver_approval_rows, ts_approval_rows
@@ -237,8 +247,7 @@ def adapter_verdicts(matrix: CompatibilityMatrix | Iterable[MatrixRow]) -> list[
             bad = [
                 f"{e}={v}"
                 for e, v in sorted(results.items())
-                if v == "error"
-                or (not _is_builtin_mode(e) and v not in ("held", "not-supported"))
+                if v == "error" or (not _is_builtin_mode(e) and v not in ("held", "not-supported"))
             ]
             if results.get("new") != "held" and not bad:
                 bad.append(f"new={results.get('new', 'missing')}")
@@ -247,16 +256,17 @@ def adapter_verdicts(matrix: CompatibilityMatrix | Iterable[MatrixRow]) -> list[
                 continue
             holding.append(method)
             blocked[method] = tuple(
-                sorted(e[len("mode:") :] for e, v in results.items()
-                       if _is_builtin_mode(e) and v == "lost")
+                sorted(
+                    e[len("mode:") :]
+                    for e, v in results.items()
+                    if _is_builtin_mode(e) and v == "lost"
+                )
             )
         out.append(AdapterVerdict(*key, tuple(holding), blocked, failing, tuple(unsupported)))
     return out
 
 
-def catalog_disagreements(
-    verdicts: Sequence[AdapterVerdict], catalog: AdapterCatalog
-) -> list[str]:
+def catalog_disagreements(verdicts: Sequence[AdapterVerdict], catalog: AdapterCatalog) -> list[str]:
     """Every way the reviewed catalog differs from what the matrix observed (empty: agrees)."""
     problems: list[str] = []
     by_key = {(v.adapter, v.adapter_version, v.codex_version): v for v in verdicts}

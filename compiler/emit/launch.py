@@ -149,10 +149,12 @@ def approval_doc(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
         if holds is True:
             say = "holds with profilec's config"
         elif holds is False:
-            say = (f"does not hold: the adapter applies one approval policy to every "
-                   f"permission-profile mode; this mode advertises {policy}; a launcher that "
-                   f"needs it must send approvalPolicy {policy} per turn (app-server) or use an "
-                   f"adapter that keeps approvals per mode")
+            say = (
+                f"does not hold: the adapter applies one approval policy to every "
+                f"permission-profile mode; this mode advertises {policy}; a launcher that "
+                f"needs it must send approvalPolicy {policy} per turn (app-server) or use an "
+                f"adapter that keeps approvals per mode"
+            )
         else:
             say = "not measured for this adapter build; do not assume it holds"
         out[mode] = {**want, "holds": holds, "statement": say}
@@ -174,8 +176,15 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     }
     chosen = entry.method
     if chosen is None:
-        doc.update(env={}, args=[], files=[], blocked_modes=[], launcher_supplies={},
-                   run_as="nothing holds", non_root_required=False)
+        doc.update(
+            env={},
+            args=[],
+            files=[],
+            blocked_modes=[],
+            launcher_supplies={},
+            run_as="nothing holds",
+            non_root_required=False,
+        )
         doc["statement"] = (
             f"no launch method keeps the credential deny for {entry.package} {entry.version}; "
             "do not launch Codex through it"
@@ -298,8 +307,7 @@ def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str
     if roots is None:
         raise PolicyError("the launch document's watch argv needs the roots manifest path")
     argv += ["--roots", os.path.abspath(roots)]
-    profiles = (inputs.profiles if inputs is not None
-                else _input_of(bundle, "policy directory"))
+    profiles = inputs.profiles if inputs is not None else _input_of(bundle, "policy directory")
     if profiles is not None:
         argv += ["--profiles", os.path.abspath(profiles)]
     for ws in bundle.layout.workspace_roots:
@@ -311,8 +319,7 @@ def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str
         argv += ["--tmpdir", bundle.layout.tmpdir]
     if bundle.layout.home is not None:
         argv += ["--home", bundle.layout.home]
-    vouched = (inputs.vouched_mcp if inputs is not None
-               else _input_of(bundle, "vouched MCP servers"))
+    vouched = inputs.vouched_mcp if inputs is not None else _input_of(bundle, "vouched MCP servers")
     if vouched is not None:
         argv += ["--vouched-mcp", os.path.abspath(vouched)]
     return argv
@@ -346,8 +353,7 @@ def watch_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[st
     }
 
 
-def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None
-                         ) -> dict[str, Any]:
+def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
     """Which uid the trusted parent runs as inside the outer plan, the vaults it saves in and
     what the disk must look like for that user."""
     return {
@@ -368,42 +374,73 @@ def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None
     }
 
 
-def non_root_prerequisites(bundle: CompiledBundle, inputs: Inputs | None = None
-                           ) -> list[dict[str, str]]:
+def non_root_prerequisites(
+    bundle: CompiledBundle, inputs: Inputs | None = None
+) -> list[dict[str, str]]:
     """What must hold on disk before a session runs as the non-root RUN_AS user (paths from
     this compile): without it Codex as that user cannot start, save or refresh the login."""
     out: list[dict[str, str]] = []
     home = _codex_home(bundle)
     if home is not None:
-        out.append({"path": os.path.abspath(home), "need": (
-            "owned by the run-as user, mode 0700: the parent writes sessions, logs and "
-            "auth.lock there (every mode keeps it read-only to model commands)")})
+        out.append(
+            {
+                "path": os.path.abspath(home),
+                "need": (
+                    "owned by the run-as user, mode 0700: the parent writes sessions, logs and "
+                    "auth.lock there (every mode keeps it read-only to model commands)"
+                ),
+            }
+        )
     for vault in _vaults(bundle):
-        out.append({"path": vault, "need": (
-            "owned by the run-as user, mode 0700, and so is the credential in it (0600): the "
-            "parent reads it and saves by renaming a temp file over it; a vault owned by root "
-            "(0700) stops Codex as any other user from starting")})
+        out.append(
+            {
+                "path": vault,
+                "need": (
+                    "owned by the run-as user, mode 0700, and so is the credential in it (0600): "
+                    "the parent reads it and saves by renaming a temp file over it; a vault owned "
+                    "by root (0700) stops Codex as any other user from starting"
+                ),
+            }
+        )
     for ws in bundle.layout.workspace_roots:
-        out.append({"path": ws, "need": "writable by the run-as user (the session cwd and "
-                    "writable root of the agent modes)"})
+        out.append(
+            {
+                "path": ws,
+                "need": "writable by the run-as user (the session cwd and "
+                "writable root of the agent modes)",
+            }
+        )
     for what, path in (("TMPDIR", bundle.layout.tmpdir), ("HOME", bundle.layout.home)):
         if path is not None:
             out.append({"path": path, "need": f"the session's {what}: owned by the run-as user"})
     roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
     if roots is not None:
-        out.append({"path": os.path.abspath(roots), "need": (
-            "stays owned by root (or the daemon's user), and so does every directory above "
-            "it, never writable by the run-as user: the trust check refuses it otherwise "
-            "(exit 3), and a model command must not edit it")})
+        out.append(
+            {
+                "path": os.path.abspath(roots),
+                "need": (
+                    "stays owned by root (or the daemon's user), and so does every directory above "
+                    "it, never writable by the run-as user: the trust check refuses it otherwise "
+                    "(exit 3), and a model command must not edit it"
+                ),
+            }
+        )
     out += _carve_out_prerequisites(bundle)
-    out.append({"path": "<codex binary>", "need": (
-        "readable and executable by the run-as user, with every directory above it "
-        "(the default cache /var/cache/profilec is)")})
+    out.append(
+        {
+            "path": "<codex binary>",
+            "need": (
+                "readable and executable by the run-as user, with every directory above it "
+                "(the default cache /var/cache/profilec is)"
+            ),
+        }
+    )
     return out
 
 
-def _carve_out_prerequisites(bundle: CompiledBundle, uid: int = TRUSTED_UID
-                             ) -> list[dict[str, str]]:
+def _carve_out_prerequisites(
+    bundle: CompiledBundle, uid: int = TRUSTED_UID
+) -> list[dict[str, str]]:
     """Writable roots (of any mode) where the sandbox would have to create the mount point of a
     missing read-only carve-out (`.git`, `.agents`, `.codex`, `.aws`) and the run-as user cannot:
     as that user every command of the mode then fails before it runs (measured, Codex 0.171.0
@@ -414,16 +451,19 @@ def _carve_out_prerequisites(bundle: CompiledBundle, uid: int = TRUSTED_UID
     from ..evaluate import EvalContext, resolve
 
     ws = tuple(bundle.layout.workspace_roots)
-    ctx = EvalContext(cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:],
-                      tmpdir=bundle.layout.tmpdir, home=bundle.layout.home)
+    ctx = EvalContext(
+        cwd=ws[0] if ws else PLACEHOLDER_CWD,
+        workspace_roots=ws[1:],
+        tmpdir=bundle.layout.tmpdir,
+        home=bundle.layout.home,
+    )
     need: dict[str, tuple[list[str], list[str]]] = {}
     for p in bundle.profiles:
         eff = resolve({p.profile_id: p.codex_table()}, p.profile_id, ctx)
         for e in eff.entries:
             if e.kind != "path" or e.access != "write" or not eff.decide(e.path).writable:
                 continue
-            missing = [n for n in CARVE_OUTS
-                       if not os.path.lexists(os.path.join(e.path, n))]
+            missing = [n for n in CARVE_OUTS if not os.path.lexists(os.path.join(e.path, n))]
             if not missing:
                 continue
             try:
@@ -436,11 +476,15 @@ def _carve_out_prerequisites(bundle: CompiledBundle, uid: int = TRUSTED_UID
             if p.mode not in modes:
                 modes.append(p.mode)
     return [
-        {"path": path, "need": (
-            f"writable root of mode {', '.join(modes)}: create {', '.join(names)} in it "
-            "(empty directories, root's) or let the run-as user create them; the sandbox "
-            "mounts each read-only and, as a non-root user, cannot make a missing one: every "
-            "command of the mode then fails (bwrap: Can't mkdir)")}
+        {
+            "path": path,
+            "need": (
+                f"writable root of mode {', '.join(modes)}: create {', '.join(names)} in it "
+                "(empty directories, root's) or let the run-as user create them; the sandbox "
+                "mounts each read-only and, as a non-root user, cannot make a missing one: every "
+                "command of the mode then fails (bwrap: Can't mkdir)"
+            ),
+        }
         for path, (names, modes) in sorted(need.items())
     ]
 
@@ -475,8 +519,14 @@ def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
     cwd = roots[0] if roots else None
     flags = [a for line in override_lines(bundle) for a in ("-c", line)]
     supplies = {"codex": f"path of a codex {codex_version()} binary: argv is [codex, *args]"}
-    common = {"codex_version": codex_version(), "env": env, "cwd": cwd,
-              "launcher_supplies": supplies, "run_as": RUN_AS, "non_root_required": False}
+    common = {
+        "codex_version": codex_version(),
+        "env": env,
+        "cwd": cwd,
+        "launcher_supplies": supplies,
+        "run_as": RUN_AS,
+        "non_root_required": False,
+    }
     server_modes: dict[str, Any] = {}
     exec_modes: dict[str, Any] = {}
     for mode, pid in sorted(_mode_ids(bundle).items()):
@@ -516,8 +566,11 @@ def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
             **common,
             "args": exec_args,
             "modes": exec_modes,
-            "never_send": ["-s/--sandbox", "--full-auto",
-                           "--dangerously-bypass-approvals-and-sandbox"],
+            "never_send": [
+                "-s/--sandbox",
+                "--full-auto",
+                "--dangerously-bypass-approvals-and-sandbox",
+            ],
             "statement": (
                 "run [codex, *args, *modes[mode].select, prompt] (the default mode needs no "
                 "select); never pass what never_send lists: each replaces the profile"
@@ -595,17 +648,29 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["launcher", "codex_version", "args", "env", "cwd",
-                             "launcher_supplies", "run_as", "non_root_required", "modes",
-                             "never_send", "statement"],
+                "required": [
+                    "launcher",
+                    "codex_version",
+                    "args",
+                    "env",
+                    "cwd",
+                    "launcher_supplies",
+                    "run_as",
+                    "non_root_required",
+                    "modes",
+                    "never_send",
+                    "statement",
+                ],
                 "properties": {
                     "launcher": {"enum": ["codex app-server", "codex exec"]},
                     "codex_version": {"type": "string"},
                     "args": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                     "env": {"type": "object", "additionalProperties": {"type": "string"}},
                     "cwd": {"type": ["string", "null"]},
-                    "launcher_supplies": {"type": "object",
-                                          "additionalProperties": {"type": "string"}},
+                    "launcher_supplies": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                    },
                     "run_as": {"type": "string"},
                     "non_root_required": {"type": "boolean"},
                     "initialize": {"type": "object"},
@@ -613,7 +678,8 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                     "modes": {
                         "type": "object",
                         "additionalProperties": {
-                            "type": "object", "additionalProperties": False,
+                            "type": "object",
+                            "additionalProperties": False,
                             "required": ["profile_id", "select"],
                             "properties": {
                                 "profile_id": {"type": "string"},
@@ -630,19 +696,31 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "description": "Run `profilec watch` beside the session; end the session on drift.",
             "type": "object",
             "additionalProperties": False,
-            "required": ["argv", "env", "launcher_adds", "start", "on_drift", "on_other_exit",
-                         "stop", "drift_exit_code", "event_schema"],
+            "required": [
+                "argv",
+                "env",
+                "launcher_adds",
+                "start",
+                "on_drift",
+                "on_other_exit",
+                "stop",
+                "drift_exit_code",
+                "event_schema",
+            ],
             "properties": {
                 "argv": {
                     "description": "Absolute: this interpreter, `-m profilec watch` and every "
                     "compile input that decides what is watched.",
-                    "type": "array", "items": {"type": "string"}, "minItems": 6,
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 6,
                     "prefixItems": [{"type": "string", "pattern": "^/"}],
                 },
                 "env": {
                     "description": "Added to the watcher's environment (PYTHONPATH when "
                     "profilec runs from a checkout).",
-                    "type": "object", "additionalProperties": {"type": "string"},
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
                 },
                 "launcher_adds": {"type": "string"},
                 "start": {"type": "string"},
@@ -658,8 +736,15 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "root) and the vault directories the plan binds read-write for its saves.",
             "type": "object",
             "additionalProperties": False,
-            "required": ["uid", "gid", "never_root", "run_as", "vaults",
-                         "non_root_prerequisites", "statement"],
+            "required": [
+                "uid",
+                "gid",
+                "never_root",
+                "run_as",
+                "vaults",
+                "non_root_prerequisites",
+                "statement",
+            ],
             "properties": {
                 "uid": {"type": "integer", "minimum": 1},
                 "gid": {"type": "integer", "minimum": 0},
@@ -671,7 +756,8 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                     "before a session runs as the non-root run_as user.",
                     "type": "array",
                     "items": {
-                        "type": "object", "additionalProperties": False,
+                        "type": "object",
+                        "additionalProperties": False,
                         "required": ["path", "need"],
                         "properties": {"path": {"type": "string"}, "need": {"type": "string"}},
                     },
@@ -684,10 +770,25 @@ LAUNCH_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["package", "version", "codex_version", "codex_source", "holds",
-                             "launch_method", "reason", "evidence", "env", "args", "files",
-                             "blocked_modes", "launcher_supplies", "run_as",
-                             "non_root_required", "statement", "approvals"],
+                "required": [
+                    "package",
+                    "version",
+                    "codex_version",
+                    "codex_source",
+                    "holds",
+                    "launch_method",
+                    "reason",
+                    "evidence",
+                    "env",
+                    "args",
+                    "files",
+                    "blocked_modes",
+                    "launcher_supplies",
+                    "run_as",
+                    "non_root_required",
+                    "statement",
+                    "approvals",
+                ],
                 "properties": {
                     "package": {"type": "string"},
                     "version": {"type": "string"},
@@ -695,10 +796,17 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                     "codex_source": {"enum": ["CODEX_PATH", "bundled", "embedded"]},
                     "holds": {"type": "boolean"},
                     "launch_method": {
-                        "enum": ["c-overrides", "codex-home", "codex-config",
-                                 "codex-home+initial-mode", "c-overrides+non-root",
-                                 "codex-home+non-root", "codex-config+non-root",
-                                 "codex-home+initial-mode+non-root", None]
+                        "enum": [
+                            "c-overrides",
+                            "codex-home",
+                            "codex-config",
+                            "codex-home+initial-mode",
+                            "c-overrides+non-root",
+                            "codex-home+non-root",
+                            "codex-config+non-root",
+                            "codex-home+initial-mode+non-root",
+                            None,
+                        ]
                     },
                     "run_as": {"type": "string"},
                     "non_root_required": {

@@ -343,7 +343,7 @@ def run_as(layout: PlanLayout) -> RunAs:
             "user 0 (root) cannot run the trusted parent inside the plan: Codex's inner sandbox "
             "fails there (bwrap: setting up uid map: Operation not permitted)",
             where="layout: user",
-            hint="set an unprivileged uid, e.g. user = \"65534:65534\", or drop the key",
+            hint='set an unprivileged uid, e.g. user = "65534:65534", or drop the key',
         )
     return RunAs(uid=uid, gid=gid, source="layout", reason=RUN_AS_REASON)
 
@@ -461,8 +461,7 @@ def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
             raise LayoutError(f"credential {c.target} is not read-write in the plan", where="plan")
         if c.kind != "dir" and m.path == c.target:
             raise LayoutError(
-                f"credential {c.target} is bound as a single file; a rename-based save fails "
-                "there",
+                f"credential {c.target} is bound as a single file; a rename-based save fails there",
                 where="plan",
             )
     links = {h.link for r in roots for h in r.hops}
@@ -503,9 +502,7 @@ def build_plan(
     # Masks first, so a credential inside a masked hidden path still gets its own bind; then
     # again with the credential binds, which are grants too.
     early_masks, _ = _check_hidden(mounts, layout, host)
-    cred_mounts, credentials, cred_warnings = _credentials(
-        roots, [*mounts, *early_masks], layout
-    )
+    cred_mounts, credentials, cred_warnings = _credentials(roots, [*mounts, *early_masks], layout)
     for m in cred_mounts:
         other = seen.get(m.path)
         if other is not None:
@@ -526,8 +523,7 @@ def build_plan(
     for own in launch_dirs:
         if own.path in taken:  # a backend named `home` or `tmp` in a custom catalog
             raise LayoutError(
-                f"{own.path} is both a backend's state dir and the plan's {own.purpose} "
-                "directory",
+                f"{own.path} is both a backend's state dir and the plan's {own.purpose} directory",
                 where="backends",
             )
     env += launch_env

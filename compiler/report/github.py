@@ -61,8 +61,9 @@ def render(report: CheckReport, now: datetime) -> str:
         out.append(f"::group::waived ({len(waived)})")
         for f in waived:
             assert f.waiver is not None
-            out.append(_data(f"{f.rule}: {f.message} (waived: {f.waiver.reason}; "
-                             f"{f.waiver.source})"))
+            out.append(
+                _data(f"{f.rule}: {f.message} (waived: {f.waiver.reason}; {f.waiver.source})")
+            )
         out.append("::endgroup::")
     out.append(summary_line(report))
     return "".join(line + "\n" for line in out)
@@ -70,16 +71,26 @@ def render(report: CheckReport, now: datetime) -> str:
 
 def step_summary(report: CheckReport) -> str:
     """The Markdown job summary: verdict, counts, one row per finding."""
-    lines = [f"## profilec check: {'PASS' if report.passed else 'FAIL'}", "",
-             summary_line(report), ""]
+    lines = [
+        f"## profilec check: {'PASS' if report.passed else 'FAIL'}",
+        "",
+        summary_line(report),
+        "",
+    ]
     if report.findings:
         lines += ["| severity | rule | finding | where | waived |", "|---|---|---|---|---|"]
         for f in report.findings:
             where = display_path(f.file) + (f":{f.line}" if f.line else "") if f.file else "-"
-            cells = [f.severity, f"{f.rule} {report.rule(f.rule).name}", f.message, where,
-                     f.waiver.reason if f.waiver else ""]
-            lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
-                                          for c in cells) + " |")
+            cells = [
+                f.severity,
+                f"{f.rule} {report.rule(f.rule).name}",
+                f.message,
+                where,
+                f.waiver.reason if f.waiver else "",
+            ]
+            lines.append(
+                "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+            )
     return "\n".join(lines) + "\n"
 
 

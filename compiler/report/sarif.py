@@ -58,9 +58,7 @@ def _result(f: CheckFinding, index: int) -> dict[str, Any]:
                 "status": "accepted",
                 "justification": w.reason,
                 "properties": {
-                    k: v
-                    for k, v in (("source", w.source), ("expires", w.expires))
-                    if v is not None
+                    k: v for k, v in (("source", w.source), ("expires", w.expires)) if v is not None
                 },
             }
         ]

@@ -54,8 +54,10 @@ def main(argv: list[str]) -> int:
         setattr(profilec.pipeline, "LaunchProbe", lambda *a: _NeverBlocks())  # noqa: B010
     try:
         bundle = profilec.pipeline.load_and_compile(
-            str(lay.manifest), workspace_roots=[str(lay.workspace)],
-            codex_home=str(lay.codex_home), run_as=uid,
+            str(lay.manifest),
+            workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home),
+            run_as=uid,
         )
     except ProfilecError as exc:
         print(json.dumps({"refused": exc.one_line(), "exit": exc.exit_code}))
@@ -70,17 +72,34 @@ def main(argv: list[str]) -> int:
         for line in lines:
             args += ["-c", line]
         script = f"echo RAN-{tag} $(id -u); cat {lay.link}; cat {lay.host_target}"
-        args += ["-P", bundle.profile_for(mode).profile_id, "-C", str(lay.workspace), "--",
-                 "/bin/sh", "-c", script]
+        args += [
+            "-P",
+            bundle.profile_for(mode).profile_id,
+            "-C",
+            str(lay.workspace),
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ]
         if uid != os.geteuid():
             args = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *args]
-        env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(lay.codex_home),
-               "HOME": str(Path(base) / "l"), "TMPDIR": str(tmpdir)}
-        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300,
-                              check=False)
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "CODEX_HOME": str(lay.codex_home),
+            "HOME": str(Path(base) / "l"),
+            "TMPDIR": str(tmpdir),
+        }
+        proc = subprocess.run(
+            args, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
         out = proc.stdout + proc.stderr
-        modes[mode] = {"rc": proc.returncode, "ran": f"RAN-{tag} {uid}" in out,
-                       "marker": lay.marker in out, "out": out[-2000:]}
+        modes[mode] = {
+            "rc": proc.returncode,
+            "ran": f"RAN-{tag} {uid}" in out,
+            "marker": lay.marker in out,
+            "out": out[-2000:],
+        }
     entries = {p.mode: [[e.path, e.access] for e in p.entries] for p in bundle.profiles}
     print(json.dumps({"modes": modes, "entries": entries}))
     return 0

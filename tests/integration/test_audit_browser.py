@@ -137,9 +137,13 @@ HOSTILE_EVIDENCE = "cat: a<b>x</b>|`c`&amp; **held**"
 
 def _e2e_row(**kw: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "adapter": "@agentclientprotocol/codex-acp", "adapter_version": "2.6.0",
-        "codex_version": "0.171.0", "launch_method": "codex-home+initial-mode",
-        "session_event": "new", "result": "held", "evidence": "cat: Permission denied",
+        "adapter": "@agentclientprotocol/codex-acp",
+        "adapter_version": "2.6.0",
+        "codex_version": "0.171.0",
+        "launch_method": "codex-home+initial-mode",
+        "session_event": "new",
+        "result": "held",
+        "evidence": "cat: Permission denied",
         "lint": None,
     }
     base.update(kw)
@@ -156,8 +160,9 @@ def test_launcher_table_renders_in_headless_chromium(
     rows = [
         _e2e_row(),
         _e2e_row(session_event="resumed"),
-        _e2e_row(launch_method="codex-config", result="lost", lint="PC018",
-                 evidence=HOSTILE_EVIDENCE),
+        _e2e_row(
+            launch_method="codex-config", result="lost", lint="PC018", evidence=HOSTILE_EVIDENCE
+        ),
     ]
     matrix = tmp_path / "matrix.json"
     matrix.write_text(json.dumps({"schema_version": 1, "rows": rows}), encoding="utf-8")
@@ -165,17 +170,34 @@ def test_launcher_table_renders_in_headless_chromium(
     argv = ["audit", *flags, "--e2e-matrix", str(matrix), "--format", "html", "--now", "0"]
     assert main([*argv, "--out", str(html)]) == 0
     capsys.readouterr()
-    dom = _run([
-        browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", html.as_uri(),
-    ])
+    dom = _run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            html.as_uri(),
+        ]
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     parsed = _Rows("launchers")
     parsed.feed(dom.stdout)
     assert parsed.rows, "no launcher table in the rendered DOM"
     header, *cells = parsed.rows
-    assert header == ["adapter", "adapter version", "codex", "launch method", "session event",
-                      "result", "lint", "evidence", "why"]
+    assert header == [
+        "adapter",
+        "adapter version",
+        "codex",
+        "launch method",
+        "session event",
+        "result",
+        "lint",
+        "evidence",
+        "why",
+    ]
     assert len(cells) == 3 and {len(c) for c in cells} == {9}
     lost = next(c for c in cells if c[3] == "codex-config")
     assert lost[5] == "lost" and lost[6] == "PC018"
@@ -195,9 +217,9 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     bpp = 3 if ctype == 2 else 4
     pos, idat = 8, b""
     while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos:pos + 4])
-        if data[pos + 4:pos + 8] == b"IDAT":
-            idat += data[pos + 8:pos + 8 + n]
+        (n,) = struct.unpack(">I", data[pos : pos + 4])
+        if data[pos + 4 : pos + 8] == b"IDAT":
+            idat += data[pos + 8 : pos + 8 + n]
         pos += 12 + n
     raw = zlib.decompress(idat)
     stride = width * bpp
@@ -205,7 +227,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     prev = bytearray(stride)
     for y in range(height):
         ftype = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b = prev[i]
@@ -221,7 +243,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
                 line[i] = (line[i] + pred) & 0xFF
-        rows.append(bytes(x for j in range(0, stride, bpp) for x in line[j:j + 3]))
+        rows.append(bytes(x for j in range(0, stride, bpp) for x in line[j : j + 3]))
         prev = line
     return width, height, rows
 
@@ -231,23 +253,41 @@ PASS_BG, FAIL_BG = bytes.fromhex("e6f4ea"), bytes.fromhex("fde8e8")
 
 
 def _count(rows: list[bytes], colour: bytes) -> int:
-    return sum(r[i:i + 3] == colour for r in rows for i in range(0, len(r), 3))
+    return sum(r[i : i + 3] == colour for r in rows for i in range(0, len(r), 3))
 
 
 def _canary_report(flags: list[str], ok: bool) -> dict[str, Any]:
     from tests.audit_helpers import bound_canary
 
     probe = {
-        "name": "tar-codex-auth", "kind": "model", "command": ["tar"], "exit_code": 0,
-        "output": "", "expected": "deny", "predicted": None, "observed": "allow" if not ok
-        else "deny", "ok": ok, "failures": [] if ok else ["leak"],
+        "name": "tar-codex-auth",
+        "kind": "model",
+        "command": ["tar"],
+        "exit_code": 0,
+        "output": "",
+        "expected": "deny",
+        "predicted": None,
+        "observed": "allow" if not ok else "deny",
+        "ok": ok,
+        "failures": [] if ok else ["leak"],
     }
     doc = {
-        "run_id": "r1", "passed": ok, "failures": [] if ok else ["leak"], "seconds": 1.0,
+        "run_id": "r1",
+        "passed": ok,
+        "failures": [] if ok else ["leak"],
+        "seconds": 1.0,
         "image": "profilec-canary:test",
-        "modes": [{"mode": "agent", "profile_id": "profilec-agent", "passed": ok,
-                   "failures": [] if ok else ["leak"], "seconds": 0.5, "error": None,
-                   "probes": [probe]}],
+        "modes": [
+            {
+                "mode": "agent",
+                "profile_id": "profilec-agent",
+                "passed": ok,
+                "failures": [] if ok else ["leak"],
+                "seconds": 0.5,
+                "error": None,
+                "probes": [probe],
+            }
+        ],
     }
     return bound_canary(doc, flags)
 
@@ -267,18 +307,39 @@ def test_a_failing_and_a_passing_report_differ_in_the_first_screen(
         cj = tmp_path / f"{verdict}.json"
         cj.write_text(json.dumps(_canary_report(flags, ok)), encoding="utf-8")
         html = tmp_path / f"{verdict}.html"
-        rc = main(["audit", *flags, "--canary-json", str(cj), "--format", "html", "--now", "0",
-                   "--out", str(html)])
+        rc = main(
+            [
+                "audit",
+                *flags,
+                "--canary-json",
+                str(cj),
+                "--format",
+                "html",
+                "--now",
+                "0",
+                "--out",
+                str(html),
+            ]
+        )
         assert rc == (0 if ok else 1)
         capsys.readouterr()
         png = ARTIFACTS / f"audit-first-screen-{verdict}-{width}.png"
         if png.exists():
             png.unlink()
-        shot = _run([
-            browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
-            f"--window-size={width},{height}", f"--screenshot={png}", html.as_uri(),
-        ])
+        shot = _run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--hide-scrollbars",
+                f"--user-data-dir={tmp_path / 'profile'}",
+                f"--window-size={width},{height}",
+                f"--screenshot={png}",
+                html.as_uri(),
+            ]
+        )
         assert shot.returncode == 0, shot.stderr[-2000:]
         w, h, rows = _png_pixels(png.read_bytes())
         assert (w, h) == (width, height)

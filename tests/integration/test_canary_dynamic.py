@@ -85,7 +85,12 @@ def _run(
 ) -> CanaryReport:
     t0 = time.monotonic()
     report = run_canaries(
-        bundle, codex_bin=codex, client=client, run_id=run_id, modes=modes, dynamic_saves=saves,
+        bundle,
+        codex_bin=codex,
+        client=client,
+        run_id=run_id,
+        modes=modes,
+        dynamic_saves=saves,
         parent_probes=False,
     )
     print(f"\n{','.join(modes)}: {time.monotonic() - t0:.2f}s\n{report.to_text()}")

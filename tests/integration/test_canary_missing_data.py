@@ -41,8 +41,16 @@ def test_missing_seccomp_profile_is_exit_7(
     _copy_without_seccomp(root)
     lay = make_layout(tmp_path / "l")
     proc = subprocess.run(
-        [sys.executable, "-m", "profilec.cli", *command, "--roots", str(lay.manifest),
-         "--codex-home", str(lay.codex_home)],
+        [
+            sys.executable,
+            "-m",
+            "profilec.cli",
+            *command,
+            "--roots",
+            str(lay.manifest),
+            "--codex-home",
+            str(lay.codex_home),
+        ],
         capture_output=True,
         text=True,
         cwd=root,

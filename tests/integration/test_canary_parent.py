@@ -63,18 +63,29 @@ def example() -> Iterator[tuple[CompiledBundle, dict[str, Any]]]:
     """The shipped example layout, a session HOME, and a second identity a2 in its manifest."""
     d = Path(tempfile.mkdtemp(prefix="profilec-parent-canary-"))
     try:
-        subprocess.run(["bash", str(REPO / "examples" / "make-layout.sh"), str(d)], check=True,
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            ["bash", str(REPO / "examples" / "make-layout.sh"), str(d)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         (d / "home").mkdir()
         for sub in ("codex-home", "home"):
             (d / "agents" / "a2" / sub).mkdir(parents=True)
         manifest = d / "roots.toml"
         with manifest.open("a", encoding="utf-8") as fh:
-            fh.write(f'\n[[identities]]\nid = "a2"\ncodex_home = "{d}/agents/a2/codex-home"\n'
-                     f'home = "{d}/agents/a2/home"\n')
-        bundle, doc = compile_document(CompileInputs(
-            roots=str(manifest), workspace_roots=(str(d / "workspace"),),
-            codex_home=str(d / "agent" / "codex-home"), home=str(d / "home")))
+            fh.write(
+                f'\n[[identities]]\nid = "a2"\ncodex_home = "{d}/agents/a2/codex-home"\n'
+                f'home = "{d}/agents/a2/home"\n'
+            )
+        bundle, doc = compile_document(
+            CompileInputs(
+                roots=str(manifest),
+                workspace_roots=(str(d / "workspace"),),
+                codex_home=str(d / "agent" / "codex-home"),
+                home=str(d / "home"),
+            )
+        )
         assert bundle.parent and bundle.other_identities, bundle.other_identities
         yield bundle, doc
     finally:
@@ -88,9 +99,11 @@ def _run(bundle: CompiledBundle, codex: Path, modes: tuple[str, ...]) -> dict[st
     for mode, probes in found.items():
         for p in probes:
             ctl = p.control
-            print(f"  {mode} {p.name}: {'ok' if p.ok else 'FAIL'} {p.failures} {p.seconds}s"
-                  f" | {p.output} | control: "
-                  + (f"{ctl.observed} {ctl.seconds}s {ctl.output}" if ctl else "none"))
+            print(
+                f"  {mode} {p.name}: {'ok' if p.ok else 'FAIL'} {p.failures} {p.seconds}s"
+                f" | {p.output} | control: "
+                + (f"{ctl.observed} {ctl.seconds}s {ctl.output}" if ctl else "none")
+            )
     return found
 
 
@@ -100,8 +113,7 @@ def _control(p: Probe) -> ControlOutcome:
 
 
 @pytest.fixture(scope="module")
-def shipped(codex: Path, example: tuple[CompiledBundle, dict[str, Any]]
-            ) -> dict[str, list[Probe]]:
+def shipped(codex: Path, example: tuple[CompiledBundle, dict[str, Any]]) -> dict[str, list[Probe]]:
     return _run(example[0], codex, MODES)
 
 
@@ -128,11 +140,13 @@ def test_every_parent_probe_passes_in_every_mode_and_every_control_leaked(
 
 
 def test_parent_probes_in_the_canary_report_validate_and_make_no_finding(
-    shipped: dict[str, list[Probe]], example: tuple[CompiledBundle, dict[str, Any]],
+    shipped: dict[str, list[Probe]],
+    example: tuple[CompiledBundle, dict[str, Any]],
 ) -> None:
     bundle, doc = example
-    modes = tuple(ModeReport(m, bundle.profile_for(m).profile_id, tuple(p), 1.0)
-                  for m, p in shipped.items())
+    modes = tuple(
+        ModeReport(m, bundle.profile_for(m).profile_id, tuple(p), 1.0) for m, p in shipped.items()
+    )
     report = CanaryReport("parent-test", modes, 1.0, "none")
     assert report.passed
     # As `profilec canary --format json` writes it (bound to the bundle, through JSON).
@@ -145,7 +159,8 @@ def test_parent_probes_in_the_canary_report_validate_and_make_no_finding(
 
 
 def test_a_bundle_without_the_parent_policy_fails_the_parent_canary(
-    codex: Path, example: tuple[CompiledBundle, dict[str, Any]],
+    codex: Path,
+    example: tuple[CompiledBundle, dict[str, Any]],
 ) -> None:
     stripped = example[0].model_copy(update={"parent": ()})
     found = _run(stripped, codex, ("agent",))
@@ -159,8 +174,7 @@ def test_a_bundle_without_the_parent_policy_fails_the_parent_canary(
     assert "2 of 2 launcher key markers" in probes["parent-env"].output
     assert "the parent ran the login payload" in probes["parent-login-shell"].output
     assert "spawned" in probes["parent-spawn-media"].output
-    report = CanaryReport("stripped", (ModeReport("agent", "x", tuple(found["agent"]), 1.0),),
-                          1.0)
+    report = CanaryReport("stripped", (ModeReport("agent", "x", tuple(found["agent"]), 1.0),), 1.0)
     assert not report.passed and "parent" in report.failures
     findings = canary_findings(report.to_dict())
     assert sorted(f.message.split(" ")[3].rstrip(":") for f in findings) == sorted(POLICY_ROADS)
@@ -169,8 +183,11 @@ def test_a_bundle_without_the_parent_policy_fails_the_parent_canary(
 def _yesterday_drops(e: CompiledEntry) -> bool:
     """An entry the output before issue 21 did not have: another identity's deny, the read
     entry on the roots manifest."""
-    return any(x.reason == "other-identity" or (x.reason == "trusted-base" and (
-        x.detail or "").startswith("input: roots manifest")) for x in e.provenance)
+    return any(
+        x.reason == "other-identity"
+        or (x.reason == "trusted-base" and (x.detail or "").startswith("input: roots manifest"))
+        for x in e.provenance
+    )
 
 
 @pytest.fixture
@@ -184,7 +201,9 @@ def base() -> Iterator[Path]:
 
 
 def test_yesterdays_bundle_fails_the_input_and_identity_probes_in_full_access(
-    codex: Path, base: Path, monkeypatch: pytest.MonkeyPatch,
+    codex: Path,
+    base: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Compiled without the trusted-side input paths and the other-identity denies (the output
     before issue 21), on a layout whose workspace parent, HOME and manifest sit below a
@@ -192,21 +211,35 @@ def test_yesterdays_bundle_fails_the_input_and_identity_probes_in_full_access(
     lay = two_identities(base)
     real = profilec.pipeline.parent_input_paths
     # The manifest stays in the trusted base (the probe finds it there), its entry goes below.
-    monkeypatch.setattr(profilec.pipeline, "parent_input_paths", lambda *a: [
-        (path, role) for path, role in real(*a) if role == "roots manifest"])
+    monkeypatch.setattr(
+        profilec.pipeline,
+        "parent_input_paths",
+        lambda *a: [(path, role) for path, role in real(*a) if role == "roots manifest"],
+    )
     compiled = compile_a1(lay)
     assert compiled.other_identities  # the bundle still names a2: the probe attacks it
-    old = compiled.model_copy(update={"profiles": tuple(
-        p.model_copy(update={"entries": tuple(e for e in p.entries if not _yesterday_drops(e))})
-        for p in compiled.profiles)})
+    old = compiled.model_copy(
+        update={
+            "profiles": tuple(
+                p.model_copy(
+                    update={"entries": tuple(e for e in p.entries if not _yesterday_drops(e))}
+                )
+                for p in compiled.profiles
+            )
+        }
+    )
     found = _run(old, codex, ("agent-full-access",))
     probes = {p.name: p for p in found["agent-full-access"]}
     failed = {n for n, p in probes.items() if not p.ok}
     # The synthetic repository sits at the workspace's parent, agents/a1, which this layout
     # pins writable (it holds a1's CODEX_HOME): Codex itself keeps `.git` read-only at the top
     # of a writable entry, so that road stays closed even here (its control opened it).
-    assert failed == {"parent-login-shell", "parent-git-home-config", "parent-identity",
-                      "parent-manifest"}, failed
+    assert failed == {
+        "parent-login-shell",
+        "parent-git-home-config",
+        "parent-identity",
+        "parent-manifest",
+    }, failed
     for name in failed:
         assert probes[name].failures == ("parent",), probes[name]
         assert _control(probes[name]).ok

@@ -53,14 +53,23 @@ def test_control_without_pins_is_caught_as_tamper_and_leak(
 ) -> None:
     bundle = _bundle(tmp_path)
     profiles = tuple(
-        p.model_copy(update={"entries": tuple(
-            e for e in p.entries if all(x.reason != "ancestor" for x in e.provenance))})
+        p.model_copy(
+            update={
+                "entries": tuple(
+                    e for e in p.entries if all(x.reason != "ancestor" for x in e.provenance)
+                )
+            }
+        )
         for p in bundle.profiles
     )
     broken = bundle.model_copy(update={"profiles": profiles})
     report = run_canaries(
-        broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run,
-        modes=["agent-full-access"], parent_probes=False,
+        broken,
+        codex_bin=codex_bin,
+        client=docker_client,
+        run_id=canary_run,
+        modes=["agent-full-access"],
+        parent_probes=False,
     )
     print(report.to_text())
     assert not report.passed

@@ -88,7 +88,11 @@ def test_deny_removed_is_caught(
     )
     broken = bundle.model_copy(update={"profiles": profiles})
     report = run_canaries(
-        broken, codex_bin=codex_bin, client=docker_client, run_id=canary_run, dynamic_probes=False,
+        broken,
+        codex_bin=codex_bin,
+        client=docker_client,
+        run_id=canary_run,
+        dynamic_probes=False,
         parent_probes=False,
     )
     print(report.to_text())
@@ -135,7 +139,12 @@ def _one_mode(
     # Static broken-bundle controls: the dynamic probes have their own (test_canary_dynamic.py).
     # (The parent probes have their own controls: tests/integration/test_canary_parent.py.)
     report = run_canaries(
-        bundle, codex_bin=codex, client=client, run_id=run_id, modes=[mode], dynamic_probes=False,
+        bundle,
+        codex_bin=codex,
+        client=client,
+        run_id=run_id,
+        modes=[mode],
+        dynamic_probes=False,
         parent_probes=False,
     )
     print(f"\n{mode}: {time.monotonic() - t0:.2f}s\n{report.to_text()}")

@@ -71,14 +71,19 @@ def matrix() -> Iterator[CompatibilityMatrix]:
         if ad.missing is not None:
             missing(f"{ad.package} {ad.version}: {ad.missing} (run .ci/tools.d/acp.sh)")
     if os.getuid() != 0:
-        pytest.skip("profiles/adapters.toml was measured as root (as CI runs): zed's result "
-                    "depends on it, and the +non-root methods need root to switch users")
+        pytest.skip(
+            "profiles/adapters.toml was measured as root (as CI runs): zed's result "
+            "depends on it, and the +non-root methods need root to switch users"
+        )
     already = set(acp.created_layouts())
     lines: list[str] = []
     result = rows_from(acp_rows(builds, progress=lines.append))
     print("\n".join(lines))
-    retried = [r for r in result.rows if "[retried once" in r.evidence
-               or r.evidence.startswith("retried once")]
+    retried = [
+        r
+        for r in result.rows
+        if "[retried once" in r.evidence or r.evidence.startswith("retried once")
+    ]
     print(f"cells retried once: {len(retried)}")
     for r in retried:
         print(f"  {r.adapter} {r.launch_method} {r.session_event}: {r.result}: {r.evidence}")
@@ -102,13 +107,16 @@ def test_a_wrong_catalog_is_caught_by_the_same_run(matrix: CompatibilityMatrix) 
     wrong = []
     for e in catalog.adapters:
         if e.package == adapters.ZED_PACKAGE:  # claim zed holds under codex-home as root
-            e = e.model_copy(update={"launch_method": "codex-home",
-                                     "holding_methods": ["codex-home"]})
+            e = e.model_copy(
+                update={"launch_method": "codex-home", "holding_methods": ["codex-home"]}
+            )
         elif e.method is not None:  # claim CODEX_CONFIG alone holds, and forget a blocked mode
-            e = e.model_copy(update={
-                "holding_methods": sorted([*e.holding_methods, "codex-config"]),
-                "blocked_modes": [m for m in e.blocked_modes if m != "agent"],
-            })
+            e = e.model_copy(
+                update={
+                    "holding_methods": sorted([*e.holding_methods, "codex-config"]),
+                    "blocked_modes": [m for m in e.blocked_modes if m != "agent"],
+                }
+            )
         wrong.append(e)
     problems = catalog_disagreements(
         adapter_verdicts(matrix), catalog.model_copy(update={"adapters": wrong})
@@ -122,8 +130,11 @@ def test_a_wrong_catalog_is_caught_by_the_same_run(matrix: CompatibilityMatrix) 
 def test_codex_config_alone_is_lost(matrix: CompatibilityMatrix) -> None:
     """Negative control from the research: a profile only in CODEX_CONFIG gets no profile mode;
     the default agent mode's legacy sandboxPolicy drops the holder-directory entries."""
-    rows = [r for r in matrix.rows if r.adapter == adapters.TS_PACKAGE
-            and r.launch_method == adapters.METHOD_CODEX_CONFIG]
+    rows = [
+        r
+        for r in matrix.rows
+        if r.adapter == adapters.TS_PACKAGE and r.launch_method == adapters.METHOD_CODEX_CONFIG
+    ]
     assert rows
     for r in rows:
         if r.session_event in ("new", "loaded", "resumed"):
@@ -135,8 +146,9 @@ def test_codex_config_alone_is_lost(matrix: CompatibilityMatrix) -> None:
 
 def test_every_cell_decided(matrix: CompatibilityMatrix) -> None:
     errors = [r for r in matrix.rows if r.result == "error"]
-    assert errors == [], [f"{r.adapter} {r.launch_method} {r.session_event}: {r.evidence}"
-                          for r in errors]
+    assert errors == [], [
+        f"{r.adapter} {r.launch_method} {r.session_event}: {r.evidence}" for r in errors
+    ]
     keys = [r.key() for r in matrix.rows]
     assert len(keys) == len(set(keys)), "one row per adapter, method and session event"
     for r in matrix.rows:
@@ -158,17 +170,23 @@ def test_no_profile_control_is_lost_everywhere(matrix: CompatibilityMatrix) -> N
 
 
 def test_ts_builtin_modes_lose_and_profile_modes_hold(matrix: CompatibilityMatrix) -> None:
-    ts = [r for r in matrix.rows if r.adapter == adapters.TS_PACKAGE
-          and r.launch_method == adapters.METHOD_CODEX_HOME_INITIAL_MODE]
+    ts = [
+        r
+        for r in matrix.rows
+        if r.adapter == adapters.TS_PACKAGE
+        and r.launch_method == adapters.METHOD_CODEX_HOME_INITIAL_MODE
+    ]
     by_event = {(r.codex_version, r.session_event): r.result for r in ts}
     for cver in {r.codex_version for r in ts}:
         for builtin in ("agent", "agent-full-access", "workspace-write"):
             assert by_event[(cver, f"mode:{builtin}")] == "lost"
-            (row,) = [r for r in ts if r.codex_version == cver
-                      and r.session_event == f"mode:{builtin}"]
+            (row,) = [
+                r for r in ts if r.codex_version == cver and r.session_event == f"mode:{builtin}"
+            ]
             assert row.lint == "PC023"
-        profile_modes = [e for (c, e) in by_event if c == cver
-                         and e.startswith("mode:permission-profile:")]
+        profile_modes = [
+            e for (c, e) in by_event if c == cver and e.startswith("mode:permission-profile:")
+        ]
         assert sorted(profile_modes) == [
             "mode:permission-profile:profilec-agent",
             "mode:permission-profile:profilec-agent-full-access",
@@ -198,26 +216,40 @@ def test_zed_holds_only_as_non_root(matrix: CompatibilityMatrix) -> None:
 
 
 def _obs(event: str, result: str, evidence: str = "x", seconds: float = 1.0) -> Observation:
-    return Observation(adapters.TS_PACKAGE, "2.6.0", "0.171.0", "codex-home", event,
-                       result, evidence, seconds)  # type: ignore[arg-type]
+    return Observation(
+        adapters.TS_PACKAGE,
+        "2.6.0",
+        "0.171.0",
+        "codex-home",
+        event,
+        result,  # type: ignore[arg-type]
+        evidence,
+        seconds,
+    )
 
 
 def test_a_retry_decides_only_the_cells_the_first_try_left_open() -> None:
-    first = [_obs("new", "held", "control read"),
-             _obs("mode:a", "error", "no tool output reached the model"),
-             _obs("mode:b", "lost", "marker")]
-    again = [_obs("new", "lost", "the retry would say lost"),
-             _obs("mode:a", "held", "control read, second try", 2.0),
-             _obs("mode:b", "held"),
-             _obs("loaded", "held", "reached only by the retry")]
+    first = [
+        _obs("new", "held", "control read"),
+        _obs("mode:a", "error", "no tool output reached the model"),
+        _obs("mode:b", "lost", "marker"),
+    ]
+    again = [
+        _obs("new", "lost", "the retry would say lost"),
+        _obs("mode:a", "held", "control read, second try", 2.0),
+        _obs("mode:b", "held"),
+        _obs("loaded", "held", "reached only by the retry"),
+    ]
     merged = {o.session_event: o for o in merge_retry(first, again)}
     assert list(merged) == ["new", "mode:a", "mode:b", "loaded"]
     assert merged["new"] == first[0] and merged["mode:b"] == first[2]  # decided: kept
     a = merged["mode:a"]
     assert (a.result, a.attempts, a.retried, a.seconds) == ("held", 2, True, 3.0)
     assert a.evidence.startswith("control read, second try [retried once; first try: no tool")
-    assert merged["loaded"].retried and "first try ended before this event" in \
-        merged["loaded"].evidence
+    assert (
+        merged["loaded"].retried
+        and "first try ended before this event" in merged["loaded"].evidence
+    )
     assert not merged["new"].retried
 
 
@@ -309,23 +341,39 @@ def test_a_prompt_that_makes_progress_is_never_cancelled(
 
 def test_what_the_agent_said_explains_a_turn_that_ran_nothing() -> None:
     def chunk(text: str, sid: str = "s") -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "method": "session/update", "params": {
-            "sessionId": sid, "update": {"sessionUpdate": "agent_message_chunk",
-                                         "content": {"type": "text", "text": text}}}}
+        return {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": sid,
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": text},
+                },
+            },
+        }
 
-    inbox: list[dict[str, Any]] = [chunk("Warning: Model metadata for `m` not found.\n\n"),
-             chunk("failed to load AGENTS.md instructions:\n bwrap: Can't mkdir /x/.git\n"),
-             chunk("another session's text", sid="other"),
-             {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s"}}]
+    inbox: list[dict[str, Any]] = [
+        chunk("Warning: Model metadata for `m` not found.\n\n"),
+        chunk("failed to load AGENTS.md instructions:\n bwrap: Can't mkdir /x/.git\n"),
+        chunk("another session's text", sid="other"),
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s"}},
+    ]
     assert acp.agent_said(inbox, "s") == (
-        "failed to load AGENTS.md instructions: bwrap: Can't mkdir /x/.git")
+        "failed to load AGENTS.md instructions: bwrap: Can't mkdir /x/.git"
+    )
 
 
 def test_an_adapter_error_keeps_the_reason_codex_gave() -> None:
     from profilec.e2e.jsonrpc import RpcError
 
-    exc = RpcError(-32603, "Internal error", {"details": "error creating thread: failed to load "
-                                                         "AGENTS.md\nbwrap: Can't mkdir /x/.git"})
-    assert acp._short(exc) == ("-32603: Internal error (error creating thread: failed to load "
-                               "AGENTS.md bwrap: Can't mkdir /x/.git)")
+    exc = RpcError(
+        -32603,
+        "Internal error",
+        {"details": "error creating thread: failed to load AGENTS.md\nbwrap: Can't mkdir /x/.git"},
+    )
+    assert acp._short(exc) == (
+        "-32603: Internal error (error creating thread: failed to load "
+        "AGENTS.md bwrap: Can't mkdir /x/.git)"
+    )
     assert acp._short(RpcError(1, "m", [1])) == "1: m ([1])"

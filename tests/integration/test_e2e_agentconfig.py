@@ -57,12 +57,14 @@ def test_control_raw_agent_config_fires_every_probe(
 
 def test_control_the_agents_mcp_server_copied_the_marker(control: AgentConfigOutcome) -> None:
     assert "copied <marker>" in control.results["agent-config:mcp-server"][1]
-    assert "with the credential's bearer token" in control.results[
-        "agent-config:chatgpt_base_url"][1]
+    assert (
+        "with the credential's bearer token" in control.results["agent-config:chatgpt_base_url"][1]
+    )
 
 
-def test_rows_are_marker_free_and_valid(fixed: AgentConfigOutcome,
-                                         control: AgentConfigOutcome) -> None:
+def test_rows_are_marker_free_and_valid(
+    fixed: AgentConfigOutcome, control: AgentConfigOutcome
+) -> None:
     text = matrix_json(CompatibilityMatrix(rows=[*fixed.rows(), *control.rows()]))
     assert "PROFILEC-E2E-SECRET" not in text
     assert '"vouched-mcp"' in text

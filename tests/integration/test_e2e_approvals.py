@@ -52,8 +52,10 @@ def test_ts_adapter_approvals_match_the_catalog(bundled: bool) -> None:
     rows = ts_approval_rows(bundled_codex=bundled)
     seen = {r.session_event.removeprefix("approval:"): r.result for r in rows}
     assert set(seen) == {"read-only", "agent", "agent-full-access"}, rows
-    entry = next(e for e in load_catalog().adapters
-                 if (e.package, e.version, e.codex_version)
-                 == (ad.package, ad.version, ad.codex_version))
+    entry = next(
+        e
+        for e in load_catalog().adapters
+        if (e.package, e.version, e.codex_version) == (ad.package, ad.version, ad.codex_version)
+    )
     assert sorted(m for m, r in seen.items() if r == "held") == sorted(entry.approval_modes_held)
     assert sorted(m for m, r in seen.items() if r == "lost") == sorted(entry.approval_modes_lost)

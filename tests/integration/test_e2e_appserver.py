@@ -57,7 +57,6 @@ def test_controls_leak_so_the_harness_can_fail(report: AppServerReport) -> None:
     assert report.controls_failed
 
 
-
 def _in_effect(evidence: str) -> dict[str, str]:
     """Per access, whether all, none or some of the compiled entries were in effect."""
     part = evidence.rsplit("compiled entries in effect: ", 1)[-1].split(";")[0]
@@ -78,6 +77,7 @@ def _write_status(evidence: str, holder: str) -> str:
         if f"write:{holder}" in names.split(", "):
             return "rc=" + status
     raise AssertionError(f"no write:{holder} probe in {evidence!r}")
+
 
 @pytest.mark.parametrize("method", LAUNCH_METHODS)
 @pytest.mark.parametrize("event", ["new", "resumed"])
@@ -176,8 +176,9 @@ def test_turn_permissions_restore_the_profile_after_a_legacy_policy(
 
 
 @pytest.mark.parametrize("method", LAUNCH_METHODS)
-@pytest.mark.parametrize("event", [*THREAD_SANDBOX_EVENTS, FORK_SANDBOX_EVENT,
-                                   RESUME_SANDBOX_EVENT])
+@pytest.mark.parametrize(
+    "event", [*THREAD_SANDBOX_EVENTS, FORK_SANDBOX_EVENT, RESUME_SANDBOX_EVENT]
+)
 def test_legacy_sandbox_on_thread_start_fork_resume_drops_the_deny(
     report: AppServerReport, method: str, event: str
 ) -> None:

@@ -30,9 +30,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("read-only", "agent", "agent-full-access")
-SESSIONS = [(p, launcher, m) for p, launcher in (("library", "codex app-server"),
-                                                 ("launch", "codex app-server"),
-                                                 ("launch", "codex exec")) for m in MODES]
+SESSIONS = [
+    (p, launcher, m)
+    for p, launcher in (
+        ("library", "codex app-server"),
+        ("launch", "codex app-server"),
+        ("launch", "codex exec"),
+    )
+    for m in MODES
+]
 UID = 65534
 
 
@@ -56,25 +62,51 @@ def test_the_embedding_example_starts_every_mode_both_ways(codex_bin: Path) -> N
         _hand_over(lay.base)
         from profilec import api
 
-        prereq = api.launch_document(api.compile_inputs(api.make_inputs(
-            lay.roots_toml, workspace_roots=[lay.workspace], codex_home=lay.codex_home,
-            tmpdir=lay.tmpdir, home=lay.home)))["trusted_parent"]["non_root_prerequisites"]
+        prereq = api.launch_document(
+            api.compile_inputs(
+                api.make_inputs(
+                    lay.roots_toml,
+                    workspace_roots=[lay.workspace],
+                    codex_home=lay.codex_home,
+                    tmpdir=lay.tmpdir,
+                    home=lay.home,
+                )
+            )
+        )["trusted_parent"]["non_root_prerequisites"]
         probe_file = os.path.join(lay.workspace, ".embed-probe")
-        probe = (f"cat {shlex.quote(lay.control)}; cat {shlex.quote(lay.link)} 2>&1; "
-                 f"( : > {shlex.quote(probe_file)} ) 2>/dev/null && echo WROTE || echo NOWRITE")
+        probe = (
+            f"cat {shlex.quote(lay.control)}; cat {shlex.quote(lay.link)} 2>&1; "
+            f"( : > {shlex.quote(probe_file)} ) 2>/dev/null && echo WROTE || echo NOWRITE"
+        )
         with ScriptedModelServer() as server:
             for _ in SESSIONS:
                 server.add_probe(probe)
-            argv = [sys.executable, str(REPO / "examples" / "embed_daemon.py"),
-                    "--roots", lay.roots_toml, "--workspace-root", lay.workspace,
-                    "--codex-home", lay.codex_home, "--tmpdir", lay.tmpdir, "--home", lay.home,
-                    "--codex", str(codex_bin), "--prompt", "profilec embed probe",
-                    "--timeout", "90"]
+            argv = [
+                sys.executable,
+                str(REPO / "examples" / "embed_daemon.py"),
+                "--roots",
+                lay.roots_toml,
+                "--workspace-root",
+                lay.workspace,
+                "--codex-home",
+                lay.codex_home,
+                "--tmpdir",
+                lay.tmpdir,
+                "--home",
+                lay.home,
+                "--codex",
+                str(codex_bin),
+                "--prompt",
+                "profilec embed probe",
+                "--timeout",
+                "90",
+            ]
             for line in server.provider_overrides():
                 argv += ["--config", line]
             env = {**os.environ, "PYTHONPATH": str(REPO)}
-            done = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True,
-                                  timeout=900)
+            done = subprocess.run(
+                argv, env=env, cwd="/", capture_output=True, text=True, timeout=900
+            )
             lines = [json.loads(x) for x in done.stdout.split("\n") if x.strip()]
             outputs = server.tool_outputs()
             calls = server.calls
@@ -86,8 +118,15 @@ def test_the_embedding_example_starts_every_mode_both_ways(codex_bin: Path) -> N
         # Writable roots on this host where the non-root sandbox cannot make a carve-out's
         # mount point (the launch document lists them; the test does not change the host).
         head = "writable root of mode "
-        unmet = {m: [p["path"] for p in prereq if p["need"].startswith(head)
-                     and m in p["need"][len(head):].split(":")[0].split(", ")] for m in MODES}
+        unmet = {
+            m: [
+                p["path"]
+                for p in prereq
+                if p["need"].startswith(head)
+                and m in p["need"][len(head) :].split(":")[0].split(", ")
+            ]
+            for m in MODES
+        }
         for (path, launcher, mode), call in zip(SESSIONS, calls, strict=True):
             out = outputs.get(call.call_id, "")
             where = (path, launcher, mode, out)

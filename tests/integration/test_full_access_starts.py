@@ -57,8 +57,14 @@ def _run_host(base: Path, uid: int, *, pre_fix: bool = False) -> dict[str, Any]:
     args = [sys.executable, str(DRIVER), str(ROOT), str(base), str(uid)]
     if pre_fix:
         args.append("--pre-fix")
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=900, check=False,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    proc = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return _parse(proc.stdout)
 
@@ -139,8 +145,10 @@ def _image(client: DockerClient) -> str:
         missing("no /bin/busybox (apt-get install busybox-static)")
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for name, mode, data in (("Dockerfile", 0o644, DOCKERFILE.encode()),
-                                 ("busybox", 0o755, busybox.read_bytes())):
+        for name, mode, data in (
+            ("Dockerfile", 0o644, DOCKERFILE.encode()),
+            ("busybox", 0o755, busybox.read_bytes()),
+        ):
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(data), mode, 0
             tar.addfile(info, io.BytesIO(data))
@@ -149,9 +157,16 @@ def _image(client: DockerClient) -> str:
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
-        client.images.build(fileobj=io.BytesIO(ctx), custom_context=True, tag=tag,
-                            labels={LABEL: "1"}, pull=False, rm=True, forcerm=True,
-                            network_mode="none")
+        client.images.build(
+            fileobj=io.BytesIO(ctx),
+            custom_context=True,
+            tag=tag,
+            labels={LABEL: "1"},
+            pull=False,
+            rm=True,
+            forcerm=True,
+            network_mode="none",
+        )
     return tag
 
 
@@ -160,8 +175,15 @@ def image(docker_client: DockerClient) -> Iterator[str]:
     yield _image(docker_client)
 
 
-def _run_container(client: DockerClient, image: str, codex: Path, uid: int, *,
-                   tmp_tmpfs: bool, pre_fix: bool = False) -> dict[str, Any]:
+def _run_container(
+    client: DockerClient,
+    image: str,
+    codex: Path,
+    uid: int,
+    *,
+    tmp_tmpfs: bool,
+    pre_fix: bool = False,
+) -> dict[str, Any]:
     """The driver inside a `--read-only` container, as root, launching Codex as `uid`."""
     prefix = Path(sys.base_prefix).resolve()
     # The codex install: the npm project that holds the package (binary and its bwrap).
@@ -177,9 +199,16 @@ def _run_container(client: DockerClient, image: str, codex: Path, uid: int, *,
         cmd.append("--pre-fix")
     run = secrets.token_hex(6)
     c = client.containers.run(
-        image, ["sh", "-c", 'mkdir -m 755 /var/tmp/b && exec "$@"', "sh", *cmd], detach=True,
-        volumes=vols, tmpfs=tmpfs, labels={LABEL: run}, read_only=True,
-        network_mode="none", security_opt=SECURITY_OPT)
+        image,
+        ["sh", "-c", 'mkdir -m 755 /var/tmp/b && exec "$@"', "sh", *cmd],
+        detach=True,
+        volumes=vols,
+        tmpfs=tmpfs,
+        labels={LABEL: run},
+        read_only=True,
+        network_mode="none",
+        security_opt=SECURITY_OPT,
+    )
     try:
         status = c.wait(timeout=900)
         out = c.logs(stdout=True, stderr=False).decode()
@@ -191,8 +220,10 @@ def _run_container(client: DockerClient, image: str, codex: Path, uid: int, *,
 
 
 def _python_reachable() -> None:
-    if not Path(sys.base_prefix).resolve().is_dir() or not (Path(sys.base_prefix) / "bin"
-                                                           / "python3").exists():
+    if (
+        not Path(sys.base_prefix).resolve().is_dir()
+        or not (Path(sys.base_prefix) / "bin" / "python3").exists()
+    ):
         missing(f"no bin/python3 under {sys.base_prefix} to bind into the container")
 
 

@@ -66,8 +66,12 @@ def two_identities(base: Path) -> dict[str, Any]:
 
 def compile_a1(lay: dict[str, Any]) -> CompiledBundle:
     a1 = lay["a1"]
-    return load_and_compile(str(lay["manifest"]), workspace_roots=[str(a1 / "ws")],
-                            codex_home=str(a1 / "codex-home"), home=str(a1 / "home"))
+    return load_and_compile(
+        str(lay["manifest"]),
+        workspace_roots=[str(a1 / "ws")],
+        codex_home=str(a1 / "codex-home"),
+        home=str(a1 / "home"),
+    )
 
 
 def _read_a2(codex: Path, bundle: CompiledBundle, lay: dict[str, Any], mode: str) -> str:
@@ -75,10 +79,20 @@ def _read_a2(codex: Path, bundle: CompiledBundle, lay: dict[str, Any], mode: str
     args = [str(codex), "sandbox"]
     for line in override_lines(bundle):
         args += ["-c", line]
-    script = (f"cat '{a2}/codex-home/sessions/rollout.jsonl'; cat '{a2}/home/.bashrc'; "
-              f"echo x >> '{a2}/codex-home/auth.lock' && echo LOCK-OPENED")
-    args += ["-P", bundle.profile_for(mode).profile_id, "-C", str(a1 / "ws"), "--",
-             "/bin/sh", "-c", script]
+    script = (
+        f"cat '{a2}/codex-home/sessions/rollout.jsonl'; cat '{a2}/home/.bashrc'; "
+        f"echo x >> '{a2}/codex-home/auth.lock' && echo LOCK-OPENED"
+    )
+    args += [
+        "-P",
+        bundle.profile_for(mode).profile_id,
+        "-C",
+        str(a1 / "ws"),
+        "--",
+        "/bin/sh",
+        "-c",
+        script,
+    ]
     env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(a1 / "codex-home"), "HOME": str(a1 / "home")}
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120, check=False)
     return proc.stdout + proc.stderr

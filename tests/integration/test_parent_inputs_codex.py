@@ -61,8 +61,14 @@ def _layout(base: Path) -> dict[str, Any]:
     manifest = write_manifest(
         base / "roots.toml", [{"id": "codex-auth", "path": str(ch / "auth.json")}]
     )
-    return {"ch": ch, "repo": repo, "ws": repo / "ws", "ws2": base / "up" / "ws2", "home": home,
-            "manifest": manifest}
+    return {
+        "ch": ch,
+        "repo": repo,
+        "ws": repo / "ws",
+        "ws2": base / "up" / "ws2",
+        "home": home,
+        "manifest": manifest,
+    }
 
 
 def _compile(lay: dict[str, Any]) -> CompiledBundle:
@@ -82,8 +88,9 @@ def _without_inputs(
 
     with monkeypatch.context() as m:
         m.setattr(profilec.api, "parent_input_paths", lambda *a: [])
-        return load_and_compile(str(lay["manifest"]), codex_home=str(lay["ch"]),
-                                home=str(lay["home"]), **kw)
+        return load_and_compile(
+            str(lay["manifest"]), codex_home=str(lay["ch"]), home=str(lay["home"]), **kw
+        )
 
 
 def _attack(codex: Path, bundle: CompiledBundle, lay: dict[str, Any], mode: str) -> str:
@@ -92,18 +99,20 @@ def _attack(codex: Path, bundle: CompiledBundle, lay: dict[str, Any], mode: str)
     for line in override_lines(bundle):
         args += ["-c", line]
     m, repo, home, up = lay["manifest"], lay["repo"], lay["home"], lay["ws2"].parent
-    script = "; ".join([
-        f"echo '# cut' >> '{m}' && echo MANIFEST-APPENDED",
-        f"mv '{m}' '{m}.old' && echo MANIFEST-MOVED && mv '{m}.old' '{m}'",
-        f"git init -q '{up}' && echo GIT-INIT-ABOVE",
-        f"git -C '{repo}' config filter.x.clean 'cat' && echo REPO-CONFIG-WRITTEN",
-        f"echo '[filter \"x\"]' > '{home}/.gitconfig' && echo HOME-GITCONFIG-WRITTEN",
-        f"mkdir -p '{home}/.config/git' && echo x > '{home}/.config/git/config' "
-        "&& echo XDG-GITCONFIG-WRITTEN",
-        f"echo 'cp x y' >> '{home}/.bashrc' && echo BASHRC-WRITTEN",
-        f"touch '{sys.prefix}/bin/profilec-planted' && echo INSTALL-BIN-WRITTEN",
-        "true",
-    ])
+    script = "; ".join(
+        [
+            f"echo '# cut' >> '{m}' && echo MANIFEST-APPENDED",
+            f"mv '{m}' '{m}.old' && echo MANIFEST-MOVED && mv '{m}.old' '{m}'",
+            f"git init -q '{up}' && echo GIT-INIT-ABOVE",
+            f"git -C '{repo}' config filter.x.clean 'cat' && echo REPO-CONFIG-WRITTEN",
+            f"echo '[filter \"x\"]' > '{home}/.gitconfig' && echo HOME-GITCONFIG-WRITTEN",
+            f"mkdir -p '{home}/.config/git' && echo x > '{home}/.config/git/config' "
+            "&& echo XDG-GITCONFIG-WRITTEN",
+            f"echo 'cp x y' >> '{home}/.bashrc' && echo BASHRC-WRITTEN",
+            f"touch '{sys.prefix}/bin/profilec-planted' && echo INSTALL-BIN-WRITTEN",
+            "true",
+        ]
+    )
     args += ["-P", pid, "-C", str(lay["ws"]), "--", "/bin/sh", "-c", script]
     env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(lay["ch"]), "HOME": str(home)}
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120, check=False)
@@ -111,9 +120,16 @@ def _attack(codex: Path, bundle: CompiledBundle, lay: dict[str, Any], mode: str)
     return proc.stdout + proc.stderr
 
 
-WRITES = ["MANIFEST-APPENDED", "MANIFEST-MOVED", "GIT-INIT-ABOVE", "REPO-CONFIG-WRITTEN",
-          "HOME-GITCONFIG-WRITTEN", "XDG-GITCONFIG-WRITTEN", "BASHRC-WRITTEN",
-          "INSTALL-BIN-WRITTEN"]
+WRITES = [
+    "MANIFEST-APPENDED",
+    "MANIFEST-MOVED",
+    "GIT-INIT-ABOVE",
+    "REPO-CONFIG-WRITTEN",
+    "HOME-GITCONFIG-WRITTEN",
+    "XDG-GITCONFIG-WRITTEN",
+    "BASHRC-WRITTEN",
+    "INSTALL-BIN-WRITTEN",
+]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -134,8 +150,7 @@ def test_control_full_access_writes_every_input_without_the_entries(
     codex_bin: Path, base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lay = _layout(base)
-    control = _without_inputs(lay, monkeypatch,
-                              workspace_roots=[str(lay["ws"]), str(lay["ws2"])])
+    control = _without_inputs(lay, monkeypatch, workspace_roots=[str(lay["ws"]), str(lay["ws2"])])
     out = _attack(codex_bin, control, lay, "agent-full-access")
     # (The installation's bin/ is not in this list: on a host whose Python lives under the
     # 0700 /root, site-packages already made /root read-only.)
@@ -157,8 +172,12 @@ def test_agent_mode_manifest_and_git_above_a_tmp_workspace(
         manifest = write_manifest(
             tmp / "roots.toml", [{"id": "codex-auth", "path": str(lay["ch"] / "auth.json")}]
         )
-        bundle = load_and_compile(str(manifest), workspace_roots=[str(tmp / "ws")],
-                                  codex_home=str(lay["ch"]), home=str(lay["home"]))
+        bundle = load_and_compile(
+            str(manifest),
+            workspace_roots=[str(tmp / "ws")],
+            codex_home=str(lay["ch"]),
+            home=str(lay["home"]),
+        )
         lay.update(manifest=manifest, ws=tmp / "ws", ws2=tmp / "ws")
         control = _without_inputs(lay, monkeypatch, workspace_roots=[str(tmp / "ws")])
         lost = _attack(codex_bin, control, lay, "agent")

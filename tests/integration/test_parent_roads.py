@@ -102,8 +102,9 @@ def _setup(base: Path, *, workspace: Path | None = None) -> Setup:
     tmpdir = base / "tmpdir"
     tmpdir.mkdir()
     ws = workspace or lay.workspace
-    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(ws)],
-                              codex_home=str(lay.codex_home), home=str(home))
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(ws)], codex_home=str(lay.codex_home), home=str(home)
+    )
     return Setup(lay, home, tmpdir, ws, bundle)
 
 
@@ -122,10 +123,10 @@ def _compiled(s: Setup, mode: str) -> list[str]:
     return _select(lines, s.bundle, mode)
 
 
-def _without_parent_policy(s: Setup, mode: str, keys: tuple[str, ...] | None = None
-                           ) -> list[str]:
-    return _select(without_keys(override_lines(s.bundle), keys or parent_policy_keys()),
-                   s.bundle, mode)
+def _without_parent_policy(s: Setup, mode: str, keys: tuple[str, ...] | None = None) -> list[str]:
+    return _select(
+        without_keys(override_lines(s.bundle), keys or parent_policy_keys()), s.bundle, mode
+    )
 
 
 def _hits(srv: ToolScriptServer, needle: str) -> list[int]:
@@ -140,8 +141,7 @@ def _tool_names(srv: ToolScriptServer) -> set[str]:
     for tool in body.get("tools") or [] if isinstance(body, dict) else []:
         if isinstance(tool, dict):
             names.add(str(tool.get("name") or tool.get("type")))
-            names.update(str(t.get("name")) for t in tool.get("tools") or []
-                         if isinstance(t, dict))
+            names.update(str(t.get("name")) for t in tool.get("tools") or [] if isinstance(t, dict))
     return names
 
 
@@ -156,8 +156,10 @@ def _ran(result: ExecResult, srv: ToolScriptServer, calls: int) -> None:
 # 1. The parent's environment
 
 
-ENV_PROBE = ('env; for f in "$CODEX_HOME"/shell_snapshots/*; do [ -f "$f" ] && cat "$f"; done;'
-             " echo PROBE-DONE")
+ENV_PROBE = (
+    'env; for f in "$CODEX_HOME"/shell_snapshots/*; do [ -f "$f" ] && cat "$f"; done;'
+    " echo PROBE-DONE"
+)
 
 
 def _env_attack(codex: Path, s: Setup, lines: list[str]) -> tuple[ToolScriptServer, list[str]]:
@@ -206,10 +208,13 @@ def _snapshot_attack(codex: Path, s: Setup, lines: list[str]) -> Path:
     for name in (".bash_profile", ".profile", ".bashrc"):
         (s.home / name).write_text(
             f"cat {s.lay.host_target} >> {proof} 2>/dev/null"
-            f" && echo ran:{name} uid=$(id -u) >> {proof}\n", encoding="utf-8")
+            f" && echo ran:{name} uid=$(id -u) >> {proof}\n",
+            encoding="utf-8",
+        )
     with ToolScriptServer([[Shell("echo PROBE-DONE")]]) as srv:
-        result = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
-                          env=s.env())
+        result = run_exec(
+            codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=s.env()
+        )
     _ran(result, srv, 1)
     (out,) = srv.outputs().values()
     assert "PROBE-DONE" in out, out
@@ -245,15 +250,20 @@ def _image_payloads(srv: ToolScriptServer) -> list[tuple[int, bytes]]:
 def _spawn_attack(codex: Path, s: Setup, lines: list[str]) -> tuple[ToolScriptServer, bytes]:
     png = png_with_marker(s.lay.marker)
     s.lay.host_target.write_bytes(png)  # the protected root is a real image (still 0600)
-    items = [{"type": "text", "text": "describe these images"},
-             {"type": "local_image", "path": str(s.lay.link)},
-             {"type": "local_image", "path": str(s.lay.host_target)}]
-    turn: list[Step] = [Shell(f"cat {s.lay.link} >/dev/null; echo cat-rc=$?"),
-            Call("spawn_agent", {"items": items}, MULTI_AGENT),
-            Call("wait_agent", {}, MULTI_AGENT, derive=agent_wait_args)]
+    items = [
+        {"type": "text", "text": "describe these images"},
+        {"type": "local_image", "path": str(s.lay.link)},
+        {"type": "local_image", "path": str(s.lay.host_target)},
+    ]
+    turn: list[Step] = [
+        Shell(f"cat {s.lay.link} >/dev/null; echo cat-rc=$?"),
+        Call("spawn_agent", {"items": items}, MULTI_AGENT),
+        Call("wait_agent", {}, MULTI_AGENT, derive=agent_wait_args),
+    ]
     with ToolScriptServer([turn]) as srv:
-        result = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
-                          env=s.env())
+        result = run_exec(
+            codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=s.env()
+        )
     _ran(result, srv, 3)
     outputs = srv.outputs()
     # the sandbox itself holds: the model's own `cat` of the root is denied
@@ -295,8 +305,9 @@ def test_spawn_agent_is_unsupported_with_the_compiled_output(
 
 def _git(repo: Path, home: Path, *args: str) -> None:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
-                   timeout=60)
+    subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, timeout=60
+    )
 
 
 def _repo_setup(base: Path) -> tuple[Setup, Path]:
@@ -308,8 +319,17 @@ def _repo_setup(base: Path) -> tuple[Setup, Path]:
     (base / "home").mkdir()
     _git(repo, base / "home", "init", "-q")
     _git(repo, base / "home", "add", "sub/tracked.txt")
-    _git(repo, base / "home", "-c", "user.name=profilec", "-c", "user.email=t@example.invalid",
-         "commit", "-qm", "init")
+    _git(
+        repo,
+        base / "home",
+        "-c",
+        "user.name=profilec",
+        "-c",
+        "user.email=t@example.invalid",
+        "commit",
+        "-qm",
+        "init",
+    )
     return _setup(base, workspace=ws), repo
 
 
@@ -317,16 +337,23 @@ def _parent_input_paths(bundle: CompiledBundle) -> set[str]:
     """The paths the parent reads or runs on the model's behalf that the compile keeps
     read-only: HOME's login-shell and git config files and the `.git` names above a workspace
     root (trusted-base paths of source `input`, by role; profilec's own inputs excluded)."""
-    return {t.path for t in bundle.trusted_base
-            if t.source == "input" and (t.role or "").startswith(PARENT_INPUT_ROLES)}
+    return {
+        t.path
+        for t in bundle.trusted_base
+        if t.source == "input" and (t.role or "").startswith(PARENT_INPUT_ROLES)
+    }
 
 
 def _parent_input_filter(
     real: Callable[..., list[tuple[str, str]]],
 ) -> Callable[..., list[tuple[str, str]]]:
     def without(*args: Any, **kwargs: Any) -> list[tuple[str, str]]:
-        return [(path, role) for path, role in real(*args, **kwargs)
-                if not role.startswith(PARENT_INPUT_ROLES)]
+        return [
+            (path, role)
+            for path, role in real(*args, **kwargs)
+            if not role.startswith(PARENT_INPUT_ROLES)
+        ]
+
     return without
 
 
@@ -336,35 +363,43 @@ def _compile_without_parent_inputs(s: Setup) -> CompiledBundle:
     place (a `write` pin on the repository would itself make Codex keep its `.git` read-only)."""
     import profilec.pipeline as api
 
-    with mock.patch.object(api, "parent_input_paths",
-                           _parent_input_filter(api.parent_input_paths)):
-        bundle = load_and_compile(str(s.lay.manifest), workspace_roots=[str(s.workspace)],
-                                  codex_home=str(s.lay.codex_home), home=str(s.home))
+    with mock.patch.object(api, "parent_input_paths", _parent_input_filter(api.parent_input_paths)):
+        bundle = load_and_compile(
+            str(s.lay.manifest),
+            workspace_roots=[str(s.workspace)],
+            codex_home=str(s.lay.codex_home),
+            home=str(s.home),
+        )
     assert not _parent_input_paths(bundle), sorted(_parent_input_paths(bundle))
     return bundle
 
 
-def _git_attack(codex: Path, s: Setup, repo: Path, vector: str, bundle: CompiledBundle
-                ) -> tuple[Path, str]:
+def _git_attack(
+    codex: Path, s: Setup, repo: Path, vector: str, bundle: CompiledBundle
+) -> tuple[Path, str]:
     """Session 1 (agent-full-access) plants a clean filter and touches the tracked file;
     session 2, in the same cwd, is a plain turn: its parent `git status` re-hashes the file.
     The filter copies the credential (denied to every sandbox) and `id` to a proof file."""
     proof = s.lay.base.parent / "git-proof.txt"
     driver = f"sh -c 'cat {s.lay.host_target} > {proof}; id >> {proof}; cat'"
     config = repo / ".git" / "config" if vector == "repo-config" else s.home / ".gitconfig"
-    attack = (f'git config -f {config} filter.x.clean "{driver}"; echo config-rc=$?;'
-              f" printf 'tracked.txt filter=x\\n' > {s.workspace}/.gitattributes;"
-              f" touch -d 2001-01-01 {s.workspace}/tracked.txt; echo touch-rc=$?;"
-              f" cat {s.lay.host_target} >/dev/null; echo cat-rc=$?")
+    attack = (
+        f'git config -f {config} filter.x.clean "{driver}"; echo config-rc=$?;'
+        f" printf 'tracked.txt filter=x\\n' > {s.workspace}/.gitattributes;"
+        f" touch -d 2001-01-01 {s.workspace}/tracked.txt; echo touch-rc=$?;"
+        f" cat {s.lay.host_target} >/dev/null; echo cat-rc=$?"
+    )
     lines = _select(override_lines(bundle), bundle, "agent-full-access")
     with ToolScriptServer([[Shell(attack)], [Shell("echo SECOND-SESSION")]]) as srv:
-        first = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
-                         env=s.env())
+        first = run_exec(
+            codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=s.env()
+        )
         _ran(first, srv, 1)
         # the filter cannot have run yet: the first session's git ran before the plant
         assert not proof.exists(), proof.read_text(encoding="utf-8")
-        second = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
-                          env=s.env())
+        second = run_exec(
+            codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=s.env()
+        )
         _ran(second, srv, 2)
     out = srv.outputs()[srv.issued[0][0]]
     assert "touch-rc=0" in out and "cat-rc=1" in out, out  # full access, the root still denied
@@ -400,8 +435,11 @@ def test_parent_git_runs_no_planted_filter_with_the_compiled_output(
     # Each is read-only in full access: its own entry, or a read-only directory above it.
     profile = s.bundle.profile_for("agent-full-access")
     ws = s.bundle.layout.workspace_roots
-    eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id,
-                  EvalContext(cwd=ws[0], workspace_roots=ws[1:]))
+    eff = resolve(
+        {profile.profile_id: profile.codex_table()},
+        profile.profile_id,
+        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
+    )
     assert {w: eff.winner(w)[0] for w in wanted} == dict.fromkeys(wanted, "read")
     proof, out = _git_attack(codex, s, repo, vector, s.bundle)
     assert "config-rc=0" not in out, out  # the model cannot write the git config
@@ -425,20 +463,24 @@ def _planted_above(codex: Path, s: Setup, bundle: CompiledBundle) -> tuple[Path,
     above = s.workspace.parent
     proof = s.lay.base.parent / "git-proof.txt"
     driver = f"sh -c 'cat {s.lay.host_target} > {proof}; id >> {proof}; cat'"
-    attack = (f"cd {above} && git init -q . ; echo init-rc=$?;"
-              f' git config filter.x.clean "{driver}"; echo config-rc=$?;'
-              " printf 'ws/tracked.txt filter=x\\n' > .gitattributes;"
-              " git add ws/tracked.txt; echo add-rc=$?;"
-              " touch -d 2001-01-01 ws/tracked.txt; echo touch-rc=$?;"
-              f" cat {s.lay.host_target} >/dev/null; echo cat-rc=$?")
+    attack = (
+        f"cd {above} && git init -q . ; echo init-rc=$?;"
+        f' git config filter.x.clean "{driver}"; echo config-rc=$?;'
+        " printf 'ws/tracked.txt filter=x\\n' > .gitattributes;"
+        " git add ws/tracked.txt; echo add-rc=$?;"
+        " touch -d 2001-01-01 ws/tracked.txt; echo touch-rc=$?;"
+        f" cat {s.lay.host_target} >/dev/null; echo cat-rc=$?"
+    )
     lines = _select(override_lines(bundle), bundle, "agent")
     with ToolScriptServer([[Shell(attack)], [Shell("echo SECOND-SESSION")]]) as srv:
-        first = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
-                         env=s.env())
+        first = run_exec(
+            codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=s.env()
+        )
         _ran(first, srv, 1)
         assert not proof.exists(), proof.read_text(encoding="utf-8")
-        second = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines,
-                          env=s.env())
+        second = run_exec(
+            codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=s.env()
+        )
         _ran(second, srv, 2)
     out = srv.outputs()[srv.issued[0][0]]
     assert "cat-rc=1" in out, out  # the root stays denied to the model

@@ -59,8 +59,12 @@ def _run(codex: Path, lines: list[str], pid: str, cwd: str, home: Path, script: 
     for line in lines:
         args += ["-c", line]
     args += ["-P", pid, "-C", cwd, "--", "/bin/sh", "-c", script]
-    env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(home), "HOME": str(home.parent),
-           "TMPDIR": str(home.parent / "tmpdir")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CODEX_HOME": str(home),
+        "HOME": str(home.parent),
+        "TMPDIR": str(home.parent / "tmpdir"),
+    }
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
     return proc.stdout + proc.stderr
 
@@ -90,8 +94,14 @@ def _layout(base: Path, *, trusted: dict[str, list[str]] | None = None) -> dict[
             body += f"{k} = [{', '.join(string(x) for x in v)}]\n"
         manifest.write_text(body)
         os.chmod(manifest, 0o600)
-    return {"ws": ws, "host": host, "target": target, "ch": ch, "marker": mark,
-            "manifest": manifest}
+    return {
+        "ws": ws,
+        "host": host,
+        "target": target,
+        "ch": ch,
+        "marker": mark,
+        "manifest": manifest,
+    }
 
 
 def _compile(lay: dict[str, Any], ws: str | None = None) -> CompiledBundle:
@@ -102,8 +112,13 @@ def _compile(lay: dict[str, Any], ws: str | None = None) -> CompiledBundle:
 
 def _strip(bundle: CompiledBundle, reason: str) -> CompiledBundle:
     profiles = tuple(
-        p.model_copy(update={"entries": tuple(
-            e for e in p.entries if all(x.reason != reason for x in e.provenance))})
+        p.model_copy(
+            update={
+                "entries": tuple(
+                    e for e in p.entries if all(x.reason != reason for x in e.provenance)
+                )
+            }
+        )
         for p in bundle.profiles
     )
     return bundle.model_copy(update={"profiles": profiles})
@@ -119,9 +134,15 @@ def _rename_attack(
     moved = Path(str(anc) + ".moved")
     new_target = Path(str(lay["target"]).replace(str(anc), str(moved), 1))
     cwd = str(lay["ws"])
-    first = _run(codex, lines, pid, cwd, lay["ch"],
-                 f"mv '{anc}' '{moved}' && echo MV_OK && mkdir -p '{lay['host']}' && "
-                 f"echo PROFILEC-PLANTED > '{lay['target']}'")
+    first = _run(
+        codex,
+        lines,
+        pid,
+        cwd,
+        lay["ch"],
+        f"mv '{anc}' '{moved}' && echo MV_OK && mkdir -p '{lay['host']}' && "
+        f"echo PROFILEC-PLANTED > '{lay['target']}'",
+    )
     if not lay["ws"].is_dir():
         cwd = str(lay["ch"])  # the workspace moved away with the ancestor
     second = _run(codex, lines, pid, cwd, lay["ch"], f"cat '{new_target}'")
@@ -180,10 +201,14 @@ def test_launch_cwd_is_canonical_and_a_symlinked_cwd_drops_the_deny(
     # that spelling as cwd, and no pins: Codex drops every deny under the real location.
     # (A canonical pin above the deny alone restores it: measured, docs/paths.md.)
     unpinned = _strip(bundle, "ancestor")
-    old = unpinned.model_copy(update={"profiles": tuple(
-        p.model_copy(update={"workspace_roots": (str(link),)}) for p in unpinned.profiles)})
-    lost = _run(codex_bin, override_lines(old), pid, str(link), lay["ch"],
-                f"cat '{lay['target']}'")
+    old = unpinned.model_copy(
+        update={
+            "profiles": tuple(
+                p.model_copy(update={"workspace_roots": (str(link),)}) for p in unpinned.profiles
+            )
+        }
+    )
+    lost = _run(codex_bin, override_lines(old), pid, str(link), lay["ch"], f"cat '{lay['target']}'")
     assert lay["marker"] in lost, lost
 
 
@@ -225,28 +250,47 @@ def test_full_access_cannot_write_the_trusted_base_or_reach_an_engine_socket(
     lay = _layout(base, trusted={"read_only": [str(launcher)], "deny": [str(engine_socket)]})
     bundle = _compile(lay)
     connect = (
-        "/usr/bin/python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); "
+        '/usr/bin/python3 -c "import socket; s=socket.socket(socket.AF_UNIX); '
         f"s.connect('{engine_socket}'); print(s.recv(64).decode())\""
     )
-    script = (f"touch '{launcher}/planted' && echo LAUNCHER_WRITE_OK; {connect}; "
-              "touch /etc/profilec-canary-w && echo ETC_WRITE_OK; "
-              f"echo x > '{base}/free.txt' && echo FREE_WRITE_OK")
+    script = (
+        f"touch '{launcher}/planted' && echo LAUNCHER_WRITE_OK; {connect}; "
+        "touch /etc/profilec-canary-w && echo ETC_WRITE_OK; "
+        f"echo x > '{base}/free.txt' && echo FREE_WRITE_OK"
+    )
     mode = "agent-full-access"
-    out = _run(codex_bin, override_lines(bundle), bundle.profile_for(mode).profile_id,
-               str(lay["ws"]), lay["ch"], script)
+    out = _run(
+        codex_bin,
+        override_lines(bundle),
+        bundle.profile_for(mode).profile_id,
+        str(lay["ws"]),
+        lay["ch"],
+        script,
+    )
     assert "FREE_WRITE_OK" in out, out  # full access still writes everywhere else
     assert "LAUNCHER_WRITE_OK" not in out and "ETC_WRITE_OK" not in out, out
     assert "FAKE-ENGINE-HELLO" not in out and "Permission denied" in out, out
     for m in ("read-only", "agent"):
-        out = _run(codex_bin, override_lines(bundle), bundle.profile_for(m).profile_id,
-                   str(lay["ws"]), lay["ch"], connect)
+        out = _run(
+            codex_bin,
+            override_lines(bundle),
+            bundle.profile_for(m).profile_id,
+            str(lay["ws"]),
+            lay["ch"],
+            connect,
+        )
         assert "FAKE-ENGINE-HELLO" not in out, (m, out)
     # Control: the same bundle without its trusted-base entries (the launcher dir only; the
     # control never writes /etc).
     plain = _strip(bundle, "trusted-base")
-    out = _run(codex_bin, override_lines(plain), plain.profile_for(mode).profile_id,
-               str(lay["ws"]), lay["ch"], f"touch '{launcher}/planted' && echo LAUNCHER_WRITE_OK; "
-               f"{connect}")
+    out = _run(
+        codex_bin,
+        override_lines(plain),
+        plain.profile_for(mode).profile_id,
+        str(lay["ws"]),
+        lay["ch"],
+        f"touch '{launcher}/planted' && echo LAUNCHER_WRITE_OK; {connect}",
+    )
     assert "LAUNCHER_WRITE_OK" in out and "FAKE-ENGINE-HELLO" in out, out
 
 
@@ -260,9 +304,16 @@ def _escape(name: str) -> str:
 
 @pytest.mark.parametrize(
     ("name", "decoy"),
-    [("auth\\*.json", "auth*.json"), ("a[1].json", "a1.json"), ("x?y", "xzy"),
-     ("{a,b}*", "a*"), ("sp ace[1]", "sp ace1"), ("{a,b}", "a"), ("a\\b", "ab"),
-     ("sp ace.json", "sp")],
+    [
+        ("auth\\*.json", "auth*.json"),
+        ("a[1].json", "a1.json"),
+        ("x?y", "xzy"),
+        ("{a,b}*", "a*"),
+        ("sp ace[1]", "sp ace1"),
+        ("{a,b}", "a"),
+        ("a\\b", "ab"),
+        ("sp ace.json", "sp"),
+    ],
 )
 def test_measured_escape_masks_exactly_the_named_file(
     codex_bin: Path, base: Path, name: str, decoy: str
@@ -274,7 +325,7 @@ def test_measured_escape_masks_exactly_the_named_file(
     (base / "ch").mkdir()
     (base / "tmpdir").mkdir()
     key = str(sec) + "/" + _escape(name)
-    prof = "{extends=\":read-only\", filesystem={" + string(key) + "=\"deny\"}}"
+    prof = '{extends=":read-only", filesystem={' + string(key) + '="deny"}}'
     lines = ['default_permissions="p"', "permissions.p=" + prof]
     script = f"cat -- '{sec}/{name}'; cat -- '{sec}/{decoy}'"
     out = _run(codex_bin, lines, "p", str(base), base / "ch", script)
@@ -282,8 +333,11 @@ def test_measured_escape_masks_exactly_the_named_file(
     assert f"MARK:{decoy}\n" in out, out
     if _escape(name) != name:
         # Control: the name written verbatim is read as a pattern and misses the file.
-        lines[1] = ("permissions.p={extends=\":read-only\", filesystem={"
-                    + string(str(sec / name)) + "=\"deny\"}}")
+        lines[1] = (
+            'permissions.p={extends=":read-only", filesystem={'
+            + string(str(sec / name))
+            + '="deny"}}'
+        )
         out = _run(codex_bin, lines, "p", str(base), base / "ch", f"cat -- '{sec}/{name}'")
         if name not in ("x?y",):  # `?` matches itself: the verbatim key masks it (and more)
             assert f"MARK:{name}\n" in out, out
@@ -305,17 +359,23 @@ def test_glob_characters_in_file_names_stay_hidden_in_every_mode(
         {"id": f"r{i}", "path": str(lay["ch"] / f"l{i}{n}")} for i, n in enumerate(names)
     ]
     manifest = write_manifest(base / "roots2.toml", roots)
-    bundle = load_and_compile(str(manifest), workspace_roots=[str(lay["ws"])],
-                              codex_home=str(lay["ch"]))
+    bundle = load_and_compile(
+        str(manifest), workspace_roots=[str(lay["ws"])], codex_home=str(lay["ch"])
+    )
     for prof in bundle.profiles:
         for key in prof.codex_table()["filesystem"]:
             assert not any(c in key for c in "*?[]"), key
     reads = "; ".join(
-        f"cat -- '{p}'" for i, n in enumerate(names)
-        for p in (host / n, lay["ch"] / f"l{i}{n}")
+        f"cat -- '{p}'" for i, n in enumerate(names) for p in (host / n, lay["ch"] / f"l{i}{n}")
     )
     for mode in MODES:
-        out = _run(codex_bin, override_lines(bundle), bundle.profile_for(mode).profile_id,
-                   str(lay["ws"]), lay["ch"], reads + f"; cat '{lay['ch']}/config.toml'")
+        out = _run(
+            codex_bin,
+            override_lines(bundle),
+            bundle.profile_for(mode).profile_id,
+            str(lay["ws"]),
+            lay["ch"],
+            reads + f"; cat '{lay['ch']}/config.toml'",
+        )
         assert lay["marker"] not in out, (mode, out)
         assert "# private" in out, (mode, out)  # control: the sandbox ran and read something

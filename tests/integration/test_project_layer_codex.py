@@ -150,10 +150,22 @@ def _cat_at(codex: Path, lay: Layout, cwd: Path, pid: str, lines: list[str]) -> 
     args = [str(codex), "sandbox"]
     for line in lines:
         args += ["-c", line]
-    args += ["-P", pid, "-C", str(cwd), "--", "/bin/sh", "-c",
-             f"cat {lay.link}; cat {lay.host_target}; echo CONTROL=$(cat {lay.control})"]
-    env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(lay.codex_home), "HOME": str(lay.base),
-           "TMPDIR": str(lay.base / "tmpdir")}
+    args += [
+        "-P",
+        pid,
+        "-C",
+        str(cwd),
+        "--",
+        "/bin/sh",
+        "-c",
+        f"cat {lay.link}; cat {lay.host_target}; echo CONTROL=$(cat {lay.control})",
+    ]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CODEX_HOME": str(lay.codex_home),
+        "HOME": str(lay.base),
+        "TMPDIR": str(lay.base / "tmpdir"),
+    }
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
     return proc.stdout + proc.stderr
 
@@ -170,13 +182,30 @@ def _spelled_layout(base: Path) -> tuple[Layout, Path, Path, list[str], str]:
     (real / "control.txt").write_text("control-ok\n")
     link = base / "l" / "wslink"
     link.symlink_to(real)
-    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(link)],
-                              codex_home=str(lay.codex_home))
-    hostile = Layout(lay.base, lay.host_target, lay.codex_home, lay.link, real,
-                     real / "control.txt", lay.marker, lay.manifest)
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(link)], codex_home=str(lay.codex_home)
+    )
+    hostile = Layout(
+        lay.base,
+        lay.host_target,
+        lay.codex_home,
+        lay.link,
+        real,
+        real / "control.txt",
+        lay.marker,
+        lay.manifest,
+    )
     for d in (repo, real):
-        sub = Layout(lay.base, lay.host_target, lay.codex_home, lay.link, d, lay.control,
-                     lay.marker, lay.manifest)
+        sub = Layout(
+            lay.base,
+            lay.host_target,
+            lay.codex_home,
+            lay.link,
+            d,
+            lay.control,
+            lay.marker,
+            lay.manifest,
+        )
         (d / ".codex").mkdir()
         text = ""
         for p in bundle.profiles:

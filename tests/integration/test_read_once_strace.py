@@ -56,8 +56,9 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
     session = base / "l" / "session.json"
     session.write_text(json.dumps({"model": "gpt-5"}), encoding="utf-8")
     mcp = base / "l" / "mcp.toml"
-    mcp.write_text('schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n',
-                   encoding="utf-8")
+    mcp.write_text(
+        'schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n', encoding="utf-8"
+    )
     os.chmod(mcp, 0o600)
     flags = [
         "--roots", str(lay.manifest),
@@ -77,11 +78,23 @@ def _traced(
     """Run `python -m profilec ARGV` under strace -f; with `until`, SIGTERM it once that text
     appears on stderr (a long-running command: watch). Returns (exit, stderr, opened paths)."""
     log = work / f"strace-{time.monotonic_ns()}.log"
-    cmd = [_strace(), "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", str(log),
-           sys.executable, "-m", "profilec", *argv]
+    cmd = [
+        _strace(),
+        "-f",
+        "-qq",
+        "-e",
+        "trace=open,openat,openat2",
+        "-o",
+        str(log),
+        sys.executable,
+        "-m",
+        "profilec",
+        *argv,
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
-    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stderr is not None
     err = ""
     if until is not None:
@@ -121,8 +134,9 @@ def _judge(case: Case, opened: Counter[str], once: list[Path]) -> None:
 
 def _bundle(case: Case, name: str) -> Path:
     out = case.work / name
-    rc, err, _ = _traced(["compile", *case.flags, "--format", "bundle", "--out", str(out)],
-                         case.work)
+    rc, err, _ = _traced(
+        ["compile", *case.flags, "--format", "bundle", "--out", str(out)], case.work
+    )
     assert rc == 0, err
     return out
 
@@ -137,7 +151,8 @@ def test_compile(case: Case, fmt: str) -> None:
 def test_compile_codex_home(case: Case) -> None:
     out = case.work / "home-out"
     rc, err, opened = _traced(
-        ["compile", *case.flags, "--format", "codex-home", "--out", str(out)], case.work)
+        ["compile", *case.flags, "--format", "codex-home", "--out", str(out)], case.work
+    )
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
 
@@ -160,14 +175,16 @@ def test_lock_and_check_lock(case: Case) -> None:
 
 def test_explain(case: Case) -> None:
     rc, err, opened = _traced(
-        ["explain", str(case.layout.link), "--mode", "agent", *case.flags], case.work)
+        ["explain", str(case.layout.link), "--mode", "agent", *case.flags], case.work
+    )
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
 
 
 def test_audit(case: Case) -> None:
     rc, err, opened = _traced(
-        ["audit", *case.flags, "--out", str(case.work / "audit.md")], case.work)
+        ["audit", *case.flags, "--out", str(case.work / "audit.md")], case.work
+    )
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
 
@@ -181,12 +198,17 @@ def test_diff(case: Case) -> None:
 
 def test_plan(case: Case) -> None:
     """The example's layout (examples/make-layout.sh) with its plan layout."""
-    proc = subprocess.run(["bash", str(REPO / "examples" / "make-layout.sh"),
-                           str(case.work / "example")], capture_output=True, text=True,
-                          check=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", str(REPO / "examples" / "make-layout.sh"), str(case.work / "example")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     d = Path(proc.stdout.strip())
     rc, err, opened = _traced(
-        ["plan", "--roots", str(d / "roots.toml"), "--layout", str(d / "layout.toml")], case.work)
+        ["plan", "--roots", str(d / "roots.toml"), "--layout", str(d / "layout.toml")], case.work
+    )
     assert rc == 0, err
     for secret in (d / "host" / "auth.json", d / "agent" / "codex-home" / "auth.json"):
         assert str(secret) not in opened and os.path.realpath(secret) not in opened
@@ -194,7 +216,8 @@ def test_plan(case: Case) -> None:
 
 
 def test_watch(case: Case) -> None:
-    rc, err, opened = _traced(["watch", *case.flags, "--interval", "0.05"], case.work,
-                              until="watching")
+    rc, err, opened = _traced(
+        ["watch", *case.flags, "--interval", "0.05"], case.work, until="watching"
+    )
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))

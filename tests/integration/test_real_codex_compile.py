@@ -99,9 +99,15 @@ def test_builtin_workspace_leaks_so_the_test_can_fail(tmp_path: Path, codex_bin:
 def _without_root_split(bundle: CompiledBundle, mode: str) -> CompiledBundle:
     """Yesterday's full access: the same bundle with `:root` = write left as the policy says."""
     profiles = tuple(
-        p.model_copy(update={"entries": tuple(
-            e for e in p.entries if not any(v.reason == "root-split" for v in e.provenance)
-        )}) if p.mode == mode else p
+        p.model_copy(
+            update={
+                "entries": tuple(
+                    e for e in p.entries if not any(v.reason == "root-split" for v in e.provenance)
+                )
+            }
+        )
+        if p.mode == mode
+        else p
         for p in bundle.profiles
     )
     return bundle.model_copy(update={"profiles": profiles})
@@ -129,17 +135,20 @@ def test_full_access_cannot_replace_a_top_level_name(
     link, new = f"/profilec-probe-{tag}", f"/profilec-probe-{tag}-new"
     os.symlink("usr/lib", link)
     outside = Path(tempfile.mkdtemp(prefix="profilec-outside-", dir="/var/tmp"))
-    script = "; ".join([
-        f"ln -sfn /tmp {link} && echo RELINK_TOP_OK",
-        f"touch {new} && echo NEW_TOP_OK",
-        f"echo o > {outside}/o.txt && echo OUT_WRITE_OK",
-        "echo n > /dev/null && echo DEVNULL_OK",
-        f"echo w > {lay.workspace}/w.txt && echo WS_WRITE_OK",
-        f"cat {lay.link}",
-    ])
+    script = "; ".join(
+        [
+            f"ln -sfn /tmp {link} && echo RELINK_TOP_OK",
+            f"touch {new} && echo NEW_TOP_OK",
+            f"echo o > {outside}/o.txt && echo OUT_WRITE_OK",
+            "echo n > /dev/null && echo DEVNULL_OK",
+            f"echo w > {lay.workspace}/w.txt && echo WS_WRITE_OK",
+            f"cat {lay.link}",
+        ]
+    )
     try:
-        out = _sandbox(codex_bin, override_lines(bundle), pid, lay.workspace, lay.codex_home,
-                       script)
+        out = _sandbox(
+            codex_bin, override_lines(bundle), pid, lay.workspace, lay.codex_home, script
+        )
         after = os.readlink(link)
     finally:
         os.unlink(link)
@@ -185,23 +194,38 @@ def test_a_socket_only_root_can_reach_is_denied_at_its_closed_directory(
     try:
         lay = make_layout(tmp_path / "l")
         (tmp_path / "l" / "tmpdir").mkdir()
-        bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                                  codex_home=str(lay.codex_home), profiles_dir=str(pdir))
+        bundle = load_and_compile(
+            str(lay.manifest),
+            workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home),
+            profiles_dir=str(pdir),
+        )
         full = bundle.profile_for("agent-full-access")
         assert dict((e.path, e.access) for e in full.entries)[str(closed)] == "deny"
         if not covered:
             kept = tuple(e for e in full.entries if e.path != str(closed))
-            bundle = bundle.model_copy(update={"profiles": tuple(
-                p.model_copy(update={"entries": kept}) if p is full else p
-                for p in bundle.profiles)})
+            bundle = bundle.model_copy(
+                update={
+                    "profiles": tuple(
+                        p.model_copy(update={"entries": kept}) if p is full else p
+                        for p in bundle.profiles
+                    )
+                }
+            )
         probe = (
             "import socket; s = socket.socket(socket.AF_UNIX)\n"
             f"try:\n    s.connect({str(sock_path)!r}); print('CONNECTED')\n"
             "except OSError as e:\n    print('REFUSED', e)\n"
         )
-        script = f"/usr/bin/python3 -c \"{probe}\"; echo w > {lay.workspace}/w && echo WS_OK"
-        out = _sandbox(codex_bin, override_lines(bundle), full.profile_id, lay.workspace,
-                       lay.codex_home, script)
+        script = f'/usr/bin/python3 -c "{probe}"; echo w > {lay.workspace}/w && echo WS_OK'
+        out = _sandbox(
+            codex_bin,
+            override_lines(bundle),
+            full.profile_id,
+            lay.workspace,
+            lay.codex_home,
+            script,
+        )
     finally:
         listener.close()
         shutil.rmtree(closed, ignore_errors=True)

@@ -74,7 +74,11 @@ def _sandbox(
         args += ["-c", line]
     args += ["-P", f"profilec-{mode}", "-C", str(lay.workspace), "--", "/bin/sh", "-c", script]
     return subprocess.Popen(
-        args, env=_env(lay), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        args,
+        env=_env(lay),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         start_new_session=True,
     )
 
@@ -82,8 +86,13 @@ def _sandbox(
 def _login(codex: Path, lay: Layout, key: str) -> float:
     start = time.monotonic()
     proc = subprocess.run(
-        [str(codex), "login", "--with-api-key"], input=key + "\n", env=_env(lay),
-        capture_output=True, text=True, timeout=60, check=False,
+        [str(codex), "login", "--with-api-key"],
+        input=key + "\n",
+        env=_env(lay),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     took = time.monotonic() - start
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -97,7 +106,7 @@ def _race(codex: Path, lay: Layout, lines: list[str], mode: str) -> tuple[str, s
     script = (
         f"echo CONTROL=$(cat {lay.control}); i=0; while [ $i -lt 80 ]; do "
         f"cat {lay.link} {hop} {lay.host_target} 2>/dev/null; "
-        f"for f in {vault}/.auth-* {vault}/*; do cat \"$f\" 2>/dev/null; done; "
+        f'for f in {vault}/.auth-* {vault}/*; do cat "$f" 2>/dev/null; done; '
         "sleep 0.05; i=$((i+1)); done; echo LOOP_DONE"
     )
     proc = _sandbox(codex, lay, lines, mode, script)

@@ -62,8 +62,7 @@ def planned_under_tmp(codex_bin: Path, capsys: pytest.CaptureFixture[str]) -> It
     yield from _planned(codex_bin, capsys, "/tmp")
 
 
-def _planned(codex_bin: Path, capsys: pytest.CaptureFixture[str], parent: str
-             ) -> Iterator[Planned]:
+def _planned(codex_bin: Path, capsys: pytest.CaptureFixture[str], parent: str) -> Iterator[Planned]:
     if shutil.which("bwrap") is None:
         missing("bwrap is not installed (apt-get install -y bubblewrap; see .ci/tools.sh)")
     base = Path(tempfile.mkdtemp(dir=parent, prefix="profilec-vault-"))
@@ -90,11 +89,39 @@ def _planned(codex_bin: Path, capsys: pytest.CaptureFixture[str], parent: str
         layout_file.write_text(layout_toml(layout), encoding="utf-8")
         os.chmod(layout_file, 0o600)
         out = lay.base / "plan.bwrap.json"
-        assert main(["plan", "--roots", str(lay.manifest), "--layout", str(layout_file),
-                     "--format", "bwrap", "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "plan",
+                    "--roots",
+                    str(lay.manifest),
+                    "--layout",
+                    str(layout_file),
+                    "--format",
+                    "bwrap",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         plan_json = lay.base / "plan.json"
-        assert main(["plan", "--roots", str(lay.manifest), "--layout", str(layout_file),
-                     "--format", "json", "--out", str(plan_json)]) == 0
+        assert (
+            main(
+                [
+                    "plan",
+                    "--roots",
+                    str(lay.manifest),
+                    "--layout",
+                    str(layout_file),
+                    "--format",
+                    "json",
+                    "--out",
+                    str(plan_json),
+                ]
+            )
+            == 0
+        )
         # The launcher creates the plan's directories (bwrap: owned by the launcher's uid,
         # which the plan's user namespace maps run_as to).
         for d in json.loads(plan_json.read_text(encoding="utf-8"))["directories"]:
@@ -103,9 +130,23 @@ def _planned(codex_bin: Path, capsys: pytest.CaptureFixture[str], parent: str
         tmpdir = argv[argv.index("TMPDIR") + 1]
         extra = [] if tmpdir == "/tmp" else ["--tmpdir", tmpdir]  # as plan's warning says
         capsys.readouterr()
-        assert main(["compile", "--roots", str(lay.manifest), "--workspace-root",
-                     str(lay.workspace), "--codex-home", str(lay.codex_home),
-                     *extra, "--format", "overrides"]) == 0
+        assert (
+            main(
+                [
+                    "compile",
+                    "--roots",
+                    str(lay.manifest),
+                    "--workspace-root",
+                    str(lay.workspace),
+                    "--codex-home",
+                    str(lay.codex_home),
+                    *extra,
+                    "--format",
+                    "overrides",
+                ]
+            )
+            == 0
+        )
         overrides = [x for x in capsys.readouterr().out.split("\n") if x]
         shutil.copy(HERE / "refresh_driver.py", lay.workspace / "refresh_driver.py")
         yield Planned(
@@ -182,12 +223,23 @@ def test_single_file_bind_makes_both_saves_fail_negative_control(planned: Planne
 
 def _inner(p: Planned, argv: list[str]) -> subprocess.CompletedProcess[str]:
     script = (
-        f"cat {p.link}; cat {p.target}; ls {p.vault}; cat {p.ws / 'control.txt'}; "
-        "echo INNER-RAN"
+        f"cat {p.link}; cat {p.target}; ls {p.vault}; cat {p.ws / 'control.txt'}; echo INNER-RAN"
     )
     flags = [x for line in p.overrides for x in ("-c", line)]
-    return _run(argv, p.codex, "sandbox", "-P", "profilec-agent", *flags, "-C", str(p.ws),
-                "--", "sh", "-c", script)
+    return _run(
+        argv,
+        p.codex,
+        "sandbox",
+        "-P",
+        "profilec-agent",
+        *flags,
+        "-C",
+        str(p.ws),
+        "--",
+        "sh",
+        "-c",
+        script,
+    )
 
 
 def test_inner_codex_sandbox_runs_and_denies_inside_the_plan(planned: Planned) -> None:

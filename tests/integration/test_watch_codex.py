@@ -42,14 +42,20 @@ def lay() -> Iterator[Layout]:
 
 def _codex(codex: Path, lay: Layout, *args: str, stdin: str = "") -> None:
     env = dict(os.environ, CODEX_HOME=str(lay.codex_home))
-    done = subprocess.run([str(codex), *args], input=stdin, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [str(codex), *args], input=stdin, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
 
 
 def _watch(*args: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "profilec.cli", "watch", *args], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "profilec.cli", "watch", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     line = proc.stderr.readline()
     assert line.startswith("profilec: watch: watching "), line
@@ -65,8 +71,14 @@ def _line_within(proc: subprocess.Popen[str], seconds: float) -> tuple[str, floa
 
 
 def _args(lay: Layout) -> list[str]:
-    return ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-            "--codex-home", str(lay.codex_home)]
+    return [
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
 
 
 def test_real_login_through_the_link_is_not_drift(codex_bin: Path, lay: Layout) -> None:

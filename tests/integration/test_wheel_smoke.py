@@ -26,7 +26,9 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_main_job() -> None:
         missing("no docker engine answers (the main job runs the canaries)")
     proc = subprocess.run(
         ["bash", str(REPO / "scripts" / "wheel-smoke.sh")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, "WHEEL_SMOKE_CANARY": "1"},
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]

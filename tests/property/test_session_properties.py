@@ -12,12 +12,19 @@ from profilec.errors import InputError
 from profilec.session import CLASSES, KNOWN_KEYS, load_allowlist, parse_session_bytes, sanitize_with
 
 ALLOW = load_allowlist()
-KEYS = st.one_of(st.sampled_from(sorted(KNOWN_KEYS)), st.text(min_size=1, max_size=12),
-                 st.sampled_from(["mcp_servers.x.command", "notify.0", "model.x"]))
+KEYS = st.one_of(
+    st.sampled_from(sorted(KNOWN_KEYS)),
+    st.text(min_size=1, max_size=12),
+    st.sampled_from(["mcp_servers.x.command", "notify.0", "model.x"]),
+)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
-    max_leaves=8)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=50, deadline=None)

@@ -55,7 +55,9 @@ def test_no_ancestor_of_a_protected_path_is_renamable_in_any_mode(
             event(f"refused: {exc.message.split(' ', 1)[0]}")
             return  # fail closed is allowed (e.g. a credential in the workspace root itself)
         pinned = any(
-            p.reason == "ancestor" for prof in bundle.profiles for e in prof.entries
+            p.reason == "ancestor"
+            for prof in bundle.profiles
+            for e in prof.entries
             for p in e.provenance
         )
         event("compiled with pins" if pinned else "compiled, nothing to pin")

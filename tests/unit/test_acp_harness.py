@@ -28,11 +28,16 @@ from profilec.errors import PolicyError
 REPO = Path(__file__).resolve().parents[2]
 #: A layout value for property tests (no files: judge only compares strings).
 _LAYOUT = Layout(
-    base="/nonexistent/b", marker="PROFILEC-CANARY-00112233445566778899aabb",
-    control_marker="PROFILEC-CONTROL-0011223344556677", target="/nonexistent/b/host/auth.json",
-    hop="/nonexistent/b/host-link/auth.json", link="/nonexistent/b/agent/codex-home/auth.json",
-    codex_home="/nonexistent/b/agent/codex-home", workspace="/nonexistent/b/workspace",
-    control="/nonexistent/b/workspace/README.txt", roots="/nonexistent/b/roots.toml",
+    base="/nonexistent/b",
+    marker="PROFILEC-CANARY-00112233445566778899aabb",
+    control_marker="PROFILEC-CONTROL-0011223344556677",
+    target="/nonexistent/b/host/auth.json",
+    hop="/nonexistent/b/host-link/auth.json",
+    link="/nonexistent/b/agent/codex-home/auth.json",
+    codex_home="/nonexistent/b/agent/codex-home",
+    workspace="/nonexistent/b/workspace",
+    control="/nonexistent/b/workspace/README.txt",
+    roots="/nonexistent/b/roots.toml",
     tmpdir="/nonexistent/b/tmp",
 )
 
@@ -138,8 +143,16 @@ def test_permission_requests_are_rejected_never_allowed() -> None:
 
 def _fake(kind: adapters.AdapterKind) -> Adapter:
     if kind == "ts":
-        return Adapter("ts", adapters.TS_PACKAGE, "9.9.9", ("node", "x.js"), "0.171.0",
-                       "/opt/codex", None, "/opt/codex")
+        return Adapter(
+            "ts",
+            adapters.TS_PACKAGE,
+            "9.9.9",
+            ("node", "x.js"),
+            "0.171.0",
+            "/opt/codex",
+            None,
+            "/opt/codex",
+        )
     return Adapter("zed", adapters.ZED_PACKAGE, "9.9.9", ("/opt/codex-acp",), "embedded", None)
 
 
@@ -183,15 +196,23 @@ def test_build_launch_zed(layout: Layout, method: str) -> None:
 
 
 def _row(method: str, event: str, result: str, adapter: str = "@a/codex-acp") -> MatrixRow:
-    return MatrixRow(adapter=adapter, adapter_version="1.0.0", codex_version="0.171.0",
-                     launch_method=method, session_event=event, result=result,  # type: ignore[arg-type]
-                     evidence="x")
+    return MatrixRow(
+        adapter=adapter,
+        adapter_version="1.0.0",
+        codex_version="0.171.0",
+        launch_method=method,
+        session_event=event,
+        result=result,  # type: ignore[arg-type]
+        evidence="x",
+    )
 
 
 def _good(method: str) -> list[MatrixRow]:
     return [
-        _row(method, "new", "held"), _row(method, "loaded", "held"),
-        _row(method, "resumed", "not-supported"), _row(method, "mode:read-only", "held"),
+        _row(method, "new", "held"),
+        _row(method, "loaded", "held"),
+        _row(method, "resumed", "not-supported"),
+        _row(method, "mode:read-only", "held"),
         _row(method, "mode:agent-full-access", "lost"),
         _row(method, "mode:permission-profile:p", "held"),
     ]
@@ -207,8 +228,13 @@ def test_verdicts_hold_with_blocked_builtin_modes() -> None:
 
 @pytest.mark.parametrize(
     ("event", "result"),
-    [("new", "lost"), ("loaded", "lost"), ("mode:permission-profile:p", "lost"),
-     ("mode:read-only", "error"), ("new", "not-supported")],
+    [
+        ("new", "lost"),
+        ("loaded", "lost"),
+        ("mode:permission-profile:p", "lost"),
+        ("mode:read-only", "error"),
+        ("new", "not-supported"),
+    ],
 )
 def test_verdicts_fail_on_core_loss_or_error(event: str, result: str) -> None:
     rows = [r for r in _good("m") if r.session_event != event] + [_row("m", event, result)]
@@ -218,14 +244,24 @@ def test_verdicts_fail_on_core_loss_or_error(event: str, result: str) -> None:
 
 
 def _catalog(holding: list[str], method: str, blocked: list[str]) -> AdapterCatalog:
-    return AdapterCatalog.model_validate({
-        "schema_version": 1,
-        "adapters": [{
-            "package": "@a/codex-acp", "version": "1.0.0", "codex_version": "0.171.0",
-            "codex_source": "CODEX_PATH", "launch_method": method, "holding_methods": holding,
-            "blocked_modes": blocked, "reason": "r", "evidence": "e",
-        }],
-    })
+    return AdapterCatalog.model_validate(
+        {
+            "schema_version": 1,
+            "adapters": [
+                {
+                    "package": "@a/codex-acp",
+                    "version": "1.0.0",
+                    "codex_version": "0.171.0",
+                    "codex_source": "CODEX_PATH",
+                    "launch_method": method,
+                    "holding_methods": holding,
+                    "blocked_modes": blocked,
+                    "reason": "r",
+                    "evidence": "e",
+                }
+            ],
+        }
+    )
 
 
 def test_catalog_agreement_and_its_failure() -> None:
@@ -259,8 +295,11 @@ def test_catalog_rejects_a_launch_method_that_does_not_hold(tmp_path: Path) -> N
     for name in ("modes.toml",):
         (tmp_path / name).write_text((REPO / "profiles" / name).read_text())
     text = (REPO / "profiles" / "adapters.toml").read_text()
-    bad = text.replace('holding_methods = ["c-overrides+non-root", "codex-home+non-root"]',
-                       'holding_methods = ["codex-home+non-root"]', 1)
+    bad = text.replace(
+        'holding_methods = ["c-overrides+non-root", "codex-home+non-root"]',
+        'holding_methods = ["codex-home+non-root"]',
+        1,
+    )
     assert bad != text
     (tmp_path / "adapters.toml").write_text(bad)
     with pytest.raises(PolicyError, match="not in holding_methods"):
@@ -269,8 +308,8 @@ def test_catalog_rejects_a_launch_method_that_does_not_hold(tmp_path: Path) -> N
 
 def test_pins_agree_with_tools_script() -> None:
     script = (REPO / ".ci" / "tools.d" / "acp.sh").read_text()
-    ts = re.search(r'PROFILEC_ACP_TS_VERSION:-([0-9.]+)\}', script)
-    zed = re.search(r'PROFILEC_ACP_ZED_VERSION:-([0-9.]+)\}', script)
+    ts = re.search(r"PROFILEC_ACP_TS_VERSION:-([0-9.]+)\}", script)
+    zed = re.search(r"PROFILEC_ACP_ZED_VERSION:-([0-9.]+)\}", script)
     assert ts and ts.group(1) == adapters.DEFAULT_TS_VERSION
     assert zed and zed.group(1) == adapters.DEFAULT_ZED_VERSION
     entries = {(e.package, e.version) for e in load_catalog().adapters}
@@ -291,8 +330,9 @@ def test_launch_document_per_method(layout: Layout) -> None:
         for source in ("CODEX_PATH", "bundled", "embedded"):
             cat = _catalog([method], method, ["agent-full-access"])
             entry = cat.adapters[0].model_copy(update={"codex_source": source})
-            doc = json.loads(render_launch_with(bundle, AdapterCatalog(
-                schema_version=1, adapters=[entry])))
+            doc = json.loads(
+                render_launch_with(bundle, AdapterCatalog(schema_version=1, adapters=[entry]))
+            )
             jsonschema.validate(doc, schema)
             (a,) = doc["adapters"]
             assert a["holds"] and a["launch_method"] == method
@@ -304,7 +344,8 @@ def test_launch_document_per_method(layout: Layout) -> None:
             assert "agent-full-access" in a["statement"]
             paths = [f["path"] for f in a["files"]]
             assert (os.path.join(layout.codex_home, "config.toml") in paths) == (
-                method.startswith("codex-home"))
+                method.startswith("codex-home")
+            )
             if method == "codex-config":
                 cfg = json.loads(a["env"]["CODEX_CONFIG"])
                 assert cfg["default_permissions"] == "profilec-agent"
@@ -325,21 +366,31 @@ def test_launch_says_plainly_when_nothing_holds(layout: Layout) -> None:
 
 
 def test_compile_launch_cli(layout: Layout, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["compile", "--roots", layout.roots, "--workspace-root", layout.workspace,
-               "--format", "launch"])
+    rc = main(
+        [
+            "compile",
+            "--roots",
+            layout.roots,
+            "--workspace-root",
+            layout.workspace,
+            "--format",
+            "launch",
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 0
     doc = json.loads(out)
     by = {(a["package"], a["codex_version"]): a for a in doc["adapters"]}
     zed = by[(adapters.ZED_PACKAGE, "embedded")]
     assert zed["holds"] is True and zed["non_root_required"] is True
-    assert zed["args"][:2] == ["-c", "default_permissions=\"profilec-agent\""]
+    assert zed["args"][:2] == ["-c", 'default_permissions="profilec-agent"']
     assert zed["blocked_modes"] == ["auto", "full-access"]
     ts = by[(adapters.TS_PACKAGE, "0.171.0")]
     assert ts["env"]["INITIAL_AGENT_MODE"] == "permission-profile:profilec-agent"
     # One answer for every entry: the trusted parent's non-root user (never "any user").
     assert {a["run_as"] for a in doc["adapters"]} | {c["run_as"] for c in doc["codex"]} == {
-        doc["trusted_parent"]["run_as"]}
+        doc["trusted_parent"]["run_as"]
+    }
     assert ts["non_root_required"] is False
     assert "warning" not in err  # every catalog entry has a holding method
     assert layout.marker not in out + err
@@ -360,10 +411,15 @@ def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None
     os.makedirs(base)
     # A process that ignores SIGTERM, in its own session (like bwrap --new-session), whose
     # command line names the tree.
-    code = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-            "print('ready', flush=True); time.sleep(60)")
-    proc = subprocess.Popen([sys.executable, "-c", code, base + "/marker-arg"],
-                            start_new_session=True, stdout=subprocess.PIPE)
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, base + "/marker-arg"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
@@ -412,9 +468,16 @@ def test_marker_anywhere_in_the_output_is_never_held(before: str, after: str, se
 def test_non_root_launch_hands_the_tree_over_and_drops_privileges(layout: Layout) -> None:
     launch = acp.Launch(("/opt/codex-acp", "-c", "x=1"), {"A": "b"}, ())
     out = acp.as_non_root(launch, layout, uid=adapters.NON_ROOT_UID)
-    assert out.argv == ("setpriv", f"--reuid={adapters.NON_ROOT_UID}",
-                        f"--regid={adapters.NON_ROOT_UID}", "--clear-groups", "--",
-                        "/opt/codex-acp", "-c", "x=1")
+    assert out.argv == (
+        "setpriv",
+        f"--reuid={adapters.NON_ROOT_UID}",
+        f"--regid={adapters.NON_ROOT_UID}",
+        "--clear-groups",
+        "--",
+        "/opt/codex-acp",
+        "-c",
+        "x=1",
+    )
     for path in (layout.base, layout.codex_home, layout.link, layout.target, layout.workspace):
         assert os.lstat(path).st_uid == adapters.NON_ROOT_UID
     assert os.lstat(layout.roots).st_uid == 0

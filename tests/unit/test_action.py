@@ -75,18 +75,28 @@ def shim(tmp_path: Path) -> Path:
     return temp
 
 
-def _run_check(
-    temp: Path, lay: Layout, **inputs: str
-) -> tuple[int, dict[str, Any], Path]:
+def _run_check(temp: Path, lay: Layout, **inputs: str) -> tuple[int, dict[str, Any], Path]:
     sarif = lay.base / "out" / "profilec.sarif"
     sarif.parent.mkdir(exist_ok=True)
     argv = [
-        sys.executable, str(REPO / "scripts" / "run_action.py"),
-        "--action", str(ACTION), "--workdir", str(lay.base), "--temp", str(temp),
-        "--step", "check", "--step", "upload",
-        "--input", f"roots={lay.manifest}",
-        "--input", f"workspace-root={lay.workspace}",
-        "--input", f"sarif={sarif}",
+        sys.executable,
+        str(REPO / "scripts" / "run_action.py"),
+        "--action",
+        str(ACTION),
+        "--workdir",
+        str(lay.base),
+        "--temp",
+        str(temp),
+        "--step",
+        "check",
+        "--step",
+        "upload",
+        "--input",
+        f"roots={lay.manifest}",
+        "--input",
+        f"workspace-root={lay.workspace}",
+        "--input",
+        f"sarif={sarif}",
     ]
     argv += [a for k, v in inputs.items() for a in ("--input", f"{k.replace('_', '-')}={v}")]
     proc = subprocess.run(
@@ -176,8 +186,11 @@ def test_the_readme_workflow_passes_on_a_runner_without_the_production_paths(
     flow = _readme_workflow()
     job = next(iter(flow["jobs"].values()))
     ci_doc = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
-    manifest = next(b for b in re.findall(r"```toml\n(.*?)```", ci_doc, flags=re.S)
-                    if "allow_missing = true" in b)
+    manifest = next(
+        b
+        for b in re.findall(r"```toml\n(.*?)```", ci_doc, flags=re.S)
+        if "allow_missing = true" in b
+    )
     workspace = tmp_path / "ws"
     (workspace / "ci").mkdir(parents=True)
     action_step = next(s for s in job["steps"] if "profilec" in str(s.get("uses", "")))
@@ -188,12 +201,26 @@ def test_the_readme_workflow_passes_on_a_runner_without_the_production_paths(
     for step in job["steps"]:
         if "run" in step:
             subprocess.run(["bash", "-e", "-c", step["run"]], cwd=workspace, env=env, check=True)
-    inputs = {k: str(v).replace("${{ runner.temp }}", str(shim))
-              for k, v in action_step["with"].items()}
+    inputs = {
+        k: str(v).replace("${{ runner.temp }}", str(shim)) for k, v in action_step["with"].items()
+    }
     sarif = workspace / "profilec.sarif"
-    argv = [sys.executable, str(REPO / "scripts" / "run_action.py"), "--action", str(ACTION),
-            "--workdir", str(workspace), "--temp", str(shim), "--step", "check",
-            "--step", "upload", "--input", f"sarif={sarif}"]
+    argv = [
+        sys.executable,
+        str(REPO / "scripts" / "run_action.py"),
+        "--action",
+        str(ACTION),
+        "--workdir",
+        str(workspace),
+        "--temp",
+        str(shim),
+        "--step",
+        "check",
+        "--step",
+        "upload",
+        "--input",
+        f"sarif={sarif}",
+    ]
     argv += [a for k, v in inputs.items() for a in ("--input", f"{k}={v}")]
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -17,8 +17,11 @@ from profilec.errors import ProfilecError
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
-AGENT = {"model": "gpt-test", "sandbox_mode": "danger-full-access",
-         "mcp_servers": {"x": {"command": "sh"}}}
+AGENT = {
+    "model": "gpt-test",
+    "sandbox_mode": "danger-full-access",
+    "mcp_servers": {"x": {"command": "sh"}},
+}
 
 
 def test_every_exported_name_exists_and_is_documented() -> None:
@@ -36,8 +39,10 @@ def test_session_config_as_data_equals_the_file(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
     f = tmp_path / "session.json"
     f.write_text(json.dumps(AGENT), encoding="utf-8")
-    common: dict[str, Any] = {"workspace_roots": [str(lay.workspace)],
-                              "codex_home": str(lay.codex_home)}
+    common: dict[str, Any] = {
+        "workspace_roots": [str(lay.workspace)],
+        "codex_home": str(lay.codex_home),
+    }
     from_file = api.load_and_compile(str(lay.manifest), session_config_path=str(f), **common)
     for data in (AGENT, json.dumps(AGENT), json.dumps(AGENT).encode()):
         b = api.load_and_compile(str(lay.manifest), session_config=data, **common)
@@ -57,8 +62,9 @@ def test_session_config_as_data_equals_the_file(tmp_path: Path) -> None:
 
 def test_render_launch_lock_and_typed_errors(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
-    inp = api.make_inputs(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                          codex_home=str(lay.codex_home))
+    inp = api.make_inputs(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
     bundle = api.compile_inputs(inp)
     lines = api.override_lines(bundle)
     assert api.render(bundle, "overrides") == "".join(x + "\n" for x in lines)
@@ -71,12 +77,26 @@ def test_render_launch_lock_and_typed_errors(tmp_path: Path) -> None:
     lock = lay.base / "profilec.lock"
     digest = api.write_lock(str(lock), inp)
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest)
-    assert api.verify_lock(str(lock), api.make_inputs(
-        str(lay.manifest), workspace_roots=[str(lay.workspace)],
-        codex_home=str(lay.codex_home))) is None
-    drift = api.verify_lock(str(lock), api.make_inputs(
-        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home),
-        session_config={"model": "other"}))
+    assert (
+        api.verify_lock(
+            str(lock),
+            api.make_inputs(
+                str(lay.manifest),
+                workspace_roots=[str(lay.workspace)],
+                codex_home=str(lay.codex_home),
+            ),
+        )
+        is None
+    )
+    drift = api.verify_lock(
+        str(lock),
+        api.make_inputs(
+            str(lay.manifest),
+            workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home),
+            session_config={"model": "other"},
+        ),
+    )
     assert drift is not None and isinstance(drift.error, api.LockDriftError)
     assert drift.error.exit_code == 9 and drift.report
     with pytest.raises(api.TrustError) as trust:
@@ -87,8 +107,9 @@ def test_render_launch_lock_and_typed_errors(tmp_path: Path) -> None:
 
 def test_start_watch_reports_a_retargeted_link_and_stops(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
-    bundle = api.load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                                  codex_home=str(lay.codex_home))
+    bundle = api.load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
     seen = threading.Event()
     found: list[dict[str, object]] = []
 
@@ -111,8 +132,9 @@ def test_start_watch_reports_a_retargeted_link_and_stops(tmp_path: Path) -> None
         api.start_watch(bundle, on_drift)
     link.unlink()
     link.symlink_to(lay.host_target)
-    other = api.load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                                 codex_home=str(lay.codex_home))
+    other = api.load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
     quiet = api.start_watch(other, on_drift, interval=0.05)
     quiet.stop()
     assert not quiet.thread.is_alive() and quiet.drift is None
@@ -130,10 +152,23 @@ def test_launch_document_is_what_compile_format_launch_prints(
     tmp.mkdir()
     session = tmp_path / "session.json"
     session.write_text(json.dumps(AGENT), encoding="utf-8")
-    flags = ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-             "--codex-home", str(lay.codex_home), "--tmpdir", str(tmp)]
+    flags = [
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+        "--tmpdir",
+        str(tmp),
+    ]
     assert main(["compile", *flags, "--session-config", str(session), "--format", "launch"]) == 0
     cli = json.loads(capsys.readouterr().out)
-    inp = api.make_inputs(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                          codex_home=str(lay.codex_home), tmpdir=str(tmp), session_config=AGENT)
+    inp = api.make_inputs(
+        str(lay.manifest),
+        workspace_roots=[str(lay.workspace)],
+        codex_home=str(lay.codex_home),
+        tmpdir=str(tmp),
+        session_config=AGENT,
+    )
     assert api.launch_document(api.compile_inputs(inp), inp) == cli

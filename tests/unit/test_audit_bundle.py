@@ -58,7 +58,8 @@ def test_every_key_of_every_compiled_profile_has_provenance_with_its_source_line
         assert [r["key"] for r in lock] == [str(lay.codex_home / "auth.lock")]
         assert lock[0]["origin"] == "launch-layout"
         deny = [
-            r for r in recs
+            r
+            for r in recs
             if r["value"] == "deny" and r["reason"] not in ("writer-lock", "trusted-base")
         ]
         assert deny and all(r["root_id"] == "codex-auth" for r in deny)

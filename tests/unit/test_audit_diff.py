@@ -154,12 +154,14 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
     }
     narrowing = {(c["mode"], c["path"]) for c in changes if c["direction"] == "narrowing"}
     assert narrowing == {
-        (m, p) for m in ("read-only", "agent", "agent-full-access")
+        (m, p)
+        for m in ("read-only", "agent", "agent-full-access")
         for p in (str(other), str(other.parent))  # the new root's target and its vault
     } | {
         # The other policy directory is a trusted-side input: read-only where a mode writes it
         # (unless it is a scratch copy under the temp dir, which is left out).
-        (m, str(profiles)) for m in ("agent", "agent-full-access")
+        (m, str(profiles))
+        for m in ("agent", "agent-full-access")
         if not under_temp_dir(str(profiles.resolve()))
     }
     assert any(c["what"] == "root" and "'other' added" in c["detail"] for c in changes)

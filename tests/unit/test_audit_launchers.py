@@ -27,9 +27,14 @@ HOSTILE = "cat: a<script>x</script>|`c`&d_e~ &amp; **held** | held"
 
 def _row(**kw: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "adapter": TS, "adapter_version": "2.6.0", "codex_version": "0.171.0",
-        "launch_method": "c-overrides", "session_event": "new", "result": "held",
-        "evidence": "cat target: Permission denied; control read", "lint": None,
+        "adapter": TS,
+        "adapter_version": "2.6.0",
+        "codex_version": "0.171.0",
+        "launch_method": "c-overrides",
+        "session_event": "new",
+        "result": "held",
+        "evidence": "cat target: Permission denied; control read",
+        "lint": None,
     }
     base.update(kw)
     return base
@@ -41,18 +46,39 @@ def _rows() -> list[dict[str, Any]]:
         _row(session_event="resumed"),
         _row(launch_method="codex-home+initial-mode"),
         _row(launch_method="codex-home+initial-mode", session_event="loaded"),
-        _row(launch_method="codex-home+initial-mode", session_event="mode:agent", result="lost",
-             lint="PC023", evidence="holder dir writable"),
+        _row(
+            launch_method="codex-home+initial-mode",
+            session_event="mode:agent",
+            result="lost",
+            lint="PC023",
+            evidence="holder dir writable",
+        ),
         _row(launch_method="codex-config", result="lost", lint="PC018", evidence=HOSTILE),
         _row(adapter="codex app-server", adapter_version="0.171.0", launch_method="app-server -c"),
-        _row(adapter="codex app-server", adapter_version="0.171.0", launch_method="app-server -c",
-             session_event="legacy-sandboxPolicy", result="lost", lint="PC023",
-             evidence="marker reached the model"),
-        _row(adapter="codex app-server", adapter_version="0.171.0", launch_method="codex-home",
-             result="error", evidence="probe did not run: timeout"),
-        _row(adapter=ZED, adapter_version="0.16.0", codex_version="embedded",
-             launch_method="codex-config", result="not-supported",
-             evidence="reads neither CODEX_CONFIG nor INITIAL_AGENT_MODE"),
+        _row(
+            adapter="codex app-server",
+            adapter_version="0.171.0",
+            launch_method="app-server -c",
+            session_event="legacy-sandboxPolicy",
+            result="lost",
+            lint="PC023",
+            evidence="marker reached the model",
+        ),
+        _row(
+            adapter="codex app-server",
+            adapter_version="0.171.0",
+            launch_method="codex-home",
+            result="error",
+            evidence="probe did not run: timeout",
+        ),
+        _row(
+            adapter=ZED,
+            adapter_version="0.16.0",
+            codex_version="embedded",
+            launch_method="codex-config",
+            result="not-supported",
+            evidence="reads neither CODEX_CONFIG nor INITIAL_AGENT_MODE",
+        ),
     ]
 
 
@@ -184,8 +210,10 @@ def test_markdown_launcher_section_escapes_evidence_and_shows_losses(
     assert len(summary) == 3  # one line per adapter build
     ts = next(x for x in summary if x.startswith(f"- **{md_escape(TS)} 2.6.0"))
     assert "Held for every session event: c-overrides." in ts
-    assert "Held unless the launcher switches to a built-in mode or sends a legacy " \
+    assert (
+        "Held unless the launcher switches to a built-in mode or sends a legacy "
         "sandboxPolicy: codex-home+initial-mode (avoid mode:agent)." in ts
+    )
     assert "Did not hold: codex-config (lost: new (PC018))." in ts
     assert "Reviewed method (profiles/adapters.toml): codex-home+initial-mode" in ts
     assert "DISAGREES" not in ts  # mode:agent is one of the catalog's blocked modes
@@ -196,8 +224,10 @@ def test_markdown_launcher_section_escapes_evidence_and_shows_losses(
     assert "not in profiles/adapters.toml" in app
     zed = next(x for x in summary if md_escape(ZED) in x)
     assert "Not supported: codex-config" in zed and "DISAGREES" not in zed
-    assert "Reviewed method (profiles/adapters.toml): c-overrides+non-root, with modes auto, " \
+    assert (
+        "Reviewed method (profiles/adapters.toml): c-overrides+non-root, with modes auto, "
         "full-access not forwarded (not tested in this matrix)." in zed
+    )
 
 
 def test_html_launcher_section_escapes_evidence_and_shows_losses(
@@ -212,8 +242,17 @@ def test_html_launcher_section_escapes_evidence_and_shows_losses(
     p.feed(out)
     assert "script" not in p.tags and "link" not in p.tags
     header, *rows = p.rows
-    assert [t for _, t in header] == ["adapter", "adapter version", "codex", "launch method",
-                                      "session event", "result", "lint", "evidence", "why"]
+    assert [t for _, t in header] == [
+        "adapter",
+        "adapter version",
+        "codex",
+        "launch method",
+        "session event",
+        "result",
+        "lint",
+        "evidence",
+        "why",
+    ]
     assert len(rows) == len(_rows()) and {len(r) for r in rows} == {9}
     by = {(r[0][1], r[3][1], r[4][1]): r for r in rows}
     lost = by[(TS, "codex-config", "new")]
@@ -225,15 +264,19 @@ def test_html_launcher_section_escapes_evidence_and_shows_losses(
     assert by[("codex app-server", "codex-home", "new")][5] == ("ctl", "error")
     assert by[(ZED, "codex-config", "new")][5] == ("muted", "not-supported")
     assert len(p.items) == 3
-    assert any(i.startswith(f"{TS} 2.6.0 (codex 0.171.0): Held for every session event: "
-                            "c-overrides.") for i in p.items)
+    assert any(
+        i.startswith(f"{TS} 2.6.0 (codex 0.171.0): Held for every session event: c-overrides.")
+        for i in p.items
+    )
     low = out.lower()
     for bad in ("<script", "<link", "src=", "http://", "https://", "url(", "@import"):
         assert bad not in low, bad
 
 
 def test_the_checks_catch_an_unescaped_or_mislabelled_rendering(
-    tmp_path: Path, flags: list[str], capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    flags: list[str],
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Negative controls: the assertions above fail when escaping or the result is broken."""
@@ -252,13 +295,25 @@ def test_the_checks_catch_an_unescaped_or_mislabelled_rendering(
     assert "script" in p.tags
     monkeypatch.undo()
     # A lost row mislabelled as held (the bug the test guards against) is visible as such.
-    rows = [r if r["session_event"] != "new" or r["launch_method"] != "codex-config"
-            else {**r, "result": "held", "lint": None} for r in _rows()]
-    _, out, _ = run(capsys, "audit", *flags, "--e2e-matrix",
-                    str(_write(tmp_path / "h.json", rows)), "--now", "0")
+    rows = [
+        r
+        if r["session_event"] != "new" or r["launch_method"] != "codex-config"
+        else {**r, "result": "held", "lint": None}
+        for r in _rows()
+    ]
+    _, out, _ = run(
+        capsys,
+        "audit",
+        *flags,
+        "--e2e-matrix",
+        str(_write(tmp_path / "h.json", rows)),
+        "--now",
+        "0",
+    )
     _, body = _md_table(_md_section(out))
-    cell = next(c for c in map(_md_cells, body)
-                if c[3] == "codex-config" and c[0] != md_escape(ZED))
+    cell = next(
+        c for c in map(_md_cells, body) if c[3] == "codex-config" and c[0] != md_escape(ZED)
+    )
     assert cell[5] != "**lost**"
 
 
@@ -276,7 +331,7 @@ def test_absent_matrix_says_so_plainly(
     # html sets the `quoted` command as <code>: the text is the same without the backticks
     assert f"Launchers: {NOT_TESTED_E2E.replace('`', '')}." in "".join(p.text)
     assert "<code>profilec e2e --out matrix.json</code>" in out
-    assert p.rows == [] and "<h2 id=\"launchers-section\">Launchers (end-to-end)</h2>" in out
+    assert p.rows == [] and '<h2 id="launchers-section">Launchers (end-to-end)</h2>' in out
 
 
 def test_launcher_section_is_deterministic_whatever_the_row_order(
@@ -285,10 +340,12 @@ def test_launcher_section_is_deterministic_whatever_the_row_order(
     a = _write(tmp_path / "a.json", _rows())
     b = _write(tmp_path / "b.json", list(reversed(_rows())))
     for fmt in ("md", "html"):
-        _, x, _ = run(capsys, "audit", *flags, "--e2e-matrix", str(a), "--format", fmt,
-                      "--now", "0")
-        _, y, _ = run(capsys, "audit", *flags, "--e2e-matrix", str(b), "--format", fmt,
-                      "--now", "0")
+        _, x, _ = run(
+            capsys, "audit", *flags, "--e2e-matrix", str(a), "--format", fmt, "--now", "0"
+        )
+        _, y, _ = run(
+            capsys, "audit", *flags, "--e2e-matrix", str(b), "--format", fmt, "--now", "0"
+        )
         assert x == y
     canonical = matrix_json(CompatibilityMatrix(rows=[MatrixRow(**r) for r in _rows()]))
     import hashlib
@@ -299,15 +356,23 @@ def test_launcher_section_is_deterministic_whatever_the_row_order(
 def test_a_reviewed_method_the_matrix_contradicts_is_flagged(
     tmp_path: Path, flags: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rows = [_row(launch_method="codex-home+initial-mode", session_event="resumed",
-                 result="lost", evidence="marker reached the model")]
+    rows = [
+        _row(
+            launch_method="codex-home+initial-mode",
+            session_event="resumed",
+            result="lost",
+            evidence="marker reached the model",
+        )
+    ]
     m = _write(tmp_path / "m.json", rows)
     rc, out, err = run(capsys, "audit", *flags, "--e2e-matrix", str(m), "--now", "0")
     # The contradiction fails the verdict: the banner names it and audit exits 1.
     assert rc == 1 and err == "profilec: audit: FAIL: 1 items at or above error\n"
     assert out.split("\n")[2] == "## FAIL"
-    assert "1. error: launcher @agentclientprotocol/codex-acp 2.6.0: codex-home+initial-mode " \
+    assert (
+        "1. error: launcher @agentclientprotocol/codex-acp 2.6.0: codex-home+initial-mode "
         "here: lost: resumed ([launchers-end-to-end](#launchers-end-to-end))" in out
+    )
     line = next(x for x in out.split("\n") if x.startswith(f"- **{md_escape(TS)}"))
     assert "Held for every session event: no launch method" in line
     assert "THIS MATRIX DISAGREES: codex-home+initial-mode here: lost: resumed" in line
@@ -318,11 +383,12 @@ def test_held_unless_needs_every_other_event_held_and_no_error() -> None:
     from profilec.audit.launchers import launcher_section
 
     rows = [
-        _row(launch_method="a"), _row(launch_method="a", session_event="mode:agent",
-                                      result="lost"),
-        _row(launch_method="b"), _row(launch_method="b", session_event="mode:agent",
-                                      result="error"),
-        _row(launch_method="c"), _row(launch_method="c", session_event="resumed", result="lost"),
+        _row(launch_method="a"),
+        _row(launch_method="a", session_event="mode:agent", result="lost"),
+        _row(launch_method="b"),
+        _row(launch_method="b", session_event="mode:agent", result="error"),
+        _row(launch_method="c"),
+        _row(launch_method="c", session_event="resumed", result="lost"),
         _row(launch_method="d"),
         _row(launch_method="d", session_event="mode:permission-profile:x", result="lost"),
         _row(launch_method="e", result="not-supported"),
@@ -348,7 +414,10 @@ def test_held_unless_needs_every_other_event_held_and_no_error() -> None:
     ],
 )
 def test_a_bad_matrix_is_exit_2_with_one_line_and_nothing_written(
-    tmp_path: Path, flags: list[str], capsys: pytest.CaptureFixture[str], content: str,
+    tmp_path: Path,
+    flags: list[str],
+    capsys: pytest.CaptureFixture[str],
+    content: str,
     expect: str,
 ) -> None:
     m = tmp_path / "bad.json"

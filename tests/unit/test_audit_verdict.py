@@ -18,9 +18,16 @@ from tests.audit_helpers import bound_canary, run, setup
 
 def _probe(name: str, expected: str, observed: str, ok: bool, **kw: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "name": name, "kind": "model", "command": ["cat", "/x"], "exit_code": 0 if
-        observed == "allow" else 1, "output": "", "expected": expected, "predicted": None,
-        "observed": observed, "ok": ok, "failures": [] if ok else ["leak"],
+        "name": name,
+        "kind": "model",
+        "command": ["cat", "/x"],
+        "exit_code": 0 if observed == "allow" else 1,
+        "output": "",
+        "expected": expected,
+        "predicted": None,
+        "observed": observed,
+        "ok": ok,
+        "failures": [] if ok else ["leak"],
     }
     base.update(kw)
     return base
@@ -29,13 +36,22 @@ def _probe(name: str, expected: str, observed: str, ok: bool, **kw: Any) -> dict
 def _canary(probes: list[dict[str, Any]]) -> dict[str, Any]:
     passed = all(p["ok"] for p in probes)
     return {
-        "run_id": "r1", "passed": passed, "failures": [] if passed else ["leak"],
-        "seconds": 1.0, "image": "profilec-canary:test",
-        "modes": [{
-            "mode": "agent", "profile_id": "profilec-agent", "passed": passed,
-            "failures": [] if passed else ["leak"], "seconds": 0.5, "error": None,
-            "probes": probes,
-        }],
+        "run_id": "r1",
+        "passed": passed,
+        "failures": [] if passed else ["leak"],
+        "seconds": 1.0,
+        "image": "profilec-canary:test",
+        "modes": [
+            {
+                "mode": "agent",
+                "profile_id": "profilec-agent",
+                "passed": passed,
+                "failures": [] if passed else ["leak"],
+                "seconds": 0.5,
+                "error": None,
+                "probes": probes,
+            }
+        ],
     }
 
 
@@ -84,8 +100,8 @@ def test_a_failing_canary_makes_the_report_fail_first_and_exit_1(
     assert '<a href="#canaries">error: canary agent tar-codex-auth: leak</a>' in top
     assert '<h2 id="canaries">' in html
     # The failing probe is the first row of its table, and styled as failing.
-    table = html[html.index('id="canary-probes"'):]
-    first_row = table[table.index("<tbody>") + 7:].split("</tr>")[0].strip()
+    table = html[html.index('id="canary-probes"') :]
+    first_row = table[table.index("<tbody>") + 7 :].split("</tr>")[0].strip()
     assert first_row.startswith('<tr class="fail">') and "tar-codex-auth" in first_row
     rc, md, _ = run(capsys, "audit", *flags, "--canary-json", str(cj))
     assert rc == 1 and md.split("\n")[2] == "## FAIL"
@@ -149,9 +165,7 @@ def test_evidence_older_than_an_input_is_marked_stale(
     os.utime(lay.manifest, (1_700_000_000, 1_700_000_000))  # the manifest changed afterwards
     rc, md, _ = run(capsys, "audit", *flags, "--canary-json", str(fresh))
     assert rc == 0  # stale is a warning
-    assert f"STALE: {lay.manifest} changed at 2023-11-14T22:13:20Z" in md.replace(
-        "\\_", "_"
-    )
+    assert f"STALE: {lay.manifest} changed at 2023-11-14T22:13:20Z" in md.replace("\\_", "_")
     assert "- warning: canary evidence stale:" in md
     rc, md, _ = run(capsys, "audit", *flags, "--canary-json", str(fresh), "--fail-on", "warning")
     assert rc == 1 and md.split("\n")[2] == "## FAIL"
@@ -159,9 +173,13 @@ def test_evidence_older_than_an_input_is_marked_stale(
 
 def _e2e_row(**kw: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "adapter": "@agentclientprotocol/codex-acp", "adapter_version": "2.6.0",
-        "codex_version": "0.171.0", "launch_method": "codex-home+initial-mode",
-        "session_event": "new", "result": "held", "evidence": "cat: Permission denied",
+        "adapter": "@agentclientprotocol/codex-acp",
+        "adapter_version": "2.6.0",
+        "codex_version": "0.171.0",
+        "launch_method": "codex-home+initial-mode",
+        "session_event": "new",
+        "result": "held",
+        "evidence": "cat: Permission denied",
         "lint": None,
     }
     base.update(kw)
@@ -180,7 +198,7 @@ def test_launcher_control_rows_are_explained_not_red(
     matrix = _write(tmp_path / "m.json", {"schema_version": 1, "rows": rows})
     rc, html, err = run(capsys, "audit", *flags, "--e2e-matrix", str(matrix), "--format", "html")
     assert rc == 0, err
-    table = html[html.index('<table id="launchers">'):]
+    table = html[html.index('<table id="launchers">') :]
     none_row = next(r for r in table.split("<tr") if "<td>none</td>" in r)
     assert "expected to lose: no profile (negative control)" in none_row
     assert 'class="fail"' not in none_row and '<td class="ctl">lost</td>' in none_row

@@ -24,24 +24,42 @@ from tests.helpers import make_layout
 
 
 def _probe(control: ControlOutcome | None) -> Probe:
-    return Probe("parent-env", "parent", ("codex", "exec"), 0, "no marker", "deny", None, "deny",
-                 True, (), 1.5, control)
+    return Probe(
+        "parent-env",
+        "parent",
+        ("codex", "exec"),
+        0,
+        "no marker",
+        "deny",
+        None,
+        "deny",
+        True,
+        (),
+        1.5,
+        control,
+    )
 
 
 def test_probe_dicts_carry_the_control_only_for_parent_probes() -> None:
     assert "control" not in _probe(None).to_dict()
     ctl = ControlOutcome("allow", True, "2 of 2 launcher key markers reached the model", 2.0)
     assert _probe(ctl).to_dict()["control"] == {
-        "observed": "allow", "ok": True, "seconds": 2.0,
-        "output": "2 of 2 launcher key markers reached the model"}
+        "observed": "allow",
+        "ok": True,
+        "seconds": 2.0,
+        "output": "2 of 2 launcher key markers reached the model",
+    }
 
 
 def _report_doc(probe: Probe) -> dict[str, Any]:
     report = CanaryReport("r", (ModeReport("agent", "p", (probe,), 1.0),), 1.0, "img")
     doc: dict[str, Any] = json.loads(report.to_json())
-    doc["evidence"] = {"bundle_content_hash": "sha256:" + "0" * 64,
-                       "compiled_hash": "sha256:" + "0" * 64,
-                       "finished": "2026-12-03T00:00:00Z", "tools": {}}
+    doc["evidence"] = {
+        "bundle_content_hash": "sha256:" + "0" * 64,
+        "compiled_hash": "sha256:" + "0" * 64,
+        "finished": "2026-12-03T00:00:00Z",
+        "tools": {},
+    }
     return doc
 
 
@@ -61,8 +79,9 @@ def test_the_schema_takes_parent_probes_and_their_control() -> None:
 def test_a_control_that_did_not_leak_makes_the_probe_an_error() -> None:
     ev = {name: parent._Evidence(False, False, "held") for name in parent.ROADS}
     attack = parent._Attempt(ev, None, 0, 1.0)
-    control = parent._Attempt({**ev, "parent-env": parent._Evidence(True, False, "open")},
-                              None, 0, 1.0)
+    control = parent._Attempt(
+        {**ev, "parent-env": parent._Evidence(True, False, "open")}, None, 0, 1.0
+    )
     probes = {p.name: p for p in parent._probes("agent", "pid", attack, control)}
     assert probes["parent-env"].ok and probes["parent-env"].control is not None
     for name in set(parent.ROADS) - {"parent-env"}:
@@ -79,7 +98,8 @@ def test_a_control_that_did_not_leak_makes_the_probe_an_error() -> None:
 def test_reports_name_no_marker() -> None:
     m = parent._marker("NONCE")
     assert parent._scrub(f"ran:git uid=0 {m} and {parent._marker('X-Y')}") == (
-        "ran:git uid=0 <marker> and <marker>")
+        "ran:git uid=0 <marker> and <marker>"
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -89,8 +109,12 @@ def test_the_negative_control_drops_the_parent_policy_and_opens_the_attacked_inp
     lay = make_layout(tmp_path / "l")
     home = tmp_path / "home"
     home.mkdir()
-    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                              codex_home=str(lay.codex_home), home=str(home))
+    bundle = load_and_compile(
+        str(lay.manifest),
+        workspace_roots=[str(lay.workspace)],
+        codex_home=str(lay.codex_home),
+        home=str(home),
+    )
     assert bundle.parent
     site = parent._site(bundle, control=True)
     try:
@@ -103,8 +127,9 @@ def test_the_negative_control_drops_the_parent_policy_and_opens_the_attacked_inp
             for opened in (site.home, site.repo + "/.git", str(Path(site.manifest).parent)):
                 assert entries[opened] == "write", (p.mode, opened)
             assert site.manifest not in entries
-            assert all(a == "deny" for path, a in entries.items()
-                       if path.startswith(site.home + "/"))
+            assert all(
+                a == "deny" for path, a in entries.items() if path.startswith(site.home + "/")
+            )
             # The credential stays denied: the control opens the parent's roads only.
             assert any(a == "deny" for a in entries.values())
         assert (Path(site.repo) / ".git" / "HEAD").is_file()
@@ -130,7 +155,9 @@ class _FakeReport:
 
 
 def test_canary_runs_the_parent_probes_unless_told_not_to(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     lay = make_layout(tmp_path / "l")
     home = tmp_path / "home"
@@ -147,8 +174,15 @@ def test_canary_runs_the_parent_probes_unless_told_not_to(
 
     fake.run_canaries = run_canaries  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "profilec.canary.run", fake)
-    base = ["canary", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-            "--codex-home", str(lay.codex_home)]
+    base = [
+        "canary",
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
     assert main(base) == 0
     assert main([*base, "--no-parent", "--home", str(home)]) == 0
     assert [kw["parent_probes"] for _, kw in calls] == [True, False]

@@ -213,7 +213,8 @@ def test_foreign_config_without_pins_or_trusted_base_fails_pc024_pc025(
     # A config written by hand with yesterday's entries: `:root` = write in full access, no
     # pins or top-level write entries, no read entries on the trusted base.
     kept = [
-        x.replace('":root" = "read"', '":root" = "write"') for x in lines
+        x.replace('":root" = "read"', '":root" = "write"')
+        for x in lines
         if not (x.startswith('"/') and x.endswith('= "write"'))
         and not x.startswith(('"/etc"', '"/usr"'))
     ]

@@ -38,24 +38,30 @@ def test_danger_full_access_says_the_deny_is_dropped() -> None:
 
 
 def test_profile_selection_by_permissions_is_quiet() -> None:
-    text = "\n".join([
-        _line("thread/start", cwd="/w", config={"default_permissions": "p"}),
-        _line("turn/start", threadId="t", permissions="profilec-agent"),
-        _line("turn/start", threadId="t", sandboxPolicy=None),
-        json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"sandbox": {"type": "readOnly"}}}),
-    ])
+    text = "\n".join(
+        [
+            _line("thread/start", cwd="/w", config={"default_permissions": "p"}),
+            _line("turn/start", threadId="t", permissions="profilec-agent"),
+            _line("turn/start", threadId="t", sandboxPolicy=None),
+            json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"sandbox": {"type": "readOnly"}}}),
+        ]
+    )
     assert launcher_findings(parse_launch_requests(text, where="r")) == []
 
 
 def test_lines_split_on_newline_only() -> None:
-    text = _line("turn/start", input=[{"type": "text", "text": "a\u2028b\rc"}],
-                 sandboxPolicy={"type": "workspaceWrite"})
+    text = _line(
+        "turn/start",
+        input=[{"type": "text", "text": "a\u2028b\rc"}],
+        sandboxPolicy={"type": "workspaceWrite"},
+    )
     reqs = parse_launch_requests(text + "\n", where="r")
     assert len(reqs) == 1 and reqs[0].params["input"][0]["text"] == "a\u2028b\rc"
 
 
-@pytest.mark.parametrize("bad", ["not json", "[1]", '{"params": {}}', '{"method": 3}',
-                                 '{"method": "x", "params": [1]}'])
+@pytest.mark.parametrize(
+    "bad", ["not json", "[1]", '{"params": {}}', '{"method": 3}', '{"method": "x", "params": [1]}']
+)
 def test_malformed_line_is_an_input_error_naming_the_line(bad: str) -> None:
     with pytest.raises(InputError) as info:
         parse_launch_requests(_line("initialize") + "\n" + bad, where="r.jsonl")
@@ -63,9 +69,12 @@ def test_malformed_line_is_an_input_error_naming_the_line(bad: str) -> None:
 
 
 def test_schema_agrees_with_the_parser() -> None:
-    good = [json.loads(_line("turn/start", sandboxPolicy={"type": "readOnly"})),
-            {"id": 1, "result": {}}, {"id": 1, "error": {"code": 1, "message": "x"}},
-            {"method": "initialized"}]
+    good = [
+        json.loads(_line("turn/start", sandboxPolicy={"type": "readOnly"})),
+        {"id": 1, "result": {}},
+        {"id": 1, "error": {"code": 1, "message": "x"}},
+        {"method": "initialized"},
+    ]
     bad = [{"params": {}}, {"method": 3}, {"method": "x", "params": [1]}]
     for doc in good:
         jsonschema.validate(doc, SCHEMA)
@@ -79,8 +88,15 @@ def test_schema_agrees_with_the_parser() -> None:
 
 def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lay = make_layout(tmp_path / "l", hop_dir=True)
-    base = ["check", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-            "--codex-home", str(lay.codex_home)]
+    base = [
+        "check",
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
     legacy = tmp_path / "legacy.jsonl"
     legacy.write_text(_line("turn/start", sandboxPolicy={"type": "workspaceWrite"}) + "\n")
     clean = tmp_path / "clean.jsonl"

@@ -28,8 +28,18 @@ BAD = DATA / "bad-config" / "config.toml"
 
 def _base(tmp_path: Path) -> list[str]:
     lay = make_layout(tmp_path / "l", hop_dir=True)
-    return ["check", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-            "--codex-home", str(lay.codex_home), "--config", str(BAD), "--no-project-config"]
+    return [
+        "check",
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+        "--config",
+        str(BAD),
+        "--no-project-config",
+    ]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -56,6 +66,7 @@ def test_one_bad_config_gives_one_finding_per_cause_located_in_the_config(
     # One PC014 per profile however many holder directories it leaves writable.
     pc014 = {f["profile"] for f in flat["findings"] if f["rule"] == "PC014"}
     assert before["PC014"] >= 3 and after["PC014"] == len(pc014) < before["PC014"]
+
     # Grouping never merges two (rule, profile) pairs and never splits one entry's findings:
     # (a trusted-side input under /tmp is won by :slash_tmp, the trusted base by :root).
     def won(f: dict[str, Any]) -> str:
@@ -74,12 +85,16 @@ def test_one_bad_config_gives_one_finding_per_cause_located_in_the_config(
             continue
         assert f["file"] == str(BAD) and f["line"], f
         assert f["profile"] in "\n".join(lines[: f["line"]]), f
-    afa = next(f for f in grouped["findings"]
-               if f["rule"] == "PC000" and f["mode"] == "agent-full-access")
+    afa = next(
+        f for f in grouped["findings"] if f["rule"] == "PC000" and f["mode"] == "agent-full-access"
+    )
     # The winning entry itself when the profile's table holds it, else the profile's header
     # (under /tmp the winner is :slash_tmp, which the parent :workspace brings).
-    expect = ('":root" = "write"' if "winner: :root;" in afa["message"]
-              else "[permissions.profilec-agent-full-access]")
+    expect = (
+        '":root" = "write"'
+        if "winner: :root;" in afa["message"]
+        else "[permissions.profilec-agent-full-access]"
+    )
     assert lines[afa["line"] - 1] == expect
 
 
@@ -162,8 +177,8 @@ def test_project_config_is_found_upward_and_waives_with_reason_and_expiry(
     # pyproject.toml [tool.profilec] works the same, and profilec.toml wins over it.
     cfg.unlink()
     (project / "pyproject.toml").write_text(
-        "[project]\nname = 'x'\n\n" + _waivers(rules, reason="r").replace(
-            "[[waiver]]", "[[tool.profilec.waiver]]")
+        "[project]\nname = 'x'\n\n"
+        + _waivers(rules, reason="r").replace("[[waiver]]", "[[tool.profilec.waiver]]")
     )
     rc, doc = _json(capsys, *base)
     assert rc == 0 and doc["findings"][0]["waiver"]["source"] == str(project / "pyproject.toml")
@@ -184,9 +199,10 @@ def test_baseline_counts_only_new_findings(
     assert all(f["waiver"]["reason"] == "in the baseline" for f in doc["findings"])
     # A new problem (the config no longer sets default_permissions) counts.
     worse = tmp_path / "worse.toml"
-    worse.write_text(BAD.read_text(encoding="utf-8").replace(
-        'default_permissions = "profilec-agent"\n', ""))
-    argv = [*base[:base.index("--config") + 1], str(worse), *base[base.index("--config") + 2:]]
+    worse.write_text(
+        BAD.read_text(encoding="utf-8").replace('default_permissions = "profilec-agent"\n', "")
+    )
+    argv = [*base[: base.index("--config") + 1], str(worse), *base[base.index("--config") + 2 :]]
     rc, doc = _json(capsys, *argv, "--baseline", str(baseline))
     new = [f for f in doc["findings"] if not f["waiver"]]
     assert rc == 1 and new and {f["rule"] for f in new} == {"PC009"}
@@ -204,16 +220,17 @@ def test_github_output_is_grouped_with_a_summary_and_a_job_summary(
     assert rc == 1
     lines = out.split("\n")[:-1]
     assert lines[0].startswith("::group::PC000 coverage-readable (3)")
-    assert re.fullmatch(r"profilec check: FAIL: \d+ errors, 0 warnings, 0 notes, 1 waived; "
-                        r"9 of 9 cells not denied \(fail-on error\)", lines[-1]), lines[-1]
+    assert re.fullmatch(
+        r"profilec check: FAIL: \d+ errors, 0 warnings, 0 notes, 1 waived; "
+        r"9 of 9 cells not denied \(fail-on error\)",
+        lines[-1],
+    ), lines[-1]
     assert lines[-4:-1] == ["::group::waived (1)", lines[-3], "::endgroup::"]
     md = summary.read_text(encoding="utf-8")
     assert md.startswith("## profilec check: FAIL\n") and "| PC000 coverage-readable |" in md
 
 
-def test_junit_names_carry_no_temp_path(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_junit_names_carry_no_temp_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = _run(capsys, *_base(tmp_path), "--format", "junit")
     assert rc == 1
     suite = ET.fromstring(out)

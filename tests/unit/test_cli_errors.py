@@ -80,8 +80,18 @@ def test_unsafe_root_exit_code_and_no_output(
     out = tmp_path / "out.toml"
     (tmp_path / "ch").mkdir()
     rc, err = _run(
-        ["compile", "--roots", str(m), "--workspace-root", str(ws), "--codex-home",
-         str(tmp_path / "ch"), "--out", str(out)], capsys
+        [
+            "compile",
+            "--roots",
+            str(m),
+            "--workspace-root",
+            str(ws),
+            "--codex-home",
+            str(tmp_path / "ch"),
+            "--out",
+            str(out),
+        ],
+        capsys,
     )
     assert rc == 5, err
     _assert_one_line(err)

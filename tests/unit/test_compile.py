@@ -40,8 +40,11 @@ def test_every_mode_denies_the_vault_holding_the_canonical_target(tmp_path: Path
         # No file deny inside the denied vault: it would not survive the writer's rename, and
         # Codex refuses a denied directory plus a deny on an existing file inside it.
         assert str(lay.host_target) not in fs
-        eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id,
-                      EvalContext(cwd=str(lay.workspace)))
+        eff = resolve(
+            {profile.profile_id: profile.codex_table()},
+            profile.profile_id,
+            EvalContext(cwd=str(lay.workspace)),
+        )
         assert eff.decide(str(lay.host_target)).access == "deny"
 
 
@@ -95,9 +98,14 @@ def test_full_access_is_never_danger_full_access(tmp_path: Path) -> None:
     assert fs[":root"] == "read"
     frozen = {t.path for t in bundle.trusted_base if t.access == "read"}
     for d in root_directories():
-        if d in frozen or d in ("/.git", "/.codex", "/.agents", "/.aws") or fs.get(d) in (
-            "deny",
-            "read",
+        if (
+            d in frozen
+            or d in ("/.git", "/.codex", "/.agents", "/.aws")
+            or fs.get(d)
+            in (
+                "deny",
+                "read",
+            )
         ):
             continue
         assert fs.get(d) == "write", d
@@ -123,14 +131,19 @@ def test_root_split_uses_the_given_top_level_directories_and_keeps_the_trusted_b
     trusted = tuple(TrustedPath(**f) for f in fields)
     bundle = compile_bundle((root,), policy, layout, trusted_base=trusted, root_dirs=tops)
     full = bundle.profile_for("agent-full-access")
-    split = {e.path: e.access for e in full.entries
-             if any(p.reason == "root-split" for p in e.provenance)}
+    split = {
+        e.path: e.access
+        for e in full.entries
+        if any(p.reason == "root-split" for p in e.provenance)
+    }
     assert split == {":root": "read", "/opt": "write", "/srv": "write", "/var": "write"}
     for mode in ("read-only", "agent"):  # modes that never wrote :root are untouched
-        assert not any(p.reason == "root-split" for e in bundle.profile_for(mode).entries
-                       for p in e.provenance)
-    eff = resolve({full.profile_id: full.codex_table()}, full.profile_id,
-                  EvalContext(cwd=str(lay.workspace)))
+        assert not any(
+            p.reason == "root-split" for e in bundle.profile_for(mode).entries for p in e.provenance
+        )
+    eff = resolve(
+        {full.profile_id: full.codex_table()}, full.profile_id, EvalContext(cwd=str(lay.workspace))
+    )
     assert not eff.decide("/").writable and not eff.decide("/lib64").writable
     assert eff.decide("/srv/x").writable and not eff.decide("/usr/lib/x").writable
 
@@ -147,8 +160,12 @@ def test_a_writable_slash_fails_the_proof(tmp_path: Path) -> None:
     f.write_text(f.read_text().replace('":root" = "write"', '":root" = "write"\n"/" = "write"'))
     lay = make_layout(tmp_path / "l")
     with pytest.raises(UnsafeRootError, match=r"/ is writable"):
-        load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                         codex_home=str(lay.codex_home), profiles_dir=str(pdir))
+        load_and_compile(
+            str(lay.manifest),
+            workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home),
+            profiles_dir=str(pdir),
+        )
 
 
 def test_nested_roots_are_minimized_with_provenance_kept(tmp_path: Path) -> None:
@@ -177,9 +194,7 @@ def test_credential_directly_under_workspace_root_fails_closed(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("what", ["workspace", "codex-home", "home"])
-def test_a_vault_that_contains_what_a_session_needs_is_refused(
-    tmp_path: Path, what: str
-) -> None:
+def test_a_vault_that_contains_what_a_session_needs_is_refused(tmp_path: Path, what: str) -> None:
     vault = tmp_path / "v"
     inner = vault / "inner"
     inner.mkdir(parents=True)
@@ -312,15 +327,25 @@ def test_the_home_flag_refuses_a_vault_holding_home_in_every_format(tmp_path: Pa
     lay = make_layout(tmp_path / "l")
     inner = lay.host_target.parent / "home"
     inner.mkdir()
-    base = [sys.executable, "-m", "profilec.cli", "compile", "--roots", str(lay.manifest),
-            "--codex-home", str(lay.codex_home), "--home", str(inner)]
+    base = [
+        sys.executable,
+        "-m",
+        "profilec.cli",
+        "compile",
+        "--roots",
+        str(lay.manifest),
+        "--codex-home",
+        str(lay.codex_home),
+        "--home",
+        str(inner),
+    ]
     for fmt in ("toml", "bundle"):  # the compile pipeline, and the provenance document
-        proc = subprocess.run([*base, "--format", fmt], capture_output=True, text=True,
-                              check=False)
+        proc = subprocess.run([*base, "--format", fmt], capture_output=True, text=True, check=False)
         assert proc.returncode == 5, proc.stderr
         assert f"contains HOME {inner}" in proc.stderr and proc.stdout == ""
-    ok = subprocess.run([*base[:-1], str(lay.base), "--format", "toml"], capture_output=True,
-                        text=True, check=False)
+    ok = subprocess.run(
+        [*base[:-1], str(lay.base), "--format", "toml"], capture_output=True, text=True, check=False
+    )
     assert ok.returncode == 0, ok.stderr
 
 

@@ -68,10 +68,7 @@ def test_removing_the_deny_fails_coverage_naming_mode_root_spelling_winner(tmp_p
     assert {c.spelling for c in bad} == {str(lay.link), str(lay.host_target)}
     msgs = [f.message for f in report.findings if f.rule == "PC000"]
     assert any(
-        "mode agent" in m
-        and "'codex-auth'" in m
-        and str(lay.link) in m
-        and "winner: " in m
+        "mode agent" in m and "'codex-auth'" in m and str(lay.link) in m and "winner: " in m
         for m in msgs
     )
 
@@ -101,8 +98,9 @@ def test_directory_root_children_are_probed_under_every_spelling(tmp_path: Path)
         base / "roots.toml", [{"id": "dir-root", "path": str(base / "home" / "creds")}]
     )
     (base / "ch").mkdir()
-    bundle = load_and_compile(str(m), workspace_roots=[str(base / "ws")],
-                              codex_home=str(base / "ch"))
+    bundle = load_and_compile(
+        str(m), workspace_roots=[str(base / "ws")], codex_home=str(base / "ch")
+    )
     report = run_check(from_bundle(bundle, bundle.mode_profiles))
     children = [c for c in report.cells if c.kind == "child"]
     assert {c.spelling for c in children} == {

@@ -26,13 +26,17 @@ from profilec.e2e.jsonrpc import RpcError
 
 def test_judge_reads_the_model_visible_text_not_the_exit_code(tmp_path: Path) -> None:
     lay = build_layout(str(tmp_path))
-    ok = (f"== link\ncat: x: Permission denied\nrc=1\n== control\n{lay.control_marker}\nrc=0\n"
-          "== write:codex-home\nro\nrc=1\n== write:host\nro\nrc=1\n== write:base\nro\nrc=1\n")
+    ok = (
+        f"== link\ncat: x: Permission denied\nrc=1\n== control\n{lay.control_marker}\nrc=0\n"
+        "== write:codex-home\nro\nrc=1\n== write:host\nro\nrc=1\n== write:base\nro\nrc=1\n"
+    )
     assert judge(lay, ok, "", False)[0] == "held"
     # The marker anywhere the model saw it is a loss, even with every exit code non-zero.
     assert judge(lay, ok, f'{{"x": "{lay.marker}"}}', False)[0] == "lost"
-    assert judge(lay, ok.replace("ro\nrc=1\n== write:host", "\nrc=0\n== write:host"), "",
-                 False)[0] == "lost"
+    assert (
+        judge(lay, ok.replace("ro\nrc=1\n== write:host", "\nrc=0\n== write:host"), "", False)[0]
+        == "lost"
+    )
     assert judge(lay, ok.replace(lay.control_marker, "nothing"), "", False)[0] == "error"
     assert judge(lay, None, "", False)[0] == "error"
 
@@ -50,8 +54,10 @@ def test_layout_links_reach_the_marker_and_compile_denies_the_target(tmp_path: P
 def test_entries_in_effect_counts_what_the_environment_context_shows(tmp_path: Path) -> None:
     lay = build_layout(str(tmp_path))
     bundle = compile_layout(lay)
-    ctx = ('<environment_context><entry access="deny" escalatable="false"><path>'
-           f"{os.path.dirname(lay.target)}</path></entry></environment_context>")
+    ctx = (
+        '<environment_context><entry access="deny" escalatable="false"><path>'
+        f"{os.path.dirname(lay.target)}</path></entry></environment_context>"
+    )
     body = {"input": [{"type": "message", "content": [{"type": "input_text", "text": ctx}]}]}
     shown = entries_in_effect(bundle, [body])
     # The vault is shown; the writer-lock deny and the trusted base's host-dependent socket
@@ -62,7 +68,7 @@ def test_entries_in_effect_counts_what_the_environment_context_shows(tmp_path: P
     assert entries_in_effect(None, [body]) == ""
 
 
-FAKE_APP_SERVER = '''#!{python}
+FAKE_APP_SERVER = """#!{python}
 import json, sys
 for raw in sys.stdin:
     msg = json.loads(raw)
@@ -74,7 +80,7 @@ for raw in sys.stdin:
         reply = {{"id": msg["id"], "error": {{"code": -32600, "message": "no threads here"}}}}
     sys.stdout.write(json.dumps(reply) + "\\n")
     sys.stdout.flush()
-'''
+"""
 
 
 def test_a_failing_app_server_gives_error_rows_never_held(tmp_path: Path) -> None:
@@ -85,8 +91,14 @@ def test_a_failing_app_server_gives_error_rows_never_held(tmp_path: Path) -> Non
     fake.chmod(0o755)
     out = run_method(str(fake), "app-server -c", timeout=10, parent=str(tmp_path))
     assert [o.session_event for o in out] == [
-        "new", "resumed", *LEGACY_EVENTS, RESTORE_EVENT, *THREAD_SANDBOX_EVENTS,
-        FORK_SANDBOX_EVENT, RESUME_SANDBOX_EVENT]
+        "new",
+        "resumed",
+        *LEGACY_EVENTS,
+        RESTORE_EVENT,
+        *THREAD_SANDBOX_EVENTS,
+        FORK_SANDBOX_EVENT,
+        RESUME_SANDBOX_EVENT,
+    ]
     assert {o.result for o in out} == {"error"}
     assert all("no threads here" in o.evidence for o in out)
     assert [p for p in tmp_path.iterdir() if p.name.startswith("profilec-e2e-as-")] == []
@@ -101,5 +113,9 @@ def test_every_server_request_is_declined_and_recorded() -> None:
     assert srv._on_request("execCommandApproval", {}) == {"decision": "denied"}
     with pytest.raises(RpcError):
         srv._on_request("item/permissions/requestApproval", {})
-    assert srv.approvals == [cmd, "item/fileChange/requestApproval", "execCommandApproval",
-                             "item/permissions/requestApproval"]
+    assert srv.approvals == [
+        cmd,
+        "item/fileChange/requestApproval",
+        "execCommandApproval",
+        "item/permissions/requestApproval",
+    ]

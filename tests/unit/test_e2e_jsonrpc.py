@@ -14,7 +14,7 @@ from profilec.e2e.jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from profilec.procs import descendants, session_members
 
 PEER = textwrap.dedent(
-    r'''
+    r"""
     import json, sys
     def send(m):
         sys.stdout.write(json.dumps(m, ensure_ascii=False) + "\n"); sys.stdout.flush()
@@ -42,7 +42,7 @@ PEER = textwrap.dedent(
         elif m == "junk":
             sys.stdout.write("not json\n"); sys.stdout.flush()
             send({"jsonrpc": "2.0", "id": rid, "result": 1})
-    '''
+    """
 )
 
 

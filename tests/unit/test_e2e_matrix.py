@@ -30,8 +30,12 @@ SCHEMA = json.loads(
 
 def row(**kw: Any) -> MatrixRow:
     base: dict[str, Any] = {
-        "adapter": "codex app-server", "adapter_version": "0.171.0", "codex_version": "0.171.0",
-        "launch_method": "app-server -c", "session_event": "new", "result": "held",
+        "adapter": "codex app-server",
+        "adapter_version": "0.171.0",
+        "codex_version": "0.171.0",
+        "launch_method": "app-server -c",
+        "session_event": "new",
+        "result": "held",
         "evidence": "cat: Permission denied",
     }
     base.update(kw)
@@ -43,7 +47,8 @@ rows_st = st.lists(
         row,
         launch_method=st.sampled_from(["app-server -c", "codex-home", "thread config"]),
         session_event=st.sampled_from(
-            ["new", "resumed", "mode-switched:agent", "legacy-sandboxPolicy"]),
+            ["new", "resumed", "mode-switched:agent", "legacy-sandboxPolicy"]
+        ),
         result=st.sampled_from(RESULTS),
     ),
     max_size=12,
@@ -92,18 +97,22 @@ def test_merge_replaces_same_key_and_keeps_others() -> None:
     b = CompatibilityMatrix(rows=[row(result="held")])
     merged = merge(a, b)
     assert sorted((r.session_event, r.result) for r in merged.rows) == [
-        ("new", "held"), ("resumed", "held")]
+        ("new", "held"),
+        ("resumed", "held"),
+    ]
 
 
 def test_holding_methods_needs_every_event_held() -> None:
-    m = CompatibilityMatrix(rows=[
-        row(launch_method="a", session_event="new"),
-        row(launch_method="a", session_event="legacy-sandboxPolicy", result="not-supported"),
-        row(launch_method="b", session_event="new"),
-        row(launch_method="b", session_event="resumed", result="lost"),
-        row(launch_method="c", session_event="new", result="not-supported"),
-        row(adapter="x", launch_method="d", result="error"),
-    ])
+    m = CompatibilityMatrix(
+        rows=[
+            row(launch_method="a", session_event="new"),
+            row(launch_method="a", session_event="legacy-sandboxPolicy", result="not-supported"),
+            row(launch_method="b", session_event="new"),
+            row(launch_method="b", session_event="resumed", result="lost"),
+            row(launch_method="c", session_event="new", result="not-supported"),
+            row(adapter="x", launch_method="d", result="error"),
+        ]
+    )
     assert holding_methods(m) == {"codex app-server": ["a"], "x": []}
 
 
@@ -116,10 +125,12 @@ def test_excerpt_removes_every_secret_and_stays_one_short_line() -> None:
 
 
 def test_holding_methods_can_leave_out_launcher_side_events() -> None:
-    m = CompatibilityMatrix(rows=[
-        row(launch_method="a", session_event="new"),
-        row(launch_method="a", session_event="legacy-sandboxPolicy:readOnly", result="lost"),
-    ])
+    m = CompatibilityMatrix(
+        rows=[
+            row(launch_method="a", session_event="new"),
+            row(launch_method="a", session_event="legacy-sandboxPolicy:readOnly", result="lost"),
+        ]
+    )
     assert holding_methods(m) == {"codex app-server": []}
     assert holding_methods(m, skip_events=("legacy-sandboxPolicy",)) == {"codex app-server": ["a"]}
 

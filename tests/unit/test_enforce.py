@@ -371,8 +371,7 @@ def test_a_scoped_table_with_pattern_characters_in_its_key_and_a_deny_pattern_re
                 (
                     "unsupported-path-syntax",
                     f"{B}/o/{key}",
-                    f'Error: unsupported configuration path "{B}/o/{key}" using POSIX path '
-                    "syntax",
+                    f'Error: unsupported configuration path "{B}/o/{key}" using POSIX path syntax',
                 )
             ], (key, sub)
     for key in ("a b", "x!y", "c,d", "plain"):

@@ -138,8 +138,11 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
         ("compiler/cli/compile_cmd.py", "import profilec.cli.e2e_cmd", "profilec.cli.e2e_cmd"),
         ("compiler/pipeline.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/pipeline.py", "import profilec.bundle.document", "profilec.bundle"),
-        ("compiler/emit/overrides.py", "import profilec.audit.report_md",
-         "profilec.audit.report_md"),
+        (
+            "compiler/emit/overrides.py",
+            "import profilec.audit.report_md",
+            "profilec.audit.report_md",
+        ),
         ("compiler/pipeline.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
     ],
 )

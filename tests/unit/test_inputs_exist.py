@@ -99,8 +99,9 @@ def test_a_codex_home_whose_login_the_manifest_does_not_declare_is_refused(
         str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(other)
     )
     prof = bundle.profile_for("agent")
-    eff = resolve({prof.profile_id: prof.codex_table()}, prof.profile_id,
-                  EvalContext(cwd=str(lay.workspace)))
+    eff = resolve(
+        {prof.profile_id: prof.codex_table()}, prof.profile_id, EvalContext(cwd=str(lay.workspace))
+    )
     assert eff.decide(str(other / "auth.json")).readable, "the hole this check closes"
     (other / "auth.json").write_text("{}", encoding="utf-8")
     line = _refused(capsys, _flags(lay, **{"--codex-home": str(other)}))
@@ -109,5 +110,4 @@ def test_a_codex_home_whose_login_the_manifest_does_not_declare_is_refused(
     # a link to a declared root's target is the declared login
     (other / "auth.json").unlink()
     (other / "auth.json").symlink_to(lay.host_target)
-    load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                     codex_home=str(other))
+    load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(other))

@@ -41,16 +41,19 @@ class FakeProbe:
         return self.children.get(path, ())
 
 
-def _compile(tmp_path: Path, probe: FakeProbe,
-             tops: tuple[str, ...] = ("/opt", "/srv", "/var")) -> tuple[Layout, CompiledBundle]:
+def _compile(
+    tmp_path: Path, probe: FakeProbe, tops: tuple[str, ...] = ("/opt", "/srv", "/var")
+) -> tuple[Layout, CompiledBundle]:
     lay = make_layout(tmp_path / "l")
     root = resolve_root(RootSpec(id="r", path=str(lay.link)))
     policy = load_policy()
-    trusted = tuple(TrustedPath(**f) for f in resolve_trusted_base_fields(policy.trusted_base,
-                                                                          None))
+    trusted = tuple(
+        TrustedPath(**f) for f in resolve_trusted_base_fields(policy.trusted_base, None)
+    )
     layout = LaunchLayout(workspace_roots=(str(lay.workspace),))
-    bundle = compile_bundle((root,), policy, layout, trusted_base=trusted, root_dirs=tops,
-                            probe=probe)
+    bundle = compile_bundle(
+        (root,), policy, layout, trusted_base=trusted, root_dirs=tops, probe=probe
+    )
     return lay, bundle
 
 
@@ -95,8 +98,10 @@ def test_a_blocked_pin_becomes_a_read_entry_and_the_proof_holds(tmp_path: Path) 
     fs = _fs(bundle, "agent")
     target = blocked.replace("/a/", "/b/", 1)
     assert fs[target] == "read", fs
-    assert not any(p.startswith(target + "/") and a == "write" and p != str(lay.workspace)
-                   for p, a in fs.items()), fs
+    assert not any(
+        p.startswith(target + "/") and a == "write" and p != str(lay.workspace)
+        for p, a in fs.items()
+    ), fs
     assert fs[str(lay.host_target.parent)] == "deny"
     assert fs.get(str(lay.workspace), "write") == "write"
 

@@ -19,9 +19,21 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lay = make_layout(tmp_path / "l")
-    rc = main(["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-               "--codex-home", str(lay.codex_home), "--format", "launch",
-               "--profiles", str(REPO / "profiles")])
+    rc = main(
+        [
+            "compile",
+            "--roots",
+            str(lay.manifest),
+            "--workspace-root",
+            str(lay.workspace),
+            "--codex-home",
+            str(lay.codex_home),
+            "--format",
+            "launch",
+            "--profiles",
+            str(REPO / "profiles"),
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 0, err
     doc = json.loads(out)
@@ -29,9 +41,16 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
     watch = doc["watch"]
     argv = watch["argv"]
     assert os.path.isabs(argv[0]) and argv[1:4] == ["-m", "profilec", "watch"]
-    assert argv[4:] == ["--roots", str(lay.manifest), "--profiles", str(REPO / "profiles"),
-                        "--workspace-root", str(lay.workspace),
-                        "--codex-home", str(lay.codex_home)]
+    assert argv[4:] == [
+        "--roots",
+        str(lay.manifest),
+        "--profiles",
+        str(REPO / "profiles"),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
     assert watch["drift_exit_code"] == 9 and "End the session" in watch["on_drift"]
     assert "SIGTERM" in watch["stop"]
     parent = doc["trusted_parent"]
@@ -46,8 +65,12 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
     assert rc == 2 and "--interval must be between" in capsys.readouterr().err
     # Every non-root prerequisite names a path of this compile.
     pre = {p["path"]: p["need"] for p in parent["non_root_prerequisites"]}
-    assert {str(lay.codex_home), str(lay.host_target.parent), str(lay.workspace),
-            str(lay.manifest)} <= set(pre)
+    assert {
+        str(lay.codex_home),
+        str(lay.host_target.parent),
+        str(lay.workspace),
+        str(lay.manifest),
+    } <= set(pre)
     assert "owned by root" in pre[str(lay.manifest)]
 
 
@@ -57,8 +80,21 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
     lay = make_layout(tmp_path / "l")
     tmp = tmp_path / "t"
     tmp.mkdir()
-    rc = main(["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-               "--codex-home", str(lay.codex_home), "--tmpdir", str(tmp), "--format", "launch"])
+    rc = main(
+        [
+            "compile",
+            "--roots",
+            str(lay.manifest),
+            "--workspace-root",
+            str(lay.workspace),
+            "--codex-home",
+            str(lay.codex_home),
+            "--tmpdir",
+            str(tmp),
+            "--format",
+            "launch",
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 0, err
     doc = json.loads(out)
@@ -73,11 +109,16 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
         assert set(c["modes"]) == {"read-only", "agent", "agent-full-access"}
     assert server["args"][0] == "app-server"
     assert server["modes"]["read-only"]["select"] == {
-        "permissions": "profilec-read-only", "approvalPolicy": "on-request"}
+        "permissions": "profilec-read-only",
+        "approvalPolicy": "on-request",
+    }
     assert exe["args"][0] == "exec" and exe["args"][-2:] == ["-C", str(lay.workspace)]
     assert exe["modes"]["agent-full-access"]["select"] == [
-        "-c", 'default_permissions="profilec-agent-full-access"',
-        "-c", 'approval_policy="never"']
+        "-c",
+        'default_permissions="profilec-agent-full-access"',
+        "-c",
+        'approval_policy="never"',
+    ]
     assert "--tmpdir" in doc["watch"]["argv"]
 
 
@@ -86,14 +127,26 @@ def test_prerequisites_name_writable_roots_without_carve_out_mount_points(
 ) -> None:
     lay = make_layout(tmp_path / "l")
     os.chmod(lay.workspace, 0o755)
-    argv = ["compile", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-            "--codex-home", str(lay.codex_home), "--format", "launch"]
+    argv = [
+        "compile",
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+        "--format",
+        "launch",
+    ]
 
     def needs() -> dict[str, str]:
         assert main(argv) == 0
         doc = json.loads(capsys.readouterr().out)
-        return {p["path"]: p["need"] for p in doc["trusted_parent"]["non_root_prerequisites"]
-                if p["need"].startswith("writable root of mode")}
+        return {
+            p["path"]: p["need"]
+            for p in doc["trusted_parent"]["non_root_prerequisites"]
+            if p["need"].startswith("writable root of mode")
+        }
 
     if os.stat(lay.workspace).st_uid == 65534:
         pytest.skip("the workspace already belongs to the run-as uid")

@@ -23,15 +23,23 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
         pytest.fail("lint-imports is missing: pip install -e '.[dev]' installs import-linter")
     return subprocess.run(
         [exe, "--config", str(root / "pyproject.toml"), "--no-cache"],
-        capture_output=True, text=True, cwd=root, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+        check=False,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(root)},
     )
 
 
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "copy"
-    shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "data"))
+    shutil.copytree(
+        REPO / "compiler",
+        root / "compiler",
+        symlinks=True,
+        ignore=shutil.ignore_patterns("__pycache__", "data"),
+    )
     (root / "profilec").symlink_to("compiler")
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     return root

@@ -262,11 +262,17 @@ def _session_wrong_type_reaching(lay: Layout, b: CompiledBundle) -> CheckReport:
 def test_an_allowed_key_of_the_wrong_type_is_a_finding_said_as_such(tmp_path: Path) -> None:
     lay, bundle = _bundle(tmp_path)
     why = "key 'model' is allowed but must be a string, got integer (wrong-type)"
-    stripped = [(f.rule, f.message) for f in _session_wrong_type_stripped(lay, bundle).findings
-                if f.rule in ("PC042", "PC045")]
+    stripped = [
+        (f.rule, f.message)
+        for f in _session_wrong_type_stripped(lay, bundle).findings
+        if f.rule in ("PC042", "PC045")
+    ]
     assert stripped == [("PC045", f"session config asked for {why}; stripped")]
-    reaching = [(f.rule, f.message) for f in _session_wrong_type_reaching(lay, bundle).findings
-                if f.rule in ("PC042", "PC045")]
+    reaching = [
+        (f.rule, f.message)
+        for f in _session_wrong_type_reaching(lay, bundle).findings
+        if f.rule in ("PC042", "PC045")
+    ]
     assert reaching == [("PC042", f"session config sets {why}")]
     dotted = _run(bundle, [_toml(_cfg(bundle))], session_raw={"model.x": "o3", "model": "o3"})
     assert [(f.rule, f.path) for f in dotted.findings if f.rule == "PC045"] == [
@@ -327,8 +333,13 @@ def test_a_planted_project_doc_link_is_named_and_a_harmless_one_is_not(
 
 def _strip(b: CompiledBundle, reason: str) -> CompiledBundle:
     profiles = tuple(
-        p.model_copy(update={"entries": tuple(
-            e for e in p.entries if all(x.reason != reason for x in e.provenance))})
+        p.model_copy(
+            update={
+                "entries": tuple(
+                    e for e in p.entries if all(x.reason != reason for x in e.provenance)
+                )
+            }
+        )
         for p in b.profiles
     )
     return b.model_copy(update={"profiles": profiles})

@@ -24,7 +24,9 @@ def _post(
     srv: ScriptedModelServer, body: dict[str, Any], headers: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
     req = urllib.request.Request(
-        srv.base_url + "/responses", data=json.dumps(body).encode(), method="POST",
+        srv.base_url + "/responses",
+        data=json.dumps(body).encode(),
+        method="POST",
         headers={"Content-Type": "application/json", **(headers or {})},
     )
     with urllib.request.urlopen(req, timeout=10) as resp:
@@ -57,14 +59,22 @@ def test_turn_gets_a_tool_call_then_a_final_message_and_output_is_recorded() -> 
     with ScriptedModelServer(["cat control.txt"]) as srv:
         first = _post(srv, {"input": [_user("go")], "tools": TOOLS})
         assert [e["type"] for e in first] == [
-            "response.created", "response.output_item.added", "response.output_item.done",
-            "response.completed"]
+            "response.created",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.completed",
+        ]
         call = first[2]["item"]
         assert call["type"] == "function_call" and call["name"] == "exec_command"
         assert json.loads(call["arguments"])["cmd"] == "cat control.txt"
-        follow = {"input": [_user("go"), call, {"type": "function_call_output",
-                                                "call_id": call["call_id"], "output": "CONTROL"}],
-                  "tools": TOOLS}
+        follow = {
+            "input": [
+                _user("go"),
+                call,
+                {"type": "function_call_output", "call_id": call["call_id"], "output": "CONTROL"},
+            ],
+            "tools": TOOLS,
+        }
         second = _post(srv, follow)
         done = [e for e in second if e["type"] == "response.output_item.done"]
         assert done[0]["item"]["content"][0]["text"] == FINAL_TEXT
@@ -97,8 +107,12 @@ def test_output_for_a_call_we_did_not_issue_is_ignored() -> None:
 
 @pytest.mark.parametrize(
     ("names", "expected"),
-    [(["exec_command", "shell"], "exec_command"), (["shell", "shell_command"], "shell_command"),
-     (["shell"], "shell"), (["web_search"], None)],
+    [
+        (["exec_command", "shell"], "exec_command"),
+        (["shell", "shell_command"], "shell_command"),
+        (["shell"], "shell"),
+        (["web_search"], None),
+    ],
 )
 def test_pick_shell_tool_prefers_exec_command(names: list[str], expected: str | None) -> None:
     assert pick_shell_tool({"tools": [{"type": "function", "name": n} for n in names]}) == expected

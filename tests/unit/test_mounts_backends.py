@@ -38,19 +38,31 @@ def _with_codex_writer(block: str) -> bytes:
 @pytest.mark.parametrize(
     ("block", "needle"),
     [
-        ('[backends.codex.writer]\nstatus = "measured"\nsave = "unknown"\nevidence = "x"\n',
-         "names its save kind"),
-        ('[backends.codex.writer]\nstatus = "measured"\nsave = "rename"\nevidence = " "\n',
-         "names its save kind and its evidence"),
-        ('[backends.codex.writer]\nstatus = "unverified"\nsave = "rename"\nevidence = "x"\n'
-         '[[backends.codex.writer.files]]\nname = ".."\nwhere = "vault"\nrole = "temp"\n'
-         'note = "x"\n', "writer.files"),
-        ('[backends.codex.writer]\nstatus = "unverified"\nsave = "rename"\nevidence = "x"\n'
-         '[[backends.codex.writer.files]]\nname = "a"\nwhere = "vault"\nrole = "temp"\n'
-         'note = "x"\n[[backends.codex.writer.files]]\nname = "a"\nwhere = "home"\n'
-         'role = "lock"\nnote = "x"\n', "listed twice"),
-        ('[backends.codex.writer]\nstatus = "guessed"\nsave = "rename"\nevidence = "x"\n',
-         "schema violation"),
+        (
+            '[backends.codex.writer]\nstatus = "measured"\nsave = "unknown"\nevidence = "x"\n',
+            "names its save kind",
+        ),
+        (
+            '[backends.codex.writer]\nstatus = "measured"\nsave = "rename"\nevidence = " "\n',
+            "names its save kind and its evidence",
+        ),
+        (
+            '[backends.codex.writer]\nstatus = "unverified"\nsave = "rename"\nevidence = "x"\n'
+            '[[backends.codex.writer.files]]\nname = ".."\nwhere = "vault"\nrole = "temp"\n'
+            'note = "x"\n',
+            "writer.files",
+        ),
+        (
+            '[backends.codex.writer]\nstatus = "unverified"\nsave = "rename"\nevidence = "x"\n'
+            '[[backends.codex.writer.files]]\nname = "a"\nwhere = "vault"\nrole = "temp"\n'
+            'note = "x"\n[[backends.codex.writer.files]]\nname = "a"\nwhere = "home"\n'
+            'role = "lock"\nnote = "x"\n',
+            "listed twice",
+        ),
+        (
+            '[backends.codex.writer]\nstatus = "guessed"\nsave = "rename"\nevidence = "x"\n',
+            "schema violation",
+        ),
     ],
 )
 def test_bad_writer_patterns_are_policy_errors(block: str, needle: str) -> None:

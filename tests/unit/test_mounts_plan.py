@@ -86,8 +86,9 @@ def test_credential_vault_directory_is_bound_read_write_at_its_real_path() -> No
 
 
 def test_two_credentials_in_one_vault_share_one_bind() -> None:
-    other = codex_root(id="second", path="/home/op/.codex/other.json", hops=(),
-                       target="/home/op/.codex/other.json")
+    other = codex_root(
+        id="second", path="/home/op/.codex/other.json", hops=(), target="/home/op/.codex/other.json"
+    )
     plan = plan_for(roots=(codex_root(), other))
     binds = [m for m in plan.mounts if m.purpose == "credential"]
     assert [(m.path, m.reason) for m in binds] == [

@@ -202,5 +202,7 @@ def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
         assert main(["explain", "/etc/hosts", "--mode", "agent", *flags, "--home", home]) == 0
     (inp,) = seen
     assert (inp.vouched_mcp, inp.tmpdir, inp.home) == (
-        str(mcp), flags[flags.index("--tmpdir") + 1], home
+        str(mcp),
+        flags[flags.index("--tmpdir") + 1],
+        home,
     )

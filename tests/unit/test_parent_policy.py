@@ -43,8 +43,12 @@ MODES = ("read-only", "agent", "agent-full-access")
 
 def _bundle(tmp_path: Path, **kw: Any) -> CompiledBundle:
     lay = make_layout(tmp_path / "l")
-    return load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                            codex_home=str(lay.codex_home), **kw)
+    return load_and_compile(
+        str(lay.manifest),
+        workspace_roots=[str(lay.workspace)],
+        codex_home=str(lay.codex_home),
+        **kw,
+    )
 
 
 def _merged_formats(bundle: CompiledBundle, tmp_path: Path) -> dict[str, dict[str, Any]]:
@@ -52,7 +56,8 @@ def _merged_formats(bundle: CompiledBundle, tmp_path: Path) -> dict[str, dict[st
         "toml": tomllib.loads(render_toml(bundle)),
         "overrides": parse_override_lines(render_overrides(bundle), where="t"),
         "acp-json": parse_override_lines(
-            "\n".join(json.loads(render_acp_json(bundle))["configOverrides"]), where="t"),
+            "\n".join(json.loads(render_acp_json(bundle))["configOverrides"]), where="t"
+        ),
     }
     home = tmp_path / "ch-out"
     write_codex_home(bundle, str(home))
@@ -76,8 +81,11 @@ def test_every_format_carries_every_parent_setting(tmp_path: Path) -> None:
     settings = load_policy().parent
     assert settings is not None and bundle.parent == tuple(settings.settings)
     keys = {s.key for s in bundle.parent}
-    assert {"features.shell_snapshot", "features.multi_agent",
-            "shell_environment_policy.exclude"} <= keys
+    assert {
+        "features.shell_snapshot",
+        "features.multi_agent",
+        "shell_environment_policy.exclude",
+    } <= keys
     formats = _merged_formats(bundle, tmp_path)
     assert {"toml", "overrides", "acp-json", "codex-home"} <= set(formats)
     assert any(k.startswith("launch[") for k in formats), formats
@@ -85,18 +93,24 @@ def test_every_format_carries_every_parent_setting(tmp_path: Path) -> None:
         missing = [s.key for s in bundle.parent if not holds(s, merged)]
         assert missing == [], name
     # Control: a config without the parent tables holds none of them.
-    bare = {k: v for k, v in formats["toml"].items()
-            if k not in ("features", "shell_environment_policy")}
+    bare = {
+        k: v
+        for k, v in formats["toml"].items()
+        if k not in ("features", "shell_environment_policy")
+    }
     assert not any(holds(s, bare) for s in bundle.parent)
 
 
-@pytest.mark.parametrize("session", [
-    {"features": {"shell_snapshot": True, "multi_agent": True}},
-    {"features.shell_snapshot": True},
-    {"shell_environment_policy": {"inherit": "all", "ignore_default_excludes": True}},
-    {"shell_environment_policy.exclude": []},
-    {"profiles": {"x": {"features": {"multi_agent": True}}}, "profile": "x"},
-])
+@pytest.mark.parametrize(
+    "session",
+    [
+        {"features": {"shell_snapshot": True, "multi_agent": True}},
+        {"features.shell_snapshot": True},
+        {"shell_environment_policy": {"inherit": "all", "ignore_default_excludes": True}},
+        {"shell_environment_policy.exclude": []},
+        {"profiles": {"x": {"features": {"multi_agent": True}}}, "profile": "x"},
+    ],
+)
 def test_the_session_config_cannot_undo_the_parent_policy(
     tmp_path: Path, session: dict[str, Any]
 ) -> None:
@@ -114,14 +128,26 @@ def _policy_copy(tmp_path: Path, text: str) -> Path:
     return pdir
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ('[[settings]]\nkey = "permissions.x"\nvalue = true\nroad = "r"\n'
-     'codex_versions = ">=0.171.0"\nrationale = "r"\n', "belongs to the compiled profiles"),
-    ('[[settings]]\nkey = "features.a"\nvalue = true\nroad = "r"\n'
-     'codex_versions = ">=0.171.0"\nrationale = "r"\n' * 2, "overlaps another"),
-    ('[[settings]]\nkey = "features"\nvalue = true\nroad = "r"\n'
-     'codex_versions = ">=0.171.0"\nrationale = "r"\n', "schema violation"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '[[settings]]\nkey = "permissions.x"\nvalue = true\nroad = "r"\n'
+            'codex_versions = ">=0.171.0"\nrationale = "r"\n',
+            "belongs to the compiled profiles",
+        ),
+        (
+            '[[settings]]\nkey = "features.a"\nvalue = true\nroad = "r"\n'
+            'codex_versions = ">=0.171.0"\nrationale = "r"\n' * 2,
+            "overlaps another",
+        ),
+        (
+            '[[settings]]\nkey = "features"\nvalue = true\nroad = "r"\n'
+            'codex_versions = ">=0.171.0"\nrationale = "r"\n',
+            "schema violation",
+        ),
+    ],
+)
 def test_a_bad_parent_policy_is_refused(tmp_path: Path, body: str, message: str) -> None:
     pdir = _policy_copy(tmp_path, f'schema_version = 1\nrationale = "r"\n{body}')
     with pytest.raises(PolicyError, match=message):
@@ -139,8 +165,9 @@ def test_a_policy_directory_without_parent_toml_is_refused(tmp_path: Path) -> No
 def _access(bundle: CompiledBundle, mode: str, path: str) -> str:
     profile = bundle.profile_for(mode)
     ws = bundle.layout.workspace_roots
-    ctx = EvalContext(cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:],
-                      tmpdir=bundle.layout.tmpdir)
+    ctx = EvalContext(
+        cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:], tmpdir=bundle.layout.tmpdir
+    )
     eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id, ctx)
     return str(eff.winner(path)[0])
 
@@ -165,8 +192,11 @@ def _inputs_layout(tmp_path: Path) -> tuple[Any, dict[str, str]]:
         # A checkout under /tmp is a scratch install: its policy directory is left out
         # (profilec.roots.profilec_installation says why).
         paths["policy directory"] = str(Path("profiles").resolve())
-    kw = {"workspace_roots": [str(repo / "ws")], "codex_home": str(lay.codex_home),
-          "home": str(home)}
+    kw = {
+        "workspace_roots": [str(repo / "ws")],
+        "codex_home": str(lay.codex_home),
+        "home": str(home),
+    }
     return (lay, kw), paths
 
 
@@ -200,16 +230,21 @@ def test_input_entries_carry_their_role_in_provenance(tmp_path: Path) -> None:
     assert any(r.startswith("git repository above workspace root") for r in roles)
     # Entries appear where a mode could write the path (else a read-only ancestor covers it),
     # each naming its role.
-    details = {p.detail or "" for e in bundle.profile_for("agent-full-access").entries
-               for p in e.provenance}
+    details = {
+        p.detail or ""
+        for e in bundle.profile_for("agent-full-access").entries
+        for p in e.provenance
+    }
     assert any(d.startswith("input: ") for d in details), details
 
 
 def test_mcp_oauth_tokens_in_codex_home_are_denied_in_every_mode(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
     tokens = lay.codex_home / ".credentials.json"
-    kw: dict[str, Any] = {"workspace_roots": [str(lay.workspace)],
-                          "codex_home": str(lay.codex_home)}
+    kw: dict[str, Any] = {
+        "workspace_roots": [str(lay.workspace)],
+        "codex_home": str(lay.codex_home),
+    }
     before = load_and_compile(str(lay.manifest), **kw)
     assert all(_access(before, m, str(tokens)) == "read" for m in MODES)  # the control
     tokens.write_text("{}\n")
@@ -218,7 +253,7 @@ def test_mcp_oauth_tokens_in_codex_home_are_denied_in_every_mode(tmp_path: Path)
 
 
 def test_watch_reports_an_in_place_edit_of_the_manifest_and_of_a_policy_file(
-    tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     import tempfile
 
@@ -230,9 +265,12 @@ def test_watch_reports_an_in_place_edit_of_the_manifest_and_of_a_policy_file(
     request_cleanup = scratch
     pdir = scratch / "profiles"
     shutil.copytree("profiles", pdir)
-    bundle = load_and_compile(str(lay.manifest), profiles_dir=str(pdir),
-                              workspace_roots=[str(lay.workspace)],
-                              codex_home=str(lay.codex_home))
+    bundle = load_and_compile(
+        str(lay.manifest),
+        profiles_dir=str(pdir),
+        workspace_roots=[str(lay.workspace)],
+        codex_home=str(lay.codex_home),
+    )
     for edited in (lay.manifest, pdir / "parent.toml"):
         watcher = watch_bundle(bundle)
         control = Watcher(watch_set(bundle.roots, bundle.codex_home))
@@ -253,11 +291,16 @@ def test_another_identitys_codex_home_and_home_are_denied_and_the_control_reads_
 
     lay = two_identities(tmp_path)
     a2 = lay["a2"]
-    paths = [f"{a2}/codex-home/sessions/rollout.jsonl", f"{a2}/codex-home/auth.lock",
-             f"{a2}/home/.bashrc"]
+    paths = [
+        f"{a2}/codex-home/sessions/rollout.jsonl",
+        f"{a2}/codex-home/auth.lock",
+        f"{a2}/home/.bashrc",
+    ]
     bundle = compile_a1(lay)
     assert {(f.identity, f.what) for f in bundle.other_identities} == {
-        ("a2", "codex-home"), ("a2", "home")}
+        ("a2", "codex-home"),
+        ("a2", "home"),
+    }
     for mode in MODES:
         assert [_access(bundle, mode, p) for p in paths] == ["deny"] * 3, mode
         # a1's own CODEX_HOME keeps today's behaviour: readable, never writable
@@ -267,9 +310,7 @@ def test_another_identitys_codex_home_and_home_are_denied_and_the_control_reads_
     assert all(_access(control, m, paths[0]) == "read" for m in MODES)
 
 
-def test_an_identity_directory_holding_this_sessions_workspace_is_refused(
-    tmp_path: Path
-) -> None:
+def test_an_identity_directory_holding_this_sessions_workspace_is_refused(tmp_path: Path) -> None:
     from profilec.errors import UnsafeRootError
     from tests.integration.test_identities_codex import two_identities
 
@@ -277,8 +318,11 @@ def test_an_identity_directory_holding_this_sessions_workspace_is_refused(
     ws = lay["a2"] / "home" / "proj"
     ws.mkdir()
     with pytest.raises(UnsafeRootError, match="holds this session's workspace root"):
-        load_and_compile(str(lay["manifest"]), workspace_roots=[str(ws)],
-                         codex_home=str(lay["a1"] / "codex-home"))
+        load_and_compile(
+            str(lay["manifest"]),
+            workspace_roots=[str(ws)],
+            codex_home=str(lay["a1"] / "codex-home"),
+        )
 
 
 def test_another_identitys_broken_chain_does_not_block_this_compile(tmp_path: Path) -> None:
@@ -293,8 +337,11 @@ def test_another_identitys_broken_chain_does_not_block_this_compile(tmp_path: Pa
     assert _access(bundle, "agent-full-access", f"{a2}/codex-home/auth.json") == "deny"
     # a2's own compile still fails on its own chain (exit 4), as before.
     with pytest.raises(RootChainError):
-        load_and_compile(str(lay["manifest"]), workspace_roots=[str(a2 / "ws")],
-                         codex_home=str(a2 / "codex-home"))
+        load_and_compile(
+            str(lay["manifest"]),
+            workspace_roots=[str(a2 / "ws")],
+            codex_home=str(a2 / "codex-home"),
+        )
 
 
 def test_a_plan_for_one_identity_never_binds_anothers_vault(
@@ -312,12 +359,19 @@ def test_a_plan_for_one_identity_never_binds_anothers_vault(
     a1 = lay["a1"]
     (tmp_path / "daemon").mkdir()
     layout = tmp_path / "layout.toml"
-    layout.write_text(tomlkit.dumps({
-        "schema_version": 1, "daemon_root": str(tmp_path / "daemon"),
-        "agent_home": str(a1 / "codex-home"), "workspace_roots": [str(a1 / "ws")],
-        "state_dir": str(tmp_path / "daemon" / "state" / "a1"), "backends": ["codex"],
-        "hidden": {"host_home": str(tmp_path / "hosthome")},
-    }))
+    layout.write_text(
+        tomlkit.dumps(
+            {
+                "schema_version": 1,
+                "daemon_root": str(tmp_path / "daemon"),
+                "agent_home": str(a1 / "codex-home"),
+                "workspace_roots": [str(a1 / "ws")],
+                "state_dir": str(tmp_path / "daemon" / "state" / "a1"),
+                "backends": ["codex"],
+                "hidden": {"host_home": str(tmp_path / "hosthome")},
+            }
+        )
+    )
     os.chmod(layout, 0o600)
     with monkeypatch.context() as m:  # the control: yesterday's plan binds a2's vault
         m.setattr(profilec.mounts.api, "foreign_spec", lambda *a: None)
@@ -342,7 +396,7 @@ def test_the_launch_recipe_lists_only_this_identitys_vaults(tmp_path: Path) -> N
 
 
 def test_profilecs_own_launch_recipe_opens_no_listener_and_carries_no_secret(
-    tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     from profilec.check.launcher import argv_findings
 
@@ -360,8 +414,14 @@ def test_explain_and_audit_show_the_parent_policy_with_its_roads(
     from profilec.cli import main
 
     lay = make_layout(tmp_path / "l")
-    flags = ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-             "--codex-home", str(lay.codex_home)]
+    flags = [
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
     assert main(["explain", str(lay.link), "--mode", "agent", *flags]) == 0
     text = capsys.readouterr().out
     assert "features.shell_snapshot=false (road: shell-snapshot)" in text
@@ -375,8 +435,9 @@ def test_watch_reports_a_project_doc_link_into_a_vault(tmp_path: Path) -> None:
     from profilec.watch import watch_bundle
 
     lay = make_layout(tmp_path / "l")
-    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                              codex_home=str(lay.codex_home))
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
     watcher = watch_bundle(bundle)
     assert watcher.begin() is None
     # Control: a project doc that is a link to a harmless file is not drift.

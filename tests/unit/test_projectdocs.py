@@ -17,14 +17,19 @@ from tests.helpers import Layout, make_layout
 
 def _bundle(tmp_path: Path) -> tuple[Layout, CompiledBundle]:
     lay = make_layout(tmp_path / "l")
-    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                              codex_home=str(lay.codex_home))
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
     return lay, bundle
 
 
 def test_doc_paths_are_each_roots_agents_files() -> None:
     assert doc_paths(["/w/", "/v", "/w/"]) == (
-        "/w/AGENTS.md", "/w/AGENTS.override.md", "/v/AGENTS.md", "/v/AGENTS.override.md")
+        "/w/AGENTS.md",
+        "/w/AGENTS.override.md",
+        "/v/AGENTS.md",
+        "/v/AGENTS.override.md",
+    )
 
 
 def test_check_watch_and_canary_name_the_same_planted_link(tmp_path: Path) -> None:
@@ -46,7 +51,8 @@ def test_check_watch_and_canary_name_the_same_planted_link(tmp_path: Path) -> No
 
     report = run_check(from_bundle(bundle, bundle.mode_profiles))
     assert [(f.rule, f.path, f.message) for f in report.findings if f.rule == "PC051"] == [
-        ("PC051", path, found.message)]
+        ("PC051", path, found.message)
+    ]
 
     from profilec.watch import watch_bundle
 

@@ -22,6 +22,7 @@ SECTION = "## Two commands on a fresh machine"
 EXTRAS = [
     "python3 -m mypy --strict",
     "python3 -m ruff check .",
+    "python3 -m ruff format --check .",
     "lint-imports",
     "bash scripts/wheel-smoke.sh",
 ]
@@ -67,8 +68,9 @@ def test_the_fast_part_has_its_own_readme_line() -> None:
 
 
 def test_ci_lists_the_readme_commands_verbatim_then_the_extras() -> None:
-    proc = subprocess.run(["bash", str(REPO / ".ci" / "run"), "--list"], capture_output=True,
-                          text=True, check=True)
+    proc = subprocess.run(
+        ["bash", str(REPO / ".ci" / "run"), "--list"], capture_output=True, text=True, check=True
+    )
     steps = proc.stdout.split("\n")
     assert steps[-1] == ""
     assert steps[:-1] == [f"+ {c}" for c in [*readme_commands(), *EXTRAS]]
@@ -83,9 +85,10 @@ def _scratch(tmp_path: Path, block: str) -> tuple[Path, dict[str, str]]:
     shutil.copy(REPO / ".ci" / "run", repo / ".ci" / "run")
     (repo / "README.md").write_text(
         f"# x\n\n{SECTION}\n\n```sh\n{block}```\n\nprose\n\n```sh\nnot a command\n```\n\n"
-        "## Next\n\n```sh\nnot this either\n```\n", encoding="utf-8")
-    (repo / "scripts" / "wheel-smoke.sh").write_text('echo "stub wheel smoke"\n',
-                                                     encoding="utf-8")
+        "## Next\n\n```sh\nnot this either\n```\n",
+        encoding="utf-8",
+    )
+    (repo / "scripts" / "wheel-smoke.sh").write_text('echo "stub wheel smoke"\n', encoding="utf-8")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name in ("python3", "lint-imports"):
@@ -98,12 +101,11 @@ def _scratch(tmp_path: Path, block: str) -> tuple[Path, dict[str, str]]:
 
 
 def test_ci_runs_each_readme_command_as_written_echoed_first(tmp_path: Path) -> None:
-    block = ("echo \"first 'quoted' $CI\"   # a comment CI drops\n"
-             "\n"
-             "printf '%s\\n' second|tr s S\n")
+    block = "echo \"first 'quoted' $CI\"   # a comment CI drops\n\nprintf '%s\\n' second|tr s S\n"
     repo, env = _scratch(tmp_path, block)
-    proc = subprocess.run(["bash", str(repo / ".ci" / "run")], capture_output=True, text=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        ["bash", str(repo / ".ci" / "run")], capture_output=True, text=True, env=env, check=False
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = [line for line in proc.stdout.split("\n") if not line.startswith("ci: passed")]
     assert out == [
@@ -115,19 +117,22 @@ def test_ci_runs_each_readme_command_as_written_echoed_first(tmp_path: Path) -> 
         "stub python3 -m mypy --strict",
         "+ python3 -m ruff check .",
         "stub python3 -m ruff check .",
+        "+ python3 -m ruff format --check .",
+        "stub python3 -m ruff format --check .",
         "+ lint-imports",
         "stub lint-imports ",
         "+ bash scripts/wheel-smoke.sh",
         "stub wheel smoke",
-        "ci: all 6 steps passed",
+        "ci: all 7 steps passed",
         "",
     ]
 
 
 def test_ci_fails_when_a_readme_command_fails_and_still_runs_the_rest(tmp_path: Path) -> None:
     repo, env = _scratch(tmp_path, "exit 3\necho after\n")
-    proc = subprocess.run(["bash", str(repo / ".ci" / "run")], capture_output=True, text=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        ["bash", str(repo / ".ci" / "run")], capture_output=True, text=True, env=env, check=False
+    )
     assert proc.returncode == 1
     assert "ci: FAILED (exit 3)" in proc.stdout
     assert "+ echo after\nafter\n" in proc.stdout
@@ -137,7 +142,8 @@ def test_ci_fails_when_a_readme_command_fails_and_still_runs_the_rest(tmp_path: 
 def test_ci_refuses_a_readme_without_the_commands(tmp_path: Path) -> None:
     repo, env = _scratch(tmp_path, "")
     (repo / "README.md").write_text("# x\n\n## Something else\n", encoding="utf-8")
-    proc = subprocess.run(["bash", str(repo / ".ci" / "run")], capture_output=True, text=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        ["bash", str(repo / ".ci" / "run")], capture_output=True, text=True, env=env, check=False
+    )
     assert proc.returncode == 2
     assert "no fenced block" in proc.stderr

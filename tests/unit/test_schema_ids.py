@@ -204,7 +204,9 @@ def test_shipped_policy_carries_a_hint_to_the_schema_it_validates_against(name: 
 def test_the_example_manifest_and_layout_carry_hints(tmp_path: Path) -> None:
     out = subprocess.run(
         ["bash", str(REPO / "examples" / "make-layout.sh"), str(tmp_path / "ex")],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     assert _check_hinted(Path(out) / "roots.toml") == "roots-manifest.schema.json"
     assert _check_hinted(Path(out) / "layout.toml") == "plan-layout.schema.json"
@@ -213,7 +215,7 @@ def test_the_example_manifest_and_layout_carry_hints(tmp_path: Path) -> None:
 def test_a_urn_hint_resolves_too(tmp_path: Path) -> None:
     doc = tmp_path / "roots.toml"
     doc.write_text(
-        '#:schema urn:profilec:schema:roots-manifest\nschema_version = 1\n'
+        "#:schema urn:profilec:schema:roots-manifest\nschema_version = 1\n"
         '[[roots]]\nid = "a"\npath = "/x"\n',
         encoding="utf-8",
     )

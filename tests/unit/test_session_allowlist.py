@@ -88,16 +88,28 @@ def test_a_dotted_key_is_judged_by_its_first_segment_and_a_wrong_type_is_strippe
     ("key", "value", "why"),
     [
         ("model", 5, "key 'model' is allowed but must be a string, got integer"),
-        ("hide_agent_reasoning", "yes",
-         "key 'hide_agent_reasoning' is allowed but must be a boolean, got string"),
-        ("model_context_window", True,
-         "key 'model_context_window' is allowed but must be an integer, got boolean"),
-        ("model_context_window", 1.5,
-         "key 'model_context_window' is allowed but must be an integer, got float"),
+        (
+            "hide_agent_reasoning",
+            "yes",
+            "key 'hide_agent_reasoning' is allowed but must be a boolean, got string",
+        ),
+        (
+            "model_context_window",
+            True,
+            "key 'model_context_window' is allowed but must be an integer, got boolean",
+        ),
+        (
+            "model_context_window",
+            1.5,
+            "key 'model_context_window' is allowed but must be an integer, got float",
+        ),
         ("model", None, "key 'model' is allowed but must be a string, got null"),
         ("model", ["a"], "key 'model' is allowed but must be a string, got string-array"),
-        ("model.x", "o3",
-         "key 'model' is allowed but must be a string, got table (set through 'model.x')"),
+        (
+            "model.x",
+            "o3",
+            "key 'model' is allowed but must be a string, got table (set through 'model.x')",
+        ),
     ],
 )
 def test_an_allowed_key_of_the_wrong_type_is_stripped_as_wrong_type_not_unknown(
@@ -135,8 +147,11 @@ def test_an_allowlist_entry_naming_a_forbidden_key_is_a_policy_error(key: str) -
 
 
 def test_an_allowlist_entry_naming_an_unknown_key_is_a_policy_error() -> None:
-    data = {"schema_version": 1, "codex_version": "0.171.0",
-            "allowed": {"zz": {"type": "string", "reason": "r"}}}
+    data = {
+        "schema_version": 1,
+        "codex_version": "0.171.0",
+        "allowed": {"zz": {"type": "string", "reason": "r"}},
+    }
     with pytest.raises(PolicyError, match="not a Codex"):
         parse_allowlist(data, where="x.toml")
 
@@ -197,8 +212,11 @@ def test_vouched_servers_reach_every_format_and_the_fork_shape(tmp_path: Path) -
     bundle = load_and_compile(
         str(lay.manifest), workspace_roots=[str(lay.workspace)], vouched_mcp_path=str(mcp)
     )
-    want = {"command": "/usr/bin/env", "args": ["true"],
-            "env": {"MODE": "x", CREDENTIAL_ENV: "launch-secret"}}
+    want = {
+        "command": "/usr/bin/env",
+        "args": ["true"],
+        "env": {"MODE": "x", CREDENTIAL_ENV: "launch-secret"},
+    }
     doc = tomllib.loads(render_toml(bundle))
     assert doc["mcp_servers"]["bridge"] == want
     assert doc["mcp_servers"]["plain"] == {"command": "/bin/true"}
@@ -220,10 +238,17 @@ def test_session_mcp_servers_never_pass_even_beside_vouched_ones(tmp_path: Path)
     lay = make_layout(tmp_path / "l")
     mcp = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
     sc = tmp_path / "s.json"
-    sc.write_text(json.dumps({"mcp_servers": {"evil": {"command": "/bin/cat"}},
-                              "mcp_servers.bridge.command": "/bin/cat"}))
-    bundle = load_and_compile(str(lay.manifest), session_config_path=str(sc),
-                              vouched_mcp_path=str(mcp))
+    sc.write_text(
+        json.dumps(
+            {
+                "mcp_servers": {"evil": {"command": "/bin/cat"}},
+                "mcp_servers.bridge.command": "/bin/cat",
+            }
+        )
+    )
+    bundle = load_and_compile(
+        str(lay.manifest), session_config_path=str(sc), vouched_mcp_path=str(mcp)
+    )
     assert bundle.session_config == {}
     assert "evil" not in render_toml(bundle)
     assert tomllib.loads(render_toml(bundle))["mcp_servers"]["bridge"]["command"] == "/usr/bin/env"
@@ -233,8 +258,11 @@ def test_session_mcp_servers_never_pass_even_beside_vouched_ones(tmp_path: Path)
     ("text", "mode", "error"),
     [
         ("schema_version = 1\n[servers.x]\ncommand = 'rel/path'\n", 0o644, InputError),
-        ("schema_version = 1\n[servers.x]\ncommand = '/bin/true'\nurl = 'http://x'\n", 0o644,
-         InputError),
+        (
+            "schema_version = 1\n[servers.x]\ncommand = '/bin/true'\nurl = 'http://x'\n",
+            0o644,
+            InputError,
+        ),
         ("schema_version = 1\n[servers.'a.b']\ncommand = '/bin/true'\n", 0o644, InputError),
         ("schema_version = 1\n[servers.x\n", 0o644, InputError),
         ("schema_version = 1\n[servers.x]\ncommand = '/bin/true'\n", 0o666, TrustError),
@@ -263,8 +291,20 @@ def test_cli_bad_vouched_file_one_line_exit_code_nothing_written(
     text = GOOD_MCP if mode == 0o666 else "schema_version = 1\n[servers.x]\n"
     mcp = _mcp_file(tmp_path / "mcp.toml", text, mode)
     out = tmp_path / "home"
-    rc, lines = _cli(["compile", "--roots", str(lay.manifest), "--vouched-mcp", str(mcp),
-                      "--format", "codex-home", "--out", str(out)], capsys)
+    rc, lines = _cli(
+        [
+            "compile",
+            "--roots",
+            str(lay.manifest),
+            "--vouched-mcp",
+            str(mcp),
+            "--format",
+            "codex-home",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert rc == code and len(lines) == 1 and lines[0].startswith("profilec: ")
     assert not out.exists()
 
@@ -282,8 +322,20 @@ def test_cli_allowlist_naming_a_forbidden_key_one_line_exit_2_nothing_written(
     sc = tmp_path / "s.json"
     sc.write_text('{"model": "m"}')
     out = tmp_path / "out.toml"
-    rc, lines = _cli(["compile", "--roots", str(lay.manifest), "--profiles", str(profiles),
-                      "--session-config", str(sc), "--out", str(out)], capsys)
+    rc, lines = _cli(
+        [
+            "compile",
+            "--roots",
+            str(lay.manifest),
+            "--profiles",
+            str(profiles),
+            "--session-config",
+            str(sc),
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert rc == 2 and len(lines) == 1 and "forbidden (runs-program)" in lines[0]
     assert not out.exists()
 
@@ -299,8 +351,9 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
     doc = tomllib.loads(render_toml(bundle))
     parent = load_policy().parent
     assert parent is not None
-    features = {s.key.split(".", 1)[1]: s.value
-                for s in parent.settings if s.key.startswith("features.")}
+    features = {
+        s.key.split(".", 1)[1]: s.value for s in parent.settings if s.key.startswith("features.")
+    }
     assert doc["features"] == {"apps": False, **features}
     assert features["shell_snapshot"] is False and features["multi_agent"] is False
     assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
@@ -319,8 +372,9 @@ def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Pat
     from profilec.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
 
     lay = make_layout(tmp_path / "l")
-    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)],
-                              codex_home=str(lay.codex_home))
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
     doc = json.loads(render_launch_with(bundle, load_catalog()))
     jsonschema.validate(doc, LAUNCH_SCHEMA)
     by = {(a["package"], a["codex_version"]): a["approvals"] for a in doc["adapters"]}
@@ -332,8 +386,9 @@ def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Pat
     assert "approvalPolicy never" in full["statement"]
     zed = by[("@zed-industries/codex-acp", "embedded")]
     assert zed["measured"] is False
-    assert all(m["holds"] is None and "not measured" in m["statement"]
-               for m in zed["modes"].values())
+    assert all(
+        m["holds"] is None and "not measured" in m["statement"] for m in zed["modes"].values()
+    )
 
 
 def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> None:
@@ -342,8 +397,11 @@ def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> 
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     text = (Path(default_profiles_dir()) / "adapters.toml").read_text()
-    text = text.replace('approval_modes_held = ["read-only", "agent"]',
-                        'approval_modes_held = ["read-only", "agent", "agent-full-access"]', 1)
+    text = text.replace(
+        'approval_modes_held = ["read-only", "agent"]',
+        'approval_modes_held = ["read-only", "agent", "agent-full-access"]',
+        1,
+    )
     (profiles / "adapters.toml").write_text(text)
     with pytest.raises(PolicyError, match="both held and lost"):
         load_catalog(str(profiles))
@@ -356,8 +414,9 @@ def test_check_deep_foreign_inputs_exit_2_not_70(
     lay = make_layout(tmp_path / "l")
     f = tmp_path / "in"
     if flag == "--acp-json":
-        f.write_text('{"configOverrides":["a=1"],"modeProfiles":' + '{"a":' * 5000 + "1"
-                     + "}" * 5000 + "}")
+        f.write_text(
+            '{"configOverrides":["a=1"],"modeProfiles":' + '{"a":' * 5000 + "1" + "}" * 5000 + "}"
+        )
     elif flag == "--config":
         f.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
     else:
@@ -389,14 +448,14 @@ def test_a_config_carrying_a_vouched_credential_is_denied_to_model_commands(
     CODEX_HOME's read entry would leave readable to every model command."""
     lay = make_layout(tmp_path / "l")
     secret = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
-    plain = _mcp_file(
-        tmp_path / "plain.toml", "schema_version = 1\n[servers.p]\ncommand = \"/x\"\n"
-    )
+    plain = _mcp_file(tmp_path / "plain.toml", 'schema_version = 1\n[servers.p]\ncommand = "/x"\n')
     cfg = str(lay.codex_home / "config.toml")
     for path, denied in ((secret, True), (plain, False)):
         bundle = load_and_compile(
-            str(lay.manifest), workspace_roots=[str(lay.workspace)],
-            codex_home=str(lay.codex_home), vouched_mcp_path=str(path),
+            str(lay.manifest),
+            workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home),
+            vouched_mcp_path=str(path),
         )
         for profile in bundle.profiles:
             fs = profile.codex_table()["filesystem"]

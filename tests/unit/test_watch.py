@@ -179,10 +179,13 @@ def test_a_missing_root_that_appears_is_drift(tmp_path: Path) -> None:
     lay = _lay(tmp_path / "l")
     later = lay.base / "later"
     later.mkdir(mode=0o700)
-    write_manifest(lay.manifest, [
-        {"id": "codex-auth", "path": str(lay.link), "backend": "codex"},
-        {"id": "later", "path": str(later / "token.json"), "allow_missing": True},
-    ])
+    write_manifest(
+        lay.manifest,
+        [
+            {"id": "codex-auth", "path": str(lay.link), "backend": "codex"},
+            {"id": "later", "path": str(later / "token.json"), "allow_missing": True},
+        ],
+    )
     w = _watcher(lay)
     (later / "token.json").write_text("{}", encoding="utf-8")
     _expect(w, "appeared", later / "token.json", "missing-root")
@@ -288,8 +291,17 @@ def test_watching_never_opens_the_link_hops_or_target(tmp_path: Path) -> None:
 def _cli(lay: Layout, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
-            sys.executable, "-m", "profilec.cli", "watch", "--roots", str(lay.manifest),
-            "--workspace-root", str(lay.workspace), "--codex-home", str(lay.codex_home), *extra,
+            sys.executable,
+            "-m",
+            "profilec.cli",
+            "watch",
+            "--roots",
+            str(lay.manifest),
+            "--workspace-root",
+            str(lay.workspace),
+            "--codex-home",
+            str(lay.codex_home),
+            *extra,
         ],
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -331,12 +343,26 @@ def test_cli_watches_the_chain_pinned_in_a_lock(lay: Layout, tmp_path: Path) -> 
     from profilec.cli import main
 
     lock = tmp_path / "profilec.lock"
-    rc = main(["lock", "--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
-               "--codex-home", str(lay.codex_home), "--out", str(lock)])
+    rc = main(
+        [
+            "lock",
+            "--roots",
+            str(lay.manifest),
+            "--workspace-root",
+            str(lay.workspace),
+            "--codex-home",
+            str(lay.codex_home),
+            "--out",
+            str(lock),
+        ]
+    )
     assert rc == 0
     proc = subprocess.Popen(
         [sys.executable, "-m", "profilec.cli", "watch", "--lock", str(lock), "--interval", "0.05"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     _started(proc)
     os.link(lay.host_target, lay.workspace / "second-name")

@@ -24,7 +24,9 @@ POLICY = load_policy()
 
 def _without_pins(profile: object) -> object:
     entries = tuple(
-        e for e in profile.entries if all(p.reason != "ancestor" for p in e.provenance)  # type: ignore[attr-defined]
+        e
+        for e in profile.entries  # type: ignore[attr-defined]
+        if all(p.reason != "ancestor" for p in e.provenance)
     )
     return profile.model_copy(update={"entries": entries})  # type: ignore[attr-defined]
 
@@ -72,42 +74,65 @@ def test_full_access_keeps_the_trusted_base_read_only_and_denies_sockets(tmp_pat
     sock = tmp_path / "engine.sock"
     sock.write_text("")  # kind does not matter for compile; the integration test binds one
     trusted = (
-        TrustedPath(path=str(launcher), declared=str(launcher), access="read", kind="dir",
-                    source="manifest"),
-        TrustedPath(path=str(sock), declared=str(sock), access="deny", kind="file",
-                    source="manifest"),
+        TrustedPath(
+            path=str(launcher), declared=str(launcher), access="read", kind="dir", source="manifest"
+        ),
+        TrustedPath(
+            path=str(sock), declared=str(sock), access="deny", kind="file", source="manifest"
+        ),
     )
     roots = (resolve_root(RootSpec(id="a", path=str(lay.link))),)
     b = compile_bundle(
-        roots, POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)),
-        resolve_home(str(lay.codex_home)), trusted_base=trusted,
+        roots,
+        POLICY,
+        LaunchLayout(workspace_roots=(str(lay.workspace),)),
+        resolve_home(str(lay.codex_home)),
+        trusted_base=trusted,
     )
     for prof in b.profiles:
         got = {e.path: e.access for e in prof.entries}
         assert got[str(sock)] == "deny", prof.mode  # every mode denies the socket
-        eff = resolve({prof.profile_id: prof.codex_table()}, prof.profile_id,
-                      _contexts(b.layout.workspace_roots)[0])
+        eff = resolve(
+            {prof.profile_id: prof.codex_table()},
+            prof.profile_id,
+            _contexts(b.layout.workspace_roots)[0],
+        )
         assert eff.winner(str(launcher / "x"))[0] != "write", prof.mode
     full = {e.path: e.access for e in b.profile_for("agent-full-access").entries}
     assert full[str(launcher)] == "read"
     # Control: without the trusted base, full access writes the launcher's directory.
-    plain = compile_bundle(roots, POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)),
-                           resolve_home(str(lay.codex_home)))
+    plain = compile_bundle(
+        roots,
+        POLICY,
+        LaunchLayout(workspace_roots=(str(lay.workspace),)),
+        resolve_home(str(lay.codex_home)),
+    )
     prof = plain.profile_for("agent-full-access")
-    eff = resolve({prof.profile_id: prof.codex_table()}, prof.profile_id,
-                  _contexts(plain.layout.workspace_roots)[0])
+    eff = resolve(
+        {prof.profile_id: prof.codex_table()},
+        prof.profile_id,
+        _contexts(plain.layout.workspace_roots)[0],
+    )
     assert eff.winner(str(launcher / "x"))[0] == "write"
     assert b.trusted_base == trusted
 
 
 def test_a_workspace_inside_the_trusted_base_fails(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
-    trusted = (TrustedPath(path=str(tmp_path / "l"), declared=str(tmp_path / "l"), access="read",
-                           kind="dir", source="policy"),)
+    trusted = (
+        TrustedPath(
+            path=str(tmp_path / "l"),
+            declared=str(tmp_path / "l"),
+            access="read",
+            kind="dir",
+            source="policy",
+        ),
+    )
     roots = (resolve_root(RootSpec(id="a", path=str(lay.link))),)
     with pytest.raises(UnsafeRootError, match="lies inside trusted-base directory"):
-        compile_bundle(roots, POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)),
-                       trusted_base=trusted)
+        compile_bundle(
+            roots, POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)), trusted_base=trusted
+        )
 
 
 @pytest.mark.parametrize("name", ["we{ir}d", "back\\slash", "sp ace", "comma,{a,b}"])
@@ -144,8 +169,9 @@ def test_glob_characters_in_a_directory_are_refused_naming_the_character(
         os.symlink(new_host / "auth.json", lay.link)
     root = resolve_root(RootSpec(id="a", path=manifest_path))
     with pytest.raises(UnsafeRootError, match=re.escape(f"holds {ch!r}")) as exc:
-        compile_bundle((root,), POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)),
-                       resolve_home(home))
+        compile_bundle(
+            (root,), POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)), resolve_home(home)
+        )
     assert exc.value.exit_code == 5
 
 
@@ -163,8 +189,12 @@ def test_impossible_roots_fail_in_compile(tmp_path: Path, which: str) -> None:
     target = {"slash": "/", "home": str(tmp_path / "l"), "workspace": str(lay.workspace)}[which]
     bad = root.model_copy(update={"target": target, "kind": "dir"})
     with pytest.raises(UnsafeRootError) as exc:
-        compile_bundle((bad,), POLICY, LaunchLayout(workspace_roots=(str(lay.workspace),)),
-                       resolve_home(str(lay.codex_home)))
+        compile_bundle(
+            (bad,),
+            POLICY,
+            LaunchLayout(workspace_roots=(str(lay.workspace),)),
+            resolve_home(str(lay.codex_home)),
+        )
     assert exc.value.exit_code == 5
 
 
