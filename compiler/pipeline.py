@@ -351,12 +351,15 @@ def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
     if not os.path.lexists(login):
         return
     declared: set[str] = set()
+    vaults: set[str] = set()  # compile denies each root's vault: the canonical target's dir
     homes: set[str] = set()
     for spec in manifest.roots:
         declared |= {spec.path, os.path.realpath(spec.path)}
+        vaults.add(parent(os.path.realpath(spec.path)))
         if spec.backend == "codex" or spec.id == "codex":
             homes.add(parent(spec.path))
-    if login in declared or os.path.realpath(login) in declared:
+    real = os.path.realpath(login)
+    if login in declared or real in declared or any(is_within(real, v) for v in vaults):
         return
     where = f" (the manifest's: {', '.join(sorted(homes))})" if homes else ""
     raise UsageError(

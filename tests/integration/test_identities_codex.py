@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-import profilec.api
-from profilec.api import load_and_compile
+import profilec.pipeline
 from profilec.emit.overrides import override_lines
 from profilec.models import CompiledBundle
+from profilec.pipeline import load_and_compile
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex
@@ -112,7 +112,7 @@ def test_control_without_the_identity_denies_a2_is_readable(
     codex_bin: Path, base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lay = two_identities(base)
-    monkeypatch.setattr(profilec.api, "other_identities", lambda *a: ())
+    monkeypatch.setattr(profilec.pipeline, "other_identities", lambda *a: ())
     control = compile_a1(lay)
     for mode in MODES:
         out = _read_a2(codex_bin, control, lay, mode)

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from profilec.api import load_and_compile
 from profilec.emit.overrides import override_lines
 from profilec.models import CompiledBundle
+from profilec.pipeline import load_and_compile
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex
@@ -84,10 +84,10 @@ def _without_inputs(
     lay: dict[str, Any], monkeypatch: pytest.MonkeyPatch, **kw: Any
 ) -> CompiledBundle:
     """The control: yesterday's output, compiled with no trusted-side input paths."""
-    import profilec.api
+    import profilec.pipeline
 
     with monkeypatch.context() as m:
-        m.setattr(profilec.api, "parent_input_paths", lambda *a: [])
+        m.setattr(profilec.pipeline, "parent_input_paths", lambda *a: [])
         return load_and_compile(
             str(lay["manifest"]), codex_home=str(lay["ch"]), home=str(lay["home"]), **kw
         )
