@@ -22,8 +22,9 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,7 @@ from tests.helpers import Layout, make_layout
 pytestmark = pytest.mark.codex
 
 MODES = ("read-only", "agent", "agent-full-access")
+WAIT = 120.0  # seconds: a bound for a hung binary, never a pacing sleep
 
 
 @pytest.fixture
@@ -66,21 +68,64 @@ def _lines(lay: Layout, *, file_only: bool = False, lock_deny: bool = True) -> l
     return lines
 
 
-def _sandbox(
-    codex: Path, lay: Layout, lines: list[str], mode: str, script: str
-) -> subprocess.Popen[str]:
-    args = [str(codex), "sandbox"]
-    for line in lines:
-        args += ["-c", line]
-    args += ["-P", f"profilec-{mode}", "-C", str(lay.workspace), "--", "/bin/sh", "-c", script]
-    return subprocess.Popen(
-        args,
-        env=_env(lay),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+class _Sandbox:
+    """A `codex sandbox` model command whose output lines are read as they come.
+
+    The test waits on what the command prints (an event), never on a fixed sleep: a loaded machine
+    can take seconds to start the sandbox.
+    """
+
+    def __init__(self, codex: Path, lay: Layout, lines: list[str], mode: str, script: str) -> None:
+        args = [str(codex), "sandbox"]
+        for line in lines:
+            args += ["-c", line]
+        args += ["-P", f"profilec-{mode}", "-C", str(lay.workspace), "--", "/bin/sh", "-c", script]
+        self.proc = subprocess.Popen(
+            args,
+            env=_env(lay),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+        self._done = False
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._done = True
+            self._cond.notify_all()
+
+    def wait_for(self, count: Callable[[list[str]], bool], what: str) -> int:
+        """Block until `count(lines)` holds; return how many lines had arrived by then."""
+        with self._cond:
+            ok = self._cond.wait_for(lambda: self._done or count(self.lines), timeout=WAIT)
+            if not (ok and count(self.lines)):
+                raise AssertionError(f"{what}: not seen in {WAIT} s; output: {self.text()}")
+            return len(self.lines)
+
+    def text(self, upto: int | None = None) -> str:
+        with self._cond:
+            return "\n".join(self.lines[:upto])
+
+    def finish(self, *, kill: bool = False) -> str:
+        if kill:
+            os.killpg(self.proc.pid, 9)
+        self.proc.wait(timeout=WAIT)
+        self._reader.join(timeout=WAIT)
+        return self.text()
+
+
+def _iters(lines: list[str]) -> int:
+    return sum(1 for ln in lines if ln.startswith("ITER "))
 
 
 def _login(codex: Path, lay: Layout, key: str) -> float:
@@ -91,7 +136,7 @@ def _login(codex: Path, lay: Layout, key: str) -> float:
         env=_env(lay),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=WAIT,
         check=False,
     )
     took = time.monotonic() - start
@@ -99,29 +144,40 @@ def _login(codex: Path, lay: Layout, key: str) -> float:
     return took
 
 
-def _race(codex: Path, lay: Layout, lines: list[str], mode: str) -> tuple[str, str]:
-    """A model command reads every spelling for ~4 s while the trusted side saves a new key."""
+def _race(codex: Path, lay: Layout, lines: list[str], mode: str) -> tuple[str, str, str]:
+    """A model command reads every spelling in a loop while the trusted side saves a new key.
+
+    Returns (what it printed before the save began, everything it printed, the new key). The loop
+    runs until the test drops a stop file in the workspace: three clean reads before the save,
+    five after it returned, however slow the machine.
+    """
     hop = lay.base / "hostlink" / "auth.json"
     vault = lay.host_target.parent
+    stop = lay.workspace / ".stop-reading"
     script = (
-        f"echo CONTROL=$(cat {lay.control}); i=0; while [ $i -lt 80 ]; do "
+        f"echo CONTROL=$(cat {lay.control}); i=0; "
+        f"while [ ! -e {stop} ] && [ $i -lt 20000 ]; do echo; echo ITER $i; "
         f"cat {lay.link} {hop} {lay.host_target} 2>/dev/null; "
         f'for f in {vault}/.auth-* {vault}/*; do cat "$f" 2>/dev/null; done; '
         "sleep 0.05; i=$((i+1)); done; echo LOOP_DONE"
     )
-    proc = _sandbox(codex, lay, lines, mode, script)
-    time.sleep(1.0)  # the sandbox is up and reading before the save
-    new_key = f"sk-NEW-{secrets.token_hex(12)}"
-    _login(codex, lay, new_key)
-    out, _ = proc.communicate(timeout=60)
-    return out, new_key
+    box = _Sandbox(codex, lay, lines, mode, script)
+    try:
+        before = box.wait_for(lambda ls: _iters(ls) >= 3, "three reads before the save")
+        new_key = f"sk-NEW-{secrets.token_hex(12)}"
+        _login(codex, lay, new_key)
+        after = _iters(box.lines)
+        box.wait_for(lambda ls: _iters(ls) >= after + 5, "five reads after the save")
+    finally:
+        stop.touch()
+    return box.text(before), box.finish(), new_key
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_running_model_command_never_reads_the_key_across_a_real_save(
     lay: Layout, codex_bin: Path, mode: str
 ) -> None:
-    out, new_key = _race(codex_bin, lay, _lines(lay), mode)
+    _, out, new_key = _race(codex_bin, lay, _lines(lay), mode)
     assert "CONTROL=control-ok" in out and "LOOP_DONE" in out, out
     assert lay.marker not in out and new_key not in out, out
     # The trusted save landed through the link, in the real file (read from outside).
@@ -132,30 +188,35 @@ def test_a_running_model_command_never_reads_the_key_across_a_real_save(
 def test_a_file_only_deny_leaks_the_new_key_across_a_real_save(
     lay: Layout, codex_bin: Path
 ) -> None:
-    """Negative control: the deny shape before vaults loses the mask at the writer's rename."""
-    out, new_key = _race(codex_bin, lay, _lines(lay, file_only=True), "agent")
+    """Negative control: the deny shape before vaults loses the mask at the writer's rename.
+
+    (While the save is under way the old key can show too: measured once under load.)
+    """
+    before, out, new_key = _race(codex_bin, lay, _lines(lay, file_only=True), "agent")
     assert "CONTROL=control-ok" in out, out
-    assert lay.marker not in out, out  # the mask held until the save...
+    assert lay.marker not in before, before  # the mask held until the save...
     assert new_key in out, out  # ...and was gone after it
 
 
+# Each lock: a background holder prints HELD (and holds it 12 s) or MISS (could not take it).
 HOLD = (
-    "for f in {locks}; do (flock -n \"$f\" sh -c 'echo HELD; sleep 12' 2>/dev/null &) ; done; "
-    "sleep 12"
+    "for f in {locks}; do "
+    "( flock -n \"$f\" sh -c 'echo HELD; sleep 12' 2>/dev/null || echo MISS ) & "
+    "done; wait"
 )
 
 
 def _hold_locks(codex: Path, lay: Layout, lines: list[str], mode: str) -> tuple[float, str]:
-    locks = " ".join(
-        [str(lay.codex_home / "auth.lock"), str(lay.host_target.parent / "auth.json.lock")]
-    )
-    proc = _sandbox(codex, lay, lines, mode, HOLD.format(locks=locks))
+    locks = [str(lay.codex_home / "auth.lock"), str(lay.host_target.parent / "auth.json.lock")]
+    box = _Sandbox(codex, lay, lines, mode, HOLD.format(locks=" ".join(locks)))
     try:
-        time.sleep(1.5)
+        box.wait_for(
+            lambda ls: sum(ln in ("HELD", "MISS") for ln in ls) >= len(locks),
+            "every lock held or missed",
+        )
         took = _login(codex, lay, f"sk-{secrets.token_hex(8)}")
     finally:
-        os.killpg(proc.pid, 9)
-        out, _ = proc.communicate(timeout=30)
+        out = box.finish(kill=True)
     return took, out
 
 
