@@ -96,15 +96,16 @@ def test_race_loop_reads_spellings_lists_dirs_and_stops(tmp_path: Path) -> None:
     )
     assert proc.stdout is not None
     assert proc.stdout.readline() == "LOOP-READY\n"
-    time.sleep(0.2)
+    # The first pass is under way once it prints a marker line (an event, not a sleep).
+    first = proc.stdout.readline()
+    assert first.startswith("S "), first
     # Whole at its first appearance (a loop that opens it while still empty would see nothing,
     # which made this test flaky under load): written aside, renamed in.
     staged = tmp_path / "staged"
     staged.write_text(f"{new}\n")
     os.rename(staged, Path(t.vault, ".auth-Q1w2E3"))
-    time.sleep(0.3)
-    stop.touch()
-    out = proc.stdout.read()  # communicate() would drop what readline() buffered
+    stop.touch()  # the loop makes one more whole pass once it sees the stop file
+    out = first + proc.stdout.read()  # communicate() would drop what readline() buffered
     assert proc.wait(timeout=10) == 0
     lines = out.split("\n")
     assert f'S {t.link}   "refresh_token": "{old}"' in lines
