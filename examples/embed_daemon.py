@@ -213,6 +213,7 @@ def main() -> int:
             tmpdir=a.tmpdir,
             home=a.home,
             session_config=AGENT_SESSION_CONFIG,
+            run_as=uid,  # compiled for the uid Codex runs as: a profile that starts as that uid
         )
         bundle = api.compile_inputs(inputs)
         doc = api.launch_document(bundle, inputs)
