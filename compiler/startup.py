@@ -13,6 +13,16 @@ from dataclasses import dataclass
 
 from .evaluate import EvalContext, EvaluationError, LiveFs, Refusal, enforce, resolve
 from .models import CompiledBundle
+from .rule_ids import (
+    CWD_THROUGH_SYMLINK_DENIED,
+    DENY_FILE_IN_DENIED_DIR,
+    ENTRY_KEY_IS_SYMLINK,
+    INVALID_DENY_GLOB,
+    MISSING_NESTED_ENTRIES,
+    READ_ENTRY_CROSSES_WRITABLE_SYMLINK,
+    SCOPED_TABLE_KEY_PATTERN_SYNTAX,
+    WRITE_ENTRY_ON_FILE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,28 +36,30 @@ class RefusalClass:
 #: evaluate.Refusal.code -> its lint and fix (the lints in compiler/check/lint.py use these).
 REFUSAL_CLASSES: dict[str, RefusalClass] = {
     "write-on-file": RefusalClass(
-        "PC031", "grant write on the directory that holds the file, or read on the file"
+        WRITE_ENTRY_ON_FILE, "grant write on the directory that holds the file, or read on the file"
     ),
     "deny-inside-denied-dir": RefusalClass(
-        "PC032", "drop the inner deny: the directory deny already hides it"
+        DENY_FILE_IN_DENIED_DIR, "drop the inner deny: the directory deny already hides it"
     ),
     "crosses-writable-symlink": RefusalClass(
-        "PC033", "spell the entry by its canonical path, and keep links out of writable roots"
+        READ_ENTRY_CROSSES_WRITABLE_SYMLINK,
+        "spell the entry by its canonical path, and keep links out of writable roots",
     ),
     "missing-nested-entries": RefusalClass(
-        "PC034", "create the directory before launch, or drop the entries below it"
+        MISSING_NESTED_ENTRIES, "create the directory before launch, or drop the entries below it"
     ),
     "entry-on-symlink": RefusalClass(
-        "PC037", "name the canonical target (realpath), never the link"
+        ENTRY_KEY_IS_SYMLINK, "name the canonical target (realpath), never the link"
     ),
     "invalid-glob": RefusalClass(
-        "PC038", "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)"
+        INVALID_DENY_GLOB, "escape literal braces as `\\{` `\\}` (profilec's escape_literal does)"
     ),
     "cwd-denied": RefusalClass(
-        "PC039", "start the session in a directory the profile does not deny, spelled canonically"
+        CWD_THROUGH_SYMLINK_DENIED,
+        "start the session in a directory the profile does not deny, spelled canonically",
     ),
     "unsupported-path-syntax": RefusalClass(
-        "PC055",
+        SCOPED_TABLE_KEY_PATTERN_SYNTAX,
         "write each deny as a flat absolute key (escape the literal part with profilec's "
         "escape_literal) instead of a scoped table whose key holds `* ? [ ] { } \\`, or "
         "rename the directory",

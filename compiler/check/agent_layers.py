@@ -20,6 +20,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..codex import SESSION_FORBIDDEN_KEYS
+from ..rule_ids import (
+    ACCOUNT_APPS_ENABLED,
+    SESSION_CONFIG_NOT_ALLOWED,
+    SESSION_CONFIG_STRIPPED,
+    WORKSPACE_CONFIG_GRANTS,
+    WORKSPACE_CONFIG_PRESENT,
+    WORKSPACE_PROJECT_TRUSTED,
+)
 from ..session import MAX_BYTES, classify, load_allowlist, project_root, wrong_type
 from .rules import rule
 
@@ -28,7 +36,7 @@ if TYPE_CHECKING:
 
 
 rule(
-    "PC040",
+    WORKSPACE_CONFIG_GRANTS,
     "workspace-config-grants",
     "error",
     "a workspace's .codex/config.toml sets permissions, a program, a URL or approvals",
@@ -40,7 +48,7 @@ rule(
 )
 
 rule(
-    "PC041",
+    WORKSPACE_CONFIG_PRESENT,
     "workspace-config-present",
     "note",
     "a workspace root or its project root holds a .codex/config.toml",
@@ -49,7 +57,7 @@ rule(
 )
 
 rule(
-    "PC042",
+    SESSION_CONFIG_NOT_ALLOWED,
     "session-config-not-allowed",
     "error",
     "a session config that reaches Codex carries a key outside the reviewed allow-list (or an "
@@ -61,7 +69,7 @@ rule(
 )
 
 rule(
-    "PC045",
+    SESSION_CONFIG_STRIPPED,
     "session-config-stripped",
     "warning",
     "the agent's session config asked for a key outside the allow-list, or gave an allowed key "
@@ -72,7 +80,7 @@ rule(
 )
 
 rule(
-    "PC043",
+    WORKSPACE_PROJECT_TRUSTED,
     "workspace-project-trusted",
     "error",
     "a config layer trusts a workspace root, a directory under one, or its repository root",
@@ -83,7 +91,7 @@ rule(
 )
 
 rule(
-    "PC044",
+    ACCOUNT_APPS_ENABLED,
     "account-apps-enabled",
     "warning",
     "account apps/connectors are not disabled (features.apps is not false)",
@@ -158,10 +166,13 @@ def _workspace_configs(o: _Out) -> None:
             data, why = _read_workspace_config(path, o)
             if data is None and why is None:
                 continue  # absent
-            o.add("PC041", f"{path} exists", file=path, path=path)
+            o.add(WORKSPACE_CONFIG_PRESENT, f"{path} exists", file=path, path=path)
             if why is not None:
                 o.add(
-                    "PC040", f"{path} {why}; Codex would load it if trusted", file=path, path=path
+                    WORKSPACE_CONFIG_GRANTS,
+                    f"{path} {why}; Codex would load it if trusted",
+                    file=path,
+                    path=path,
                 )
                 continue
             assert data is not None
@@ -169,7 +180,12 @@ def _workspace_configs(o: _Out) -> None:
                 cls = classify(key)
                 if cls is None or cls == "unknown":
                     continue
-                o.add("PC040", f"{path} sets {key!r} ({cls})", file=path, path=f"{path}:{key}")
+                o.add(
+                    WORKSPACE_CONFIG_GRANTS,
+                    f"{path} sets {key!r} ({cls})",
+                    file=path,
+                    path=f"{path}:{key}",
+                )
 
 
 def _session_keys(o: _Out) -> None:
@@ -194,10 +210,15 @@ def _session_keys(o: _Out) -> None:
         else:
             what = f"{key!r} ({classify(head) or 'unknown'})"
         if head in reaching:
-            o.add("PC042", f"session config sets {what}", path=str(key), file=o.inp.session_file)
+            o.add(
+                SESSION_CONFIG_NOT_ALLOWED,
+                f"session config sets {what}",
+                path=str(key),
+                file=o.inp.session_file,
+            )
         else:
             o.add(
-                "PC045",
+                SESSION_CONFIG_STRIPPED,
                 f"session config asked for {what}; stripped",
                 path=str(key),
                 file=o.inp.session_file,
@@ -223,7 +244,7 @@ def _trusted_projects(o: _Out) -> None:
                 continue
             if any(_within(str(p), r) for r in roots) or str(p) in tops:
                 o.add(
-                    "PC043",
+                    WORKSPACE_PROJECT_TRUSTED,
                     f"{layer.name}: projects.{p!r} is trusted",
                     layer=layer,
                     needles=(str(p),),
@@ -235,7 +256,7 @@ def _apps(o: _Out) -> None:
     features = o.inp.merged.get("features")
     if isinstance(features, Mapping) and features.get("apps") is False:
         return
-    o.add("PC044", "features.apps is not false in the config stack")
+    o.add(ACCOUNT_APPS_ENABLED, "features.apps is not false in the config stack")
 
 
 def agent_layer_lints(o: _Out) -> None:

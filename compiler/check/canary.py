@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..rule_ids import CANARY_FAILED
 from .result import CheckFinding
 from .rules import rule
 
 rule(
-    "PC022",
+    CANARY_FAILED,
     "canary-failed",
     "error",
     "a canary probe failed (leak, decoy, control, trusted, tamper, network, mismatch, parent "
@@ -24,7 +25,7 @@ rule(
 )
 
 
-RULE = "PC022"
+RULE = CANARY_FAILED
 
 
 def probe_failure(probe: Mapping[str, Any]) -> str:

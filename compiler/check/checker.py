@@ -16,6 +16,7 @@ from typing import Any
 from ..codex import DEFAULT_CODEX_VERSION
 from ..evaluate import EvalContext, EvaluationError, resolve
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
+from ..rule_ids import CODEX_REJECTS_PROFILE
 from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
 from .coverage import ModeEval, cell_findings, coverage
 from .lint import LintInputs, lint
@@ -99,7 +100,7 @@ def _mode_order(mode_map: Mapping[str, str]) -> list[str]:
 
 
 rule(
-    "PC015",
+    CODEX_REJECTS_PROFILE,
     "codex-rejects-profile",
     "error",
     "Codex refuses to load the selected profile",
@@ -124,7 +125,7 @@ def evaluate_modes(
         except EvaluationError as exc:
             findings.append(
                 CheckFinding(
-                    rule="PC015",
+                    rule=CODEX_REJECTS_PROFILE,
                     severity="error",
                     profile=dp,
                     message=f"default_permissions: {exc.message}",
@@ -141,7 +142,7 @@ def evaluate_modes(
             layer = inp.stack.layer_defining(pid)
             findings.append(
                 CheckFinding(
-                    rule="PC015",
+                    rule=CODEX_REJECTS_PROFILE,
                     severity="error",
                     mode=mode,
                     profile=pid,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..evaluate import Decision, EffectiveProfile, Enforced, FsView, enforce
 from ..models import ResolvedRoot
 from ..roots import MAX_HOPS
+from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
 from .result import Cell, CellAccess, CheckFinding, Severity, SpellingKind
 from .rules import rule
 
@@ -184,7 +185,7 @@ def coverage(
 
 
 rule(
-    "PC000",
+    COVERAGE_READABLE,
     "coverage-readable",
     "error",
     "a protected root is readable or writable under some spelling in some mode",
@@ -193,7 +194,7 @@ rule(
 )
 
 rule(
-    "PC016",
+    COVERAGE_UNLISTED,
     "coverage-unlisted",
     "warning",
     "no entry covers a protected root in some mode; only the lack of a grant hides it",
@@ -210,7 +211,7 @@ def cell_findings(cells: Sequence[Cell], *, file: str | None) -> list[CheckFindi
             continue
         via = f" via {c.real_path}" if c.real_path != c.spelling else ""
         unlisted = c.access == "unlisted"
-        rule = "PC016" if unlisted else "PC000"
+        rule = COVERAGE_UNLISTED if unlisted else COVERAGE_READABLE
         severity: Severity = "warning" if unlisted else "error"
         out.append(
             CheckFinding(

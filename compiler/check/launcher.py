@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..rule_ids import LEGACY_SANDBOX_REQUEST, PARENT_LISTENER, SECRET_ON_PARENT_ARGV
 from .result import CheckFinding
 from .rules import rule, rule_by_id
 
 rule(
-    "PC023",
+    LEGACY_SANDBOX_REQUEST,
     "legacy-sandbox-request",
     "error",
     "a launcher request carries a legacy sandboxPolicy (turn/start) or sandbox (thread/start)",
@@ -41,7 +42,7 @@ rule(
 )
 
 
-RULE = "PC023"
+RULE = LEGACY_SANDBOX_REQUEST
 #: Request method -> its legacy sandbox field.
 LEGACY_FIELDS: dict[str, str] = {
     "turn/start": "sandboxPolicy",
@@ -138,7 +139,7 @@ def launcher_findings(
 
 
 rule(
-    "PC048",
+    PARENT_LISTENER,
     "parent-listener",
     "error",
     "the trusted parent is started with a network listener (app-server --listen ws:// or tcp)",
@@ -151,7 +152,7 @@ rule(
 )
 
 rule(
-    "PC049",
+    SECRET_ON_PARENT_ARGV,
     "secret-on-parent-argv",
     "error",
     "a secret sits on the trusted parent's command line",
@@ -225,7 +226,7 @@ def argv_findings(
                 value = arg.split("=", 1)[1] if "=" in arg else nxt
                 if not value.startswith(_SAFE_LISTEN):
                     add(
-                        "PC048",
+                        PARENT_LISTENER,
                         f"{label}: --listen {value}: a model command with network "
                         "can connect to the parent",
                     )
@@ -233,12 +234,15 @@ def argv_findings(
                 key, value = nxt.split("=", 1)
                 if _secret_key(key) or "bearer " in value.lower():
                     add(
-                        "PC049",
+                        SECRET_ON_PARENT_ARGV,
                         f"{label}: -c {key}=<{len(value)} characters> carries a "
                         "secret on the parent's argv",
                     )
             elif arg.startswith("--") and "=" in arg and _secret_key(arg.split("=", 1)[0]):
-                add("PC049", f"{label}: {arg.split('=', 1)[0]}=<value> on the parent's argv")
+                add(
+                    SECRET_ON_PARENT_ARGV,
+                    f"{label}: {arg.split('=', 1)[0]}=<value> on the parent's argv",
+                )
             elif arg.startswith("--") and _secret_key(arg) and nxt and not nxt.startswith("-"):
-                add("PC049", f"{label}: {arg} <value> on the parent's argv")
+                add(SECRET_ON_PARENT_ARGV, f"{label}: {arg} <value> on the parent's argv")
     return out

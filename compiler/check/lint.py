@@ -33,6 +33,40 @@ from ..codex import (
 )
 from ..evaluate import EffectiveProfile, enforce, resolve_path
 from ..models import ACP_MODES, ResolvedRoot
+from ..rule_ids import (
+    ANCESTOR_RENAMABLE,
+    CODEX_HOME_DENIED,
+    CODEX_HOME_UNDER_TMP,
+    CWD_THROUGH_SYMLINK_DENIED,
+    DANGER_FULL_ACCESS,
+    DENY_CROSSES_WRITABLE_SYMLINK,
+    DENY_FILE_IN_DENIED_DIR,
+    DENY_NOT_ENFORCED,
+    DENY_ON_SYMLINK,
+    DENY_PATH_MISSING,
+    ENTRY_KEY_IS_SYMLINK,
+    EXTENDS_UNSUPPORTED_VERSION,
+    HARDLINKED_TARGET,
+    HOLDER_DIR_WRITABLE,
+    INVALID_DENY_GLOB,
+    LEGACY_NONE,
+    LEGACY_SANDBOX_MODE,
+    MISSING_NESTED_ENTRIES,
+    MODE_UNMAPPED,
+    NESTED_WORKSPACE_ROOTS_TABLE,
+    NO_DEFAULT_PERMISSIONS,
+    PROFILE_ONLY_IN_SESSION_CONFIG,
+    PROFILES_UNSUPPORTED_VERSION,
+    READ_ENTRY_CROSSES_WRITABLE_SYMLINK,
+    SCOPED_TABLE_KEY_PATTERN_SYNTAX,
+    SESSION_CONFIG_PERMISSIONS,
+    TRUSTED_BASE_WRITABLE,
+    UNBOUNDED_DENY_GLOB,
+    UNKNOWN_PROFILE_KEY,
+    UNKNOWN_SPECIAL,
+    WRITABLE_ROOT_THROUGH_SYMLINK,
+    WRITE_ENTRY_ON_FILE,
+)
 from ..startup import REFUSAL_CLASSES
 from .agent_layers import agent_layer_lints
 from .configstack import ConfigStack, Layer
@@ -133,7 +167,7 @@ def _walk_keys(node: Any, path: str) -> list[tuple[str, str]]:
 
 
 rule(
-    "PC001",
+    LEGACY_SANDBOX_MODE,
     "legacy-sandbox-mode",
     "error",
     "sandbox_mode or sandbox_workspace_write is set in the config stack",
@@ -147,7 +181,7 @@ def _legacy_sandbox(o: _Out) -> None:
         for full, key in _walk_keys(layer.data, ""):
             if any(seg.startswith(LEGACY_SANDBOX_KEYS) for seg in key.split(".")):
                 o.add(
-                    "PC001",
+                    LEGACY_SANDBOX_MODE,
                     f"{layer.name}: {full} is set; Codex uses it instead of the profiles",
                     layer=layer,
                     needles=(key.split(".")[0],),
@@ -156,7 +190,7 @@ def _legacy_sandbox(o: _Out) -> None:
 
 
 rule(
-    "PC002",
+    LEGACY_NONE,
     "legacy-none",
     "warning",
     "a filesystem entry uses the legacy value `none`",
@@ -165,7 +199,7 @@ rule(
 )
 
 rule(
-    "PC003",
+    DANGER_FULL_ACCESS,
     "danger-full-access",
     "error",
     "a profile extends, or a mode selects, :danger-full-access",
@@ -174,7 +208,7 @@ rule(
 )
 
 rule(
-    "PC005",
+    UNKNOWN_PROFILE_KEY,
     "unknown-profile-key",
     "warning",
     "a profile (or its network table) holds a key Codex does not know",
@@ -183,7 +217,7 @@ rule(
 )
 
 rule(
-    "PC006",
+    UNKNOWN_SPECIAL,
     "unknown-special",
     "warning",
     "a filesystem key is an unknown :special",
@@ -200,13 +234,17 @@ def _profile_shapes(o: _Out) -> None:
             continue
         for k in sorted(set(prof) - PROFILE_KEYS):
             o.add(
-                "PC005", f"profile {pid}: unknown key {k!r}", layer=layer, needles=(k,), profile=pid
+                UNKNOWN_PROFILE_KEY,
+                f"profile {pid}: unknown key {k!r}",
+                layer=layer,
+                needles=(k,),
+                profile=pid,
             )
         net = prof.get("network")
         if isinstance(net, Mapping):
             for k in sorted(set(net) - NETWORK_KEYS):
                 o.add(
-                    "PC005",
+                    UNKNOWN_PROFILE_KEY,
                     f"profile {pid}: unknown network key {k!r}",
                     layer=layer,
                     needles=(k,),
@@ -214,7 +252,7 @@ def _profile_shapes(o: _Out) -> None:
                 )
         if prof.get("extends") == BUILTIN_FULL:
             o.add(
-                "PC003",
+                DANGER_FULL_ACCESS,
                 f"profile {pid} extends :danger-full-access",
                 layer=layer,
                 needles=(":danger-full-access",),
@@ -230,7 +268,7 @@ def _profile_shapes(o: _Out) -> None:
             values = list(value.values()) if isinstance(value, Mapping) else [value]
             if "none" in values:
                 o.add(
-                    "PC002",
+                    LEGACY_NONE,
                     f"profile {pid}: {key} uses legacy `none`",
                     layer=layer,
                     needles=(key,),
@@ -239,7 +277,7 @@ def _profile_shapes(o: _Out) -> None:
                 )
             if key.startswith(":") and key not in SPECIALS:
                 o.add(
-                    "PC006",
+                    UNKNOWN_SPECIAL,
                     f"profile {pid}: unknown special {key}",
                     layer=layer,
                     needles=(key,),
@@ -265,7 +303,7 @@ def _chain_has_depth(perms: Mapping[str, Any], pid: str) -> bool:
 
 
 rule(
-    "PC009",
+    NO_DEFAULT_PERMISSIONS,
     "no-default-permissions",
     "error",
     "[permissions] profiles are defined but default_permissions is not set",
@@ -274,7 +312,7 @@ rule(
 )
 
 rule(
-    "PC013",
+    MODE_UNMAPPED,
     "mode-unmapped",
     "error",
     "an ACP mode has no profile mapping, or maps to a profile no config layer defines",
@@ -290,14 +328,14 @@ def _selection(o: _Out) -> None:
     if perms and dp is None:
         layer = next((ly for ly in reversed(inp.stack.layers) if _perms(ly.data)), None)
         o.add(
-            "PC009",
+            NO_DEFAULT_PERMISSIONS,
             "[permissions] profiles are defined but default_permissions is not set",
             layer=layer,
             needles=("permissions",),
         )
     if dp == BUILTIN_FULL:
         o.add(
-            "PC003",
+            DANGER_FULL_ACCESS,
             "default_permissions selects :danger-full-access",
             needles=("default_permissions",),
             layer=next((ly for ly in inp.stack.layers if "default_permissions" in ly.data), None),
@@ -305,17 +343,22 @@ def _selection(o: _Out) -> None:
     for mode in ACP_MODES:
         if mode not in inp.mode_map:
             o.add(
-                "PC013",
+                MODE_UNMAPPED,
                 f"ACP mode {mode} has no profile mapping",
                 mode=mode,
                 file=inp.manifest_file,
             )
     for mode, pid in sorted(inp.mode_map.items()):
         if pid == BUILTIN_FULL:
-            o.add("PC003", f"mode {mode} selects :danger-full-access", mode=mode, profile=pid)
+            o.add(
+                DANGER_FULL_ACCESS,
+                f"mode {mode} selects :danger-full-access",
+                mode=mode,
+                profile=pid,
+            )
         elif pid not in BUILTIN_PROFILES and pid not in perms:
             o.add(
-                "PC013",
+                MODE_UNMAPPED,
                 f"mode {mode} maps to profile {pid!r}, which no config layer defines",
                 mode=mode,
                 profile=pid,
@@ -323,7 +366,7 @@ def _selection(o: _Out) -> None:
 
 
 rule(
-    "PC018",
+    PROFILE_ONLY_IN_SESSION_CONFIG,
     "profile-only-in-session-config",
     "error",
     "the profiles live only in CODEX_CONFIG (thread config), not in a config layer",
@@ -347,7 +390,7 @@ def _launcher(o: _Out) -> None:
     for pid in session_only:
         layer = stack.layer_defining(pid)
         o.add(
-            "PC018",
+            PROFILE_ONLY_IN_SESSION_CONFIG,
             f"profile {pid} is defined only in {layer.name if layer else 'session'}; "
             "agentclientprotocol/codex-acp replaces it with a per-turn sandboxPolicy",
             layer=layer,
@@ -357,7 +400,7 @@ def _launcher(o: _Out) -> None:
 
 
 rule(
-    "PC019",
+    PROFILES_UNSUPPORTED_VERSION,
     "profiles-unsupported-version",
     "error",
     "permission profiles need Codex >= 0.113.0",
@@ -367,7 +410,7 @@ rule(
 )
 
 rule(
-    "PC020",
+    EXTENDS_UNSUPPORTED_VERSION,
     "extends-unsupported-version",
     "error",
     "`extends` needs Codex >= 0.133.0",
@@ -377,7 +420,7 @@ rule(
 )
 
 rule(
-    "PC021",
+    NESTED_WORKSPACE_ROOTS_TABLE,
     "nested-workspace-roots-table",
     "error",
     'a [permissions.X.filesystem.":workspace_roots"] table under extends = ":workspace"',
@@ -392,19 +435,22 @@ def _versions(o: _Out) -> None:
     inp = o.inp
     v = inp.codex_version
     perms = _perms(inp.merged)
-    if perms and in_range(v, rule_by_id("PC019").codex_versions):
-        o.add("PC019", f"config defines permission profiles but the target Codex is {v}")
-    if in_range(v, rule_by_id("PC020").codex_versions):
+    if perms and in_range(v, rule_by_id(PROFILES_UNSUPPORTED_VERSION).codex_versions):
+        o.add(
+            PROFILES_UNSUPPORTED_VERSION,
+            f"config defines permission profiles but the target Codex is {v}",
+        )
+    if in_range(v, rule_by_id(EXTENDS_UNSUPPORTED_VERSION).codex_versions):
         for pid, prof in sorted(perms.items()):
             if isinstance(prof, Mapping) and "extends" in prof:
                 o.add(
-                    "PC020",
+                    EXTENDS_UNSUPPORTED_VERSION,
                     f"profile {pid} uses extends but the target Codex is {v}",
                     layer=inp.stack.layer_defining(pid),
                     needles=("extends",),
                     profile=pid,
                 )
-    if in_range(v, rule_by_id("PC021").codex_versions):
+    if in_range(v, rule_by_id(NESTED_WORKSPACE_ROOTS_TABLE).codex_versions):
         for layer in inp.stack.layers:
             if layer.origin != "config-toml" or layer.text is None:
                 continue
@@ -415,7 +461,7 @@ def _versions(o: _Out) -> None:
                     if isinstance(prof, Mapping) and prof.get("extends") == ":workspace":
                         o.items.append(
                             CheckFinding(
-                                rule="PC021",
+                                rule=NESTED_WORKSPACE_ROOTS_TABLE,
                                 severity="error",
                                 profile=m.group(1),
                                 message=f"profile {m.group(1)}: nested :workspace_roots table "
@@ -428,7 +474,7 @@ def _versions(o: _Out) -> None:
 
 
 rule(
-    "PC012",
+    SESSION_CONFIG_PERMISSIONS,
     "session-config-permissions",
     "warning",
     "session config tries to set permissions*, default_permissions or sandbox_mode*",
@@ -443,7 +489,12 @@ def _session(o: _Out) -> None:
         return
     for full, key in _walk_keys(raw, ""):
         if any(seg.startswith(SESSION_FORBIDDEN_KEYS) for seg in key.split(".")):
-            o.add("PC012", f"session config sets {full!r}", path=full, file=o.inp.session_file)
+            o.add(
+                SESSION_CONFIG_PERMISSIONS,
+                f"session config sets {full!r}",
+                path=full,
+                file=o.inp.session_file,
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,7 +521,7 @@ def _deny_paths(eff: EffectiveProfile) -> list[tuple[str, str]]:
 
 
 rule(
-    "PC004",
+    DENY_ON_SYMLINK,
     "deny-on-symlink",
     "error",
     "a deny key is itself a symlink",
@@ -480,7 +531,7 @@ rule(
 )
 
 rule(
-    "PC007",
+    DENY_PATH_MISSING,
     "deny-path-missing",
     "warning",
     "a deny path does not exist",
@@ -489,7 +540,7 @@ rule(
 )
 
 rule(
-    "PC008",
+    UNBOUNDED_DENY_GLOB,
     "unbounded-deny-glob",
     "warning",
     "a `**` deny glob without filesystem.glob_scan_max_depth",
@@ -499,7 +550,7 @@ rule(
 )
 
 rule(
-    "PC017",
+    DENY_CROSSES_WRITABLE_SYMLINK,
     "deny-crosses-writable-symlink",
     "error",
     "a deny path crosses a symlink that is writable in that mode",
@@ -532,7 +583,7 @@ def _filesystem(o: _Out) -> None:
                                 "`profilec compile --format codex-home` does)"
                             )
                         o.add(
-                            "PC007",
+                            DENY_PATH_MISSING,
                             f"mode {me.mode}: {what}",
                             layer=layer,
                             needles=(source, path, source.split("/")[0]),
@@ -542,7 +593,7 @@ def _filesystem(o: _Out) -> None:
                         )
                 elif stat.S_ISLNK(st.st_mode):
                     o.add(
-                        "PC004",
+                        DENY_ON_SYMLINK,
                         f"mode {me.mode}: deny key {path} is a symlink (from {source})",
                         layer=layer,
                         needles=(source, path, source.split("/")[0]),
@@ -553,7 +604,7 @@ def _filesystem(o: _Out) -> None:
                 link = _first_symlink_ancestor(inp, path)
                 if link is not None and any(e.decide(link).writable for _, e in me.contexts):
                     o.add(
-                        "PC017",
+                        DENY_CROSSES_WRITABLE_SYMLINK,
                         f"mode {me.mode}: deny path {path} crosses writable symlink {link}",
                         layer=layer,
                         needles=(source, path, source.split("/")[0]),
@@ -565,7 +616,7 @@ def _filesystem(o: _Out) -> None:
             if globs and not _chain_has_depth(perms, me.profile_id):
                 for g in globs:
                     o.add(
-                        "PC008",
+                        UNBOUNDED_DENY_GLOB,
                         f"mode {me.mode}: deny glob {g.path} has no glob_scan_max_depth",
                         layer=layer,
                         needles=("**",),
@@ -576,7 +627,7 @@ def _filesystem(o: _Out) -> None:
 
 
 rule(
-    "PC010",
+    CODEX_HOME_DENIED,
     "codex-home-denied",
     "error",
     "CODEX_HOME is denied, which hides $CODEX_HOME/tmp/arg0",
@@ -585,7 +636,7 @@ rule(
 )
 
 rule(
-    "PC011",
+    HARDLINKED_TARGET,
     "hardlinked-target",
     "warning",
     "a credential target has extra hard links",
@@ -594,7 +645,7 @@ rule(
 )
 
 rule(
-    "PC014",
+    HOLDER_DIR_WRITABLE,
     "holder-dir-writable",
     "error",
     "a directory holding a link, a target or the private CODEX_HOME is writable",
@@ -608,7 +659,7 @@ def _roots_and_home(o: _Out) -> None:
     for r in inp.roots:
         if r.nlink is not None and r.nlink > 1:
             o.add(
-                "PC011",
+                HARDLINKED_TARGET,
                 f"root {r.id!r}: target {r.target} has {r.nlink} hard links",
                 root=r.id,
                 path=r.target,
@@ -622,7 +673,7 @@ def _roots_and_home(o: _Out) -> None:
                 if d.access == "deny":
                     src = d.winner.source if d.winner else "no entry"
                     o.add(
-                        "PC010",
+                        CODEX_HOME_DENIED,
                         f"mode {me.mode}: {probe} is denied (winner: {src})",
                         mode=me.mode,
                         profile=me.profile_id,
@@ -639,7 +690,7 @@ def _roots_and_home(o: _Out) -> None:
                 if d.writable:
                     src = d.winner.source if d.winner else "unrestricted profile"
                     o.add(
-                        "PC014",
+                        HOLDER_DIR_WRITABLE,
                         f"mode {me.mode}: directory {hd} holding {what} is writable "
                         f"(winner: {src}; cwd {cwd})",
                         mode=me.mode,
@@ -649,7 +700,7 @@ def _roots_and_home(o: _Out) -> None:
 
 
 rule(
-    "PC031",
+    WRITE_ENTRY_ON_FILE,
     "write-entry-on-file",
     "error",
     "a `write` entry names a regular file: the sandbox refuses to start",
@@ -660,7 +711,7 @@ rule(
 )
 
 rule(
-    "PC032",
+    DENY_FILE_IN_DENIED_DIR,
     "deny-file-in-denied-dir",
     "error",
     "a denied directory plus a deny (exact or glob) on an existing path inside it (or on a "
@@ -674,7 +725,7 @@ rule(
 )
 
 rule(
-    "PC033",
+    READ_ENTRY_CROSSES_WRITABLE_SYMLINK,
     "read-entry-crosses-writable-symlink",
     "error",
     "a `read` entry is, or passes through, a symlink inside a writable root (or a deny key is "
@@ -686,7 +737,7 @@ rule(
 )
 
 rule(
-    "PC034",
+    MISSING_NESTED_ENTRIES,
     "missing-nested-entries",
     "error",
     "two or more entries below the same missing directory inside a writable root",
@@ -697,7 +748,7 @@ rule(
 )
 
 rule(
-    "PC037",
+    ENTRY_KEY_IS_SYMLINK,
     "entry-key-is-symlink",
     "error",
     "a read or deny key is itself a symlink (absolute to an existing path, or relative `.`)",
@@ -710,7 +761,7 @@ rule(
 )
 
 rule(
-    "PC038",
+    INVALID_DENY_GLOB,
     "invalid-deny-glob",
     "error",
     "a deny glob has an unbalanced `{` or `}` after its literal prefix",
@@ -722,7 +773,7 @@ rule(
 )
 
 rule(
-    "PC039",
+    CWD_THROUGH_SYMLINK_DENIED,
     "cwd-through-symlink-denied",
     "error",
     "the session cwd is spelled through a symlink and its real directory is denied",
@@ -732,7 +783,7 @@ rule(
 )
 
 rule(
-    "PC055",
+    SCOPED_TABLE_KEY_PATTERN_SYNTAX,
     "scoped-table-key-pattern-syntax",
     "error",
     "a scoped table under a path key (absolute, or `~` expanded with HOME) that holds one of "
@@ -748,7 +799,7 @@ rule(
 
 
 rule(
-    "PC030",
+    WRITABLE_ROOT_THROUGH_SYMLINK,
     "writable-root-through-symlink",
     "error",
     "a writable root or the session cwd is spelled through a symlink",
@@ -760,7 +811,7 @@ rule(
 )
 
 rule(
-    "PC035",
+    CODEX_HOME_UNDER_TMP,
     "codex-home-under-tmp",
     "warning",
     "CODEX_HOME lies under the system temp dir ($TMPDIR or /tmp)",
@@ -771,7 +822,7 @@ rule(
 )
 
 rule(
-    "PC036",
+    DENY_NOT_ENFORCED,
     "deny-not-enforced",
     "error",
     "a deny in the compiled policy that the sandbox does not enforce",
@@ -799,7 +850,7 @@ def _enforcement(o: _Out) -> None:
             real_cwd = resolve_path(fs, cwd).real
             if real_cwd != cwd:
                 o.add(
-                    "PC030",
+                    WRITABLE_ROOT_THROUGH_SYMLINK,
                     f"mode {me.mode}: the session cwd {cwd} is spelled through a symlink "
                     f"(real: {real_cwd}); denies below {real_cwd} are not enforced",
                     path=cwd,
@@ -810,7 +861,7 @@ def _enforcement(o: _Out) -> None:
                     real = resolve_path(fs, e.path).real
                     if real != e.path and e.path != cwd:
                         o.add(
-                            "PC030",
+                            WRITABLE_ROOT_THROUGH_SYMLINK,
                             f"mode {me.mode}: writable root {e.path} (from {e.source}) is "
                             f"spelled through a symlink (real: {real})",
                             layer=layer,
@@ -824,7 +875,9 @@ def _enforcement(o: _Out) -> None:
                 rule = cls.rule if cls else None
                 crossing_above = not r.message.endswith(f"crosses writable symlink {r.path}")
                 if rule is None or (
-                    rule == "PC033" and "deny-read" in r.message and crossing_above
+                    rule == READ_ENTRY_CROSSES_WRITABLE_SYMLINK
+                    and "deny-read" in r.message
+                    and crossing_above
                 ):
                     continue  # a deny crossing a writable symlink above its key is PC017
                 o.add(
@@ -839,7 +892,7 @@ def _enforcement(o: _Out) -> None:
                 if dr.entry.access != "deny":
                     continue
                 o.add(
-                    "PC036",
+                    DENY_NOT_ENFORCED,
                     f"mode {me.mode}: deny {dr.entry.path} (from {dr.entry.source}) is not "
                     f"enforced: {dr.reason}",
                     layer=layer,
@@ -854,7 +907,7 @@ def _enforcement(o: _Out) -> None:
             t = tmp.rstrip("/") or "/"
             if inp.codex_home == t or inp.codex_home.startswith(t + "/"):
                 o.add(
-                    "PC035",
+                    CODEX_HOME_UNDER_TMP,
                     f"CODEX_HOME {inp.codex_home} is under the temp dir {t}: Codex refuses to "
                     "create its sandbox helper there",
                     path=inp.codex_home,
@@ -863,7 +916,7 @@ def _enforcement(o: _Out) -> None:
 
 
 rule(
-    "PC024",
+    ANCESTOR_RENAMABLE,
     "ancestor-renamable",
     "error",
     "a directory above a vault, a holder directory or CODEX_HOME can be renamed in some mode",
@@ -876,7 +929,7 @@ rule(
 )
 
 rule(
-    "PC025",
+    TRUSTED_BASE_WRITABLE,
     "trusted-base-writable",
     "error",
     "a trusted-base directory is writable, or a trusted-base socket not denied, in some mode",
@@ -910,7 +963,7 @@ def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
             continue
         seen.add(anc)
         o.add(
-            "PC024",
+            ANCESTOR_RENAMABLE,
             f"mode {me.mode}: {anc} above {p.reason} {p.path} can be renamed (writable root "
             f"{wroot}; cwd {cwd})",
             mode=me.mode,
@@ -922,7 +975,7 @@ def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
         if (access != "deny") if t.access == "deny" else (access == "write"):
             src = won.source if won else "no entry"
             o.add(
-                "PC025",
+                TRUSTED_BASE_WRITABLE,
                 f"mode {me.mode}: trusted-base {t.kind} {t.path} is {access or 'unlisted'} "
                 f"(winner: {src}; cwd {cwd})",
                 mode=me.mode,
@@ -932,7 +985,7 @@ def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
     access, won = eff.winner("/")
     if inp.trusted_base and access == "write":
         o.add(
-            "PC025",
+            TRUSTED_BASE_WRITABLE,
             f"mode {me.mode}: / itself is writable (winner: {won.source if won else 'no entry'}; "
             f"cwd {cwd}): a command can replace a top-level name such as the /lib64 or /bin "
             "symlink (write each top-level directory instead of `:root`)",

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..rule_ids import CODEX_HOME_DOTENV, LOCK_WRITABLE, PARENT_POLICY_MISSING, PROJECT_DOC_LINK
 from .rules import rule
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 rule(
-    "PC046",
+    PARENT_POLICY_MISSING,
     "parent-policy-missing",
     "error",
     "a setting of the parent policy (profiles/parent.toml) is not in force in the config stack",
@@ -76,7 +77,7 @@ def parent_lints(o: _Out) -> None:
         else:
             now = f"is {_show(value)}" if found else "is unset"
         o.add(
-            "PC046",
+            PARENT_POLICY_MISSING,
             f"{setting.key} {now}; the parent policy sets {_show(setting.value)} "
             f"(road: {setting.road}, measured on codex {setting.codex_versions})",
             path=setting.key,
@@ -84,7 +85,7 @@ def parent_lints(o: _Out) -> None:
 
 
 rule(
-    "PC047",
+    CODEX_HOME_DOTENV,
     "codex-home-dotenv",
     "error",
     "the private CODEX_HOME holds a .env file",
@@ -102,11 +103,15 @@ def dotenv_lint(o: _Out) -> None:
         return
     path = f"{home.rstrip('/')}/.env"
     if not isinstance(o.inp.lstat(path), int):
-        o.add("PC047", f"{path} exists; Codex loads it into the parent's environment", path=path)
+        o.add(
+            CODEX_HOME_DOTENV,
+            f"{path} exists; Codex loads it into the parent's environment",
+            path=path,
+        )
 
 
 rule(
-    "PC051",
+    PROJECT_DOC_LINK,
     "project-doc-link",
     "warning",
     "a workspace root's AGENTS.md or AGENTS.override.md is a symlink into a vault or the "
@@ -131,11 +136,11 @@ def project_doc_lint(o: _Out) -> None:
 
     protected = protected_dirs((r.vault for r in o.inp.roots), (o.inp.codex_home,))
     for doc in planted_docs(o.inp.workspace_roots, protected):
-        o.add("PC051", doc.message, path=doc.path)
+        o.add(PROJECT_DOC_LINK, doc.message, path=doc.path)
 
 
 rule(
-    "PC050",
+    LOCK_WRITABLE,
     "lock-writable",
     "error",
     "the lock file `check --lock` / `watch --lock` reads is writable in some mode",
@@ -170,8 +175,8 @@ def lock_findings(bundle: Any, lock: str) -> list[CheckFinding]:
                 winner = won.source if won is not None else "no entry"
                 out.append(
                     CheckFinding(
-                        rule="PC050",
-                        severity=rule_by_id("PC050").severity,
+                        rule=LOCK_WRITABLE,
+                        severity=rule_by_id(LOCK_WRITABLE).severity,
                         message=f"mode {profile.mode}: lock {path} is write (winner: {winner})",
                         mode=profile.mode,
                         profile=profile.profile_id,

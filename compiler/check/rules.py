@@ -2,10 +2,10 @@
 
 Each module that reports a rule declares it with `rule(...)` next to the function that fires it
 (the ruff habit): id, name, severity, message, why, fix, the Codex version range, and the doc
-anchor. `all_rules()` imports every such module and returns the registry, so the checker's
-report, the SARIF rule table and docs/check.md's catalogue (checked by
-tests/unit/test_rule_registry.py, printed by `rules.main()`) come from one
-place and cannot drift from the rules.
+anchor. The id is a constant of `profilec.rule_ids` (its one home), never a retyped "PCnnn".
+`all_rules()` imports every such module and returns the registry, so the checker's report, the
+SARIF rule table and docs/check.md's catalogue (checked by tests/unit/test_rule_registry.py,
+printed by `rules.main()`) come from one place and cannot drift from the rules.
 
 Stable import path for other modules: `profilec.check.rules` (`rule`, `all_rules`,
 `rule_by_id`, `DOCS_PAGE`, `catalogue_markdown`).

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from ..rule_ids import WAIVER_EXPIRED
 from .configstack import ConfigStack
 from .result import (
     CheckFinding,
@@ -36,7 +37,7 @@ INFORMATION_URI = "https://github.com/profilec/profilec"
 #: The finding an expired waiver raises (not a lint of the config: a lint of the waiver file).
 WAIVER_RULE = rule_by_id(
     rule(
-        "PC090",
+        WAIVER_EXPIRED,
         "waiver-expired",
         "error",
         "a waiver has passed its expiry date",

@@ -45,6 +45,7 @@ from typing import Any
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
 from ..pipeline import load_and_compile
+from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..settings import codex_binary, codex_version
 from .appserver import ADAPTER, SCRATCH_PARENT, Layout, _profile_id, _Session, build_layout
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
@@ -222,7 +223,7 @@ class AgentConfigOutcome:
                 session_event=event,
                 result=res,
                 evidence=ev,
-                lint="PC042"
+                lint=SESSION_CONFIG_NOT_ALLOWED
                 if res == "lost"
                 and event.startswith("agent-config:")
                 and event != "agent-config:probe"

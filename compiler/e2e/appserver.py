@@ -61,6 +61,7 @@ from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
 from ..pipeline import load_and_compile
+from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..settings import codex_binary, codex_version
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .matrix import CompatibilityMatrix, MatrixRow, Result, excerpt
@@ -104,9 +105,9 @@ RESUME_SANDBOX_EVENT = "legacy-sandbox-thread-resume:read-only"
 #: After the legacy turns: a turn/start with `permissions: <profile id>` (experimentalApi).
 RESTORE_EVENT = "turn-permissions:after-legacy"
 #: The check rule that flags a launcher which sends a legacy sandboxPolicy (see docs/check.md).
-LEGACY_LINT = "PC023"
+LEGACY_LINT = LEGACY_SANDBOX_REQUEST
 #: The check rule for profiles that live only in the thread config (CODEX_CONFIG).
-SESSION_ONLY_LINT = "PC018"
+SESSION_ONLY_LINT = PROFILE_ONLY_IN_SESSION_CONFIG
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..emit.launch import AdapterCatalog
+from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..settings import codex_binary
 from .acp import Observation, run_adapter_method
 from .adapters import (
@@ -39,8 +40,8 @@ Progress = Callable[[str], None]
 
 
 #: `profilec check` rules that flag the launcher pattern behind a lost ACP cell.
-LINT_SESSION_ONLY = "PC018"  # profiles only in CODEX_CONFIG (thread config)
-LINT_LEGACY_SANDBOX = "PC023"  # a mode that sends a legacy sandboxPolicy
+LINT_SESSION_ONLY = PROFILE_ONLY_IN_SESSION_CONFIG  # profiles only in CODEX_CONFIG (thread config)
+LINT_LEGACY_SANDBOX = LEGACY_SANDBOX_REQUEST  # a mode that sends a legacy sandboxPolicy
 
 
 def lint_for(o: Observation) -> str | None:

@@ -10,6 +10,7 @@ from datetime import datetime
 from ..check.canary import RULE as CANARY_RULE
 from ..check.canary import mode_error, probe_failure
 from ..check.result import CheckReport, at_or_above
+from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
 
 
 def render(report: CheckReport, now: datetime) -> str:
@@ -34,7 +35,7 @@ def render(report: CheckReport, now: datetime) -> str:
                 case,
                 "failure",
                 {
-                    "type": "PC016" if c.access == "unlisted" else "PC000",
+                    "type": COVERAGE_UNLISTED if c.access == "unlisted" else COVERAGE_READABLE,
                     "message": f"{c.access} via {c.winner or 'no entry'} (real path {c.real_path})",
                 },
             )
