@@ -1,9 +1,10 @@
-"""Codex's vocabulary, written once: specials, built-in profiles, keys, carve-outs, versions.
+"""Codex's vocabulary, written once: specials, built-in profiles, keys, carve-outs, policies.
 
 Everything here is a fact about the real Codex (measured on 0.171.0, docs/codex-semantics.md and
 shared/research/codex-enforcement.md), not a policy choice. The policy loader, the evaluator, the
 lints, the session sanitizer and the e2e harness import these names instead of spelling the
-literals again, so they cannot disagree. Pure data and two pure functions: no I/O, no pydantic.
+literals again, so they cannot disagree (tests/unit/test_vocabulary_homes.py bans the literals
+elsewhere). Pure data and two pure functions: no I/O, no pydantic.
 """
 
 from __future__ import annotations
@@ -94,14 +95,32 @@ NETWORK_KEYS = frozenset(
 # ---------------------------------------------------------------------------------------------
 # Filesystem keys
 
+#: The whole filesystem, `/`.
+SPECIAL_ROOT = ":root"
+#: The platform's minimal read set (`MINIMAL_LINUX` on Linux).
+SPECIAL_MINIMAL = ":minimal"
+#: The workspace roots (the session cwd and any extra roots); takes a scoped table.
+SPECIAL_WORKSPACE_ROOTS = ":workspace_roots"
 #: `:project_roots` is the older spelling of `:workspace_roots`; Codex 0.171.0 still accepts it.
-SPECIAL_ALIASES: dict[str, str] = {":project_roots": ":workspace_roots"}
+SPECIAL_PROJECT_ROOTS = ":project_roots"
+#: `$TMPDIR` (covers nothing when TMPDIR is unset).
+SPECIAL_TMPDIR = ":tmpdir"
+#: `/tmp`.
+SPECIAL_SLASH_TMP = ":slash_tmp"
+SPECIAL_ALIASES: dict[str, str] = {SPECIAL_PROJECT_ROOTS: SPECIAL_WORKSPACE_ROOTS}
 #: Every `:special` Codex knows; an unknown one is accepted silently and grants nothing.
 SPECIALS = frozenset(
-    {":root", ":minimal", ":workspace_roots", ":tmpdir", ":slash_tmp", *SPECIAL_ALIASES}
+    {
+        SPECIAL_ROOT,
+        SPECIAL_MINIMAL,
+        SPECIAL_WORKSPACE_ROOTS,
+        SPECIAL_TMPDIR,
+        SPECIAL_SLASH_TMP,
+        *SPECIAL_ALIASES,
+    }
 )
 #: The specials that take a scoped table of sub-paths.
-SCOPABLE_SPECIALS = frozenset({":workspace_roots", ":project_roots"})
+SCOPABLE_SPECIALS = frozenset({SPECIAL_WORKSPACE_ROOTS, SPECIAL_PROJECT_ROOTS})
 #: `:minimal` on Linux (`LINUX_PLATFORM_DEFAULT_READ_ROOTS` in codex-rs/linux-sandbox).
 MINIMAL_LINUX: tuple[str, ...] = (
     "/bin",
@@ -141,3 +160,54 @@ SESSION_FORBIDDEN_KEYS: tuple[str, ...] = (
     "default_permissions",
     *LEGACY_SANDBOX_KEYS,
 )
+
+# ---------------------------------------------------------------------------------------------
+# CODEX_HOME
+
+#: The lock Codex's credential writer takes in CODEX_HOME itself (not in the vault) before every
+#: save; a model command that can open it can flock it and stall the save (measured on 0.171.0:
+#: `codex login --with-api-key` took 10.09 s with the lock held, 0.05 s with a deny on it). Codex
+#: leaves the file in place, so a deny on it is a lasting mask once the file exists.
+WRITER_LOCK = "auth.lock"
+
+# ---------------------------------------------------------------------------------------------
+# Approvals, legacy sandbox modes, project trust
+
+#: `approval_policy` (config) / `approvalPolicy` (app-server turn/start) values.
+APPROVAL_UNTRUSTED = "untrusted"
+APPROVAL_ON_FAILURE = "on-failure"
+APPROVAL_ON_REQUEST = "on-request"
+APPROVAL_NEVER = "never"
+APPROVAL_POLICIES: tuple[str, ...] = (
+    APPROVAL_UNTRUSTED,
+    APPROVAL_ON_FAILURE,
+    APPROVAL_ON_REQUEST,
+    APPROVAL_NEVER,
+)
+#: `AskForApproval`'s default in codex-rs: what a mode that sets no `approval_policy` runs under.
+DEFAULT_APPROVAL_POLICY = APPROVAL_ON_REQUEST
+
+#: Legacy `sandbox_mode` (config) / `sandbox` (app-server thread/start, fork, resume) values.
+SANDBOX_READ_ONLY = "read-only"
+SANDBOX_WORKSPACE_WRITE = "workspace-write"
+SANDBOX_DANGER_FULL_ACCESS = "danger-full-access"
+SANDBOX_MODES: tuple[str, ...] = (
+    SANDBOX_READ_ONLY,
+    SANDBOX_WORKSPACE_WRITE,
+    SANDBOX_DANGER_FULL_ACCESS,
+)
+#: The `type` tags of a legacy app-server `sandboxPolicy` (turn/start, command/exec).
+SANDBOX_POLICY_READ_ONLY = "readOnly"
+SANDBOX_POLICY_WORKSPACE_WRITE = "workspaceWrite"
+SANDBOX_POLICY_DANGER_FULL_ACCESS = "dangerFullAccess"
+SANDBOX_POLICY_EXTERNAL = "externalSandbox"
+#: The legacy values that run model commands with no Codex sandbox at all.
+UNSANDBOXED: tuple[str, ...] = (
+    SANDBOX_POLICY_DANGER_FULL_ACCESS,
+    SANDBOX_DANGER_FULL_ACCESS,
+    SANDBOX_POLICY_EXTERNAL,
+)
+
+#: `projects."<path>".trust_level` values: a trusted project's `.codex/` config layer loads.
+TRUST_TRUSTED = "trusted"
+TRUST_UNTRUSTED = "untrusted"

@@ -21,7 +21,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .ancestry import Protected, pins_for, unsafe_ancestors
-from .codex import CARVE_OUTS
+from .codex import CARVE_OUTS, SPECIAL_ROOT, WRITER_LOCK
 from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
 from .evaluate import EffectiveProfile, EvalContext, resolve
 from .literal import glob_char, refusal
@@ -150,18 +150,14 @@ def _deny_entries(
     return [CompiledEntry(path=v, access="deny", provenance=tuple(by_vault[v])) for v in kept]
 
 
-#: The lock Codex's credential writer takes in CODEX_HOME itself (not in the vault) before every
-#: save; a model command that can open it can flock it and stall the save (measured on 0.171.0:
-#: `codex login --with-api-key` took 10.09 s with the lock held, 0.05 s with this deny). Codex
-#: leaves the file in place, so a deny on it is a lasting mask once the file exists at sandbox
-#: start: `--format codex-home` creates it.
-WRITER_LOCK = "auth.lock"
 #: Where Codex keeps MCP servers' OAuth tokens without a keyring (CODEX_HOME).
 MCP_TOKENS = ".credentials.json"
 
 
 def writer_lock_path(home: ResolvedHome) -> str:
-    """`$CODEX_HOME/auth.lock` at the canonical CODEX_HOME (a deny key must cross no link)."""
+    """`$CODEX_HOME/auth.lock` (codex.WRITER_LOCK) at the canonical CODEX_HOME (a deny key must
+    cross no link): every mode denies it, and `--format codex-home` creates it, so the deny masks
+    the lock from sandbox start."""
     return f"{home.canonical.rstrip('/')}/{WRITER_LOCK}"
 
 
@@ -337,7 +333,7 @@ def compile_mode(
         from .roots import LaunchProbe
 
         probe = LaunchProbe()
-    if base.filesystem.get(":root") == "write":
+    if base.filesystem.get(SPECIAL_ROOT) == "write":
         dirs = root_directories() if root_dirs is None else root_dirs
         entries.extend(_root_split(base_table, entries, dirs, trusted, probe))
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
@@ -687,7 +683,9 @@ def _root_split(
     why = "`:root` = write lowered: / stays read-only so no top-level name can be replaced"
     out = [
         CompiledEntry(
-            path=":root", access="read", provenance=(Provenance(reason="root-split", detail=why),)
+            path=SPECIAL_ROOT,
+            access="read",
+            provenance=(Provenance(reason="root-split", detail=why),),
         )
     ]
 
@@ -830,7 +828,7 @@ def _pin_entries(
     effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
     for eff in effs:
         roots = {e.path: e.source for e in eff.entries if e.kind == "path" and e.access == "write"}
-        roots.update({"/": ":root"} if eff.unrestricted else {})
+        roots.update({"/": SPECIAL_ROOT} if eff.unrestricted else {})
         for p in protected:
             if p.reason != "vault" and p.path in roots:
                 raise UnsafeRootError(

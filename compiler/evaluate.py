@@ -32,6 +32,11 @@ from .codex import (
     ENFORCEMENT_VERSION,
     MINIMAL_LINUX,
     SCOPABLE_SPECIALS,
+    SPECIAL_MINIMAL,
+    SPECIAL_ROOT,
+    SPECIAL_SLASH_TMP,
+    SPECIAL_TMPDIR,
+    SPECIAL_WORKSPACE_ROOTS,
     SPECIALS,
     parse_version,
 )
@@ -42,14 +47,14 @@ Access = Literal["read", "write", "deny"]
 
 #: The TOML projection Codex uses when a user profile `extends` a built-in.
 _EXTENSIBLE_PARENTS: dict[str, dict[str, Any]] = {
-    BUILTIN_READ_ONLY: {"filesystem": {":root": "read"}},
+    BUILTIN_READ_ONLY: {"filesystem": {SPECIAL_ROOT: "read"}},
     BUILTIN_WORKSPACE: {
         "filesystem": {
-            ":root": "read",
-            ":slash_tmp": "write",
-            ":tmpdir": "write",
+            SPECIAL_ROOT: "read",
+            SPECIAL_SLASH_TMP: "write",
+            SPECIAL_TMPDIR: "write",
             # A table, not a string: a child's `:workspace_roots` table merges into it.
-            ":workspace_roots": {".": "write"},
+            SPECIAL_WORKSPACE_ROOTS: {".": "write"},
         }
     },
 }
@@ -455,13 +460,13 @@ class _Builder:
         """Absolute bases a top-level key stands for; None = ignored (warned)."""
         if key in SCOPABLE_SPECIALS:
             return list(self.roots)
-        if key == ":root":
+        if key == SPECIAL_ROOT:
             return ["/"]
-        if key == ":minimal":
+        if key == SPECIAL_MINIMAL:
             return list(MINIMAL_LINUX)
-        if key == ":slash_tmp":
+        if key == SPECIAL_SLASH_TMP:
             return ["/tmp"]
-        if key == ":tmpdir":
+        if key == SPECIAL_TMPDIR:
             # TMPDIR unset: Codex compiles the special but it covers nothing at run time.
             return [normalize_abs(self.ctx.tmpdir)] if self.ctx.tmpdir else []
         if key.startswith(":"):
@@ -910,7 +915,7 @@ def enforce(
         e.access != "write" and not _is_carve_out(e) for e in entries
     )
     for e in entries:
-        if e.source == ":minimal" and e.access == "deny":
+        if e.source == SPECIAL_MINIMAL and e.access == "deny":
             dropped.append(Dropped(e, '":minimal" = "deny" is not enforced'))
         elif full_write and _is_carve_out(e):
             dropped.append(
@@ -1116,7 +1121,7 @@ def _refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
                     f"bwrap: Can't mkdir parents for {res.real}/.git: Not a directory",
                 )
             )
-        if e.access == "write" or _is_carve_out(e) or e.source == ":minimal":
+        if e.access == "write" or _is_carve_out(e) or e.source == SPECIAL_MINIMAL:
             continue
         link = next(
             (x for w in _containing_roots(prof, e.path) if (x := _crossed_link(fs, w, e.path))),

@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..codex import WRITER_LOCK
 from ..e2e.model_server import Call, Shell, Step, ToolScriptServer
 from ..emit.overrides import override_lines
 from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
@@ -381,7 +382,7 @@ def _prepare(bundle: CompiledBundle, tree: _Tree, *, control: bool) -> _Site:
         at = prefix + f.path
         if f.what == "codex-home":
             _as_file(os.path.join(at, "sessions", "rollout.jsonl"), f'{{"said": "{ident_mark}"}}\n')
-            lock = os.path.join(at, "auth.lock")
+            lock = os.path.join(at, WRITER_LOCK)
             if not os.path.lexists(lock):
                 _as_file(lock, "")
         else:
@@ -508,7 +509,7 @@ def _identity_command(site: _Site) -> str:
     for f in site.foreign:
         if f.what == "codex-home":
             parts.append(f"cat {_q(os.path.join(f.path, 'sessions', 'rollout.jsonl'))}")
-            lock = _q(os.path.join(f.path, "auth.lock"))
+            lock = _q(os.path.join(f.path, WRITER_LOCK))
             parts.append(f"flock -n {lock} -c 'echo LOCK-HELD:{f.identity}'")
         else:
             parts.append(f"cat {_q(os.path.join(f.path, '.bashrc'))}")

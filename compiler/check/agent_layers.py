@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..codex import SESSION_FORBIDDEN_KEYS
+from ..codex import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
 from ..rule_ids import (
     ACCOUNT_APPS_ENABLED,
     SESSION_CONFIG_NOT_ALLOWED,
@@ -240,7 +240,7 @@ def _trusted_projects(o: _Out) -> None:
             continue
         for p in sorted(projects, key=str):
             entry = projects[p]
-            if not isinstance(entry, Mapping) or entry.get("trust_level") != "trusted":
+            if not isinstance(entry, Mapping) or entry.get("trust_level") != TRUST_TRUSTED:
                 continue
             if any(_within(str(p), r) for r in roots) or str(p) in tops:
                 o.add(

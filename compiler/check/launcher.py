@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..codex import UNSANDBOXED
 from ..errors import InputError
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PARENT_LISTENER, SECRET_ON_PARENT_ARGV
 from .result import CheckFinding
@@ -52,7 +53,6 @@ LEGACY_FIELDS: dict[str, str] = {
     "thread/resume": "sandbox",
     "thread/fork": "sandbox",
 }
-_NO_SANDBOX = ("dangerFullAccess", "danger-full-access", "externalSandbox")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +119,7 @@ def launcher_findings(
         kind = _kind(r.params[field])
         if field == "sandbox":
             effect = "the thread runs the legacy sandbox, not the profile; its deny is dropped"
-        elif kind in _NO_SANDBOX:
+        elif kind in UNSANDBOXED:
             effect = "the profile and its deny are dropped (no sandbox)"
         else:
             effect = (

@@ -19,6 +19,7 @@ from typing import Any
 from ..codex import (
     BUILTIN_FULL,
     BUILTIN_PROFILES,
+    BUILTIN_WORKSPACE,
     DEFAULT_CODEX_VERSION,
     EXTENDS_RANGE,
     LEGACY_SANDBOX_KEYS,
@@ -29,6 +30,7 @@ from ..codex import (
     PROFILES_RANGE,
     SESSION_FORBIDDEN_KEYS,
     SPECIALS,
+    WRITER_LOCK,
     in_range,
 )
 from ..evaluate import EffectiveProfile, enforce, resolve_path
@@ -255,7 +257,7 @@ def _profile_shapes(o: _Out) -> None:
                 DANGER_FULL_ACCESS,
                 f"profile {pid} extends :danger-full-access",
                 layer=layer,
-                needles=(":danger-full-access",),
+                needles=(BUILTIN_FULL,),
                 profile=pid,
             )
         fs = prof.get("filesystem")
@@ -458,7 +460,7 @@ def _versions(o: _Out) -> None:
                 m = re.match(r'\s*\[permissions\.([^.\]]+)\.filesystem\.":workspace_roots"\]', line)
                 if m:
                     prof = perms.get(m.group(1))
-                    if isinstance(prof, Mapping) and prof.get("extends") == ":workspace":
+                    if isinstance(prof, Mapping) and prof.get("extends") == BUILTIN_WORKSPACE:
                         o.items.append(
                             CheckFinding(
                                 rule=NESTED_WORKSPACE_ROOTS_TABLE,
@@ -575,7 +577,7 @@ def _filesystem(o: _Out) -> None:
                 if isinstance(st, int):
                     if path not in allowed_missing:
                         what = f"deny path {path} does not exist (from {source})"
-                        if path.rsplit("/", 1)[-1] == "auth.lock":
+                        if path.rsplit("/", 1)[-1] == WRITER_LOCK:
                             what = (
                                 f"the credential writer's lock {path} does not exist: a deny "
                                 "masks only a file present at sandbox start, so a model command "

@@ -42,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from ..codex import APPROVAL_NEVER
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
 from ..pipeline import load_and_compile
@@ -274,7 +275,7 @@ def run_agent_config(
                 proc = s.start()
                 started = proc.client.request(
                     "thread/start",
-                    {"cwd": layout.workspace, "approvalPolicy": "never", "config": config},
+                    {"cwd": layout.workspace, "approvalPolicy": APPROVAL_NEVER, "config": config},
                     timeout=timeout,
                 )
                 thread_id = str(started["thread"]["id"])

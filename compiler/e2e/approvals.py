@@ -26,6 +26,7 @@ import shutil
 import time
 from pathlib import Path
 
+from ..codex import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
 from ..settings import codex_version
 from .appserver import ADAPTER, _Session, build_layout, compile_layout
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
@@ -40,7 +41,7 @@ APPROVAL_REQUESTS = ("item/commandExecution/requestApproval", "execCommandApprov
 
 def verdict(policy: str, asked: int) -> tuple[Result, str]:
     """held when a request came iff the policy asks (everything but `never` may ask)."""
-    want = policy != "never"
+    want = policy != APPROVAL_NEVER
     got = asked > 0
     text = (
         f"mode policy {policy}: {asked} approval request(s); "
@@ -66,9 +67,9 @@ def appserver_approval_rows(codex: str | Path, *, timeout: float = 90.0) -> list
                 thread = str(started["thread"]["id"])
                 for profile in bundle.profiles:
                     approvals = bundle.mode_approvals.get(profile.mode, {})
-                    policy = approvals.get("approval_policy", "on-request")
+                    policy = approvals.get("approval_policy", DEFAULT_APPROVAL_POLICY)
                     config_policy = bundle.mode_approvals.get(bundle.default_mode, {}).get(
-                        "approval_policy", "on-request"
+                        "approval_policy", DEFAULT_APPROVAL_POLICY
                     )
                     for event, extra in (
                         ("config", {"permissions": profile.profile_id}),
@@ -160,7 +161,7 @@ def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
                     if mode is None or not mode_id.startswith("permission-profile:"):
                         continue
                     policy = bundle.mode_approvals.get(mode, {}).get(
-                        "approval_policy", "on-request"
+                        "approval_policy", DEFAULT_APPROVAL_POLICY
                     )
                     event = f"approval:{mode}"
                     try:

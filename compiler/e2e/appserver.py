@@ -56,6 +56,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..codex import (
+    APPROVAL_NEVER,
+    BUILTIN_WORKSPACE,
+    SANDBOX_MODES,
+    SANDBOX_POLICY_DANGER_FULL_ACCESS,
+    SANDBOX_POLICY_READ_ONLY,
+    SANDBOX_POLICY_WORKSPACE_WRITE,
+    SANDBOX_READ_ONLY,
+)
 from ..emit.codex_home import ensure_writer_lock, write_codex_home
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
@@ -78,30 +87,30 @@ SCRATCH_PARENT = "/tmp"
 #: modes read-only, agent, agent-full-access). dangerFullAccess last: it leaks, and a leak stays
 #: in the thread history.
 LEGACY_SANDBOX_POLICIES: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("readOnly", {"type": "readOnly", "networkAccess": False}),
+    (SANDBOX_POLICY_READ_ONLY, {"type": SANDBOX_POLICY_READ_ONLY, "networkAccess": False}),
     (
-        "workspaceWrite",
+        SANDBOX_POLICY_WORKSPACE_WRITE,
         {
-            "type": "workspaceWrite",
+            "type": SANDBOX_POLICY_WORKSPACE_WRITE,
             "writableRoots": [],
             "networkAccess": False,
             "excludeTmpdirEnvVar": False,
             "excludeSlashTmp": False,
         },
     ),
-    ("dangerFullAccess", {"type": "dangerFullAccess"}),
+    (SANDBOX_POLICY_DANGER_FULL_ACCESS, {"type": SANDBOX_POLICY_DANGER_FULL_ACCESS}),
 )
 LEGACY_EVENTS: tuple[str, ...] = tuple(
     f"legacy-sandboxPolicy:{k}" for k, _ in LEGACY_SANDBOX_POLICIES
 )
 #: Legacy `sandbox` modes a launcher may put on thread/start (each gets a fresh thread).
-THREAD_SANDBOX_MODES: tuple[str, ...] = ("read-only", "workspace-write", "danger-full-access")
+THREAD_SANDBOX_MODES: tuple[str, ...] = SANDBOX_MODES
 THREAD_SANDBOX_EVENTS: tuple[str, ...] = tuple(
     f"legacy-sandbox-thread-start:{m}" for m in THREAD_SANDBOX_MODES
 )
 #: The same legacy `sandbox` on thread/fork and on a true thread/resume (read-only).
-FORK_SANDBOX_EVENT = "legacy-sandbox-thread-fork:read-only"
-RESUME_SANDBOX_EVENT = "legacy-sandbox-thread-resume:read-only"
+FORK_SANDBOX_EVENT = f"legacy-sandbox-thread-fork:{SANDBOX_READ_ONLY}"
+RESUME_SANDBOX_EVENT = f"legacy-sandbox-thread-resume:{SANDBOX_READ_ONLY}"
 #: After the legacy turns: a turn/start with `permissions: <profile id>` (experimentalApi).
 RESTORE_EVENT = "turn-permissions:after-legacy"
 #: The check rule that flags a launcher which sends a legacy sandboxPolicy (see docs/check.md).
@@ -499,7 +508,7 @@ class _Session:
         }
 
     def thread_params(self, with_config: bool = True) -> dict[str, Any]:
-        params: dict[str, Any] = {"cwd": self.layout.workspace, "approvalPolicy": "never"}
+        params: dict[str, Any] = {"cwd": self.layout.workspace, "approvalPolicy": APPROVAL_NEVER}
         if with_config and self.method == "thread config" and self.bundle is not None:
             params["config"] = thread_config(self.bundle)
         return params
@@ -701,7 +710,7 @@ def run_method(
                     if FORK_SANDBOX_EVENT in wanted:
                         forked = proc.client.request(
                             "thread/fork",
-                            {"threadId": fresh, **s.thread_params(), "sandbox": "read-only"},
+                            {"threadId": fresh, **s.thread_params(), "sandbox": SANDBOX_READ_ONLY},
                             timeout=timeout,
                         )
                         out.append(
@@ -714,7 +723,7 @@ def run_method(
                         proc = s.start()
                         resumed = proc.client.request(
                             "thread/resume",
-                            {"threadId": fresh, **s.thread_params(), "sandbox": "read-only"},
+                            {"threadId": fresh, **s.thread_params(), "sandbox": SANDBOX_READ_ONLY},
                             timeout=timeout,
                         )
                         out.append(s.probe(fresh, RESUME_SANDBOX_EVENT, _profile_id(resumed)))
@@ -772,7 +781,7 @@ def run_appserver(
             timeout=timeout,
             parent=parent,
             events=("new",),
-            default_permissions=":workspace",
+            default_permissions=BUILTIN_WORKSPACE,
         )
         no_deny = run_method(
             str(codex),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..compile import WRITER_LOCK
+from ..codex import WRITER_LOCK
 from ..errors import OutputError
 from ..fsio import ensure_private_dir, write_atomic
 from ..models import CompiledBundle

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..codex import TRUST_UNTRUSTED
+
 if TYPE_CHECKING:
     from ..models import CompiledBundle
 
@@ -34,7 +36,7 @@ def untrusted_projects(bundle: CompiledBundle) -> dict[str, dict[str, str]]:
     for a cwd spelled through a symlink, and an untrusted entry under the link alone did not
     stop it)."""
     paths = set(bundle.untrusted_projects) | set(bundle.layout.workspace_roots)
-    return {r: {"trust_level": "untrusted"} for r in sorted(paths)}
+    return {r: {"trust_level": TRUST_UNTRUSTED} for r in sorted(paths)}
 
 
 def extra_top(bundle: CompiledBundle) -> dict[str, Any]:
