@@ -7,7 +7,10 @@ any path equals the decision at its deepest ancestor in the union of both sides'
 so if every such point agrees, every path agrees. Deny globs are compared as a set (one added
 narrows, one removed widens). Access ranks unlisted = deny < read < write; a change between
 deny and unlisted is reported as neutral. Network on, a wider `extends`, a profile Codex now
-accepts and a new mode all widen.
+accepts and a new mode all widen. Between two bundle documents (bundles, lock files) every other
+member that differs (the session config, approvals, the parent's inputs, the launcher renderings,
+...) is listed by its JSON path as an other change, the same members `check --lock` compares, so
+two documents with different hashes never read as "no changes".
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..bundle.lock import changed_members
 from ..codex import BUILTIN_PROFILES
 from ..compile import PLACEHOLDER_CWD
 from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
@@ -47,6 +51,7 @@ class Side:
     content_hash: str | None = None
     default_mode: str | None = None
     roots: dict[str, ResolvedRoot] = field(default_factory=dict)
+    document: Mapping[str, Any] | None = None  # the bundle document, when read from one
 
 
 def _ctx(workspace_roots: tuple[str, ...]) -> EvalContext:
@@ -55,7 +60,12 @@ def _ctx(workspace_roots: tuple[str, ...]) -> EvalContext:
     return EvalContext(cwd=workspace_roots[0], workspace_roots=workspace_roots[1:])
 
 
-def side_from_bundle(bundle: CompiledBundle, name: str, content_hash: str | None = None) -> Side:
+def side_from_bundle(
+    bundle: CompiledBundle,
+    name: str,
+    content_hash: str | None = None,
+    document: Mapping[str, Any] | None = None,
+) -> Side:
     """Resolve every compiled profile against the bundle's own launch layout."""
     ctx = _ctx(tuple(bundle.layout.workspace_roots))
     modes: dict[str, ModeSide] = {}
@@ -74,6 +84,7 @@ def side_from_bundle(bundle: CompiledBundle, name: str, content_hash: str | None
         content_hash,
         bundle.default_mode,
         {r.id: r for r in bundle.roots},
+        document,
     )
 
 
@@ -312,6 +323,13 @@ def diff_sides(old: Side, new: Side) -> DiffReport:
             )
         )
     changes += _root_changes(old, new)
+    if old.document is not None and new.document is not None:
+        changes += [
+            Change(
+                mode="*", what="member", direction="neutral", path=m, detail="bundle member changed"
+            )
+            for m in changed_members(dict(old.document), dict(new.document))
+        ]
     changes.sort(key=lambda c: _ORDER[c.direction])  # stable: mode order kept within a class
     return DiffReport(
         old=old.name,
@@ -333,10 +351,13 @@ def diff_bundles(
     new_name: str,
     old_hash: str | None = None,
     new_hash: str | None = None,
+    old_document: Mapping[str, Any] | None = None,
+    new_document: Mapping[str, Any] | None = None,
 ) -> DiffReport:
-    """Diff two compiled bundles."""
+    """Diff two compiled bundles (with their documents: every changed member too)."""
     return diff_sides(
-        side_from_bundle(old, old_name, old_hash), side_from_bundle(new, new_name, new_hash)
+        side_from_bundle(old, old_name, old_hash, old_document),
+        side_from_bundle(new, new_name, new_hash, new_document),
     )
 
 
@@ -363,7 +384,9 @@ def load_side(
                 layer.data, modes or acp_modes, os.path.basename(path), workspace_roots
             )
         doc = unwrap(doc, path)
-        return side_from_bundle(bundle_from_document(doc, path), path, str(doc.get("content_hash")))
+        return side_from_bundle(
+            bundle_from_document(doc, path), path, str(doc.get("content_hash")), doc
+        )
     layer = (
         load_config_toml(path, text=text)
         if path.endswith(".toml")

@@ -1,13 +1,13 @@
 """`check --lock`: recompile and compare with the pinned bundle; a drift is the semantic diff
-(widening first) plus the JSON members that changed, so a moved root, a retargeted link or an
-edited policy line each show by name."""
+(widening first) with the JSON members that changed (profilec.audit.diff lists them, as `diff`
+does), so a moved root, a retargeted link or an edited policy line each show by name."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from ..bundle.load import CompileInputs, bundle_from_document, compile_document
-from ..bundle.lock import changed_members, read_lock
+from ..bundle.lock import read_lock
 from ..errors import LockDriftError
 from .diff import diff_bundles, render_text
 
@@ -33,9 +33,9 @@ def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
         new_name="recompiled",
         old_hash=locked["content_hash"],
         new_hash=current["content_hash"],
+        old_document=locked,
+        new_document=current,
     )
-    lines = [render_text(report).rstrip("\n"), "changed bundle members:"]
-    lines += [f"  {p}" for p in changed_members(locked, current)]
     error = LockDriftError(
         f"recompiled bundle {current['content_hash']} differs from the lock "
         f"{locked['content_hash']}: {report.widening} widening, {report.narrowing} narrowing, "
@@ -43,4 +43,4 @@ def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
         where=lock_path,
         hint="review the diff; run `profilec lock` to approve the new result",
     )
-    return Drift("\n".join(lines) + "\n", error)
+    return Drift(render_text(report), error)

@@ -75,7 +75,15 @@ class Change(Frozen):
 
     mode: str
     what: Literal[
-        "access", "network", "extends", "deny-glob", "profile", "root", "mode-map", "default-mode"
+        "access",
+        "network",
+        "extends",
+        "deny-glob",
+        "profile",
+        "root",
+        "mode-map",
+        "default-mode",
+        "member",
     ]
     direction: Direction
     path: str | None = None

@@ -91,3 +91,36 @@ def test_a_missing_or_foreign_lock_is_an_input_error(
     bogus.write_text('{"kind": "something"}', encoding="utf-8")
     rc, _, err = run(capsys, "check", *flags, "--lock", str(bogus))
     assert rc == 2 and "not a profilec lock" in err
+
+
+def test_a_session_config_change_is_drift_and_diff_lists_the_same_members(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the session config changed: `check --lock` is drift, and `diff` of the lock against
+    the recompiled bundle names the same changed members (it once said "no changes")."""
+    _, flags = setup(tmp_path / "l")
+    session = tmp_path / "session.json"
+    session.write_text(json.dumps({"model": "gpt-5"}), encoding="utf-8")
+    lock = _lock(tmp_path, capsys, [*flags, "--session-config", str(session)])
+    session.write_text(
+        json.dumps({"model": "gpt-5", "model_reasoning_effort": "high"}), encoding="utf-8"
+    )
+    flags = [*flags, "--session-config", str(session)]
+    rc, _, err = run(capsys, "check", *flags, "--lock", str(lock))
+    assert rc == 9, err
+    member = "[*] member compiled.session_config.model_reasoning_effort: bundle member changed"
+    assert member in err
+    new = tmp_path / "new.json"
+    assert run(capsys, "compile", *flags, "--format", "bundle", "--out", str(new))[0] == 0
+    rc, out, _ = run(capsys, "diff", str(lock), str(new))
+    assert rc == 0  # neutral: the allow-list admits only reviewed session keys
+    assert member in out and "no changes" not in out
+    drift = [x.strip() for x in err.split("\n") if "] member " in x]
+    listed = [x.strip() for x in out.split("\n") if "] member " in x]
+    assert drift == listed and drift
+    rc, js, _ = run(capsys, "diff", str(lock), str(new), "--format", "json")
+    report = json.loads(js)
+    validate("diff.schema.json", report)
+    assert {c["path"] for c in report["changes"] if c["what"] == "member"} == {
+        "compiled.session_config.model_reasoning_effort"
+    }
