@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .ancestry import Protected, pins_for, unsafe_ancestors
 from .codex import CARVE_OUTS, SPECIAL_ROOT, WRITER_LOCK
 from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
-from .evaluate import EffectiveProfile, EvalContext, resolve
+from .evaluate import EffectiveProfile, EvalContext, resolve, session_contexts
 from .literal import glob_char, refusal
 from .models import (
     ACP_MODES,
@@ -47,10 +47,6 @@ if TYPE_CHECKING:
         TrustedPath,
     )
     from .policy import Policy
-
-#: Where evaluation puts the session cwd when the launcher did not name workspace roots: a
-#: path that holds nothing, so no root is accidentally "inside the workspace".
-PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
 
 
 class Probe(Protocol):
@@ -84,19 +80,6 @@ def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict
     }
     table["network"] = {"enabled": base.network.enabled}
     return table
-
-
-def _contexts(workspace_roots: Sequence[str], tmpdir: str | None = None) -> list[EvalContext]:
-    """One evaluation context per possible session cwd (each workspace root in turn), with the
-    launcher's TMPDIR when it named one (`:tmpdir` then covers it, as at run time)."""
-    if not workspace_roots:
-        return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=tmpdir)]
-    return [
-        EvalContext(
-            cwd=cwd, workspace_roots=tuple(r for r in workspace_roots if r != cwd), tmpdir=tmpdir
-        )
-        for cwd in workspace_roots
-    ]
 
 
 def _check_policy_names_no_root(
@@ -313,7 +296,8 @@ def compile_mode(
     _check_policy_names_no_root(base, roots, where)
     ws = list(layout.workspace_roots)
     base_table = _base_table(base, ws)
-    contexts = _contexts(ws, layout.tmpdir)
+    # with the launcher's TMPDIR when it named one (`:tmpdir` then covers it, as at run time)
+    contexts = session_contexts(ws, tmpdir=layout.tmpdir)
     base_writes = False
     for ctx in contexts:
         eff = resolve({profile_id: base_table}, profile_id, ctx)

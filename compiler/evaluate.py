@@ -19,7 +19,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -80,6 +80,36 @@ class EvalContext:
     workspace_roots: tuple[str, ...] = ()
     tmpdir: str | None = None
     home: str | None = None
+
+
+#: Where evaluation puts the session cwd when the launcher did not name workspace roots: a
+#: path that holds nothing, so no root is accidentally "inside the workspace".
+PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
+
+
+def session_contexts(
+    workspace_roots: Sequence[str],
+    *,
+    cwd: str | None = None,
+    tmpdir: str | None = None,
+    home: str | None = None,
+) -> list[EvalContext]:
+    """One context per possible session cwd: `cwd` when the launcher names it, else each
+    workspace root in turn (the others as extra roots), else the placeholder. The first is the
+    launch the bundle describes (its first workspace root as cwd)."""
+    if cwd is not None:
+        cwds: Sequence[str] = (cwd,)
+    else:
+        cwds = workspace_roots or (PLACEHOLDER_CWD,)
+    return [
+        EvalContext(
+            cwd=c,
+            workspace_roots=tuple(r for r in workspace_roots if r != c),
+            tmpdir=tmpdir,
+            home=home,
+        )
+        for c in cwds
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,12 +379,14 @@ def _access(value: object) -> Access:
     raise EvaluationError(_ENUM_ERROR)
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """TOML deep merge: tables merge key by key, anything else in `over` replaces."""
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """TOML deep merge (Codex's, for `extends` and for config layers): tables merge key by
+    key, anything else in `over` replaces."""
     out = dict(base)
     for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _merge(out[k], v)
+        cur = out.get(k)
+        if isinstance(v, Mapping) and isinstance(cur, Mapping):
+            out[k] = merge(cur, v)
         else:
             out[k] = v
     return out
@@ -398,7 +430,7 @@ def _merged_table(permissions: Mapping[str, Any], profile_id: str) -> dict[str, 
         # The parent's description and extends do not survive into the child.
         merged.pop("extends", None)
         merged.pop("description", None)
-        merged = _merge(merged, table)
+        merged = merge(merged, table)
     return merged
 
 

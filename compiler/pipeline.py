@@ -11,8 +11,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .compile import PLACEHOLDER_CWD, compile_bundle
+from .compile import compile_bundle
 from .errors import InputError, SandboxRefusesError, UsageError
+from .evaluate import PLACEHOLDER_CWD
 from .inputs import Inputs
 from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent

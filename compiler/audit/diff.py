@@ -22,8 +22,7 @@ from typing import Any
 
 from ..bundle.lock import changed_members
 from ..codex import BUILTIN_PROFILES
-from ..compile import PLACEHOLDER_CWD
-from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
+from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve, session_contexts
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from .models import Change, DiffReport, Direction
 
@@ -55,9 +54,7 @@ class Side:
 
 
 def _ctx(workspace_roots: tuple[str, ...]) -> EvalContext:
-    if not workspace_roots:
-        return EvalContext(cwd=PLACEHOLDER_CWD)
-    return EvalContext(cwd=workspace_roots[0], workspace_roots=workspace_roots[1:])
+    return session_contexts(workspace_roots)[0]
 
 
 def side_from_bundle(

@@ -14,7 +14,6 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..compile import PLACEHOLDER_CWD
 from ..errors import UsageError
 from ..evaluate import (
     EQUAL_PATH_RULE,
@@ -26,6 +25,7 @@ from ..evaluate import (
     enforce,
     normalize_abs,
     resolve,
+    session_contexts,
 )
 from ..models import CompiledBundle, ResolvedRoot
 from ..roots import MAX_HOPS
@@ -156,13 +156,9 @@ def explain(
         raise UsageError(f"unknown --mode {mode!r}; choose one of {modes}") from None
     asked = normalize_abs(path, what="PATH")
     ws = tuple(bundle.layout.workspace_roots)
-    if cwd is None:
-        cwd = ws[0] if ws else PLACEHOLDER_CWD
-    elif ws and cwd not in ws:
+    if cwd is not None and ws and cwd not in ws:
         raise UsageError(f"--cwd {cwd} is not one of the workspace roots ({', '.join(ws)})")
-    ctx = EvalContext(
-        cwd=cwd, workspace_roots=tuple(r for r in ws if r != cwd), tmpdir=tmpdir, home=home
-    )
+    ctx = session_contexts(ws, cwd=cwd, tmpdir=tmpdir, home=home)[0]
     eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id, ctx)
     real, steps = recorded_chain(bundle.roots, asked)
     if not steps and walker is not None:
@@ -213,7 +209,7 @@ def explain(
         real_path=real,
         mode=mode,
         profile_id=profile.profile_id,
-        cwd=cwd,
+        cwd=ctx.cwd,
         access=access,
         lexical_access=lexical_access,
         unrestricted=eff.unrestricted,

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..check.result import SEVERITY_RANK
-from ..compile import PLACEHOLDER_CWD
 from ..errors import InputError, UsageError
-from ..evaluate import EvalContext, resolve
+from ..evaluate import resolve, session_contexts
 from ..models import CompiledBundle
 
 if TYPE_CHECKING:
@@ -445,8 +444,7 @@ def _why(records: list[dict[str, Any]], key: str) -> str:
 
 
 def _modes(bundle: CompiledBundle, provenance: Any) -> tuple[ModeSummary, ...]:
-    ws = tuple(bundle.layout.workspace_roots)
-    ctx = EvalContext(cwd=ws[0], workspace_roots=ws[1:]) if ws else EvalContext(PLACEHOLDER_CWD)
+    ctx = session_contexts(bundle.layout.workspace_roots)[0]
     out: list[ModeSummary] = []
     for p in bundle.profiles:
         recs: dict[str, list[dict[str, Any]]] = {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codex import DEFAULT_CODEX_VERSION
-from ..evaluate import EvalContext, EvaluationError, resolve
+from ..evaluate import PLACEHOLDER_CWD, EvalContext, EvaluationError, resolve, session_contexts
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from ..rule_ids import CODEX_REJECTS_PROFILE
 from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
@@ -31,7 +31,6 @@ from .result import (
 from .rules import all_rules, rule
 
 #: Session cwd used when no workspace root was named (holds nothing), as compile does.
-PLACEHOLDER_CWD = "/nonexistent/profilec-session-cwd"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,24 +72,9 @@ def launch_context_line(inp: CheckInputs) -> str:
 
 def contexts(inp: CheckInputs) -> list[EvalContext]:
     """One evaluation context per possible session cwd (--cwd, else each workspace root)."""
-    ws = inp.workspace_roots
-    if inp.cwd:
-        return [
-            EvalContext(
-                cwd=inp.cwd,
-                workspace_roots=tuple(r for r in ws if r != inp.cwd),
-                tmpdir=inp.tmpdir,
-                home=inp.home,
-            )
-        ]
-    if not ws:
-        return [EvalContext(cwd=PLACEHOLDER_CWD, tmpdir=inp.tmpdir, home=inp.home)]
-    return [
-        EvalContext(
-            cwd=c, workspace_roots=tuple(r for r in ws if r != c), tmpdir=inp.tmpdir, home=inp.home
-        )
-        for c in ws
-    ]
+    return session_contexts(
+        inp.workspace_roots, cwd=inp.cwd or None, tmpdir=inp.tmpdir, home=inp.home
+    )
 
 
 def _mode_order(mode_map: Mapping[str, str]) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import InputError
+from ..evaluate import merge
 
 Origin = Literal["config-toml", "cli-override", "session"]
 
@@ -42,18 +43,6 @@ class Layer:
                 if needle in line:
                     return n
         return None
-
-
-def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """TOML deep merge: tables merge key by key, anything else in `over` replaces."""
-    out = dict(base)
-    for k, v in over.items():
-        cur = out.get(k)
-        if isinstance(v, Mapping) and isinstance(cur, Mapping):
-            out[k] = merge(cur, v)
-        else:
-            out[k] = v
-    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,8 +154,7 @@ rule(
 def lock_findings(bundle: Any, lock: str) -> list[CheckFinding]:
     """PC050 for each mode in which the lock file is writable (the compiled profile, each
     session cwd)."""
-    from ..compile import PLACEHOLDER_CWD
-    from ..evaluate import EvalContext, resolve
+    from ..evaluate import resolve, session_contexts
     from .result import CheckFinding
     from .rules import rule_by_id
 
@@ -164,12 +163,7 @@ def lock_findings(bundle: Any, lock: str) -> list[CheckFinding]:
     out: list[CheckFinding] = []
     for profile in bundle.profiles:
         table = {profile.profile_id: profile.codex_table()}
-        for cwd in ws or (PLACEHOLDER_CWD,):
-            ctx = EvalContext(
-                cwd=cwd,
-                workspace_roots=tuple(w for w in ws if w != cwd),
-                tmpdir=bundle.layout.tmpdir,
-            )
+        for ctx in session_contexts(ws, tmpdir=bundle.layout.tmpdir):
             access, won = resolve(table, profile.profile_id, ctx).winner(path)
             if access == "write":
                 winner = won.source if won is not None else "no entry"

@@ -447,16 +447,10 @@ def _carve_out_prerequisites(
     as uid 65534 in agent-full-access: `bwrap: Can't mkdir /farm/.git: Permission denied`;
     as root bwrap creates the empty directory). lstat only; host state at compile time."""
     from ..codex import CARVE_OUTS
-    from ..compile import PLACEHOLDER_CWD
-    from ..evaluate import EvalContext, resolve
+    from ..evaluate import resolve, session_contexts
 
-    ws = tuple(bundle.layout.workspace_roots)
-    ctx = EvalContext(
-        cwd=ws[0] if ws else PLACEHOLDER_CWD,
-        workspace_roots=ws[1:],
-        tmpdir=bundle.layout.tmpdir,
-        home=bundle.layout.home,
-    )
+    lay = bundle.layout
+    ctx = session_contexts(lay.workspace_roots, tmpdir=lay.tmpdir, home=lay.home)[0]
     need: dict[str, tuple[list[str], list[str]]] = {}
     for p in bundle.profiles:
         eff = resolve({p.profile_id: p.codex_table()}, p.profile_id, ctx)

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from profilec.ancestry import unsafe_ancestors
-from profilec.compile import _contexts, _protected, compile_bundle
+from profilec.compile import _protected, compile_bundle
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import resolve
+from profilec.evaluate import resolve, session_contexts
 from profilec.models import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root, resolve_workspace_roots
@@ -64,7 +64,7 @@ def test_no_ancestor_of_a_protected_path_is_renamable_in_any_mode(
         protected = _protected(roots, home, ())
         for profile in bundle.profiles:
             table = {profile.profile_id: profile.codex_table()}
-            for ctx in _contexts(ws):
+            for ctx in session_contexts(ws):
                 eff = resolve(table, profile.profile_id, ctx)
                 assert unsafe_ancestors(eff, protected) == [], (profile.mode, ctx.cwd)
                 # No mode may create, rename or replace a name in / (the /lib64 symlink).

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profilec.audit.diff import diff_sides, side_from_config
-from profilec.compile import PLACEHOLDER_CWD
-from profilec.evaluate import EvalContext, resolve
+from profilec.evaluate import PLACEHOLDER_CWD, EvalContext, resolve
 from profilec.roots import under_temp_dir
 from tests.audit_helpers import run, setup, validate
 from tests.helpers import write_manifest

@@ -25,14 +25,13 @@ import profilec.pipeline
 from profilec.api import load_and_compile
 from profilec.check.configstack import parse_override_lines
 from profilec.check.parent_layers import holds
-from profilec.compile import PLACEHOLDER_CWD
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import render_overrides
 from profilec.errors import PolicyError
-from profilec.evaluate import EvalContext, resolve
+from profilec.evaluate import resolve, session_contexts
 from profilec.models import CompiledBundle
 from profilec.policy import load_policy
 from profilec.roots import under_temp_dir
@@ -164,10 +163,7 @@ def test_a_policy_directory_without_parent_toml_is_refused(tmp_path: Path) -> No
 
 def _access(bundle: CompiledBundle, mode: str, path: str) -> str:
     profile = bundle.profile_for(mode)
-    ws = bundle.layout.workspace_roots
-    ctx = EvalContext(
-        cwd=ws[0] if ws else PLACEHOLDER_CWD, workspace_roots=ws[1:], tmpdir=bundle.layout.tmpdir
-    )
+    ctx = session_contexts(bundle.layout.workspace_roots, tmpdir=bundle.layout.tmpdir)[0]
     eff = resolve({profile.profile_id: profile.codex_table()}, profile.profile_id, ctx)
     return str(eff.winner(path)[0])
 

@@ -11,9 +11,9 @@ import pytest
 
 from profilec.ancestry import unsafe_ancestors
 from profilec.api import load_and_compile
-from profilec.compile import _contexts, _protected, _prove, compile_bundle
+from profilec.compile import _protected, _prove, compile_bundle
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import resolve
+from profilec.evaluate import resolve, session_contexts
 from profilec.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root
@@ -50,7 +50,7 @@ def test_agent_pins_every_ancestor_of_a_layout_under_tmp(tmp_path: Path) -> None
     protected = _protected(b.roots, b.codex_home, ())
     for prof in b.profiles:
         table = {prof.profile_id: prof.codex_table()}
-        for ctx in _contexts(b.layout.workspace_roots):
+        for ctx in session_contexts(b.layout.workspace_roots):
             assert unsafe_ancestors(resolve(table, prof.profile_id, ctx), protected) == []
 
 
@@ -63,7 +63,7 @@ def test_the_proof_rejects_holder_only_entries(tmp_path: Path, mode: str) -> Non
     )
     broken = _without_pins(b.profile_for(mode))
     with pytest.raises(UnsafeRootError, match="can be renamed") as exc:
-        _prove(broken, b.roots, b.codex_home, _contexts(b.layout.workspace_roots))  # type: ignore[arg-type]
+        _prove(broken, b.roots, b.codex_home, session_contexts(b.layout.workspace_roots))  # type: ignore[arg-type]
     assert "move the vault out of the writable area" in exc.value.one_line()
 
 
@@ -95,7 +95,7 @@ def test_full_access_keeps_the_trusted_base_read_only_and_denies_sockets(tmp_pat
         eff = resolve(
             {prof.profile_id: prof.codex_table()},
             prof.profile_id,
-            _contexts(b.layout.workspace_roots)[0],
+            session_contexts(b.layout.workspace_roots)[0],
         )
         assert eff.winner(str(launcher / "x"))[0] != "write", prof.mode
     full = {e.path: e.access for e in b.profile_for("agent-full-access").entries}
@@ -111,7 +111,7 @@ def test_full_access_keeps_the_trusted_base_read_only_and_denies_sockets(tmp_pat
     eff = resolve(
         {prof.profile_id: prof.codex_table()},
         prof.profile_id,
-        _contexts(plain.layout.workspace_roots)[0],
+        session_contexts(plain.layout.workspace_roots)[0],
     )
     assert eff.winner(str(launcher / "x"))[0] == "write"
     assert b.trusted_base == trusted
