@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 #: The Codex CLI release every real-Codex test and canary targets (compiler/codex.py). Override
@@ -47,3 +48,12 @@ def codex_binary() -> Path | None:
         if cand.is_file():
             return cand
     return None
+
+
+def now_utc() -> datetime:
+    """The one clock of every dated output (reports, waiver expiry): now in UTC, whole seconds,
+    or SOURCE_DATE_EPOCH when it is set, so CI output is reproducible."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=UTC)
+    return datetime.now(tz=UTC).replace(microsecond=0)

@@ -9,7 +9,6 @@ Only the report carries a time, and `--now none` or SOURCE_DATE_EPOCH pins it.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from ..check.result import SEVERITY_RANK
 from ..errors import InputError, UsageError
 from ..evaluate import resolve, session_contexts
 from ..models import CompiledBundle
+from ..settings import now_utc
 
 if TYPE_CHECKING:
     from .evidence import Binding
@@ -362,10 +362,7 @@ def report_time(now: str | None) -> datetime | None:
         if not now.isdigit():
             raise UsageError(f"--now must be epoch seconds or 'none', got {now!r}")
         return datetime.fromtimestamp(int(now), tz=UTC)
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), tz=UTC)
-    return datetime.now(tz=UTC).replace(microsecond=0)
+    return now_utc()
 
 
 def load_canary_json(path: str) -> dict[str, Any]:

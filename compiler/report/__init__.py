@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import importlib
 import os
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 from ..check.result import CheckReport
+from ..settings import now_utc
 
 FORMATS: tuple[str, ...] = ("text", "json", "junit", "sarif", "github")
 
@@ -20,14 +21,6 @@ class Renderer(Protocol):
     """`render(report, now)` -> the whole report text."""
 
     def __call__(self, report: CheckReport, now: datetime) -> str: ...
-
-
-def report_time() -> datetime:
-    """Now (UTC, whole seconds), or SOURCE_DATE_EPOCH when set."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), tz=UTC)
-    return datetime.now(tz=UTC).replace(microsecond=0)
 
 
 def renderer(name: str) -> Renderer:
@@ -41,7 +34,7 @@ def renderer(name: str) -> Renderer:
 
 def render(name: str, report: CheckReport, now: datetime | None = None) -> str:
     """Render `report` in format `name`."""
-    return renderer(name)(report, now or report_time())
+    return renderer(name)(report, now or now_utc())
 
 
 def display_path(path: str) -> str:
