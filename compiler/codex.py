@@ -10,6 +10,11 @@ elsewhere). Pure data and two pure functions: no I/O, no pydantic.
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+#: The access a filesystem entry grants (Codex's FileSystemAccessMode; "none" is the legacy
+#: spelling of "deny" that policy files may use, models.PolicyAccess).
+Access = Literal["read", "write", "deny"]
 
 # ---------------------------------------------------------------------------------------------
 # Versions

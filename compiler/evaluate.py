@@ -38,12 +38,10 @@ from .codex import (
     SPECIAL_TMPDIR,
     SPECIAL_WORKSPACE_ROOTS,
     SPECIALS,
+    Access,
     parse_version,
 )
 from .errors import InputError
-
-Access = Literal["read", "write", "deny"]
-
 
 #: The TOML projection Codex uses when a user profile `extends` a built-in.
 _EXTENSIBLE_PARENTS: dict[str, dict[str, Any]] = {

@@ -13,8 +13,9 @@ The escape itself is `profilec.evaluate.escape_literal` (the evaluator models wh
 
 from __future__ import annotations
 
+from .codex import Access
 from .errors import UnsafeRootError
-from .evaluate import Access, escape_literal
+from .evaluate import escape_literal
 
 #: The characters that turn a Codex filesystem key into a glob.
 GLOB_CHARS = "*?[]"

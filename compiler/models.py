@@ -12,10 +12,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from .codex import Access
+
 #: The ACP session modes Codex advertises, in the order profilec compiles and reports them.
 ACP_MODES: tuple[str, ...] = ("read-only", "agent", "agent-full-access")
 
-Access = Literal["read", "write", "deny"]
 PolicyAccess = Literal["read", "write", "deny", "none"]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 ModeName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]

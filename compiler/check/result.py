@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from ..models import Frozen
 
 Severity = Literal["note", "warning", "error"]
 SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
@@ -16,13 +16,7 @@ CellAccess = Literal["read", "write", "deny", "unlisted"]
 SpellingKind = Literal["declared", "hop-link", "hop-spelling", "target", "child"]
 
 
-class _Frozen(BaseModel):
-    """Immutable, unknown keys are errors."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-
-class Rule(_Frozen):
+class Rule(Frozen):
     """A lint rule: stable id, one-line message, why it matters, how to fix it."""
 
     id: str
@@ -37,7 +31,7 @@ class Rule(_Frozen):
     doc_anchor: str
 
 
-class Waiver(_Frozen):
+class Waiver(Frozen):
     """Why a finding is accepted: `--ignore`, a config-file waiver or a baseline entry."""
 
     rule: str
@@ -49,7 +43,7 @@ class Waiver(_Frozen):
     mode: str | None = None
 
 
-class CheckFinding(_Frozen):
+class CheckFinding(Frozen):
     """One reported problem, tied to a rule and to where it was found."""
 
     rule: str
@@ -68,7 +62,7 @@ class CheckFinding(_Frozen):
     waiver: Waiver | None = None
 
 
-class Cell(_Frozen):
+class Cell(Frozen):
     """One coverage cell: mode x root x spelling, what Codex masks for it and the access it gets."""
 
     mode: str
@@ -90,7 +84,7 @@ class Cell(_Frozen):
         return self.access == "deny"
 
 
-class Summary(_Frozen):
+class Summary(Frozen):
     """Counts a CI log line needs."""
 
     cells: int
@@ -102,7 +96,7 @@ class Summary(_Frozen):
     suppressed: int = 0
 
 
-class CheckReport(_Frozen):
+class CheckReport(Frozen):
     """Everything one `profilec check` run found; deterministic for the same inputs."""
 
     schema_version: Literal[1] = 1

@@ -27,7 +27,9 @@ import json
 from collections.abc import Iterable
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
+
+from ..models import Frozen
 
 Result = Literal["held", "lost", "not-supported", "error"]
 RESULTS: tuple[str, ...] = ("held", "lost", "not-supported", "error")
@@ -42,11 +44,7 @@ Evidence = Annotated[str, StringConstraints(max_length=600, pattern=r"^[^\n\r]*$
 EVIDENCE_LIMIT = 500
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-
-class MatrixRow(_Frozen):
+class MatrixRow(Frozen):
     """One observation: did the deny hold for this adapter, launch method and session event."""
 
     adapter: Label
@@ -69,7 +67,7 @@ class MatrixRow(_Frozen):
         )
 
 
-class CompatibilityMatrix(_Frozen):
+class CompatibilityMatrix(Frozen):
     """The whole matrix (rows in any order; renderers sort them)."""
 
     schema_version: Literal[1] = 1
