@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle, ResolvedRoot
+from . import engine
 from .tree import LOCK_BESIDE_TARGET, LOCK_IN_HOME, TEMP_PREFIX
 
 if TYPE_CHECKING:
@@ -324,10 +325,11 @@ class Streamed:
 def _exec(
     container: Container, script: str, env: dict[str, str] | None = None
 ) -> tuple[int, str, float]:
+    """Run once (the saves and races are not repeatable); output the engine returned
+    incomplete carries engine.exec_framed's note, so no marker check reads it as whole."""
     t0 = time.monotonic()
-    res = container.exec_run(["sh", "-c", script], stdout=True, stderr=True, environment=env)
-    out = res.output if isinstance(res.output, bytes) else b""
-    return int(res.exit_code or 0), out.decode("utf-8", "replace"), time.monotonic() - t0
+    res = engine.exec_framed(container, ["sh", "-c", script], env)
+    return res.rc, res.out, time.monotonic() - t0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +14,7 @@ from profilec.errors import EnvironmentMissingError
 
 if TYPE_CHECKING:
     from docker import DockerClient
+    from docker.models.containers import Container
 
 #: Every canary container, volume and network carries this label (value "1").
 LABEL = "profilec.canary"
@@ -111,6 +114,52 @@ def codex_mount(binary: Path) -> tuple[dict[str, dict[str, str]], str]:
     platform_dir = binary.parent.parent
     rel = binary.relative_to(platform_dir).as_posix()
     return {str(platform_dir): {"bind": CODEX_MOUNT, "mode": "ro"}}, f"{CODEX_MOUNT}/{rel}"
+
+
+# The engine sometimes hands back an exec's output empty or cut short with the right exit code
+# (docker-py issues 2042 and 3332; seen here under load: a trusted `cat` of the marker, exit 0,
+# no marker in the output). Every exec therefore runs inside a frame: a shell that runs the
+# command with its stderr on its stdout (the engine carries the two as separate streams and does
+# not keep their order: seen here, a probe's stderr arriving after the frame's last line) and
+# then prints a fresh random end token and the exit code. Output that does not end with that
+# line is incomplete, never judged as if it were the command's whole output.
+_FRAME = 'rc=0; "$@" 2>&1 || rc=$?; printf \'\\n%s %s\\n\' "$0" "$rc"; exit "$rc"'
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """One framed exec: exit code, output (the frame's end line removed), and whether the
+    output arrived whole (`attempts` is how many runs it took)."""
+
+    rc: int
+    out: str
+    whole: bool
+    attempts: int
+
+
+def exec_framed(
+    container: Container,
+    argv: Sequence[str],
+    env: dict[str, str] | None = None,
+    *,
+    attempts: int = 1,
+) -> ExecResult:
+    """Run `argv` in `container` inside the frame; when the output comes back incomplete, run it
+    again, up to `attempts` runs in all (only for commands that may run twice: reads)."""
+    rc, out = 0, ""
+    for n in range(1, attempts + 1):
+        token = f"PROFILEC-EXEC-END-{secrets.token_hex(8)}"
+        res = container.exec_run(
+            ["sh", "-c", _FRAME, token, *argv], stdout=True, stderr=True, environment=env
+        )
+        raw = res.output if isinstance(res.output, bytes) else b""
+        out = raw.decode("utf-8", "replace")
+        rc = int(res.exit_code or 0)
+        tail = f"\n{token} {rc}\n"
+        if out.endswith(tail):
+            return ExecResult(rc, out[: -len(tail)], True, n)
+    note = f"\n[profilec: the engine returned this command's output incomplete, {attempts} run(s)]"
+    return ExecResult(rc, out + note, False, attempts)
 
 
 def _label_filter(run_id: str | None) -> dict[str, Any]:

@@ -334,18 +334,27 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
     return specs
 
 
+#: Probes that change the tree (renames, the trusted rewrite) run once even when their output
+#: comes back incomplete; every other probe only reads, so it may run again.
+_RUN_ONCE = ("tamper", "read-renamed-", "trusted-after-rename-", "trusted-rewrite-")
+
+
 def _exec(container: Container, cmd: Sequence[str]) -> tuple[int, str]:
-    res = container.exec_run(list(cmd), stdout=True, stderr=True)
-    out = res.output if isinstance(res.output, bytes) else b""
-    return int(res.exit_code or 0), out.decode("utf-8", "replace")
+    """A read-only command (snapshots): run again while the engine loses its output."""
+    res = engine.exec_framed(container, cmd, attempts=3)
+    return res.rc, res.out
 
 
 def _timed(container: Container, spec: _Spec, tree: _Tree, cmd: tuple[str, ...]) -> Probe:
-    """Run one probe's command and judge it, with its wall time (JUnit `time`)."""
+    """Run one probe's command and judge it, with its wall time (JUnit `time`). Output the
+    engine returned incomplete is never judged as whole: the probe is an `error`."""
     t0 = time.monotonic()
-    rc, out = _exec(container, cmd)
+    res = engine.exec_framed(container, cmd, attempts=1 if spec.name.startswith(_RUN_ONCE) else 3)
     secs = round(time.monotonic() - t0, 3)
-    return replace(_judge(spec, rc, out, tree, cmd), seconds=secs)
+    probe = _judge(spec, res.rc, res.out, tree, cmd)
+    if not res.whole:
+        probe = replace(probe, ok=False, failures=tuple(dict.fromkeys((*probe.failures, "error"))))
+    return replace(probe, seconds=secs)
 
 
 def _snapshot(container: Container, tree: _Tree, bundle: CompiledBundle) -> tuple[int, str]:

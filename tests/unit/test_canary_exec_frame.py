@@ -1,0 +1,120 @@
+"""The canary's exec frame: output the engine hands back incomplete is never judged as whole.
+
+docker-py sometimes returns an exec's output empty with the right exit code (its issues 2042 and
+3332; seen here under load as a trusted `cat` of the marker, exit 0, no marker). The fake
+container below runs the real frame through the real `sh` and can drop the output of chosen
+runs, as the engine does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from profilec.canary import engine
+from profilec.canary.run import _RUN_ONCE, _judge, _Spec, _timed
+from profilec.canary.tree import _Tree
+
+
+@dataclass
+class _Res:
+    exit_code: int
+    output: bytes
+
+
+@dataclass
+class FakeContainer:
+    """Runs each exec locally, delivering stdout and then stderr (the engine keeps no order
+    between the two streams); the runs numbered in `lose` (1-based) come back with no output."""
+
+    lose: set[int] = field(default_factory=set)
+    runs: int = 0
+
+    def exec_run(self, argv: Sequence[str], **_: Any) -> _Res:
+        self.runs += 1
+        proc = subprocess.run(list(argv), capture_output=True, check=False, timeout=60)
+        out = b"" if self.runs in self.lose else proc.stdout + proc.stderr
+        return _Res(proc.returncode, out)
+
+
+def _run(c: FakeContainer, argv: list[str], attempts: int = 1) -> engine.ExecResult:
+    return engine.exec_framed(cast(Any, c), argv, attempts=attempts)
+
+
+def test_whole_output_is_returned_without_the_frame_and_with_the_exit_code() -> None:
+    res = _run(FakeContainer(), ["sh", "-c", "printf 'a\\nb'; echo err >&2; exit 3"])
+    assert (res.rc, res.whole, res.attempts) == (3, True, 1)
+    assert "PROFILEC-EXEC-END" not in res.out
+    assert res.out == "a\nberr\n"  # stderr joins stdout inside the frame, in order
+
+
+def test_stderr_delivered_after_stdout_still_ends_inside_the_frame() -> None:
+    """What broke `tamper-*` probes under load: a `touch` error on stderr reached the client
+    after the frame's end line. Negative control: the frame without `2>&1` is incomplete."""
+    argv = ["sh", "-c", "touch /nonexistent/dir/f"]
+    res = _run(FakeContainer(), argv)
+    assert res.whole and "nonexistent" in res.out and res.rc != 0
+    unmerged = engine._FRAME.replace(" 2>&1 ", " ")
+    assert unmerged != engine._FRAME
+    proc = subprocess.run(["sh", "-c", unmerged, "TOKEN", *argv], capture_output=True, check=False)
+    delivered = (proc.stdout + proc.stderr).decode()
+    assert not delivered.endswith(f"\nTOKEN {proc.returncode}\n")
+    ok = _run(FakeContainer(), ["sh", "-c", "echo MARKER"])
+    assert (ok.rc, ok.out, ok.whole) == (0, "MARKER\n", True)
+
+
+def test_output_mimicking_the_end_line_is_not_taken_for_the_frame() -> None:
+    """The token is fresh per run: a command that prints an end line of its own still shows."""
+    fake = "\nPROFILEC-EXEC-END-0000000000000000 0\n"
+    res = _run(FakeContainer(), ["sh", "-c", f"printf '{fake}'"])
+    assert res.whole and res.out == fake
+
+
+def test_lost_output_is_incomplete_and_read_probes_run_again() -> None:
+    # Negative control: the engine's loss as the old unframed exec saw it, exit 0 and nothing.
+    lost = FakeContainer(lose={1})
+    res = _run(lost, ["sh", "-c", "echo MARKER"])
+    assert res.rc == 0 and not res.whole and "MARKER" not in res.out
+    assert "incomplete" in res.out
+    again = FakeContainer(lose={1})
+    res = _run(again, ["sh", "-c", "echo MARKER"], attempts=3)
+    assert (res.out, res.whole, res.attempts, again.runs) == ("MARKER\n", True, 2, 2)
+
+
+def _tree(tmp_path: Path, marker: str) -> _Tree:
+    return _Tree(
+        tmp_path, str(tmp_path / "tree"), marker, ("DECOY1", "DECOY2"), str(tmp_path / "d"),
+        (), str(tmp_path / "ws"), str(tmp_path / "ws" / "c"), "CONTROL", str(tmp_path / "h"),
+        "NET",
+    )  # fmt: skip
+
+
+def test_a_trusted_read_whose_output_was_lost_is_retried_and_passes(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, "SECRET-MARKER")
+    spec = _Spec("trusted-read-target-x", "trusted", "echo SECRET-MARKER", "allow", None,
+                 needle=tree.marker)  # fmt: skip
+    cmd = ("sh", "-c", spec.script)
+    # Without the frame the lost run is judged a `trusted` failure (what broke a run here).
+    assert _judge(spec, 0, "", tree, cmd).failures == ("trusted",)
+    probe = _timed(cast(Any, FakeContainer(lose={1})), spec, tree, cmd)
+    assert probe.ok and probe.failures == ()
+
+
+def test_a_probe_that_changes_the_tree_runs_once_and_lost_output_is_an_error(
+    tmp_path: Path,
+) -> None:
+    tree = _tree(tmp_path, "SECRET-MARKER")
+    spec = _Spec("tamper-rename-x", "model", "true", "deny", "deny")
+    assert spec.name.startswith(_RUN_ONCE)
+    fake = FakeContainer(lose={1})
+    probe = _timed(cast(Any, fake), spec, tree, ("sh", "-c", "true"))
+    assert fake.runs == 1
+    assert not probe.ok and "error" in probe.failures
+    # Every run's output lost: a read probe is an error too, never a pass on empty output.
+    spec = _Spec("read-target-x", "model", "cat x", "deny", "deny")
+    fake = FakeContainer(lose={1, 2, 3})
+    probe = _timed(cast(Any, fake), spec, tree, ("sh", "-c", "exit 1"))
+    assert fake.runs == 3 and not probe.ok and "error" in probe.failures
