@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from profilec.difftest.__main__ import main
+from harness.difftest.__main__ import main
 
 if __name__ == "__main__":
     args = sys.argv[1:]

@@ -30,7 +30,8 @@ python3 -m build --outdir "$work/dist" "$repo" >"$work/build.log" 2>&1 || {
 sdist="$(compgen -G "$work/dist/profilec-*.tar.gz")"
 wheel="$(compgen -G "$work/dist/profilec-*-py3-none-any.whl")"
 python3 - "$wheel" "$sdist" <<'PY'
-"""What the artefacts hold: the package as `profilec`, its data, the LICENSE; nothing named compiler."""
+"""What the artefacts hold: the package as `profilec`, its data, the LICENSE; nothing named
+compiler, and no dev harness."""
 import sys
 import tarfile
 import zipfile
@@ -47,6 +48,13 @@ need = {
 }
 missing = sorted(need - names)
 stray = sorted(n for n in names if n.split("/")[0] in {"compiler", "profiles", "schemas", "tests"})
+# The dev harness (harness/: differential tester, Codex oracle) never ships, under any name.
+stray += sorted(
+    n
+    for n in names
+    if n.split("/")[0] == "harness"
+    or n.startswith(("profilec/difftest/", "profilec/codex_oracle"))
+)
 lic = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
 members = tarfile.open(sdist).getnames()
 if not any(m.endswith("/compiler/data/schemas/roots-manifest.schema.json") for m in members):

@@ -3,7 +3,7 @@
 1,000 seeded cases (two fixed seeds), ONE sandboxed script per case probing ~40 paths. The rules
 under test: the sandbox never allows what the evaluator denies (no UNSAFE probe), and no case is
 refused by one side only unless its (class, side) is on the documented list
-(profilec.difftest.refusals.ACCEPTED, docs/codex-semantics.md): compile refuses exactly the
+(harness.difftest.refusals.ACCEPTED, docs/codex-semantics.md): compile refuses exactly the
 profiles Codex will not start. The self-test swaps in a wrong predictor and must see
 disagreements, so this test can fail.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from profilec.difftest.compare import (
+from harness.difftest.compare import (
     CaseResult,
     cases_for,
     default_workdir,
@@ -26,7 +26,7 @@ from profilec.difftest.compare import (
     unsafe,
     wrong_predictor,
 )
-from profilec.difftest.refusals import outside_list
+from harness.difftest.refusals import outside_list
 
 pytestmark = pytest.mark.codex
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from profilec.codex_oracle import CodexEnv, OracleResult, prompt_input, prompt_input_many
-from profilec.codex_oracle import toml_inline as _toml
+from harness.codex_oracle import CodexEnv, OracleResult, prompt_input, prompt_input_many
+from harness.codex_oracle import toml_inline as _toml
 from profilec.evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
 from profilec.settings import codex_binary
 

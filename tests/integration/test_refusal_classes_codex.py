@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from profilec.difftest.compare import default_workdir
-from profilec.difftest.run import overrides, snapshot
+from harness.difftest.compare import default_workdir
+from harness.difftest.run import overrides, snapshot
 from profilec.evaluate import EvalContext, enforce, resolve
 
 pytestmark = pytest.mark.codex

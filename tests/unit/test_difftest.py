@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from profilec.difftest.gen import make_case
-from profilec.difftest.run import judge, materialize, overrides, place, plan, script
+from harness.difftest.gen import make_case
+from harness.difftest.run import judge, materialize, overrides, place, plan, script
 
 
 def test_cases_are_deterministic_and_varied() -> None:
@@ -50,7 +50,7 @@ def test_no_begin_line_is_a_refusal_and_no_output_is_deny(tmp_path: Path) -> Non
 
 def test_the_default_workdir_is_canonical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A workdir reached through a symlink (a linked ~/.cache) made bwrap refuse most cases."""
-    from profilec.difftest.compare import default_workdir
+    from harness.difftest.compare import default_workdir
 
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to("real")
@@ -106,21 +106,21 @@ MEASURED_REFUSALS = (
 
 @pytest.mark.parametrize(("message", "code"), MEASURED_REFUSALS)
 def test_refusal_texts_are_classed(message: str, code: str) -> None:
-    from profilec.difftest.refusals import classify
+    from harness.difftest.refusals import classify
 
     assert classify(message) == code
 
 
 def test_every_evaluator_refusal_code_has_a_class_pattern() -> None:
-    from profilec.difftest.refusals import CLASS_PATTERNS
+    from harness.difftest.refusals import CLASS_PATTERNS
     from profilec.startup import REFUSAL_CLASSES
 
     assert set(REFUSAL_CLASSES) <= {c for c, _ in CLASS_PATTERNS}
 
 
 def test_one_sided_refusals_outside_the_list_are_reported_and_on_it_are_not() -> None:
-    from profilec.difftest import refusals
-    from profilec.difftest.compare import CaseResult, table
+    from harness.difftest import refusals
+    from harness.difftest.compare import CaseResult, table
 
     def res(i: int, cls: str, ev: str, sb: str) -> CaseResult:
         return CaseResult(make_case(3, i), cls, (), (), ev, sb)
@@ -148,7 +148,7 @@ def test_one_sided_refusals_outside_the_list_are_reported_and_on_it_are_not() ->
 
 
 def test_the_documented_list_matches_the_code() -> None:
-    from profilec.difftest.refusals import accepted_markdown
+    from harness.difftest.refusals import accepted_markdown
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "codex-semantics.md").read_text(
         encoding="utf-8"

@@ -3,9 +3,10 @@
 A fresh interpreter runs `main(["compile", ...])` and reports `sys.modules`. There is one CLI
 (typer) and one model family (pydantic), so both load; what must not load is everything else:
 docker, jsonschema, tomlkit, rich (help only), the report renderers, the checker, the canaries,
-the mount planner, the e2e harness, the Codex oracle and schema generation, and no other
-command's module. The negative controls copy the package, add one top-level import back to a
-compile-path module, and show the same check failing.
+the mount planner, the e2e drivers, schema generation, the dev harness (`harness/`: the Codex
+oracle and the differential tester, which never ship) and no other command's module. The
+negative controls copy the package, add one top-level import back to a compile-path module, and
+show the same check failing.
 """
 
 from __future__ import annotations
@@ -30,8 +31,7 @@ ALWAYS_FORBIDDEN = (
     "tomlkit",
     "rich",
     "profilec.schemagen",
-    "profilec.codex_oracle",
-    "profilec.difftest",
+    "harness",
     "profilec.cli.check_cmd",
     "profilec.cli.canary_cmd",
     "profilec.cli.audit_cmd",
@@ -46,13 +46,10 @@ ALWAYS_FORBIDDEN = (
     "profilec.audit.report_md",
     "profilec.audit.report_html",
     "profilec.audit.launchers",
-    # Harness-only code: the e2e drivers, the prompt-input oracle, schema generation, the
-    # differential tester. `compile --format launch` renders what the e2e harness runs, never
-    # the other way round.
+    # The e2e drivers and schema generation. `compile --format launch` renders what the e2e
+    # harness runs, never the other way round.
     "profilec.e2e",
-    "profilec.codex_oracle",
     "profilec.schemagen",
-    "profilec.difftest",
 )
 #: Not for the plain formats either (only `--format bundle` writes the provenance document).
 PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.bundle")
@@ -126,7 +123,7 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "line", "caught"),
     [
-        ("compiler/pipeline.py", "import profilec.codex_oracle", "profilec.codex_oracle"),
+        ("compiler/pipeline.py", "import harness.codex_oracle", "harness"),
         ("compiler/cli/__init__.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/cli/__init__.py", "import docker", "docker"),
         ("compiler/cli/__init__.py", "import rich.console", "rich"),
@@ -152,7 +149,7 @@ def test_an_import_added_back_is_caught(
     root = tmp_path / "copy"
     shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True)
     (root / "profilec").symlink_to("compiler")
-    for data in ("profiles", "schemas", "canaries"):
+    for data in ("profiles", "schemas", "canaries", "harness"):
         shutil.copytree(REPO / data, root / data)
     path = root / module
     text = path.read_text()

@@ -1,4 +1,4 @@
-"""`python3 -m profilec.difftest`: run the differential tester against the real Codex."""
+"""`python3 -m harness.difftest`: run the differential tester against the real Codex."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import argparse
 import shutil
 import sys
 
-from ..settings import codex_binary, codex_version
+from profilec.settings import codex_binary, codex_version
+
 from .compare import (
     cases_for,
     default_workdir,
@@ -24,7 +25,7 @@ from .run import predict
 
 def main(argv: list[str] | None = None) -> int:
     """Parse, run, print the table and disagreements; exit 1 on any UNSAFE probe."""
-    ap = argparse.ArgumentParser(prog="python3 -m profilec.difftest")
+    ap = argparse.ArgumentParser(prog="python3 -m harness.difftest")
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--case", help="replay one case: SEED:INDEX")

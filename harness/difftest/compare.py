@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..evaluate import EvalContext, FsSnapshot
+from profilec.evaluate import EvalContext, FsSnapshot
+
 from .gen import Case, make_case
 from .refusals import refusal_class, refusal_table
 from .run import (
@@ -230,7 +231,8 @@ def policy_predictor(
 
     This is what `check` proved before the enforcement model; the tester must catch it.
     """
-    from ..evaluate import EvaluationError, resolve
+    from profilec.evaluate import EvaluationError, resolve
+
     from .gen import PROFILE_ID
 
     try:
@@ -248,7 +250,7 @@ def policy_predictor(
 def default_workdir() -> Path:
     """Scratch for trees and CODEX_HOME: never under /tmp (Codex refuses its helper there)."""
     env = os.environ.get("PROFILEC_DIFFTEST_DIR")
-    from ..settings import cache_dir
+    from profilec.settings import cache_dir
 
     # Canonical: a tree reached through a symlinked ancestor (a linked ~/.cache) makes bwrap
     # refuse its writable roots ("Can't mkdir parents for ...: No such file or directory").

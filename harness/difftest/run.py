@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..codex_oracle import toml_inline
-from ..evaluate import (
+from harness.codex_oracle import toml_inline
+from profilec.evaluate import (
     EvalContext,
     EvaluationError,
     FsKind,
@@ -28,7 +28,8 @@ from ..evaluate import (
     enforce,
     resolve,
 )
-from ..procs import end_processes, session_members, start_time
+from profilec.procs import end_processes, session_members, start_time
+
 from .gen import PROFILE_ID, Case, Probe
 
 Outcome = Literal["allow", "deny"]
@@ -107,7 +108,7 @@ def snapshot(base: Path) -> FsSnapshot:
     for root, dnames, fnames in os.walk(b):
         for name in dnames + fnames:
             note(posixpath.join(root, name))
-    from ..evaluate import LiveFs
+    from profilec.evaluate import LiveFs
 
     return FsSnapshot(kinds, links, scope=b, outside=LiveFs())
 
@@ -129,7 +130,7 @@ def predict(
         eff = resolve(perms, PROFILE_ID, ctx)
     except EvaluationError as exc:
         return True, {p.idx: "deny" for p in case.probes}, f"config: {exc.message}"
-    from ..settings import codex_version
+    from profilec.settings import codex_version
 
     enf = enforce(eff, fs, codex_version=codex_version())
     out: dict[int, Outcome] = {}
@@ -150,7 +151,7 @@ def predict(
 
 
 def _follows_to_file(fs: FsSnapshot, spelled: str) -> bool:
-    from ..evaluate import resolve_path
+    from profilec.evaluate import resolve_path
 
     return fs.kind(resolve_path(fs, spelled).real) in ("file", "other")
 

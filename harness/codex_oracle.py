@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .procs import end_processes, session_members, start_time
+from profilec.procs import end_processes, session_members, start_time
 
 OracleKind = Literal["path", "special", "glob"]
 
