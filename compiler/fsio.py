@@ -1,4 +1,5 @@
-"""Atomic output: write to a temp file in the target directory, fsync, rename."""
+"""File I/O at the edge: the one reader of input files (one clear line on any error) and atomic
+output (write to a temp file in the target directory, fsync, rename)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,26 @@ import os
 import stat
 import tempfile
 
-from .errors import OutputError
+from .errors import InputError, OutputError
+
+
+def read_input(
+    path: str,
+    what: str | None = None,
+    *,
+    error: type[InputError] = InputError,
+    limit: int | None = None,
+) -> bytes:
+    """The bytes of one input file (at most `limit`), or `error` with one clear line: "<what>
+    does not exist" / "cannot read <what>: <reason>" ("file ..." without `what`)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except FileNotFoundError:
+        raise error(f"{what or 'file'} does not exist", where=path) from None
+    except OSError as exc:
+        name = f" {what}" if what else ""
+        raise error(f"cannot read{name}: {exc.strerror or exc}", where=path) from None
 
 
 def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:

@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, PolicyError
+from .errors import PolicyError
+from .fsio import read_input
 
 if TYPE_CHECKING:
     from .models import RootsManifest
@@ -34,16 +35,6 @@ class InputFile:
     path: str
     data: bytes
     sha256: str
-
-
-def _plain_read(path: str, *, limit: int | None, error: type[InputError]) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read() if limit is None else fh.read(limit)
-    except FileNotFoundError:
-        raise error("file does not exist", where=path) from None
-    except OSError as exc:
-        raise error(f"cannot read: {exc.strerror}", where=path) from None
 
 
 #: Where an error in a session config given as data points.
@@ -91,11 +82,11 @@ class Inputs:
 
     def policy_file(self, path: str) -> InputFile:
         """A reviewed policy file (profiles/): no trust check, a policy error when unreadable."""
-        return self._file(path, lambda p: _plain_read(p, limit=None, error=PolicyError))
+        return self._file(path, lambda p: read_input(p, error=PolicyError))
 
     def untrusted(self, path: str, limit: int) -> InputFile:
         """Agent-supplied input (the session config): at most `limit` bytes are read."""
-        return self._file(path, lambda p: _plain_read(p, limit=limit, error=InputError))
+        return self._file(path, lambda p: read_input(p, limit=limit))
 
     @property
     def profiles_dir(self) -> str:

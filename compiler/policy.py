@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .codex import SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
 from .errors import PolicyError
+from .fsio import read_input
 from .models import ACP_MODES
 from .roots import parse_toml, validation_message
 
@@ -46,13 +47,7 @@ def default_profiles_dir() -> str:
 
 
 def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        raise PolicyError("file does not exist", where=path) from None
-    except OSError as exc:
-        raise PolicyError(f"cannot read: {exc.strerror}", where=path) from None
+    return read_input(path, error=PolicyError)
 
 
 def _check_key(key: str, value: object, where: str) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import InputError, PolicyError
+from .fsio import read_input
 
 StripClass = Literal[
     "runs-program",
@@ -274,12 +275,7 @@ def load_allowlist(profiles_dir: str | None = None) -> AllowList:
     from .policy import default_profiles_dir
 
     path = os.path.join(profiles_dir or default_profiles_dir(), ALLOWLIST_FILE)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise PolicyError(f"cannot read: {exc.strerror or exc}", where=path) from None
-    return allowlist_from_bytes(raw, where=path)
+    return allowlist_from_bytes(read_input(path, error=PolicyError), where=path)
 
 
 def allowlist_from_bytes(raw: bytes, *, where: str) -> AllowList:
@@ -440,20 +436,3 @@ def parse_session_bytes(raw: bytes, *, where: str) -> dict[str, Any]:
         raise InputError("session config must be a JSON object", where=where)
     _check_shape(data, where)
     return data
-
-
-def read_session_json(path: str) -> dict[str, Any]:
-    """Read and parse a session config file (bounded; nothing past MAX_BYTES is read)."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read session config: {exc.strerror}", where=path) from None
-    return parse_session_bytes(raw, where=path)
-
-
-def load_session_config(
-    path: str, profiles_dir: str | None = None
-) -> tuple[dict[str, Any], tuple[Stripped, ...]]:
-    """Read and sanitize an agent-supplied session config file (JSON object)."""
-    return sanitize(read_session_json(path), profiles_dir)

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from ..errors import InputError
+from ..fsio import read_input
 from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..pipeline import compile_inputs
@@ -47,13 +48,7 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
 
 def read_json(path: str, what: str) -> dict[str, Any]:
     """A JSON object from `path`, one clear line on any error."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{what} does not exist", where=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror}", where=path) from None
+    raw = read_input(path, what)
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..errors import InputError
 from ..evaluate import merge
+from ..fsio import read_input
 
 Origin = Literal["config-toml", "cli-override", "session"]
 
@@ -78,13 +79,7 @@ class ConfigStack:
 
 def read_text(path: str, what: str) -> str:
     """A UTF-8 input file, read once; one clear line on any error."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{what} does not exist", where=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror}", where=path) from None
+    raw = read_input(path, what)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
