@@ -5,7 +5,7 @@ The flags become a CheckRequest; compiler/commands/check.py runs it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,6 +29,9 @@ from .options import (
     UserHomeOpt,
     WorkspaceOpt,
 )
+
+if TYPE_CHECKING:
+    from ..commands.check import CheckOutcome
 
 AcpJsonOpt = Annotated[
     Path | None,
@@ -120,8 +123,13 @@ def check_command(
 
     outcome = run(request_of(CheckRequest, ctx.params), progress)
     show(outcome, out)
+    _job_summary(fmt, outcome)
+    return exit_with(outcome)
+
+
+def _job_summary(fmt: str, outcome: CheckOutcome) -> None:
+    """`--format github` also appends the job summary to $GITHUB_STEP_SUMMARY."""
     if fmt == "github" and outcome.report is not None:
         from ..report.github import write_step_summary
 
         write_step_summary(outcome.report)
-    return exit_with(outcome)
