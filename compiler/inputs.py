@@ -46,6 +46,16 @@ def _plain_read(path: str, *, limit: int | None, error: type[InputError]) -> byt
         raise error(f"cannot read: {exc.strerror}", where=path) from None
 
 
+def _named_read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise InputError(f"{what} does not exist", where=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror}", where=path) from None
+
+
 #: Where an error in a session config given as data points.
 SESSION_DATA = "<session config data>"
 
@@ -96,6 +106,12 @@ class Inputs:
     def untrusted(self, path: str, limit: int) -> InputFile:
         """Agent-supplied input (the session config): at most `limit` bytes are read."""
         return self._file(path, lambda p: _plain_read(p, limit=limit, error=InputError))
+
+    def project_file(self, path: str, what: str) -> InputFile:
+        """A file of the project being checked (its waivers file, a `--baseline` report): read
+        plainly, an InputError naming `what` when unreadable. No trust check: such a file can
+        only waive or excuse findings of the run that reads it, never widen a profile."""
+        return self._file(path, lambda p: _named_read(p, what))
 
     @property
     def profiles_dir(self) -> str:

@@ -54,6 +54,11 @@ def read_json(path: str, what: str) -> dict[str, Any]:
         raise InputError(f"{what} does not exist", where=path) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror}", where=path) from None
+    return json_object(raw, path, what)
+
+
+def json_object(raw: bytes, path: str, what: str) -> dict[str, Any]:
+    """The JSON object `raw` holds (read from `path`), one clear line on any error."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -93,7 +93,7 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         canary=canary_doc,
         extra=[*extra, *_launcher_findings(request)],
     )
-    report = triage(report, inputs.stack, request)
+    report = triage(report, inputs.stack, request, edge)
     return _outcome(request, report, render(request.fmt, report), mismatch_only)
 
 
@@ -273,8 +273,9 @@ def _launcher_findings(request: CheckRequest) -> list[CheckFinding]:
     return out
 
 
-def triage(report: CheckReport, stack: Any, request: CheckRequest) -> CheckReport:
-    """Locate and group findings by cause, then apply --ignore, project waivers, --baseline."""
+def triage(report: CheckReport, stack: Any, request: CheckRequest, edge: Inputs) -> CheckReport:
+    """Locate and group findings by cause, then apply --ignore, the project's waivers and
+    --baseline (both files read through the run's edge)."""
     from datetime import UTC, datetime
 
     from ..check.triage import apply_waivers, locate, regroup
@@ -290,16 +291,22 @@ def triage(report: CheckReport, stack: Any, request: CheckRequest) -> CheckRepor
         report = regroup(report, stack)
     else:
         report = report.model_copy(update={"findings": tuple(locate(report.findings, stack))})
+
+    def read(path: str) -> bytes:
+        return edge.project_file(path, "project config").data
+
     waivers = ignore_waivers(request.ignore)
     if request.project_config is not None:
         where = str(request.project_config)
-        waivers += parse_waivers(load_config(where), where)
+        waivers += parse_waivers(load_config(where, read(where)), where)
     elif not request.no_project_config:
-        found = find_config(os.getcwd())
+        found = find_config(os.getcwd(), read)
         if found is not None:
             waivers += parse_waivers(found[1], found[0])
     baseline = str(request.baseline) if request.baseline is not None else None
-    base = load_baseline(baseline) if baseline is not None else None
+    base = None
+    if baseline is not None:
+        base = load_baseline(baseline, edge.project_file(baseline, "baseline").data)
     if not waivers and base is None:
         return report
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
