@@ -27,7 +27,8 @@ FormatOpt = Annotated[
     str,
     typer.Option(
         "--format",
-        help="toml | overrides | acp-json | session-config | bundle | codex-home | launch",
+        help="toml | overrides | acp-json | session-config | bundle | launch | codex-home "
+        "(--out is the directory it writes)",
         metavar="FORMAT",
     ),
 ]

@@ -152,8 +152,7 @@ OutOpt = Annotated[
     Path | None,
     typer.Option(
         "--out",
-        help="Output file, written atomically; - or none: stdout "
-        "(compile --format codex-home: the directory).",
+        help="Output file, written atomically; - or none: stdout.",
         metavar="FILE",
     ),
 ]

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
-from . import CompileFlags, Outcome, Progress, no_progress
-from .diff import check_format
+from . import CompileFlags, Outcome, Progress, check_format, no_progress
 
 if TYPE_CHECKING:
     from ..audit.launchers import LauncherSection

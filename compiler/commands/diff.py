@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
-from . import Outcome
+from ..errors import EXIT_CLEAN, EXIT_FOUND
+from . import Outcome, check_format
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,12 +19,6 @@ class DiffRequest:
     workspace_root: tuple[str, ...] = ()
     mode_map: Path | None = None
     fmt: str = "text"
-
-
-def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    """A UsageError unless `fmt` is one of `allowed`."""
-    if fmt not in allowed:
-        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(allowed)}")
 
 
 def run(request: DiffRequest) -> Outcome:

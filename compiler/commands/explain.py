@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from . import CompileFlags, Outcome, absolute
-from .diff import check_format
+from . import CompileFlags, Outcome, absolute, check_format
 
 if TYPE_CHECKING:
     from ..audit.models import Explanation
