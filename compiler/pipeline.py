@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .compile import PLACEHOLDER_CWD, compile_bundle
@@ -29,7 +29,7 @@ from .roots import (
 from .session import untrusted_project_paths
 
 if TYPE_CHECKING:
-    from .models import ResolvedHome, ResolvedRoot
+    from .models import ResolvedHome, ResolvedRoot, RootSpec
 
 
 #: The agent's session config given as data: a mapping (the parsed CODEX_CONFIG object), or its
@@ -268,7 +268,10 @@ def load_and_compile(
 
 
 def resolve_layout(
-    inputs: Inputs, *, foreign: Any = None, skipped: list[Any] | None = None
+    inputs: Inputs,
+    *,
+    foreign: Callable[[RootSpec], bool] | None = None,
+    skipped: list[RootSpec] | None = None,
 ) -> tuple[tuple[str, ...], tuple[ResolvedRoot, ...], str | None]:
     """The root resolution of one run: (the workspace roots' canonical spellings, every root
     resolved under both spellings of each workspace root, the CODEX_HOME path: `--codex-home`,
