@@ -14,11 +14,18 @@
     ├── LockDriftError                (exit 9) recompiled bundle differs from the lock; watch drift
     └── SandboxRefusesError           (exit 10) the sandbox would not start a compiled profile
 
-Exit code 1 is reserved for "check ran and found findings at or above --fail-on"; it is not an
-exception class because findings are data, not failures of the tool.
+Exit code 1 (EXIT_FOUND) is reserved for "the command ran and found what it looks for":
+findings at or above --fail-on, a widening diff, an audit that says FAIL, a failed canary probe,
+a catalog disagreement. It is not an exception class because findings are data, not failures
+of the tool.
 """
 
 from __future__ import annotations
+
+#: The command ran and found nothing at or above its threshold.
+EXIT_CLEAN = 0
+#: The command ran and found what it looks for (see above); the run's outcome says so.
+EXIT_FOUND = 1
 
 
 class ProfilecError(Exception):
@@ -106,8 +113,8 @@ class SandboxRefusesError(ProfilecError):
 
 #: The exit-code table the README documents (kept here so a test can compare them).
 EXIT_CODES: dict[int, str] = {
-    0: "clean: compiled, or check found nothing at or above --fail-on",
-    1: "check found findings at or above --fail-on",
+    EXIT_CLEAN: "clean: compiled, or check found nothing at or above --fail-on",
+    EXIT_FOUND: "check found findings at or above --fail-on",
     2: "usage or input error (bad flag, malformed TOML/JSON, schema violation, bad path, policy)",
     3: "a daemon-owned input failed the trust check (owner, mode, symlink, writable parent)",
     4: "a root's link chain is a loop, too long, dangling, or crosses a non-directory",

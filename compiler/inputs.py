@@ -88,6 +88,12 @@ class Inputs:
         """Agent-supplied input (the session config): at most `limit` bytes are read."""
         return self._file(path, lambda p: read_input(p, limit=limit))
 
+    def project_file(self, path: str, what: str) -> InputFile:
+        """A file of the project being checked (its waivers file, a `--baseline` report): read
+        plainly, an InputError naming `what` when unreadable. No trust check: such a file can
+        only waive or excuse findings of the run that reads it, never widen a profile."""
+        return self._file(path, lambda p: read_input(p, what))
+
     @property
     def profiles_dir(self) -> str:
         """The policy directory: `--profiles`, else the shipped one."""

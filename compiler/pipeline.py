@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .compile import compile_bundle
@@ -30,7 +30,7 @@ from .roots import (
 from .session import untrusted_project_paths
 
 if TYPE_CHECKING:
-    from .models import ResolvedHome, ResolvedRoot
+    from .models import ResolvedHome, ResolvedRoot, RootSpec
 
 
 #: The agent's session config given as data: a mapping (the parsed CODEX_CONFIG object), or its
@@ -268,6 +268,23 @@ def load_and_compile(
     )
 
 
+def resolve_layout(
+    inputs: Inputs,
+    *,
+    foreign: Callable[[RootSpec], bool] | None = None,
+    skipped: list[RootSpec] | None = None,
+) -> tuple[tuple[str, ...], tuple[ResolvedRoot, ...], str | None]:
+    """The root resolution of one run: (the workspace roots' canonical spellings, every root
+    resolved under both spellings of each workspace root, the CODEX_HOME path: `--codex-home`,
+    else the directory holding the codex root, else None). `foreign` and `skipped` as in
+    roots.resolve_roots."""
+    ws = inputs.workspace_roots
+    canonical_ws = resolve_workspace_roots(ws)
+    check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
+    roots = resolve_roots(inputs.manifest(), check_ws, foreign=foreign, skipped=skipped)
+    return canonical_ws, roots, inputs.codex_home or default_codex_home(roots)
+
+
 def _run_as(uid: int | None) -> int | None:
     if uid is not None and uid < 0:
         raise UsageError(f"--run-as {uid}: a uid is 0 or more")
@@ -288,13 +305,10 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
     policy = inputs.policy()
     ws = inputs.workspace_roots
     check_launch_dirs(ws, inputs.tmpdir)  # a misspelled one would compile silently
-    canonical_ws = resolve_workspace_roots(ws)
-    check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
     skipped: list[Any] = []
-    roots = resolve_roots(
-        manifest, check_ws, foreign=foreign_spec(inputs.codex_home, manifest), skipped=skipped
+    canonical_ws, roots, home_path = resolve_layout(
+        inputs, foreign=foreign_spec(inputs.codex_home, manifest), skipped=skipped
     )
-    home_path = inputs.codex_home or default_codex_home(roots)
     if home_path is None:
         raise UsageError(
             "no private CODEX_HOME: pass --codex-home (or declare the login as a root with "

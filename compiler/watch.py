@@ -115,6 +115,8 @@ def observe(path: str) -> Seen:
     if stat.S_ISLNK(mode):
         try:
             value = os.readlink(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return Seen("missing")  # removed between the lstat and the readlink
         except OSError:
             value = None
         return Seen("link", st.st_dev, st.st_ino, st.st_nlink, value)

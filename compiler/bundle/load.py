@@ -48,7 +48,11 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
 
 def read_json(path: str, what: str) -> dict[str, Any]:
     """A JSON object from `path`, one clear line on any error."""
-    raw = read_input(path, what)
+    return json_object(read_input(path, what), path, what)
+
+
+def json_object(raw: bytes, path: str, what: str) -> dict[str, Any]:
+    """The JSON object `raw` holds (read from `path`), one clear line on any error."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InputError, UsageError
@@ -54,15 +54,16 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
-    """(path, the profilec table) of the nearest project config at or above `start`."""
+def find_config(start: str, read: Callable[[str], bytes]) -> tuple[str, dict[str, Any]] | None:
+    """(path, the profilec table) of the nearest project config at or above `start`; `read`
+    gives a file's bytes (the run's inputs.Inputs.project_file)."""
     d = os.path.abspath(start)
     while True:
         for name in CONFIG_NAMES:
             path = os.path.join(d, name)
             if not os.path.isfile(path):
                 continue
-            data = _read_toml(path)
+            data = _parse_toml(read(path), path)
             if name == "profilec.toml":
                 return path, data
             tool = data.get("tool")
@@ -74,19 +75,16 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
         d = parent
 
 
-def _read_toml(path: str) -> dict[str, Any]:
+def _parse_toml(raw: bytes, path: str) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read project config: {exc.strerror}", where=path) from None
-    except tomllib.TOMLDecodeError as exc:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"project config is not valid TOML: {exc}", where=path) from None
 
 
-def load_config(path: str) -> dict[str, Any]:
-    """The profilec table of a named project config file (`--project-config`)."""
-    data = _read_toml(path)
+def load_config(path: str, raw: bytes) -> dict[str, Any]:
+    """The profilec table of a named project config file (`--project-config`) as read."""
+    data = _parse_toml(raw, path)
     if os.path.basename(path) == "pyproject.toml":
         tool = data.get("tool")
         inner = tool.get("profilec") if isinstance(tool, dict) else None
@@ -160,13 +158,14 @@ def ignore_waivers(rules: Sequence[str]) -> list[Waiver]:
     return out
 
 
-def load_baseline(path: str) -> set[str]:
-    """Fingerprints of the unwaived findings of a previous `check --format json` report."""
-    from ..bundle.load import read_json
+def load_baseline(path: str, raw: bytes) -> set[str]:
+    """Fingerprints of the unwaived findings of a previous `check --format json` report, as
+    read from `path`."""
+    from ..bundle.load import json_object
     from .result import CheckReport
     from .triage import fingerprint
 
-    doc = read_json(path, "baseline")
+    doc = json_object(raw, path, "baseline")
     if doc.get("tool") != "profilec" or not isinstance(doc.get("findings"), list):
         raise InputError("baseline is not a `profilec check --format json` report", where=path)
     try:

@@ -38,6 +38,16 @@ ALWAYS_FORBIDDEN = (
     "profilec.cli.plan_cmd",
     "profilec.cli.e2e_cmd",
     "profilec.cli.watch_cmd",
+    # The runs of the other commands (compiler/commands/): compile loads only its own.
+    "profilec.commands.check",
+    "profilec.commands.canary",
+    "profilec.commands.audit",
+    "profilec.commands.lock",
+    "profilec.commands.diff",
+    "profilec.commands.explain",
+    "profilec.commands.plan",
+    "profilec.commands.e2e",
+    "profilec.commands.watch",
     "profilec.report",
     "profilec.canary",
     "profilec.check",
@@ -133,6 +143,11 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
         ("compiler/pipeline.py", "import profilec.check", "profilec.check"),
         ("compiler/cli/compile_cmd.py", "import profilec.canary", "profilec.canary"),
         ("compiler/cli/compile_cmd.py", "import profilec.cli.e2e_cmd", "profilec.cli.e2e_cmd"),
+        (
+            "compiler/commands/compile.py",
+            "import profilec.commands.check",
+            "profilec.commands.check",
+        ),
         ("compiler/pipeline.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/pipeline.py", "import profilec.bundle.document", "profilec.bundle"),
         (

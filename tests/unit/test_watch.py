@@ -14,10 +14,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from profilec.api import load_and_compile
 from profilec.models import CompiledBundle
 from profilec.watch import DEFAULT_INTERVAL, Drift, Watcher, run, watch_bundle
+
 from tests.helpers import Layout, make_layout, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -387,3 +387,23 @@ def test_cli_usage_errors_are_one_line_exit_2(
     assert main(["watch", *args]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+def test_a_link_removed_between_lstat_and_readlink_is_missing_not_retargeted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a loaded machine hits: `observe` lstats the link, the link is deleted, then
+    readlink fails. That is a removal (`missing`), never a link re-pointed to nothing."""
+    import profilec.watch as watch_mod
+
+    link = tmp_path / "auth.json"
+    link.symlink_to("target")
+    assert watch_mod.observe(str(link)).kind == "link"
+    real_readlink = os.readlink
+
+    def racing_readlink(path: str) -> str:
+        os.unlink(path)  # the removal lands between the two calls
+        return real_readlink(path)
+
+    monkeypatch.setattr(watch_mod.os, "readlink", racing_readlink)
+    assert watch_mod.observe(str(link)).kind == "missing"

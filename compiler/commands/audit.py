@@ -1,0 +1,148 @@
+"""`profilec audit`: the request and its run (one self-contained reviewer report)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
+from . import CompileFlags, Outcome, Progress, check_format, no_progress
+
+if TYPE_CHECKING:
+    from ..audit.launchers import LauncherSection
+    from ..audit.models import DiffReport
+    from ..audit.report import AuditReport
+    from ..inputs import Inputs
+    from ..models import CompiledBundle
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRequest(CompileFlags):
+    """The flags of one `profilec audit` run."""
+
+    bundle: Path | None = None
+    canary_json: Path | None = None
+    canary: bool = False
+    e2e_matrix: Path | None = None
+    now: str | None = None
+    fmt: str = "md"
+    fail_on: str = "error"
+    lock: Path | None = None
+
+
+def bundle_or_compile(
+    bundle: Path | None, inp: Inputs | None
+) -> tuple[CompiledBundle, dict[str, Any], bool]:
+    """(bundle, document, live): read from `bundle`, else compiled from `inp` just now (live)."""
+    from ..bundle.load import compile_document, load_bundle
+
+    if bundle is not None:
+        b, doc = load_bundle(str(bundle))
+        return b, doc, False
+    assert inp is not None
+    b, doc = compile_document(inp)
+    return b, doc, True
+
+
+def _validate(request: AuditRequest) -> None:
+    from ..check.result import SEVERITY_RANK
+
+    check_format(request.fmt, ("md", "html"))
+    if request.fail_on not in SEVERITY_RANK:
+        raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
+    if request.canary and request.canary_json:
+        raise UsageError("give --canary or --canary-json, not both")
+    if request.canary and request.bundle:
+        raise UsageError("--canary probes a fresh compile; drop --bundle")
+    if request.bundle and (request.vouched_mcp or request.tmpdir or request.home):
+        raise UsageError("--vouched-mcp, --tmpdir and --home go with --roots; drop --bundle")
+
+
+def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
+    """The report as Markdown or HTML; exit 1 when its verdict is FAIL."""
+    from ..audit.report import build_report, load_canary_json, report_time
+
+    _validate(request)
+    inp = None if request.bundle else request.inputs()
+    launchers = _launchers(request)
+    b, doc, _ = bundle_or_compile(request.bundle, inp)
+    binding = None
+    canary_doc = load_canary_json(str(request.canary_json)) if request.canary_json else None
+    if canary_doc is not None:
+        from ..audit.evidence import verify
+
+        # Refused for another bundle; stale when an input changed after the run finished.
+        files = _input_files(request.bundle, inp)
+        binding = verify(canary_doc, doc, str(request.canary_json), files)
+    if request.canary:
+        from .canary import probe_findings
+
+        canary_doc, _, _ = probe_findings(b, progress)
+    changes = _changes(request.lock, b, doc)
+    rep = build_report(
+        b,
+        doc,
+        canary=canary_doc,
+        now=report_time(request.now),
+        launchers=launchers,
+        binding=binding,
+        fail_on=request.fail_on,
+        changes=changes,
+    )
+    text = _render(request.fmt, rep)
+    assert rep.verdict is not None
+    if rep.verdict.passed:
+        return Outcome(text=text, exit_code=EXIT_CLEAN)
+    n = len(rep.verdict.failing)
+    line = f"profilec: audit: FAIL: {n} items at or above {request.fail_on}\n"
+    return Outcome(text=text, exit_code=EXIT_FOUND, stderr=line)
+
+
+def _launchers(request: AuditRequest) -> LauncherSection | None:
+    """The launchers section from --e2e-matrix (None without it)."""
+    if request.e2e_matrix is None:
+        return None
+    from ..audit.launchers import launcher_section, load_e2e_matrix
+    from ..emit.launch import load_catalog
+
+    profiles = str(request.profiles) if request.profiles else None
+    return launcher_section(load_e2e_matrix(str(request.e2e_matrix)), load_catalog(profiles))
+
+
+def _changes(lock: Path | None, b: CompiledBundle, doc: dict[str, Any]) -> DiffReport | None:
+    """What changed since the approved --lock (None without it)."""
+    if lock is None:
+        return None
+    from ..audit.diff import diff_bundles
+    from ..bundle.load import load_bundle
+
+    old_b, old_doc = load_bundle(str(lock))
+    return diff_bundles(
+        old_b,
+        b,
+        old_name=str(lock),
+        new_name="audited bundle",
+        old_hash=str(old_doc.get("content_hash")),
+        new_hash=str(doc.get("content_hash")),
+    )
+
+
+def _render(fmt: str, rep: AuditReport) -> str:
+    if fmt == "html":
+        from ..audit.report_html import render_html
+
+        return render_html(rep)
+    from ..audit.report_md import render_md
+
+    return render_md(rep)
+
+
+def _input_files(bundle: Path | None, inp: Inputs | None) -> list[str]:
+    """The files the audited bundle came from (evidence older than any of them is stale)."""
+    if bundle is not None:
+        return [str(bundle)]
+    assert inp is not None
+    # The shipped policy is part of the profilec version the evidence names, not an input.
+    files = (inp.roots, inp.profiles, inp.session_config, inp.vouched_mcp, inp.plan_layout)
+    return [f for f in files if f]

@@ -1,0 +1,101 @@
+"""`profilec canary`: the request and its run; and the canary step of `check --canary` and
+`audit --canary` (`probe_findings`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    EXIT_CLEAN,
+    EXIT_FOUND,
+    CanaryMismatchError,
+    EnvironmentMissingError,
+    UsageError,
+)
+from . import CompileFlags, Outcome, Progress, no_progress
+
+if TYPE_CHECKING:
+    from ..check.result import CheckFinding
+    from ..models import CompiledBundle
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryRequest(CompileFlags):
+    """The flags of one `profilec canary` run."""
+
+    fmt: str = "text"
+    parent: bool = True
+
+
+def _codex_binary(what: str) -> Path:
+    """The pinned codex binary, or an EnvironmentMissingError (exit 7)."""
+    from ..settings import codex_binary, codex_version
+
+    binary = codex_binary()
+    if binary is None or not binary.is_file():
+        raise EnvironmentMissingError(
+            f"{what}pinned codex {codex_version()} is not installed", hint="run .ci/tools.sh"
+        )
+    return binary
+
+
+def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
+    """Compile, probe every mode (and the parent's roads with `parent`): exit 0 when every
+    probe passes, 1 when one failed, a CanaryMismatchError (exit 8) when only the static
+    prediction was wrong; the report as text or as JSON bound to the bundle it probed."""
+    from datetime import UTC, datetime
+
+    from ..audit.evidence import bind
+    from ..bundle.load import compile_document
+    from ..canary.run import run_canaries
+
+    if request.fmt not in ("text", "json"):
+        raise UsageError(f"unknown --format {request.fmt!r}; choose text or json")
+    bundle, doc = compile_document(request.inputs())
+    codex = _codex_binary("")
+    steps = 1 + len(bundle.profiles) * (2 if request.parent else 1)
+    with progress("canary", steps) as step:
+        report = run_canaries(bundle, codex_bin=codex, progress=step, parent_probes=request.parent)
+    if request.fmt == "json":
+        # Bound to the bundle it probed (audit --canary-json refuses it for another one).
+        bound = bind(report.to_dict(), doc, datetime.now(tz=UTC))
+        text = json.dumps(bound, indent=2, sort_keys=True) + "\n"
+    else:
+        text = report.to_text()
+    if report.passed:
+        return Outcome(text=text, exit_code=EXIT_CLEAN)
+    if report.mismatch_only:
+        mismatch = CanaryMismatchError("canary observations disagree with the static prediction")
+        return Outcome(text=text, error=mismatch)
+    return Outcome(text=text, exit_code=EXIT_FOUND)
+
+
+def probe_findings(
+    bundle: CompiledBundle, progress: Progress = no_progress
+) -> tuple[dict[str, Any], list[CheckFinding], bool]:
+    """Run the canary hook (profilec.canary.run run_canaries, found by name: a build may lack
+    it) on `bundle`: (the report, one PC022 finding per failed probe, whether a mismatch is
+    all it found). An EnvironmentMissingError (exit 7) without the runner or the codex."""
+    import importlib
+
+    from ..check.canary import canary_findings
+
+    try:
+        module = importlib.import_module("profilec.canary.run")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("profilec.canary", "profilec.canary.run"):
+            raise EnvironmentMissingError(f"--canary: the canary runner needs {exc.name}") from None
+        raise EnvironmentMissingError(
+            "--canary: compiler/canary/run.py is not in this build"
+        ) from None
+    run_canaries = getattr(module, "run_canaries", None)
+    if run_canaries is None:
+        raise EnvironmentMissingError("--canary: profilec.canary.run has no run_canaries()")
+    binary = _codex_binary("--canary: ")
+    with progress("canary", 1 + len(bundle.profiles)) as step:
+        report = run_canaries(bundle, codex_bin=binary, progress=step)
+    doc: dict[str, Any] = report.to_dict()
+    return doc, canary_findings(doc), bool(report.mismatch_only)

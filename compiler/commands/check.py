@@ -1,0 +1,337 @@
+"""`profilec check`: the request and its run.
+
+Compile what profilec compiles (or take a foreign config stack: --config, --overrides,
+--acp-json), prove every mode denies every root, lint the stack, add the canary, lock and
+launcher findings, then triage (group by cause, waivers, --baseline) and render the report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, UsageError
+from . import CompileFlags, Outcome, Progress, absolute, no_progress
+
+if TYPE_CHECKING:
+    from ..check.checker import CheckInputs
+    from ..check.configstack import Layer
+    from ..check.result import CheckFinding, CheckReport
+    from ..inputs import Inputs
+    from ..models import ResolvedRoot
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest(CompileFlags):
+    """The flags of one `profilec check` run (compiler/cli/check_cmd.py lists their help)."""
+
+    config: Path | None = None
+    overrides: Path | None = None
+    acp_json: Path | None = None
+    mode_map: Path | None = None
+    launch_requests: Path | None = None
+    launch_argv: Path | None = None
+    fmt: str = "text"
+    fail_on: str = "error"
+    canary: bool = False
+    lock: Path | None = None
+    cwd: str | None = None
+    ignore: tuple[str, ...] = ()
+    baseline: Path | None = None
+    project_config: Path | None = None
+    no_project_config: bool = False
+    group: bool = True
+
+    @property
+    def foreign(self) -> bool:
+        """A config profilec did not write is checked instead of compiling."""
+        return bool(self.config or self.overrides or self.acp_json)
+
+    @property
+    def session_file(self) -> str | None:
+        return str(self.session_config) if self.session_config else None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome(Outcome):
+    """The outcome plus the report it rendered (`--format github` also writes a job summary)."""
+
+    report: CheckReport | None = None
+
+
+def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome:
+    """Check what `request` names; the rendered report, exit 1 on findings at or above
+    --fail-on, a CanaryMismatchError when a canary mismatch is the only one, a LockDriftError
+    (the diff on stderr, no report) when the recompiled bundle differs from --lock."""
+    from ..check.checker import run_check
+    from ..report import render
+    from ..settings import codex_version
+
+    modes = _validate(request)
+    # The one edge: every input file is read once and shared by the lock check, the compile
+    # and the lints (compiler/inputs.py). --home/--tmpdir given explicitly are the launch
+    # values compile takes too; the lints fall back to the environment's.
+    edge = request.inputs()
+    if request.lock is not None:
+        drift = _lock_drift(request.lock, edge)
+        if drift is not None:
+            return drift
+    extra: list[CheckFinding] = []
+    canary_doc: dict[str, Any] | None = None
+    mismatch_only = False
+    if request.foreign:
+        inputs = _foreign(request, edge, modes)
+    else:
+        inputs, extra, canary_doc, mismatch_only = _compiled(request, edge, modes, progress)
+    inputs = _launch_context(request, edge, inputs)
+    report = run_check(
+        inputs,
+        fail_on=request.fail_on,  # type: ignore[arg-type]  # validated against SEVERITY_RANK
+        codex_version=codex_version(),
+        canary=canary_doc,
+        extra=[*extra, *_launcher_findings(request)],
+    )
+    report = triage(report, inputs.stack, request, edge)
+    return _outcome(request, report, render(request.fmt, report), mismatch_only)
+
+
+def _validate(request: CheckRequest) -> dict[str, str] | None:
+    """Refuse flags that do not go together; the --mode-map, when given, as read."""
+    from ..check.configstack import load_mode_map
+    from ..check.result import SEVERITY_RANK
+    from ..report import FORMATS
+
+    if request.fmt not in FORMATS:
+        raise UsageError(f"unknown --format {request.fmt!r}; choose one of {', '.join(FORMATS)}")
+    if request.fail_on not in SEVERITY_RANK:
+        raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
+    if request.config and request.overrides:
+        raise UsageError("give --config or --overrides, not both")
+    if request.canary and request.foreign:
+        raise UsageError(
+            "--canary probes what profilec compiles; drop --config/--overrides/--acp-json"
+        )
+    modes = load_mode_map(str(request.mode_map)) if request.mode_map else None
+    absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
+    if request.lock is not None and request.foreign:
+        raise UsageError("--lock compares what profilec compiles; drop --config/--overrides")
+    return modes
+
+
+def _lock_drift(lock: Path, edge: Inputs) -> CheckOutcome | None:
+    """Recompile the bundle from the run's inputs and compare it with the lock: None when it
+    matches, else the outcome that prints the diff and raises the LockDriftError."""
+    from ..audit.drift import verify
+
+    drift = verify(str(lock), edge)
+    if drift is None:
+        return None
+    return CheckOutcome(stderr=drift.report, error=drift.error)
+
+
+def _policy_modes(edge: Inputs) -> dict[str, str]:
+    return {m: e.profile_id for m, e in edge.policy().mode_map.modes.items()}
+
+
+def _compiled(
+    request: CheckRequest, edge: Inputs, modes: dict[str, str] | None, progress: Progress
+) -> tuple[CheckInputs, list[CheckFinding], dict[str, Any] | None, bool]:
+    """What profilec compiles: (check inputs, canary and lock findings, canary report,
+    whether a canary mismatch is all the canary found)."""
+    from ..check.checker import from_bundle
+    from ..pipeline import compile_inputs
+
+    bundle = compile_inputs(edge)
+    session_raw = edge.session_raw()  # bounded: untrusted; the bytes compile sanitized
+    home_layer = _home_config_layer(
+        bundle.codex_home.canonical if bundle.codex_home else None, bundle.roots
+    )
+    inputs = from_bundle(
+        bundle,
+        modes if modes is not None else _policy_modes(edge),
+        manifest_file=edge.roots,
+        session_raw=session_raw,
+        session_file=request.session_file,
+        extra_layers=[home_layer] if home_layer else [],
+    )
+    extra: list[CheckFinding] = []
+    canary_doc: dict[str, Any] | None = None
+    mismatch_only = False
+    if request.canary:
+        from .canary import probe_findings
+
+        canary_doc, extra, mismatch_only = probe_findings(bundle, progress)
+    if request.lock is not None:
+        from ..check.parent_layers import lock_findings
+
+        extra = [*extra, *lock_findings(bundle, str(request.lock))]
+    return inputs, extra, canary_doc, mismatch_only
+
+
+def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) -> CheckInputs:
+    """A config stack profilec did not write, over the roots resolved as compile resolves
+    them (pipeline.resolve_layout) and held to the same trusted base (PC025)."""
+    from ..check.checker import CheckInputs
+    from ..check.configstack import ConfigStack, load_acp_json, load_session
+    from ..pipeline import resolve_layout, trusted_paths
+    from ..roots import resolve_home
+    from ..session import MAX_BYTES
+
+    canonical_ws, resolved, home_path = resolve_layout(edge)
+    home = resolve_home(home_path) if home_path else None
+    home_layer = _home_config_layer(home.canonical if home else None, resolved)
+    layers = _foreign_layers(request, home_layer)
+    if request.acp_json:
+        acp_layer, acp_modes = load_acp_json(str(request.acp_json))
+        layers.append(acp_layer)
+        modes = acp_modes if modes is None else modes
+    session_raw: dict[str, Any] | None = None
+    sfile = request.session_file
+    if sfile:
+        session, session_raw = load_session(sfile, edge.untrusted(sfile, MAX_BYTES + 1).data)
+        layers.append(session)
+    return CheckInputs(
+        stack=ConfigStack(tuple(layers)),
+        mode_map=modes if modes is not None else _policy_modes(edge),
+        roots=resolved,
+        workspace_roots=request.workspace_root,
+        codex_home=home.canonical if home else None,
+        codex_home_holders=home.holder_dirs if home else (),
+        session_raw=session_raw,
+        session_file=sfile,
+        manifest_file=edge.roots,
+        home=os.environ.get("HOME"),
+        tmpdir=os.environ.get("TMPDIR"),
+        trusted_base=trusted_paths(edge, canonical_ws, edge.home),
+    )
+
+
+def _foreign_layers(request: CheckRequest, home_layer: Layer | None) -> list[Layer]:
+    """--config (else CODEX_HOME/config.toml), then --overrides."""
+    from ..check.configstack import load_config_toml, load_overrides
+
+    layers: list[Layer] = []
+    if request.config:
+        layers.append(load_config_toml(str(request.config)))
+    elif home_layer:
+        layers.append(home_layer)
+    if request.overrides:
+        layers.append(load_overrides(str(request.overrides)))
+    return layers
+
+
+def _home_config_layer(home: str | None, roots: tuple[ResolvedRoot, ...]) -> Layer | None:
+    """CODEX_HOME/config.toml as the lowest layer, when it is a regular file (lstat) and no root."""
+    import stat
+
+    from ..check.configstack import load_config_toml
+
+    if home is None:
+        return None
+    path = os.path.join(home, "config.toml")
+    protected = {s for r in roots for s in (*r.spellings, r.target)}
+    if path in protected:
+        return None  # never read a protected path, whatever it is called
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return load_config_toml(path, name="CODEX_HOME config.toml")
+
+
+def _launch_context(request: CheckRequest, edge: Inputs, inputs: CheckInputs) -> CheckInputs:
+    """The session's cwd, HOME and TMPDIR (the flags, else the environment's), the policy's
+    session allow-list when there is a session config, the reviewed parent policy (PC046)."""
+    parent = edge.policy().parent
+    return replace(
+        inputs,
+        cwd=request.cwd,
+        home=request.home if request.home is not None else os.environ.get("HOME"),
+        tmpdir=request.tmpdir if request.tmpdir is not None else os.environ.get("TMPDIR"),
+        allowlist=edge.allowlist() if inputs.session_raw is not None else None,
+        parent=tuple(parent.settings) if parent else (),
+    )
+
+
+def _launcher_findings(request: CheckRequest) -> list[CheckFinding]:
+    """PC048/PC049 from --launch-argv, PC023 from --launch-requests."""
+    out: list[CheckFinding] = []
+    if request.launch_argv:
+        from ..check.launcher import argv_findings, load_launch_argv
+
+        afile = str(request.launch_argv)
+        out += argv_findings(load_launch_argv(afile), file=afile)
+    if request.launch_requests:
+        from ..check.launcher import launcher_findings, load_launch_requests
+
+        lfile = str(request.launch_requests)
+        out += launcher_findings(load_launch_requests(lfile), file=lfile)
+    return out
+
+
+def triage(report: CheckReport, stack: Any, request: CheckRequest, edge: Inputs) -> CheckReport:
+    """Locate and group findings by cause, then apply --ignore, the project's waivers and
+    --baseline (both files read through the run's edge)."""
+    from ..check.triage import apply_waivers, locate, regroup
+    from ..check.waivers import (
+        find_config,
+        ignore_waivers,
+        load_baseline,
+        load_config,
+        parse_waivers,
+    )
+    from ..settings import now_utc
+
+    if request.group:
+        report = regroup(report, stack)
+    else:
+        report = report.model_copy(update={"findings": tuple(locate(report.findings, stack))})
+
+    def read(path: str) -> bytes:
+        return edge.project_file(path, "project config").data
+
+    waivers = ignore_waivers(request.ignore)
+    if request.project_config is not None:
+        where = str(request.project_config)
+        waivers += parse_waivers(load_config(where, read(where)), where)
+    elif not request.no_project_config:
+        found = find_config(os.getcwd(), read)
+        if found is not None:
+            waivers += parse_waivers(found[1], found[0])
+    baseline = str(request.baseline) if request.baseline is not None else None
+    base = None
+    if baseline is not None:
+        base = load_baseline(baseline, edge.project_file(baseline, "baseline").data)
+    if not waivers and base is None:
+        return report
+    today = now_utc().date()
+    return apply_waivers(report, waivers, baseline=base, baseline_file=baseline, today=today)
+
+
+def _outcome(
+    request: CheckRequest, report: CheckReport, text: str, mismatch_only: bool
+) -> CheckOutcome:
+    """Exit 1 on failing findings (unwaived, at or above --fail-on); a canary mismatch that is
+    the only failing finding is the CanaryMismatchError (exit 8) instead."""
+    from ..check.result import SEVERITY_RANK
+
+    if report.passed:
+        return CheckOutcome(text=text, exit_code=EXIT_CLEAN, report=report)
+    floor = SEVERITY_RANK[request.fail_on]
+    failing = sum(
+        1 for f in report.findings if SEVERITY_RANK[f.severity] >= floor and f.waiver is None
+    )
+    error = None
+    if mismatch_only and failing == 1:
+        error = CanaryMismatchError("canary observations disagree with the static prediction")
+    return CheckOutcome(
+        text=text,
+        exit_code=EXIT_FOUND,
+        notes=(f"check: {failing} findings at or above {request.fail_on}",),
+        error=error,
+        report=report,
+    )

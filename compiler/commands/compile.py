@@ -1,0 +1,80 @@
+"""`profilec compile`: the request and its run (one Codex permission profile per ACP mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import UsageError
+from . import CompileFlags, Outcome, to_stdout
+
+if TYPE_CHECKING:
+    from ..models import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class CompileRequest(CompileFlags):
+    """The flags of one `profilec compile` run; `out` is the directory `codex-home` writes."""
+
+    fmt: str = "toml"
+    out: Path | None = None
+
+
+def run(request: CompileRequest) -> Outcome:
+    """The rendered format (`codex-home`: the directory written, no text), with the warnings
+    for what compile stripped from the session config."""
+    from ..formats import FORMATS
+
+    fmt = request.fmt
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt == "codex-home" and to_stdout(request.out):
+        raise UsageError("--format codex-home needs --out DIR")
+    if request.plan_layout is not None and fmt != "bundle":
+        raise UsageError("--plan-layout goes with --format bundle")
+    if fmt == "bundle":
+        # The full document: provenance lines, input hashes, mount plan (compiler/audit/).
+        from ..bundle.document import dumps
+        from ..bundle.load import compile_document
+
+        bundle, doc = compile_document(request.inputs())
+        return Outcome(text=dumps(doc), warnings=_stripped(bundle.findings))
+    return _plain(request)
+
+
+def _plain(request: CompileRequest) -> Outcome:
+    from ..formats import renderer
+    from ..pipeline import compile_inputs
+
+    inputs = request.inputs()
+    bundle = compile_inputs(inputs)
+    fmt = request.fmt
+    if fmt == "codex-home":
+        from ..emit.codex_home import write_codex_home
+
+        write_codex_home(bundle, str(request.out))
+        return Outcome()
+    if fmt == "launch":  # the adapter catalog comes from the same policy directory
+        from ..emit.launch import load_catalog, render_launch_with
+
+        catalog = load_catalog(inputs.profiles)
+        text = render_launch_with(bundle, catalog, inputs)
+        unheld = tuple(
+            f"no launch method holds for {e.package} {e.version}"
+            for e in catalog.adapters
+            if e.method is None
+        )
+        return Outcome(text=text, warnings=unheld)
+    progress = f"compile: {len(bundle.roots)} roots, {len(bundle.profiles)} modes -> {fmt}"
+    try:
+        render = renderer(fmt)
+    except (KeyError, ModuleNotFoundError):
+        raise UsageError(f"--format {fmt} is not available in this build") from None
+    return Outcome(text=render(bundle), verbose=(progress,), warnings=_stripped(bundle.findings))
+
+
+def _stripped(findings: Iterable[Finding]) -> tuple[str, ...]:
+    """The warnings for the keys compile stripped from the session config."""
+    return tuple(f.message for f in findings if f.code == "session-config-stripped")

@@ -1,0 +1,40 @@
+"""`profilec diff`: the request and its run (classify every change between two sides)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EXIT_CLEAN, EXIT_FOUND
+from . import Outcome, check_format
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRequest:
+    """The arguments and flags of one `profilec diff` run."""
+
+    old: Path
+    new: Path
+    workspace_root: tuple[str, ...] = ()
+    mode_map: Path | None = None
+    fmt: str = "text"
+
+
+def run(request: DiffRequest) -> Outcome:
+    """The diff as text or JSON; exit 1 when a change widens access."""
+    from ..audit.diff import diff_sides, load_side, render_text
+    from ..check.configstack import load_mode_map
+
+    check_format(request.fmt, ("text", "json"))
+    modes = load_mode_map(str(request.mode_map)) if request.mode_map else None
+    ws = request.workspace_root
+    report = diff_sides(
+        load_side(str(request.old), mode_map=modes, workspace_roots=ws),
+        load_side(str(request.new), mode_map=modes, workspace_roots=ws),
+    )
+    if request.fmt == "json":
+        text = json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    else:
+        text = render_text(report)
+    return Outcome(text=text, exit_code=EXIT_FOUND if report.widening else EXIT_CLEAN)

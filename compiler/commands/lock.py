@@ -1,0 +1,29 @@
+"""`profilec lock`: the request and its run (compile, render the approved lock file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import CompileFlags, Outcome, to_stdout
+
+
+@dataclass(frozen=True, slots=True)
+class LockRequest(CompileFlags):
+    """The flags of one `profilec lock` run; `out` is where the note says the lock went."""
+
+    out: Path = Path("profilec.lock")
+
+
+def run(request: LockRequest) -> Outcome:
+    """The lock file's text (compile once, with the plan layout when given)."""
+    from ..bundle.load import compile_document
+    from ..bundle.lock import render_lock
+
+    inputs = request.inputs()
+    _, doc = compile_document(inputs)
+    where = "stdout" if to_stdout(request.out) else str(request.out)
+    return Outcome(
+        text=render_lock(doc, inputs.plan_layout),
+        notes=(f"locked {doc['content_hash']} -> {where}",),
+    )

@@ -1,0 +1,84 @@
+"""`profilec watch`: the request and its run (poll the chain until the profile goes stale)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LockDriftError, UsageError
+from . import CompileFlags, Outcome
+
+if TYPE_CHECKING:
+    from ..models import CompiledBundle
+
+MIN_INTERVAL = 0.05
+MAX_INTERVAL = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRequest(CompileFlags):
+    """The flags of one `profilec watch` run: the compile inputs, or the --lock to watch."""
+
+    lock: Path | None = None
+    interval: float = 0.25
+
+
+def run(request: WatchRequest, started: Callable[[str], None]) -> Outcome:
+    """Watch every hop, vault and the private auth.json; `started` gets the one line saying
+    what is watched. On a change that makes the compiled profile stale: its JSON line and a
+    LockDriftError (exit 9). SIGTERM or SIGINT: nothing, exit 0."""
+    from ..watch import run as run_watch
+    from ..watch import watch_bundle
+
+    if not MIN_INTERVAL <= request.interval <= MAX_INTERVAL:
+        raise UsageError(f"--interval must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds")
+    # A plain flag, not a threading.Event: Event.set() in a signal handler deadlocks when the
+    # signal lands while the main thread holds the Event's lock inside Event.wait() (seen as a
+    # watch that never exited after SIGTERM on a loaded CI machine). time.sleep resumes after
+    # the handler, so the loop notices the flag within one interval (at most 0.5 s).
+    stop: list[bool] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.append(True)
+
+    def go_on(seconds: float) -> bool:
+        if not stop:
+            time.sleep(seconds)
+        return not stop
+
+    # Installed before the compile, so a launcher that stops the session early still gets 0.
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    watcher = watch_bundle(_bundle(request))
+    started(f"profilec: watch: watching {len(watcher.watched)} paths every {request.interval:g} s")
+    if stop:
+        return Outcome()
+    found = run_watch(watcher, interval=request.interval, sleep=go_on)
+    if found is None:
+        return Outcome()  # asked to stop: exit 0, nothing on stdout
+    text = json.dumps(found.document(), sort_keys=True) + "\n"
+    return Outcome(text=text, error=LockDriftError(found.message, where="watch"))
+
+
+def _bundle(request: WatchRequest) -> CompiledBundle:
+    """The bundle of the chain to watch: compiled from the inputs, or the --lock's."""
+    if (request.roots is None) == (request.lock is None):
+        raise UsageError("give either --roots (and the compile inputs) or --lock FILE")
+    if request.lock is not None:
+        r = request
+        flags = (r.profiles, r.workspace_root, r.codex_home, r.session_config, r.tmpdir, r.home)
+        if any(flags) or r.vouched_mcp:
+            raise UsageError("--lock carries its own inputs; drop the compile flags")
+        from ..bundle.load import bundle_from_document
+        from ..bundle.lock import read_lock
+
+        doc, _ = read_lock(str(request.lock))
+        return bundle_from_document(doc, str(request.lock))
+    from ..pipeline import compile_inputs
+
+    return compile_inputs(request.inputs())
