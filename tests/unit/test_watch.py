@@ -402,7 +402,8 @@ def test_a_link_removed_between_lstat_and_readlink_is_missing_not_retargeted(
     real_readlink = os.readlink
 
     def racing_readlink(path: str) -> str:
-        os.unlink(path)  # the removal lands between the two calls
+        if path == str(link):  # only this link: realpath elsewhere calls readlink too
+            os.unlink(path)  # the removal lands between the two calls
         return real_readlink(path)
 
     monkeypatch.setattr(watch_mod.os, "readlink", racing_readlink)
