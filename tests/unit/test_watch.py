@@ -14,10 +14,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from profilec.api import load_and_compile
 from profilec.models import CompiledBundle
 from profilec.watch import DEFAULT_INTERVAL, Drift, Watcher, run, watch_bundle
-
 from tests.helpers import Layout, make_layout, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -406,5 +406,5 @@ def test_a_link_removed_between_lstat_and_readlink_is_missing_not_retargeted(
             os.unlink(path)  # the removal lands between the two calls
         return real_readlink(path)
 
-    monkeypatch.setattr(watch_mod.os, "readlink", racing_readlink)
+    monkeypatch.setattr(os, "readlink", racing_readlink)
     assert watch_mod.observe(str(link)).kind == "missing"
