@@ -237,6 +237,7 @@ _RESULT_CLASS = {"held": "ok", "lost": "fail", "error": "fail", "not-supported":
 
 def _launchers(r: AuditReport) -> list[str]:
     """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
+    from ..e2e.matrix import MATRIX_COLUMNS
     from .launchers import NOT_TESTED_E2E, summary_text
 
     out = ['<h2 id="launchers-section">Launchers (end-to-end)</h2>']
@@ -252,17 +253,7 @@ def _launchers(r: AuditReport) -> list[str]:
         name, rest = summary_text(a)
         out.append(f"<li><b>{e(name)}</b>: {t(rest)}</li>")
     out.append("</ul>")
-    header = (
-        "adapter",
-        "adapter version",
-        "codex",
-        "launch method",
-        "session event",
-        "result",
-        "lint",
-        "evidence",
-        "why",
-    )
+    header = (*MATRIX_COLUMNS, "why")
     out += [
         '<div class="wrap"><table id="launchers">',
         "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",

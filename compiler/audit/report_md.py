@@ -136,6 +136,7 @@ def render_md(r: AuditReport) -> str:
 
 def _launchers(r: AuditReport) -> list[str]:
     """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
+    from ..e2e.matrix import MATRIX_COLUMNS
     from .launchers import NOT_TESTED_E2E, summary_text
 
     out = ["## Launchers (end-to-end)", ""]
@@ -151,17 +152,7 @@ def _launchers(r: AuditReport) -> list[str]:
         name, rest = summary_text(a)
         out.append(f"- **{md(name)}**: {md(rest)}")
     out.append("")
-    header = (
-        "adapter",
-        "adapter version",
-        "codex",
-        "launch method",
-        "session event",
-        "result",
-        "lint",
-        "evidence",
-        "why",
-    )
+    header = (*MATRIX_COLUMNS, "why")
     out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     reviewed = launcher_reviewed(s)
     whys = [(x, launcher_why(x, reviewed)) for x in s.rows]

@@ -88,22 +88,26 @@ def matrix_json(matrix: CompatibilityMatrix) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+#: The columns of a matrix table, one row per observation (the audit report adds "why").
+MATRIX_COLUMNS = (
+    "adapter",
+    "adapter version",
+    "codex",
+    "launch method",
+    "session event",
+    "result",
+    "lint",
+    "evidence",
+)
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|") if text else "-"
 
 
 def matrix_markdown(matrix: CompatibilityMatrix) -> str:
     """A markdown table of the matrix, one row per observation."""
-    head = [
-        "adapter",
-        "adapter version",
-        "codex",
-        "launch method",
-        "session event",
-        "result",
-        "lint",
-        "evidence",
-    ]
+    head = MATRIX_COLUMNS
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in sorted_rows(matrix):
         cells = [
