@@ -149,6 +149,21 @@ def test_no_model_field_defaults_through_a_builtin_factory() -> None:
     assert seen >= 10
 
 
+def test_model_annotations_are_objects_not_strings() -> None:
+    """compiler/models.py does not postpone annotations: a string annotation is compiled and
+    evaluated by pydantic for each field when the class is created, on every run."""
+    from profilec import models
+
+    strings = [
+        f"{cls.__name__}.{name}"
+        for cls in vars(models).values()
+        if isinstance(cls, type) and issubclass(cls, models.Frozen)
+        for name, ann in vars(cls).get("__annotations__", {}).items()
+        if isinstance(ann, str)
+    ]
+    assert strings == []
+
+
 @pytest.mark.parametrize("fmt", ["bundle", "yaml"])
 def test_bundle_compile_loads_no_docker_reports_checker_or_canaries(
     manifest: Path, fmt: str
