@@ -120,14 +120,17 @@ def timed(name: str, cmd: list[str], *, ratio_to: str = "", floor: float = math.
     )
 
 
-def interleaved(cmds: dict[str, list[str]]) -> dict[str, Figure]:
-    """Figures for several commands run round-robin, RUNS rounds: each round runs every command
-    once, so a load spike on the shared machine hits all of them alike."""
-    samples: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in cmds}
+Sample = tuple[float, float, float, int]
+
+
+def interleaved(cmds: dict[str, list[str]]) -> tuple[dict[str, Figure], dict[str, list[Sample]]]:
+    """Figures (and the raw samples) for several commands run round-robin, RUNS rounds: each
+    round runs every command once, so a load spike on the shared machine hits all of them."""
+    samples: dict[str, list[Sample]] = {name: [] for name in cmds}
     for _ in range(RUNS):
         for name, cmd in cmds.items():
             samples[name].append(run_child(cmd))
-    return {
+    figures = {
         name: Figure(
             name,
             statistics.median(s[0] for s in got),
@@ -136,6 +139,12 @@ def interleaved(cmds: dict[str, list[str]]) -> dict[str, Figure]:
         )
         for name, got in samples.items()
     }
+    return figures, samples
+
+
+def paired(a: list[Sample], b: list[Sample], field: int) -> float:
+    """Median of the round-by-round differences a - b (same round, same load)."""
+    return statistics.median(x[field] - y[field] for x, y in zip(a, b, strict=True))
 
 
 def in_process(manifest: Path, home: Path) -> list[Figure]:
@@ -338,19 +347,21 @@ def main(argv: list[str] | None = None) -> int:
             cmds[names["adapters"]] = [PY, "-c", "import typer._adapters"]
             cmds[names["app"]] = [PY, str(floor_app), *floor_args]
             cmds[names["c10"]] = compile_cmd(10)
-        got = interleaved(cmds)
+        got, samples = interleaved(cmds)
         py = got[names["pass"]]
         for name, fig in got.items():
             rows.append(Figure(name, fig.wall, fig.cpu, fig.rss, "floor", py.wall))
         if "startup" in groups:
             c10, app = got[names["c10"]], got[names["app"]]
             own, own_cpu = c10.wall - app.wall, c10.cpu - app.cpu
+            pairs = samples[names["c10"]], samples[names["app"]]
             verdicts.append(
                 f"own share, compile 10 roots: median compile {ms(c10.wall)} - median floor app "
                 f"{ms(app.wall)} = **{ms(own)}** wall (target {ms(OWN_SHARE_TARGET)}: "
                 f"{'met' if own <= OWN_SHARE_TARGET else 'missed'}); CPU {ms(c10.cpu)} - "
                 f"{ms(app.cpu)} = {ms(own_cpu)}; `python -c pass` {ms(py.wall)}; {RUNS} runs each, "
-                "interleaved"
+                f"interleaved (median of the per-round differences: wall {ms(paired(*pairs, 0))}, "
+                f"CPU {ms(paired(*pairs, 1))})"
             )
         if "scale" in groups:
             compiled = {
