@@ -37,7 +37,7 @@ def main() -> int:
         for n in (10, 1000, 10000):
             d = Path(tmp) / f"n{n}"
             d.mkdir()
-            manifest = _layout(d, n)[0]
+            manifest, _ws, home = _layout(d, n)
             cmd = [
                 sys.executable,
                 "-m",
@@ -45,6 +45,8 @@ def main() -> int:
                 "compile",
                 "--roots",
                 str(manifest),
+                "--codex-home",  # compile refuses to run without a private CODEX_HOME
+                str(home),
                 "--format",
                 "overrides",
             ]

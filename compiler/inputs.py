@@ -138,6 +138,8 @@ class Inputs:
 
     def session_raw(self) -> dict[str, Any] | None:
         """The untrusted session config as parsed (bounded), or None without one."""
+        if self.session_data is None and self.session_config is None:
+            return None  # no session config: the sanitizer stays unimported
         from .session import MAX_BYTES, parse_session_bytes
 
         path = self.session_config
@@ -159,12 +161,12 @@ class Inputs:
 
     def vouched(self) -> tuple[dict[str, dict[str, Any]], dict[str, str]] | None:
         """The launcher-vouched MCP servers (trust-checked), or None without the file."""
+        path = self.vouched_mcp
+        if path is None:
+            return None  # no vouched servers: the MCP parser stays unimported
         from .mcp import parse_vouched
         from .roots import parse_toml
 
-        path = self.vouched_mcp
-        if path is None:
-            return None
         return self._once(  # type: ignore[no-any-return]
             "vouched",
             lambda: parse_vouched(parse_toml(self.trusted(path).data, where=path), where=path),

@@ -6,7 +6,9 @@ that every renderer formats. `schemas/` holds the JSON Schema of each; tests/uni
 proves the two agree.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: pydantic would have to compile and evaluate
+# every field's annotation string when each model class is created (about a quarter of this
+# module's import time); the classes are defined before use, so no annotation needs deferring.
 
 from typing import Annotated, Any, Literal
 
@@ -21,6 +23,17 @@ PolicyAccess = Literal["read", "write", "deny", "none"]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 ModeName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 AbsPath = Annotated[str, StringConstraints(pattern=r"^/", min_length=1)]
+
+
+def _new_list() -> list[Any]:
+    """An empty list, the default of a list field. A Python function, not `list`: pydantic reads
+    a default factory's signature, and the first builtin's costs a tokenizer pass (~2 ms)."""
+    return []
+
+
+def _new_dict() -> dict[str, Any]:
+    """An empty dict, the default of a mapping field (a Python function, as `_new_list`)."""
+    return {}
 
 
 class Frozen(BaseModel):
@@ -51,8 +64,8 @@ class TrustedBaseSpec(Frozen):
     reviewed `profiles/trusted-base.toml`; each must exist when compile runs.
     """
 
-    read_only: list[AbsPath] = Field(default_factory=list)
-    deny: list[AbsPath] = Field(default_factory=list)
+    read_only: list[AbsPath] = Field(default_factory=_new_list)
+    deny: list[AbsPath] = Field(default_factory=_new_list)
 
 
 class IdentitySpec(Frozen):
@@ -75,7 +88,7 @@ class RootsManifest(Frozen):
     schema_version: Literal[1]
     roots: Annotated[list[RootSpec], Field(min_length=1)]
     trusted_base: TrustedBaseSpec | None = None
-    identities: list[IdentitySpec] = Field(default_factory=list)
+    identities: list[IdentitySpec] = Field(default_factory=_new_list)
 
 
 class TrustedBasePolicy(Frozen):
@@ -84,17 +97,17 @@ class TrustedBasePolicy(Frozen):
     schema_version: Literal[1]
     rationale: str
     #: Directories every mode leaves read-only (an entry is added only where a mode could write).
-    read_only: list[AbsPath] = Field(default_factory=list)
+    read_only: list[AbsPath] = Field(default_factory=_new_list)
     #: Paths every mode denies (container-engine and control sockets): read-only is not enough,
     #: a `connect()` needs no write access to the socket file (measured, docs/paths.md).
-    deny: list[AbsPath] = Field(default_factory=list)
+    deny: list[AbsPath] = Field(default_factory=_new_list)
     #: Paths found on the compiling host: `python-site-packages` = this interpreter's
     #: site-packages (profilec and an embedding daemon import from there).
     #: `profilec-installation` = sys.prefix, sys.base_prefix and the profilec package itself
     #: (bin/ included); `codex-binary` = the directory of the pinned Codex install and of the
     #: `codex` on PATH.
     discover: list[Literal["python-site-packages", "profilec-installation", "codex-binary"]] = (
-        Field(default_factory=list)
+        Field(default_factory=_new_list)
     )
 
 
@@ -139,7 +152,7 @@ class ModeProfilePolicy(Frozen):
     description: str
     rationale: str
     extends: Literal[":read-only", ":workspace"] | None = None
-    filesystem: dict[str, FilesystemValue] = Field(default_factory=dict)
+    filesystem: dict[str, FilesystemValue] = Field(default_factory=_new_dict)
     glob_scan_max_depth: Annotated[int, Field(ge=1)] | None = None
     network: NetworkPolicy = Field(default_factory=NetworkPolicy)
 
@@ -359,9 +372,9 @@ class CompiledBundle(Frozen):
     stripped_session_keys: tuple[str, ...] = ()
     #: Stripped key path -> class (runs-program, redirects-credential, widens-access,
     #: changes-approvals, unknown).
-    stripped_session_classes: dict[str, str] = Field(default_factory=dict)
+    stripped_session_classes: dict[str, str] = Field(default_factory=_new_dict)
     #: Mode -> {"approval_policy": ..., "approvals_reviewer": ...} from profiles/modes.toml.
-    mode_approvals: dict[str, dict[str, str]] = Field(default_factory=dict)
+    mode_approvals: dict[str, dict[str, str]] = Field(default_factory=_new_dict)
     #: Account apps/connectors on (`features.apps`); from profiles/modes.toml.
     account_apps: bool = False
     #: Paths marked `projects."<path>".trust_level = "untrusted"`: every workspace root as given
@@ -369,9 +382,9 @@ class CompiledBundle(Frozen):
     #: entry under either spelling, and one for the repository root).
     untrusted_projects: tuple[str, ...] = ()
     #: Launcher-vouched MCP servers (daemon-owned file): name -> Codex mcp_servers table.
-    vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=_new_dict)
     #: Per vouched server with a per-launch credential: name -> credential (acp-json only).
-    vouched_mcp_credentials: dict[str, str] = Field(default_factory=dict)
+    vouched_mcp_credentials: dict[str, str] = Field(default_factory=_new_dict)
     #: The trusted base every mode leaves read-only or denies (resolved, existing paths).
     trusted_base: tuple[TrustedPath, ...] = ()
     #: profiles/parent.toml: config keys every output sets on the trusted Codex parent.

@@ -17,6 +17,7 @@ from .evaluate import PLACEHOLDER_CWD
 from .inputs import Inputs
 from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent
+from .projects import untrusted_project_paths
 from .roots import (
     LaunchProbe,
     check_launch_dirs,
@@ -27,7 +28,6 @@ from .roots import (
     resolve_workspace_roots,
     under_temp_dir,
 )
-from .session import untrusted_project_paths
 
 if TYPE_CHECKING:
     from .models import ResolvedHome, ResolvedRoot, RootSpec
@@ -299,8 +299,6 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
 
 
 def _compile_inputs(inputs: Inputs) -> CompiledBundle:
-    from .session import sanitize_with
-
     manifest = inputs.manifest()
     policy = inputs.policy()
     ws = inputs.workspace_roots
@@ -326,6 +324,8 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
     reasons: dict[str, str] = {}
     raw = inputs.session_raw()
     if raw is not None:
+        from .session import sanitize_with
+
         session, cut = sanitize_with(raw, inputs.allowlist())
         stripped = tuple(s.path for s in cut)
         classes = {s.path: s.cls for s in cut}

@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import InputError, PolicyError
 from .fsio import read_input
+from .projects import project_root as project_root
+from .projects import untrusted_project_paths as untrusted_project_paths
 
 StripClass = Literal[
     "runs-program",
@@ -371,35 +373,6 @@ def sanitize(
 ) -> tuple[dict[str, Any], tuple[Stripped, ...]]:
     """`sanitize_with` the allow-list in `profiles_dir` (default: the shipped one)."""
     return sanitize_with(config, load_allowlist(profiles_dir))
-
-
-def project_root(path: str) -> str | None:
-    """The nearest ancestor of `path` (itself included) holding `.git`: the project root Codex
-    0.171.0 keys trust by (its default project_root_markers). lstat only; None if there is none.
-    """
-    cur = path
-    while True:
-        try:
-            os.lstat(os.path.join(cur, ".git"))
-            return cur
-        except OSError:
-            pass
-        if cur == "/":
-            return None
-        cur = os.path.dirname(cur)
-
-
-def untrusted_project_paths(given: Sequence[str], canonical: Sequence[str]) -> tuple[str, ...]:
-    """Every path a launch must mark untrusted: each workspace root as given and canonical, and
-    the project root above its canonical path (measured on 0.171.0: Codex resolves the cwd, and a
-    trusted entry for the repository root loaded the project's config for a cwd under it even
-    when the cwd itself had an untrusted entry)."""
-    out: set[str] = {*given, *canonical}
-    for r in canonical:
-        top = project_root(r)
-        if top is not None:
-            out.add(top)
-    return tuple(sorted(out))
 
 
 def _check_shape(data: Any, where: str) -> None:

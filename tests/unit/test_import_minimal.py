@@ -4,7 +4,9 @@ A fresh interpreter runs `main(["compile", ...])` and reports `sys.modules`. The
 (typer) and one model family (pydantic), so both load; what must not load is everything else:
 docker, jsonschema, tomlkit, rich (help only), the report renderers, the checker, the canaries,
 the mount planner, the e2e drivers, schema generation, the dev harness (`harness/`: the Codex
-oracle and the differential tester, which never ship) and no other command's module. The
+oracle and the differential tester, which never ship) and no other command's module. Without
+`--session-config` the session sanitizer (compiler/session.py) does not load, nor without
+`--vouched-mcp` the MCP parser (compiler/mcp.py); with them, each does. The
 negative controls copy the package, add one top-level import back to a compile-path module, and
 show the same check failing.
 """
@@ -63,6 +65,10 @@ ALWAYS_FORBIDDEN = (
 )
 #: Not for the plain formats either (only `--format bundle` writes the provenance document).
 PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.bundle")
+#: Loaded only for the input that needs them: the session-config sanitizer (its allow-list
+#: tables and dataclasses) with `--session-config`, the vouched-MCP parser with `--vouched-mcp`.
+#: A compile without them marks its workspace roots untrusted through compiler/projects.py.
+INPUT_ONLY = ("profilec.session", "profilec.mcp")
 
 PROBE = """
 import json, sys
@@ -104,8 +110,65 @@ def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_compile_loads_only_the_compile_path(manifest: Path, fmt: str) -> None:
     rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", fmt])
     assert rc == 0
-    assert offenders(modules, PLAIN_FORBIDDEN) == []
+    assert offenders(modules, (*PLAIN_FORBIDDEN, *INPUT_ONLY)) == []
     assert {"typer", "pydantic", "profilec.models", "profilec.cli.compile_cmd"} <= set(modules)
+    assert "profilec.projects" in modules
+
+
+def test_session_and_mcp_inputs_load_their_parsers(manifest: Path, tmp_path: Path) -> None:
+    """The lazy boundary is an import moved, not a step skipped: given the inputs, both load."""
+    session = tmp_path / "session.json"
+    session.write_text(json.dumps({"model": "gpt-5"}), encoding="utf-8")
+    mcp = tmp_path / "mcp.toml"
+    mcp.write_text(
+        'schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n', encoding="utf-8"
+    )
+    os.chmod(mcp, 0o600)
+    base = ["compile", "--roots", str(manifest), "--format", "overrides"]
+    rc, modules = loaded(REPO, [*base, "--session-config", str(session)])
+    assert rc == 0
+    assert "profilec.session" in modules and "profilec.mcp" not in modules
+    rc, modules = loaded(REPO, [*base, "--vouched-mcp", str(mcp)])
+    assert rc == 0
+    assert "profilec.mcp" in modules and "profilec.session" not in modules
+
+
+def test_no_model_field_defaults_through_a_builtin_factory() -> None:
+    """pydantic reads each default factory's signature when it builds a validator; a builtin's
+    (`list`, `dict`) goes through the tokenizer, the first one costing a regex compile. The
+    models default through plain functions (or model classes) instead."""
+    import inspect
+
+    from profilec import models
+
+    seen = 0
+    for cls in vars(models).values():
+        if not (isinstance(cls, type) and issubclass(cls, models.Frozen)):
+            continue
+        for name, info in cls.model_fields.items():
+            factory = info.default_factory
+            if factory is None:
+                continue
+            seen += 1
+            assert not inspect.isbuiltin(factory) and factory not in (list, dict, set, tuple), (
+                f"{cls.__name__}.{name}"
+            )
+    assert seen >= 10
+
+
+def test_model_annotations_are_objects_not_strings() -> None:
+    """compiler/models.py does not postpone annotations: a string annotation is compiled and
+    evaluated by pydantic for each field when the class is created, on every run."""
+    from profilec import models
+
+    strings = [
+        f"{cls.__name__}.{name}"
+        for cls in vars(models).values()
+        if isinstance(cls, type) and issubclass(cls, models.Frozen)
+        for name, ann in vars(cls).get("__annotations__", {}).items()
+        if isinstance(ann, str)
+    ]
+    assert strings == []
 
 
 @pytest.mark.parametrize("fmt", ["bundle", "yaml"])
@@ -156,6 +219,8 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
             "profilec.audit.report_md",
         ),
         ("compiler/pipeline.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
+        ("compiler/pipeline.py", "import profilec.session", "profilec.session"),
+        ("compiler/inputs.py", "import profilec.mcp", "profilec.mcp"),
     ],
 )
 def test_an_import_added_back_is_caught(
@@ -173,7 +238,7 @@ def test_an_import_added_back_is_caught(
     path.write_text(text.replace(anchor, anchor + line + "  # noqa\n", 1))
     rc, modules = loaded(root, ["compile", "--roots", str(manifest), "--format", "overrides"])
     assert rc == 0
-    found = offenders(modules, PLAIN_FORBIDDEN)
+    found = offenders(modules, (*PLAIN_FORBIDDEN, *INPUT_ONLY))
     assert any(o == caught or o.startswith(caught + ".") for o in found), found
 
 
