@@ -8,17 +8,24 @@ and `:token` sits inside a value), and the `<permission_profile>` element of the
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
+import os
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from profilec.procs import end_processes, session_members, start_time
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 OracleKind = Literal["path", "special", "glob"]
 
@@ -189,14 +196,43 @@ def prompt_input(
     return parse_prompt_input(stdout)
 
 
+def map_per_home(
+    fn: Callable[[T, str], R], items: Sequence[T], base_home: str, *, workers: int
+) -> list[R]:
+    """`fn(item, codex_home)` for every item, `workers` at a time, in input order.
+
+    Each worker thread has its own CODEX_HOME (`<base_home>/w<n>`). Codex 0.171.0 must not be
+    started twice at once on one CODEX_HOME: each start's janitor locks and deletes the other
+    starts' unlocked `tmp/path2/codex-arg0*` dirs, and a start whose dir it takes between the
+    dir's creation and its lock fails with "could not create PATH aliases: operation would
+    block"; that process then cannot find `codex-linux-sandbox` (measured in CI, 1 case in 686).
+    """
+    local = threading.local()
+    lock = threading.Lock()
+    made: list[str] = []
+
+    def home() -> str:
+        if not hasattr(local, "home"):
+            with lock:
+                local.home = os.path.join(base_home, f"w{len(made)}")
+                made.append(local.home)
+            os.makedirs(local.home, exist_ok=True)
+        return str(local.home)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(lambda item: fn(item, home()), items))
+
+
 def prompt_input_many(
     env: CodexEnv,
     cases: Sequence[tuple[Mapping[str, object], str]],
     *,
     workers: int = 2,
 ) -> list[OracleResult]:
-    """Run many cases, `workers` at a time, keeping input order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(pool.map(lambda c: prompt_input(env, c[0], c[1]), cases))
+    """Run many cases, `workers` at a time, keeping input order; one CODEX_HOME per worker."""
+    return map_per_home(
+        lambda c, h: prompt_input(dataclasses.replace(env, codex_home=h), c[0], c[1]),
+        cases,
+        env.codex_home,
+        workers=workers,
+    )

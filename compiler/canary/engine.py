@@ -118,17 +118,21 @@ def codex_mount(binary: Path) -> tuple[dict[str, dict[str, str]], str]:
 
 # The engine sometimes hands back an exec's output empty or cut short with the right exit code
 # (docker-py issues 2042 and 3332; seen here under load: a trusted `cat` of the marker, exit 0,
-# no marker in the output). Every exec therefore runs inside a frame: a shell that runs the
-# command with its stderr on its stdout (the engine carries the two as separate streams and does
-# not keep their order: seen here, a probe's stderr arriving after the frame's last line) and
-# then prints a fresh random end token and the exit code. Output that does not end with that
-# line is incomplete, never judged as if it were the command's whole output.
-_FRAME = 'rc=0; "$@" 2>&1 || rc=$?; printf \'\\n%s %s\\n\' "$0" "$rc"; exit "$rc"'
+# no marker in the output, once with the end line present). Every exec therefore runs inside a
+# frame: a shell that prints a fresh random token's begin line, runs the command with its stderr
+# on its stdout (the engine carries the two as separate streams and does not keep their order:
+# seen here, a probe's stderr arriving after the frame's last line), and then prints the token's
+# end line with the exit code. Output that does not start with the begin line and end with the
+# end line is incomplete, never judged as if it were the command's whole output.
+_FRAME = (
+    'printf \'%s-BEGIN\\n\' "$0"; rc=0; "$@" 2>&1 || rc=$?; '
+    'printf \'\\n%s %s\\n\' "$0" "$rc"; exit "$rc"'
+)
 
 
 @dataclass(frozen=True, slots=True)
 class ExecResult:
-    """One framed exec: exit code, output (the frame's end line removed), and whether the
+    """One framed exec: exit code, output (the frame's lines removed), and whether the
     output arrived whole (`attempts` is how many runs it took)."""
 
     rc: int
@@ -148,16 +152,16 @@ def exec_framed(
     again, up to `attempts` runs in all (only for commands that may run twice: reads)."""
     rc, out = 0, ""
     for n in range(1, attempts + 1):
-        token = f"PROFILEC-EXEC-END-{secrets.token_hex(8)}"
+        token = f"PROFILEC-EXEC-{secrets.token_hex(8)}"
         res = container.exec_run(
             ["sh", "-c", _FRAME, token, *argv], stdout=True, stderr=True, environment=env
         )
         raw = res.output if isinstance(res.output, bytes) else b""
         out = raw.decode("utf-8", "replace")
         rc = int(res.exit_code or 0)
-        tail = f"\n{token} {rc}\n"
-        if out.endswith(tail):
-            return ExecResult(rc, out[: -len(tail)], True, n)
+        head, tail = f"{token}-BEGIN\n", f"\n{token} {rc}\n"
+        if out.startswith(head) and out.endswith(tail) and len(out) >= len(head) + len(tail):
+            return ExecResult(rc, out[len(head) : -len(tail)], True, n)
     note = f"\n[profilec: the engine returned this command's output incomplete, {attempts} run(s)]"
     return ExecResult(rc, out + note, False, attempts)
 

@@ -154,6 +154,9 @@ class CanaryReport:
                         f"    {p.kind} {p.name}: {','.join(p.failures)} rc={p.exit_code} "
                         f"expected={p.expected} predicted={p.predicted} observed={p.observed}"
                     )
+                    if p.kind != "parent":
+                        tail = p.output.strip().split("\n")[-3:]
+                        lines.append(f"      output: {' | '.join(tail)[-300:]}")
                     if p.kind == "parent":
                         lines.append(f"      {p.output.split(chr(10))[0][:300]}")
                         if p.control is not None and not p.control.ok:
@@ -334,9 +337,9 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
     return specs
 
 
-#: Probes that change the tree (renames, the trusted rewrite) run once even when their output
+#: Probes that change the tree (tampering, the trusted rewrite) run once even when their output
 #: comes back incomplete; every other probe only reads, so it may run again.
-_RUN_ONCE = ("tamper", "read-renamed-", "trusted-after-rename-", "trusted-rewrite-")
+_RUN_ONCE = ("tamper", "trusted-rewrite-")
 
 
 def _exec(container: Container, cmd: Sequence[str]) -> tuple[int, str]:

@@ -13,11 +13,11 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.codex_oracle import map_per_home
 from profilec.evaluate import EvalContext, FsSnapshot
 
 from .gen import Case, make_case
@@ -134,14 +134,14 @@ def run_many(
     workers: int = 2,
     predictor: Predictor = predict,
 ) -> list[CaseResult]:
-    """Every case, `workers` at a time, in input order; one shared CODEX_HOME (not under /tmp)."""
+    """Every case, `workers` at a time, in input order; a CODEX_HOME per worker (not under /tmp)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    home = workdir / "codex-home"
-    home.mkdir(exist_ok=True)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(
-            pool.map(lambda c: run_case(codex, c, workdir, str(home), predictor), list(cases))
-        )
+    return map_per_home(
+        lambda c, home: run_case(codex, c, workdir, home, predictor),
+        list(cases),
+        str(workdir / "codex-home"),
+        workers=workers,
+    )
 
 
 def cases_for(seed: int, count: int, *, start: int = 0) -> list[Case]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import random
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -210,7 +211,8 @@ def gen_case(rng: random.Random, t: Tree) -> tuple[dict[str, Any], str]:
 def ref_expand(res: OracleResult, env: CodexEnv) -> set[Triple]:
     """Codex's printed entries with specials expanded; Codex's own arg0 helper read dropped."""
     out: set[Triple] = set()
-    helper = f"{env.codex_home}/tmp/arg0"
+    # prompt_input_many gives each worker its own CODEX_HOME below env.codex_home (w0, w1, ...)
+    helper = re.compile(re.escape(env.codex_home) + r"(/w[0-9]+)?/tmp/")
     for e in res.entries:
         if e.kind == "special":
             paths = {
@@ -220,7 +222,7 @@ def ref_expand(res: OracleResult, env: CodexEnv) -> set[Triple]:
                 ":tmpdir": [env.tmpdir] if env.tmpdir else [],
             }.get(e.value, [])  # unknown specials (and `:bogus/x`) grant nothing
             out.update(("path", p, e.access) for p in paths)
-        elif e.kind == "path" and e.value.startswith(helper):
+        elif e.kind == "path" and helper.match(e.value):
             continue  # Codex adds a read of its helper dir when `/` is not readable
         else:
             out.add((e.kind, e.value, e.access))

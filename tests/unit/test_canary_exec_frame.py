@@ -31,12 +31,15 @@ class FakeContainer:
     between the two streams); the runs numbered in `lose` (1-based) come back with no output."""
 
     lose: set[int] = field(default_factory=set)
+    lose_head: set[int] = field(default_factory=set)
     runs: int = 0
 
     def exec_run(self, argv: Sequence[str], **_: Any) -> _Res:
         self.runs += 1
         proc = subprocess.run(list(argv), capture_output=True, check=False, timeout=60)
         out = b"" if self.runs in self.lose else proc.stdout + proc.stderr
+        if self.runs in self.lose_head:
+            out = out[out.index(b"\n") + 1 :]  # the first chunk (the begin line) never arrived
         return _Res(proc.returncode, out)
 
 
@@ -68,7 +71,7 @@ def test_stderr_delivered_after_stdout_still_ends_inside_the_frame() -> None:
 
 def test_output_mimicking_the_end_line_is_not_taken_for_the_frame() -> None:
     """The token is fresh per run: a command that prints an end line of its own still shows."""
-    fake = "\nPROFILEC-EXEC-END-0000000000000000 0\n"
+    fake = "PROFILEC-EXEC-0000000000000000-BEGIN\n\nPROFILEC-EXEC-0000000000000000 0\n"
     res = _run(FakeContainer(), ["sh", "-c", f"printf '{fake}'"])
     assert res.whole and res.out == fake
 
@@ -118,3 +121,28 @@ def test_a_probe_that_changes_the_tree_runs_once_and_lost_output_is_an_error(
     fake = FakeContainer(lose={1, 2, 3})
     probe = _timed(cast(Any, fake), spec, tree, ("sh", "-c", "exit 1"))
     assert fake.runs == 3 and not probe.ok and "error" in probe.failures
+
+
+def test_output_that_lost_its_start_is_incomplete_even_with_the_end_line() -> None:
+    """Seen under load: a trusted `cat` of the marker came back with its end line and exit 0 but
+    without the marker. The begin line catches a lost start; negative control: judged by its end
+    line alone (the frame before the begin line) that output passes as whole."""
+    argv = ["sh", "-c", "echo MARKER"]
+    lossy = FakeContainer(lose_head={1})
+    res = _run(lossy, argv)
+    assert not res.whole and res.rc == 0
+    token = "PROFILEC-EXEC-0123456789abcdef"
+    proc = subprocess.run(["sh", "-c", engine._FRAME, token, *argv], capture_output=True)
+    delivered = proc.stdout[proc.stdout.index(b"\n") + 1 :]  # the begin line lost
+    delivered = delivered.replace(b"MARKER\n", b"")  # ... and the marker with it
+    assert delivered.decode().endswith(f"\n{token} 0\n")  # the old judgement: whole, no marker
+    again = FakeContainer(lose_head={1})
+    res = _run(again, argv, attempts=3)
+    assert (res.out, res.whole, again.runs) == ("MARKER\n", True, 2)
+
+
+def test_reads_after_renames_may_run_again_and_changes_run_once() -> None:
+    for name in ("trusted-after-rename-x", "read-renamed-0", "trusted-read-target-x"):
+        assert not name.startswith(_RUN_ONCE), name
+    for name in ("tamper-rename-0", "tamper-relink-x", "trusted-rewrite-x"):
+        assert name.startswith(_RUN_ONCE), name

@@ -156,3 +156,34 @@ def test_the_documented_list_matches_the_code() -> None:
     start = doc.index("<!-- one-sided:")
     body = doc[doc.index("\n", start) + 1 : doc.index("<!-- /one-sided -->")]
     assert body.rstrip("\n") == accepted_markdown()
+
+
+def test_concurrent_codex_runs_never_share_a_codex_home(tmp_path: Path) -> None:
+    """Two workers running at once get two CODEX_HOMEs; each worker keeps its own; order holds."""
+    import threading
+
+    from harness.codex_oracle import map_per_home
+
+    both_running = threading.Barrier(2, timeout=30)
+    seen: list[tuple[int, int, str]] = []
+    lock = threading.Lock()
+
+    def run(item: int, home: str) -> int:
+        if item < 2:
+            both_running.wait()  # the first two items are provably in flight together
+        with lock:
+            seen.append((item, threading.get_ident(), home))
+        assert Path(home).is_dir()
+        return item * 10
+
+    assert map_per_home(run, list(range(8)), str(tmp_path / "ch"), workers=2) == [
+        i * 10 for i in range(8)
+    ]
+    first_two = {home for item, _, home in seen if item < 2}
+    assert len(first_two) == 2
+    homes_by_thread: dict[int, set[str]] = {}
+    for _, ident, home in seen:
+        homes_by_thread.setdefault(ident, set()).add(home)
+    assert all(len(h) == 1 for h in homes_by_thread.values())
+    assert len({h for hs in homes_by_thread.values() for h in hs}) == len(homes_by_thread)
+    assert all(Path(h).parent == tmp_path / "ch" for _, _, h in seen)
