@@ -64,7 +64,12 @@ if docker info >/dev/null 2>&1; then
 else
     log="$cache/dockerd.log"
     echo "starting dockerd at $(date -u +%FT%TZ)" >>"$log"
-    "${su_cmd[@]}" nohup dockerd --bridge=none --iptables=false --ip6tables=false >>"$log" 2>&1 &
+    # Its own mount namespace: container rootfs mounts (/var/lib/docker/overlay2/*/merged) never
+    # appear on the host, where each host `codex sandbox` start (bwrap) binds and remounts every
+    # host mount. A container ending mid-start failed one (`bwrap: Can't bind mount /oldroot/var
+    # ... remount ".../overlay2/<id>/merged": Invalid argument`, suite run beside busy loops).
+    "${su_cmd[@]}" nohup unshare --mount --propagation private \
+        dockerd --bridge=none --iptables=false --ip6tables=false >>"$log" 2>&1 &
     echo "$!" >"$cache/dockerd.pid"
     deadline=$((SECONDS + 60))
     until [ -S /var/run/docker.sock ] && docker info >/dev/null 2>&1; do

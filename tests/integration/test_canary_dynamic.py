@@ -150,12 +150,20 @@ def test_readable_vault_temp_file_is_caught(
     tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
 ) -> None:
     # The temp file lives for ~1-6 ms per save (write + fsync + rename, strace), so the model
-    # loop gets several saves to open one: the refresh (two saves) and four logins.
+    # loop gets several saves to open one: the refresh (two saves) and four logins. Catching it
+    # is a matter of chance, and a loaded machine slows the loop (43 passes in one run beside
+    # two busy loops, no catch): up to three races, each judged on its own; one catch decides.
     bundle = _rewrite(_bundle(tmp_path), vault=False, lock=True)
-    report = _run(bundle, codex_bin, docker_client, canary_run, ["agent"], saves=4)
-    race = _probe(report.modes[0], "race-")
-    assert "temp-leak" in race.failures, race.output
-    assert "/.auth-" in race.output
+    outputs: list[str] = []
+    for _ in range(3):
+        report = _run(bundle, codex_bin, docker_client, canary_run, ["agent"], saves=4)
+        race = _probe(report.modes[0], "race-")
+        assert "refresh-leak" in race.failures, race.output  # the readable target is read
+        if "temp-leak" in race.failures:
+            assert "/.auth-" in race.output
+            return
+        outputs.append(race.output)
+    raise AssertionError("no race of 3 caught the temp file:\n" + "\n---\n".join(outputs))
 
 
 def test_readable_lock_blocks_the_save(
