@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,13 +133,35 @@ _FRAME = (
 
 @dataclass(frozen=True, slots=True)
 class ExecResult:
-    """One framed exec: exit code, output (the frame's lines removed), and whether the
-    output arrived whole (`attempts` is how many runs it took)."""
+    """One framed exec: exit code (`rc_known`: the engine reported the command ended with it),
+    output (the frame's lines removed), whether the output arrived whole, and how many runs it
+    took."""
 
     rc: int
     out: str
     whole: bool
     attempts: int
+    rc_known: bool = True
+
+
+#: How long to wait, after an exec's output stream ended, for the engine to report it ended.
+EXIT_WAIT_SECONDS = 120.0
+
+
+def _exit_code(api: Any, exec_id: str) -> int | None:
+    """The exec's exit code once the engine says it has ended; None if it never says so. The
+    output stream can end before the command does (the cut-short output above), and docker-py's
+    exec_run then reports exit 0; the engine's own record is asked until it is final."""
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    pause = 0.01
+    while True:
+        info = api.exec_inspect(exec_id)
+        if not info.get("Running") and info.get("ExitCode") is not None:
+            return int(info["ExitCode"])
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def exec_framed(
@@ -149,21 +172,27 @@ def exec_framed(
     attempts: int = 1,
 ) -> ExecResult:
     """Run `argv` in `container` inside the frame; when the output comes back incomplete, run it
-    again, up to `attempts` runs in all (only for commands that may run twice: reads)."""
-    rc, out = 0, ""
+    again, up to `attempts` runs in all (only for commands that may run twice: reads). The exit
+    code is the engine's record of the ended command, whether or not the output came whole."""
+    api: Any = container.client.api  # type: ignore[union-attr]  # a model from a client
+    rc: int | None = None
+    out = ""
     for n in range(1, attempts + 1):
         token = f"PROFILEC-EXEC-{secrets.token_hex(8)}"
-        res = container.exec_run(
-            ["sh", "-c", _FRAME, token, *argv], stdout=True, stderr=True, environment=env
-        )
-        raw = res.output if isinstance(res.output, bytes) else b""
-        out = raw.decode("utf-8", "replace")
-        rc = int(res.exit_code or 0)
+        exec_id = api.exec_create(
+            container.id, ["sh", "-c", _FRAME, token, *argv], stdout=True, stderr=True,
+            environment=env,
+        )["Id"]  # fmt: skip
+        raw = api.exec_start(exec_id)
+        out = (raw if isinstance(raw, bytes) else b"").decode("utf-8", "replace")
+        rc = _exit_code(api, exec_id)
         head, tail = f"{token}-BEGIN\n", f"\n{token} {rc}\n"
-        if out.startswith(head) and out.endswith(tail) and len(out) >= len(head) + len(tail):
+        whole = out.startswith(head) and out.endswith(tail) and len(out) >= len(head) + len(tail)
+        if rc is not None and whole:
             return ExecResult(rc, out[len(head) : -len(tail)], True, n)
-    note = f"\n[profilec: the engine returned this command's output incomplete, {attempts} run(s)]"
-    return ExecResult(rc, out + note, False, attempts)
+    note = f"\n[profilec: the engine returned this command's output incomplete, {attempts} run(s)"
+    note += "]" if rc is not None else "; it never reported the command ended]"
+    return ExecResult(rc if rc is not None else -1, out + note, False, attempts, rc is not None)
 
 
 def _label_filter(run_id: str | None) -> dict[str, Any]:

@@ -339,7 +339,8 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
 
 #: Probes that change the tree (tampering, the trusted rewrite) run once even when their output
 #: comes back incomplete; every other probe only reads, so it may run again.
-_RUN_ONCE = ("tamper", "trusted-rewrite-")
+_TAMPER = "tamper"
+_RUN_ONCE = (_TAMPER, "trusted-rewrite-")
 
 
 def _exec(container: Container, cmd: Sequence[str]) -> tuple[int, str]:
@@ -350,12 +351,15 @@ def _exec(container: Container, cmd: Sequence[str]) -> tuple[int, str]:
 
 def _timed(container: Container, spec: _Spec, tree: _Tree, cmd: tuple[str, ...]) -> Probe:
     """Run one probe's command and judge it, with its wall time (JUnit `time`). Output the
-    engine returned incomplete is never judged as whole: the probe is an `error`."""
+    engine returned incomplete is never judged as whole: the probe is an `error`, except a
+    tampering probe whose end the engine recorded: its verdict is its exit code alone (its
+    commands, `ln`, `mv`, `touch`, `echo >>`, print nothing of what they touch)."""
     t0 = time.monotonic()
     res = engine.exec_framed(container, cmd, attempts=1 if spec.name.startswith(_RUN_ONCE) else 3)
     secs = round(time.monotonic() - t0, 3)
     probe = _judge(spec, res.rc, res.out, tree, cmd)
-    if not res.whole:
+    by_rc = spec.kind == "model" and spec.name.startswith(_TAMPER) and res.rc_known
+    if not res.whole and not by_rc:
         probe = replace(probe, ok=False, failures=tuple(dict.fromkeys((*probe.failures, "error"))))
     return replace(probe, seconds=secs)
 

@@ -20,27 +20,51 @@ from profilec.canary.tree import _Tree
 
 
 @dataclass
-class _Res:
-    exit_code: int
-    output: bytes
-
-
-@dataclass
-class FakeContainer:
-    """Runs each exec locally, delivering stdout and then stderr (the engine keeps no order
-    between the two streams); the runs numbered in `lose` (1-based) come back with no output."""
+class FakeApi:
+    """The engine's low-level exec API, running each exec locally: stdout then stderr (the
+    engine keeps no order between the two streams); the runs numbered in `lose` (1-based) come
+    back with no output, those in `lose_head` without their first line; the engine reports a
+    run still running for `running_polls` inspections (forever: `never_ends`)."""
 
     lose: set[int] = field(default_factory=set)
     lose_head: set[int] = field(default_factory=set)
+    running_polls: int = 0
+    never_ends: bool = False
     runs: int = 0
+    polls: int = 0
+    _argv: dict[str, list[str]] = field(default_factory=dict)
+    _rc: dict[str, int] = field(default_factory=dict)
 
-    def exec_run(self, argv: Sequence[str], **_: Any) -> _Res:
+    def exec_create(self, _cid: str, argv: Sequence[str], **_: Any) -> dict[str, str]:
+        eid = f"e{len(self._argv)}"
+        self._argv[eid] = list(argv)
+        return {"Id": eid}
+
+    def exec_start(self, eid: str) -> bytes:
         self.runs += 1
-        proc = subprocess.run(list(argv), capture_output=True, check=False, timeout=60)
+        proc = subprocess.run(self._argv[eid], capture_output=True, check=False, timeout=60)
+        self._rc[eid] = proc.returncode
         out = b"" if self.runs in self.lose else proc.stdout + proc.stderr
         if self.runs in self.lose_head:
             out = out[out.index(b"\n") + 1 :]  # the first chunk (the begin line) never arrived
-        return _Res(proc.returncode, out)
+        return out
+
+    def exec_inspect(self, eid: str) -> dict[str, Any]:
+        self.polls += 1
+        if self.never_ends or self.polls <= self.running_polls:
+            return {"Running": True, "ExitCode": None}
+        return {"Running": False, "ExitCode": self._rc[eid]}
+
+
+class FakeContainer:
+    def __init__(self, **kw: Any) -> None:
+        self.id = "c"
+        self.api = FakeApi(**kw)
+        self.client = self
+
+    @property
+    def runs(self) -> int:
+        return self.api.runs
 
 
 def _run(c: FakeContainer, argv: list[str], attempts: int = 1) -> engine.ExecResult:
@@ -115,7 +139,7 @@ def test_a_probe_that_changes_the_tree_runs_once_and_lost_output_is_an_error(
     fake = FakeContainer(lose={1})
     probe = _timed(cast(Any, fake), spec, tree, ("sh", "-c", "true"))
     assert fake.runs == 1
-    assert not probe.ok and "error" in probe.failures
+    assert not probe.ok and "tamper" in probe.failures  # judged by its recorded exit code
     # Every run's output lost: a read probe is an error too, never a pass on empty output.
     spec = _Spec("read-target-x", "model", "cat x", "deny", "deny")
     fake = FakeContainer(lose={1, 2, 3})
@@ -146,3 +170,38 @@ def test_reads_after_renames_may_run_again_and_changes_run_once() -> None:
         assert not name.startswith(_RUN_ONCE), name
     for name in ("tamper-rename-0", "tamper-relink-x", "trusted-rewrite-x"):
         assert name.startswith(_RUN_ONCE), name
+
+
+def test_the_exit_code_is_the_engine_s_record_of_the_ended_command(
+    monkeypatch: Any, tmp_path: Path
+) -> None:
+    """The output stream can end before the command does; docker-py's exec_run then reports exit
+    0 (negative control: a command still running has no exit code yet). The frame asks the
+    engine until it records the end; a command it never records ended is not judged by rc."""
+    slow = FakeContainer(running_polls=3)
+    res = _run(slow, ["sh", "-c", "exit 4"])
+    assert (res.rc, res.rc_known, res.whole) == (4, True, True) and slow.api.polls == 4
+    monkeypatch.setattr(engine, "EXIT_WAIT_SECONDS", 0.05)
+    stuck = FakeContainer(never_ends=True)
+    res = _run(stuck, ["sh", "-c", "exit 0"])
+    assert not res.rc_known and not res.whole and res.rc == -1
+    assert "never reported the command ended" in res.out
+
+
+def test_a_tamper_probe_with_lost_output_is_judged_by_its_recorded_exit_code(
+    tmp_path: Path,
+) -> None:
+    """Seen beside busy loops: `tamper-trusted-write-9`, denied as predicted, came back with its
+    output lost and was an `error`. Its command prints nothing it touches: the recorded exit
+    code decides. A denied tamper passes; one that went through still fails as `tamper`."""
+    tree = _tree(tmp_path, "SECRET-MARKER")
+    denied = _Spec("tamper-trusted-write-9", "model", "touch x", "deny", "deny")
+    probe = _timed(cast(Any, FakeContainer(lose={1})), denied, tree, ("sh", "-c", "exit 1"))
+    assert probe.ok and probe.observed == "deny"
+    allowed = _Spec("tamper-trusted-write-9", "model", "touch x", "deny", "deny")
+    probe = _timed(cast(Any, FakeContainer(lose={1})), allowed, tree, ("sh", "-c", "exit 0"))
+    assert not probe.ok and "tamper" in probe.failures
+    # A trusted rewrite needs its output (the marker): lost output stays an error.
+    rewrite = _Spec("trusted-rewrite-x", "trusted", "cat x", "allow", None, needle=tree.marker)
+    probe = _timed(cast(Any, FakeContainer(lose={1})), rewrite, tree, ("sh", "-c", "echo hi"))
+    assert not probe.ok and "error" in probe.failures
