@@ -10,14 +10,18 @@ import json
 import sys
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from .audit.models import DiffReport, Explanation
 from .bundle.models import BundleProvenance, LockFile
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
+from .emit.acp_json import AcpLaunchConfig
 from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
-from .mcp import VOUCHED_MCP_SCHEMA
+from .emit.overrides import CodexOverrideLines
+from .mcp import VouchedMcpServers
 from .models import (
     CompiledBundle,
     ModeMap,
@@ -28,12 +32,12 @@ from .models import (
 )
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
 from .resources import SCHEMA_SUFFIX, schema_id
-from .session import ALLOWLIST_SCHEMA
-from .watch import WATCH_EVENT_SCHEMA
+from .session import SessionAllowList, SessionConfig
+from .watch import WatchEvent
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
+MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "roots-manifest.schema.json": RootsManifest,
     "policy-profile.schema.json": ModeProfilePolicy,
     "mode-map.schema.json": ModeMap,
@@ -50,59 +54,12 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "adapters-catalog.schema.json": AdapterCatalog,
     "trusted-base.schema.json": TrustedBasePolicy,
     "parent-policy.schema.json": ParentPolicy,
-}
-
-ACP_LAUNCH: dict[str, Any] = {
-    "title": "AcpLaunchConfig",
-    "description": "CODEX_ACP_PERMISSION_PROFILE_CONFIG: -c lines and ACP mode -> profile id.",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["configOverrides", "modeProfiles"],
-    "properties": {
-        "configOverrides": {
-            "type": "array",
-            "items": {"type": "string", "pattern": "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*=.+$"},
-            "minItems": 1,
-        },
-        "modeProfiles": {
-            "type": "object",
-            "required": ["read-only", "agent", "agent-full-access"],
-            "additionalProperties": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},
-        },
-        "trustedMcpServers": {
-            "description": "Launcher-vouched MCP servers (the AgentConnect fork's zod shape).",
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name", "credential"],
-                "properties": {
-                    "name": {"type": "string", "minLength": 1},
-                    "credential": {"type": "string", "minLength": 1},
-                },
-            },
-        },
-    },
-}
-
-OVERRIDES: dict[str, Any] = {
-    "title": "CodexOverrideLines",
-    "description": (
-        "The `overrides` format: LF-separated `codex -c` values, shown as the array of its lines. "
-        "Keys hold no path or :token (those sit inside inline-table values)."
-    ),
-    "type": "array",
-    "minItems": 1,
-    "items": {"type": "string", "pattern": "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*=[^\\n]+$"},
-}
-
-SESSION_CONFIG: dict[str, Any] = {
-    "title": "SessionConfig",
-    "description": (
-        "Untrusted agent session config (CODEX_CONFIG). Any JSON object is read; keys starting "
-        "permissions, default_permissions, sandbox_mode or sandbox_workspace_write are stripped."
-    ),
-    "type": "object",
+    "session-allowlist.schema.json": SessionAllowList,
+    "vouched-mcp.schema.json": VouchedMcpServers,
+    "acp-launch.schema.json": AcpLaunchConfig,
+    "overrides.schema.json": CodexOverrideLines,
+    "session-config.schema.json": SessionConfig,
+    "watch-event.schema.json": WatchEvent,
 }
 
 BUNDLE_DOC: dict[str, Any] = {
@@ -282,23 +239,33 @@ from .check.waivers import SCHEMA as PROFILEC_CONFIG  # noqa: E402
 
 STATIC_SCHEMAS = {
     "bundle.schema.json": BUNDLE_DOC,
-    "acp-launch.schema.json": ACP_LAUNCH,
-    "overrides.schema.json": OVERRIDES,
-    "session-config.schema.json": SESSION_CONFIG,
     "canary-report.schema.json": CANARY_REPORT,
     "launch.schema.json": LAUNCH_SCHEMA,
     "launch-request.schema.json": LAUNCH_REQUEST,
-    "session-allowlist.schema.json": ALLOWLIST_SCHEMA,
-    "vouched-mcp.schema.json": VOUCHED_MCP_SCHEMA,
-    "watch-event.schema.json": WATCH_EVENT_SCHEMA,
     "profilec-config.schema.json": PROFILEC_CONFIG,
 }
+
+
+class _Generator(GenerateJsonSchema):
+    """Pydantic's generator, but a map with constrained keys is closed.
+
+    Pydantic states `dict[Pattern, V]` as `patternProperties`, which lets any other key through
+    unchecked; the models refuse such keys, so the schema says `propertyNames` instead."""
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        out = super().dict_schema(schema)
+        patterns = out.pop("patternProperties", None)
+        if patterns:
+            ((pattern, values),) = patterns.items()
+            out["propertyNames"] = {**out.get("propertyNames", {}), "pattern": pattern}
+            out["additionalProperties"] = values
+        return out
 
 
 def build(name: str) -> dict[str, Any]:
     """The schema document for one file name in schemas/."""
     if name in MODEL_SCHEMAS:
-        body = MODEL_SCHEMAS[name].model_json_schema(mode="validation")
+        body = MODEL_SCHEMAS[name].model_json_schema(mode="validation", schema_generator=_Generator)
         for (file, prop), ref in EXTERNAL_REFS.items():
             if file == name:
                 body["properties"][prop] = {"$ref": ref}

@@ -20,10 +20,10 @@ from profilec.errors import InputError, PolicyError, TrustError
 from profilec.mcp import CREDENTIAL_ENV, load_vouched_mcp
 from profilec.policy import default_profiles_dir, load_policy
 from profilec.session import (
-    ALLOWLIST_SCHEMA,
     CLASSES,
     KNOWN_KEYS,
     MAX_DEPTH,
+    SessionAllowList,
     load_allowlist,
     parse_allowlist,
     parse_session_bytes,
@@ -60,9 +60,10 @@ def test_every_known_key_has_a_class_and_the_allowlist_is_the_allowed_half() -> 
 
 def test_the_shipped_allowlist_matches_its_schema() -> None:
     with open(os.path.join(default_profiles_dir(), "session-allowlist.toml"), "rb") as fh:
-        jsonschema.validate(tomllib.load(fh), ALLOWLIST_SCHEMA)
+        doc = tomllib.load(fh)
     committed = json.loads((REPO / "schemas" / "session-allowlist.schema.json").read_text())
-    assert committed["properties"] == ALLOWLIST_SCHEMA["properties"]
+    jsonschema.validate(doc, committed)
+    SessionAllowList.model_validate(doc)
 
 
 @pytest.mark.parametrize("key", sorted(HOSTILE))
