@@ -15,7 +15,8 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from .audit.models import DiffReport, Explanation
-from .bundle.models import BundleProvenance, LockFile
+from .bundle.models import BundleDocument, BundleProvenance, LockFile
+from .canary.run import CanaryReportDocument
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
@@ -31,7 +32,7 @@ from .models import (
     TrustedBasePolicy,
 )
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
-from .resources import SCHEMA_SUFFIX, schema_id
+from .resources import PUBLISHED_REF, SCHEMA_SUFFIX, schema_id
 from .session import SessionAllowList, SessionConfig
 from .watch import WatchEvent
 
@@ -60,155 +61,8 @@ MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "overrides.schema.json": CodexOverrideLines,
     "session-config.schema.json": SessionConfig,
     "watch-event.schema.json": WatchEvent,
-}
-
-BUNDLE_DOC: dict[str, Any] = {
-    "title": "BundleDocument",
-    "description": (
-        "`compile --format bundle`: compiled profiles (with the resolved root chains, paths "
-        "only), launcher outputs, mount plan, provenance of every entry, versions, content hash."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "schema_version",
-        "profilec_version",
-        "codex_version",
-        "codex_version_range",
-        "compiled",
-        "launcher",
-        "mount_plan",
-        "provenance",
-        "content_hash",
-    ],
-    "properties": {
-        "schema_version": {"const": 1},
-        "profilec_version": {"type": "string"},
-        "codex_version": {"type": "string"},
-        "codex_version_range": {"type": "string"},
-        "compiled": {"$ref": "compiled-bundle.schema.json"},
-        "mount_plan": {"anyOf": [{"$ref": "mount-plan.schema.json"}, {"type": "null"}]},
-        "provenance": {"$ref": "bundle-provenance.schema.json"},
-        "launcher": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["config_overrides", "acp", "config_toml"],
-            "properties": {
-                "config_overrides": {"$ref": "overrides.schema.json"},
-                "acp": {"$ref": "acp-launch.schema.json"},
-                "config_toml": {"type": "string"},
-            },
-        },
-        "content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-    },
-}
-
-CANARY_PROBE: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "name",
-        "kind",
-        "command",
-        "exit_code",
-        "output",
-        "expected",
-        "predicted",
-        "observed",
-        "ok",
-        "failures",
-    ],
-    "properties": {
-        "name": {"type": "string"},
-        "kind": {"enum": ["trusted", "model", "outer", "parent"]},
-        "command": {"type": "array", "items": {"type": "string"}},
-        "exit_code": {"type": "integer"},
-        "output": {"type": "string"},
-        "expected": {"enum": ["allow", "deny", "absent", "any"]},
-        "predicted": {"enum": ["allow", "deny", "absent", "any", None]},
-        "observed": {"enum": ["allow", "deny"]},
-        "ok": {"type": "boolean"},
-        "failures": {"type": "array", "items": {"type": "string"}},
-        "seconds": {"type": ["number", "null"], "minimum": 0},
-        "control": {
-            "description": (
-                "Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative "
-                "control, the same road with the protection removed. It must leak (`observed` "
-                "allow, `ok` true); otherwise the probe fails as `error` (it cannot tell)."
-            ),
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["observed", "ok", "output", "seconds"],
-            "properties": {
-                "observed": {"enum": ["allow", "deny"]},
-                "ok": {"type": "boolean"},
-                "output": {"type": "string"},
-                "seconds": {"type": "number", "minimum": 0},
-            },
-        },
-    },
-}
-
-_UTC_SECONDS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
-
-CANARY_REPORT: dict[str, Any] = {
-    "title": "CanaryReport",
-    "description": (
-        "`profilec canary --format json` (compiler/canary/run.py CanaryReport.to_dict), read by "
-        "`profilec audit --canary-json`."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["run_id", "passed", "failures", "seconds", "image", "modes", "evidence"],
-    "properties": {
-        "evidence": {
-            "description": (
-                "What the run judged (compiler/audit/evidence.py): the bundle document's "
-                "content hash, the hash of its `compiled` member, the tool versions, and when "
-                "the run finished. `audit --canary-json` refuses results whose compiled hash "
-                "is not the audited bundle's and marks them stale when an input is newer."
-            ),
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["bundle_content_hash", "compiled_hash", "finished", "tools"],
-            "properties": {
-                "bundle_content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-                "compiled_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-                "finished": {"type": "string", "pattern": _UTC_SECONDS},
-                "tools": {"type": "object", "additionalProperties": {"type": "string"}},
-            },
-        },
-        "run_id": {"type": "string"},
-        "passed": {"type": "boolean"},
-        "failures": {"type": "array", "items": {"type": "string"}},
-        "seconds": {"type": "number"},
-        "image": {"type": "string"},
-        "modes": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [
-                    "mode",
-                    "profile_id",
-                    "passed",
-                    "failures",
-                    "seconds",
-                    "error",
-                    "probes",
-                ],
-                "properties": {
-                    "mode": {"type": "string"},
-                    "profile_id": {"type": "string"},
-                    "passed": {"type": "boolean"},
-                    "failures": {"type": "array", "items": {"type": "string"}},
-                    "seconds": {"type": "number"},
-                    "error": {"type": ["string", "null"]},
-                    "probes": {"type": "array", "items": CANARY_PROBE},
-                },
-            },
-        },
-    },
+    "canary-report.schema.json": CanaryReportDocument,
+    "bundle.schema.json": BundleDocument,
 }
 
 #: Model members that hold another published document: (schema file, property) -> its schema.
@@ -238,8 +92,6 @@ LAUNCH_REQUEST: dict[str, Any] = {
 from .check.waivers import SCHEMA as PROFILEC_CONFIG  # noqa: E402
 
 STATIC_SCHEMAS = {
-    "bundle.schema.json": BUNDLE_DOC,
-    "canary-report.schema.json": CANARY_REPORT,
     "launch.schema.json": LAUNCH_SCHEMA,
     "launch-request.schema.json": LAUNCH_REQUEST,
     "profilec-config.schema.json": PROFILEC_CONFIG,
@@ -283,7 +135,9 @@ def _absolute_refs(node: Any) -> Any:
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
-            if key == "$ref" and isinstance(value, str) and value.endswith(SCHEMA_SUFFIX):
+            if key == PUBLISHED_REF:
+                out["$ref"] = schema_id(value)
+            elif key == "$ref" and isinstance(value, str) and value.endswith(SCHEMA_SUFFIX):
                 out[key] = schema_id(value)
             else:
                 out[key] = _absolute_refs(value)

@@ -151,6 +151,7 @@ def test_policy_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None
 
 def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.api import load_and_compile
+    from profilec.bundle.models import BundleDocument
     from profilec.emit.acp_json import AcpLaunchConfig
     from profilec.emit.overrides import CodexOverrideLines
     from profilec.formats import renderer
@@ -165,6 +166,7 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
 
     doc = json.loads(renderer("bundle")(bundle))
     validate("bundle.schema.json", doc)
+    BundleDocument.model_validate(doc)
     acp = json.loads(renderer("acp-json")(bundle))
     validate("acp-launch.schema.json", acp)
     AcpLaunchConfig.model_validate(acp, strict=False)
@@ -284,3 +286,45 @@ def test_shipped_inputs_validate_against_their_generated_schemas() -> None:
     doc = tomllib.loads((PROFILES / "session-allowlist.toml").read_text(encoding="utf-8"))
     _schema("session-allowlist.schema.json").validate(doc)
     SessionAllowList.model_validate(doc, strict=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Emitted documents validate against their generated schemas and models.
+
+
+def _canary_doc(tmp_path: Path) -> dict[str, Any]:
+    from datetime import UTC, datetime
+
+    from profilec.audit.evidence import bind
+    from profilec.canary.run import CanaryReport, ModeReport
+    from profilec.canary.tree import ControlOutcome, Probe
+
+    plain = Probe("read", "model", ("cat", "/x"), 1, "denied", "deny", "deny", "deny", True)
+    timed = Probe("p", "parent", ("sh",), 0, "", "deny", None, "deny", False, ("error",), 0.5)
+    control = Probe(
+        "c", "parent", ("sh",), 0, "", "deny", "deny", "deny", True, (), 1.0,
+        ControlOutcome("allow", True, "leaked", 2.0),
+    )  # fmt: skip
+    modes = (
+        ModeReport("agent", "p-agent", (plain, timed, control), 1.5),
+        ModeReport("read-only", "p-ro", (), 0.25, error="docker went away"),
+    )
+    report = CanaryReport("run-1", modes, 2.0, "img:1")
+    bundle = {"content_hash": "sha256:" + "1" * 64, "compiled": {}, "codex_version": "0.1.0"}
+    doc: dict[str, Any] = json.loads(json.dumps(bind(report.to_dict(), bundle, datetime.now(UTC))))
+    return doc
+
+
+def test_a_canary_report_validates_against_its_schema_and_model(tmp_path: Path) -> None:
+    from profilec.canary.run import CanaryReportDocument
+
+    doc = _canary_doc(tmp_path)
+    _schema("canary-report.schema.json").validate(doc)
+    CanaryReportDocument.model_validate(doc, strict=False)
+    for bad in (
+        {**doc, "evidence": {**doc["evidence"], "finished": "yesterday"}},
+        {**doc, "modes": [{**doc["modes"][0], "error": 1}]},
+        {**doc, "extra": 1},
+    ):
+        assert not _schema("canary-report.schema.json").is_valid(bad)
+        assert not _accepts(lambda d: CanaryReportDocument.model_validate(d, strict=False), bad)
