@@ -20,7 +20,7 @@ from .canary.run import CanaryReportDocument
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
-from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
+from .emit.launch import AdapterCatalog, LaunchDocument
 from .emit.overrides import CodexOverrideLines
 from .mcp import VouchedMcpServers
 from .models import (
@@ -63,6 +63,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "watch-event.schema.json": WatchEvent,
     "canary-report.schema.json": CanaryReportDocument,
     "bundle.schema.json": BundleDocument,
+    "launch.schema.json": LaunchDocument,
 }
 
 #: Model members that hold another published document: (schema file, property) -> its schema.
@@ -92,7 +93,6 @@ LAUNCH_REQUEST: dict[str, Any] = {
 from .check.waivers import SCHEMA as PROFILEC_CONFIG  # noqa: E402
 
 STATIC_SCHEMAS = {
-    "launch.schema.json": LAUNCH_SCHEMA,
     "launch-request.schema.json": LAUNCH_REQUEST,
     "profilec-config.schema.json": PROFILEC_CONFIG,
 }

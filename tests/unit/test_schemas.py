@@ -153,6 +153,7 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.api import load_and_compile
     from profilec.bundle.models import BundleDocument
     from profilec.emit.acp_json import AcpLaunchConfig
+    from profilec.emit.launch import LaunchDocument
     from profilec.emit.overrides import CodexOverrideLines
     from profilec.formats import renderer
     from profilec.resources import validator
@@ -174,6 +175,9 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     validate("overrides.schema.json", lines)
     CodexOverrideLines.model_validate(lines)
     validate("session-config.schema.json", json.loads(renderer("session-config")(bundle)))
+    launch = json.loads(renderer("launch")(bundle))
+    validate("launch.schema.json", launch)
+    LaunchDocument.model_validate(launch, strict=False)
     assert renderer("bundle")(bundle) == renderer("bundle")(
         load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)])
     )

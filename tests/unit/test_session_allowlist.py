@@ -370,14 +370,15 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
 
 
 def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
-    from profilec.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
+    from profilec.emit.launch import LaunchDocument, load_catalog, render_launch_with
 
     lay = make_layout(tmp_path / "l")
     bundle = load_and_compile(
         str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
     )
     doc = json.loads(render_launch_with(bundle, load_catalog()))
-    jsonschema.validate(doc, LAUNCH_SCHEMA)
+    jsonschema.validate(doc, json.loads((REPO / "schemas" / "launch.schema.json").read_text()))
+    LaunchDocument.model_validate(doc, strict=False)
     by = {(a["package"], a["codex_version"]): a["approvals"] for a in doc["adapters"]}
     ts = by[("@agentclientprotocol/codex-acp", "0.171.0")]
     assert ts["measured"] is True
