@@ -332,3 +332,46 @@ def test_a_canary_report_validates_against_its_schema_and_model(tmp_path: Path) 
     ):
         assert not _schema("canary-report.schema.json").is_valid(bad)
         assert not _accepts(lambda d: CanaryReportDocument.model_validate(d, strict=False), bad)
+
+
+PROJECT_CONFIGS: list[tuple[dict[str, Any], bool]] = [
+    ({}, True),
+    ({"waiver": []}, True),
+    (
+        {
+            "waiver": [
+                {"rule": "PC025", "reason": "reviewed"},
+                {
+                    "rule": "PC031",
+                    "reason": "until the fix ships",
+                    "expires": "2027-01-31",
+                    "path": "/usr",
+                    "mode": "agent-full-access",
+                },
+            ]
+        },
+        True,
+    ),
+    ({"waivers": []}, False),
+    ({"waiver": {"rule": "PC025", "reason": "r"}}, False),
+    ({"waiver": [{"rule": "PC25", "reason": "r"}]}, False),
+    ({"waiver": [{"rule": "PC025"}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "  "}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "expires": "soon"}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "path": "usr"}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "mode": 1}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "why": "x"}]}, False),
+]
+
+
+@pytest.mark.parametrize(("doc", "valid"), PROJECT_CONFIGS)
+def test_project_config_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
+    from profilec.check.profilec_config import ProfilecConfig
+    from profilec.check.waivers import parse_waivers
+
+    schema = json.loads((SCHEMAS / "profilec-config.schema.json").read_text(encoding="utf-8"))
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER  # `expires` is a date
+    schema_ok = jsonschema.Draft202012Validator(schema, format_checker=checker).is_valid(doc)
+    model_ok = _accepts(lambda d: ProfilecConfig.model_validate(d, strict=False), doc)
+    parser_ok = _accepts(lambda d: parse_waivers(d, "t"), doc)
+    assert schema_ok == model_ok == parser_ok == valid
