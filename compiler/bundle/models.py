@@ -44,6 +44,12 @@ class BundleProvenance(Frozen):
     inputs: dict[str, str]
 
 
+def _published(file: str) -> WithJsonSchema:
+    """A member holding another published document: its schema is that file (schemagen turns
+    the file name into the schema's `$id`)."""
+    return WithJsonSchema({PUBLISHED_REF: file})
+
+
 class LockFile(Frozen):
     """`profilec.lock`: the approved bundle and how to rebuild its mount plan."""
 
@@ -51,14 +57,8 @@ class LockFile(Frozen):
     kind: Literal["profilec-lock"] = "profilec-lock"
     content_hash: str
     plan_layout: str | None = None
-    #: The bundle document (schemagen points this member at bundle.schema.json).
-    bundle: dict[str, Any]
-
-
-def _published(file: str) -> WithJsonSchema:
-    """A member holding another published document: its schema is that file (schemagen turns
-    the file name into the schema's `$id`)."""
-    return WithJsonSchema({PUBLISHED_REF: file})
+    #: The bundle document (its schema is bundle.schema.json).
+    bundle: Annotated[dict[str, Any], _published("bundle.schema.json")]
 
 
 class BundleLauncher(Frozen):
