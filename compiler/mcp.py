@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
 from .errors import InputError
+from .models import Frozen
 from .roots import parse_toml, read_trusted_bytes
 
 #: The env entry the AgentConnect fork reads to prove the launcher injected a server.
@@ -31,39 +35,29 @@ _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _SERVER_KEYS = frozenset({"command", "args", "env", "credential"})
 
-VOUCHED_MCP_SCHEMA: dict[str, Any] = {
-    "title": "VouchedMcpServers",
-    "description": (
-        "A daemon-owned file naming the MCP servers the launcher injects (stdio command, "
-        "arguments, environment, optional per-launch credential). profilec emits them in the "
-        "overrides, the codex-home config and acp-json trustedMcpServers."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["schema_version", "servers"],
-    "properties": {
-        "schema_version": {"const": 1},
-        "servers": {
-            "type": "object",
-            "propertyNames": {"pattern": "^[A-Za-z0-9_-]{1,64}$"},
-            "additionalProperties": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["command"],
-                "properties": {
-                    "command": {"type": "string", "pattern": "^/"},
-                    "args": {"type": "array", "items": {"type": "string"}},
-                    "env": {
-                        "type": "object",
-                        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},
-                        "additionalProperties": {"type": "string"},
-                    },
-                    "credential": {"type": "string", "minLength": 1},
-                },
-            },
-        },
-    },
-}
+
+class VouchedServer(Frozen):
+    """One server: its stdio command (absolute), arguments, environment, per-launch credential."""
+
+    command: Annotated[str, StringConstraints(pattern="^/")]
+    args: tuple[str, ...] = ()
+    env: dict[Annotated[str, StringConstraints(pattern=f"^{_ENV_NAME.pattern}$")], str] = Field(
+        default_factory=dict
+    )
+    credential: Annotated[str, StringConstraints(min_length=1)] | SkipJsonSchema[None] = None
+
+
+class VouchedMcpServers(Frozen):
+    """A daemon-owned file naming the MCP servers the launcher injects (stdio command,
+    arguments, environment, optional per-launch credential). profilec emits them in the
+    overrides, the codex-home config and acp-json trustedMcpServers."""
+
+    # schemas/vouched-mcp.schema.json is generated from this model. `parse_vouched` (below)
+    # reads the file by hand, so that a compile loads no validator; tests/unit/test_schemas.py
+    # gives both the same documents.
+
+    schema_version: Literal[1]
+    servers: dict[Annotated[str, StringConstraints(pattern=f"^{_NAME.pattern}$")], VouchedServer]
 
 
 def _one_line(value: str) -> bool:

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 #: through `schema_registry()` (the files in this package) or fails; it never reaches a network.
 SCHEMA_ID_PREFIX = "urn:profilec:schema:"
 SCHEMA_SUFFIX = ".schema.json"
+#: In a model's JSON Schema, `{PUBLISHED_REF: "<file>.schema.json"}` stands for a member that is
+#: another published document; profilec.schemagen writes it as `{"$ref": <that schema's $id>}`
+#: (pydantic resolves every `$ref` it sees against its own definitions, so it cannot carry one).
+PUBLISHED_REF = "x-profilec-published"
 
 
 def data_dir() -> Path:

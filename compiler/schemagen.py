@@ -1,7 +1,10 @@
 """Generate the JSON Schemas in `schemas/` from the models (`python -m profilec.schemagen`).
 
-The committed files are the published contract; tests/unit/test_schemas.py fails when a model
-changes without its schema being regenerated, and checks both accept and reject the same docs.
+Every published format has a model in the module that owns it, except launch-request (Codex's
+own JSON-RPC, see LAUNCH_REQUEST). The committed files are the published contract;
+tests/unit/test_schemas.py fails when a model changes without its schema being regenerated,
+checks schema and model accept and reject the same documents, and validates real emitted
+output (and hand-read inputs) against both.
 """
 
 from __future__ import annotations
@@ -10,14 +13,20 @@ import json
 import sys
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from .audit.models import DiffReport, Explanation
-from .bundle.models import BundleProvenance, LockFile
+from .bundle.models import BundleDocument, BundleProvenance, LockFile
+from .canary.run import CanaryReportDocument
+from .check.profilec_config import ProfilecConfig
 from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
-from .emit.launch import LAUNCH_SCHEMA, AdapterCatalog
-from .mcp import VOUCHED_MCP_SCHEMA
+from .emit.acp_json import AcpLaunchConfig
+from .emit.launch import AdapterCatalog, LaunchDocument
+from .emit.overrides import CodexOverrideLines
+from .mcp import VouchedMcpServers
 from .models import (
     CompiledBundle,
     ModeMap,
@@ -27,13 +36,13 @@ from .models import (
     TrustedBasePolicy,
 )
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
-from .resources import SCHEMA_SUFFIX, schema_id
-from .session import ALLOWLIST_SCHEMA
-from .watch import WATCH_EVENT_SCHEMA
+from .resources import PUBLISHED_REF, SCHEMA_SUFFIX, schema_id
+from .session import SessionAllowList, SessionConfig
+from .watch import WatchEvent
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
+MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "roots-manifest.schema.json": RootsManifest,
     "policy-profile.schema.json": ModeProfilePolicy,
     "mode-map.schema.json": ModeMap,
@@ -50,213 +59,24 @@ MODEL_SCHEMAS: dict[str, type[BaseModel]] = {
     "adapters-catalog.schema.json": AdapterCatalog,
     "trusted-base.schema.json": TrustedBasePolicy,
     "parent-policy.schema.json": ParentPolicy,
+    "session-allowlist.schema.json": SessionAllowList,
+    "vouched-mcp.schema.json": VouchedMcpServers,
+    "acp-launch.schema.json": AcpLaunchConfig,
+    "overrides.schema.json": CodexOverrideLines,
+    "session-config.schema.json": SessionConfig,
+    "watch-event.schema.json": WatchEvent,
+    "canary-report.schema.json": CanaryReportDocument,
+    "bundle.schema.json": BundleDocument,
+    "launch.schema.json": LaunchDocument,
+    "profilec-config.schema.json": ProfilecConfig,
 }
 
-ACP_LAUNCH: dict[str, Any] = {
-    "title": "AcpLaunchConfig",
-    "description": "CODEX_ACP_PERMISSION_PROFILE_CONFIG: -c lines and ACP mode -> profile id.",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["configOverrides", "modeProfiles"],
-    "properties": {
-        "configOverrides": {
-            "type": "array",
-            "items": {"type": "string", "pattern": "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*=.+$"},
-            "minItems": 1,
-        },
-        "modeProfiles": {
-            "type": "object",
-            "required": ["read-only", "agent", "agent-full-access"],
-            "additionalProperties": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},
-        },
-        "trustedMcpServers": {
-            "description": "Launcher-vouched MCP servers (the AgentConnect fork's zod shape).",
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name", "credential"],
-                "properties": {
-                    "name": {"type": "string", "minLength": 1},
-                    "credential": {"type": "string", "minLength": 1},
-                },
-            },
-        },
-    },
-}
-
-OVERRIDES: dict[str, Any] = {
-    "title": "CodexOverrideLines",
-    "description": (
-        "The `overrides` format: LF-separated `codex -c` values, shown as the array of its lines. "
-        "Keys hold no path or :token (those sit inside inline-table values)."
-    ),
-    "type": "array",
-    "minItems": 1,
-    "items": {"type": "string", "pattern": "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*=[^\\n]+$"},
-}
-
-SESSION_CONFIG: dict[str, Any] = {
-    "title": "SessionConfig",
-    "description": (
-        "Untrusted agent session config (CODEX_CONFIG). Any JSON object is read; keys starting "
-        "permissions, default_permissions, sandbox_mode or sandbox_workspace_write are stripped."
-    ),
-    "type": "object",
-}
-
-BUNDLE_DOC: dict[str, Any] = {
-    "title": "BundleDocument",
-    "description": (
-        "`compile --format bundle`: compiled profiles (with the resolved root chains, paths "
-        "only), launcher outputs, mount plan, provenance of every entry, versions, content hash."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "schema_version",
-        "profilec_version",
-        "codex_version",
-        "codex_version_range",
-        "compiled",
-        "launcher",
-        "mount_plan",
-        "provenance",
-        "content_hash",
-    ],
-    "properties": {
-        "schema_version": {"const": 1},
-        "profilec_version": {"type": "string"},
-        "codex_version": {"type": "string"},
-        "codex_version_range": {"type": "string"},
-        "compiled": {"$ref": "compiled-bundle.schema.json"},
-        "mount_plan": {"anyOf": [{"$ref": "mount-plan.schema.json"}, {"type": "null"}]},
-        "provenance": {"$ref": "bundle-provenance.schema.json"},
-        "launcher": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["config_overrides", "acp", "config_toml"],
-            "properties": {
-                "config_overrides": {"$ref": "overrides.schema.json"},
-                "acp": {"$ref": "acp-launch.schema.json"},
-                "config_toml": {"type": "string"},
-            },
-        },
-        "content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-    },
-}
-
-CANARY_PROBE: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "name",
-        "kind",
-        "command",
-        "exit_code",
-        "output",
-        "expected",
-        "predicted",
-        "observed",
-        "ok",
-        "failures",
-    ],
-    "properties": {
-        "name": {"type": "string"},
-        "kind": {"enum": ["trusted", "model", "outer", "parent"]},
-        "command": {"type": "array", "items": {"type": "string"}},
-        "exit_code": {"type": "integer"},
-        "output": {"type": "string"},
-        "expected": {"enum": ["allow", "deny", "absent", "any"]},
-        "predicted": {"enum": ["allow", "deny", "absent", "any", None]},
-        "observed": {"enum": ["allow", "deny"]},
-        "ok": {"type": "boolean"},
-        "failures": {"type": "array", "items": {"type": "string"}},
-        "seconds": {"type": ["number", "null"], "minimum": 0},
-        "control": {
-            "description": (
-                "Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative "
-                "control, the same road with the protection removed. It must leak (`observed` "
-                "allow, `ok` true); otherwise the probe fails as `error` (it cannot tell)."
-            ),
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["observed", "ok", "output", "seconds"],
-            "properties": {
-                "observed": {"enum": ["allow", "deny"]},
-                "ok": {"type": "boolean"},
-                "output": {"type": "string"},
-                "seconds": {"type": "number", "minimum": 0},
-            },
-        },
-    },
-}
-
-_UTC_SECONDS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
-
-CANARY_REPORT: dict[str, Any] = {
-    "title": "CanaryReport",
-    "description": (
-        "`profilec canary --format json` (compiler/canary/run.py CanaryReport.to_dict), read by "
-        "`profilec audit --canary-json`."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["run_id", "passed", "failures", "seconds", "image", "modes", "evidence"],
-    "properties": {
-        "evidence": {
-            "description": (
-                "What the run judged (compiler/audit/evidence.py): the bundle document's "
-                "content hash, the hash of its `compiled` member, the tool versions, and when "
-                "the run finished. `audit --canary-json` refuses results whose compiled hash "
-                "is not the audited bundle's and marks them stale when an input is newer."
-            ),
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["bundle_content_hash", "compiled_hash", "finished", "tools"],
-            "properties": {
-                "bundle_content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-                "compiled_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-                "finished": {"type": "string", "pattern": _UTC_SECONDS},
-                "tools": {"type": "object", "additionalProperties": {"type": "string"}},
-            },
-        },
-        "run_id": {"type": "string"},
-        "passed": {"type": "boolean"},
-        "failures": {"type": "array", "items": {"type": "string"}},
-        "seconds": {"type": "number"},
-        "image": {"type": "string"},
-        "modes": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [
-                    "mode",
-                    "profile_id",
-                    "passed",
-                    "failures",
-                    "seconds",
-                    "error",
-                    "probes",
-                ],
-                "properties": {
-                    "mode": {"type": "string"},
-                    "profile_id": {"type": "string"},
-                    "passed": {"type": "boolean"},
-                    "failures": {"type": "array", "items": {"type": "string"}},
-                    "seconds": {"type": "number"},
-                    "error": {"type": ["string", "null"]},
-                    "probes": {"type": "array", "items": CANARY_PROBE},
-                },
-            },
-        },
-    },
-}
-
-#: Model members that hold another published document: (schema file, property) -> its schema.
-EXTERNAL_REFS: dict[tuple[str, str], str] = {("lock.schema.json", "bundle"): "bundle.schema.json"}
-
+#: The one schema not generated from a model. A launch-request line is Codex's own protocol
+#: (JSON-RPC 2.0 to `codex app-server`), not a profilec format: profilec reads only `method` and
+#: `params` of a request and skips responses, and every other member is Codex's to define. The
+#: schema states exactly that: open objects told apart by whether `method` is present. A model
+#: would be all `extra="allow"` and could not state "a response has no `method`" (`not
+#: required`), so it would describe less than this does. The reader is compiler/check/launcher.py.
 LAUNCH_REQUEST: dict[str, Any] = {
     "title": "LaunchRequest",
     "description": (
@@ -278,30 +98,31 @@ LAUNCH_REQUEST: dict[str, Any] = {
     ],
 }
 
-from .check.waivers import SCHEMA as PROFILEC_CONFIG  # noqa: E402
-
 STATIC_SCHEMAS = {
-    "bundle.schema.json": BUNDLE_DOC,
-    "acp-launch.schema.json": ACP_LAUNCH,
-    "overrides.schema.json": OVERRIDES,
-    "session-config.schema.json": SESSION_CONFIG,
-    "canary-report.schema.json": CANARY_REPORT,
-    "launch.schema.json": LAUNCH_SCHEMA,
     "launch-request.schema.json": LAUNCH_REQUEST,
-    "session-allowlist.schema.json": ALLOWLIST_SCHEMA,
-    "vouched-mcp.schema.json": VOUCHED_MCP_SCHEMA,
-    "watch-event.schema.json": WATCH_EVENT_SCHEMA,
-    "profilec-config.schema.json": PROFILEC_CONFIG,
 }
+
+
+class _Generator(GenerateJsonSchema):
+    """Pydantic's generator, but a map with constrained keys is closed.
+
+    Pydantic states `dict[Pattern, V]` as `patternProperties`, which lets any other key through
+    unchecked; the models refuse such keys, so the schema says `propertyNames` instead."""
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        out = super().dict_schema(schema)
+        patterns = out.pop("patternProperties", None)
+        if patterns:
+            ((pattern, values),) = patterns.items()
+            out["propertyNames"] = {**out.get("propertyNames", {}), "pattern": pattern}
+            out["additionalProperties"] = values
+        return out
 
 
 def build(name: str) -> dict[str, Any]:
     """The schema document for one file name in schemas/."""
     if name in MODEL_SCHEMAS:
-        body = MODEL_SCHEMAS[name].model_json_schema(mode="validation")
-        for (file, prop), ref in EXTERNAL_REFS.items():
-            if file == name:
-                body["properties"][prop] = {"$ref": ref}
+        body = MODEL_SCHEMAS[name].model_json_schema(mode="validation", schema_generator=_Generator)
     else:
         body = dict(STATIC_SCHEMAS[name])
     return {"$schema": DRAFT, "$id": schema_id(name), **_absolute_refs(body)}
@@ -316,7 +137,9 @@ def _absolute_refs(node: Any) -> Any:
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
-            if key == "$ref" and isinstance(value, str) and value.endswith(SCHEMA_SUFFIX):
+            if key == PUBLISHED_REF:
+                out["$ref"] = schema_id(value)
+            elif key == "$ref" and isinstance(value, str) and value.endswith(SCHEMA_SUFFIX):
                 out[key] = schema_id(value)
             else:
                 out[key] = _absolute_refs(value)

@@ -28,10 +28,12 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import StringConstraints
 
 from .compile import writer_lock_path
-from .models import CompiledBundle, ResolvedHome, ResolvedRoot
+from .models import AbsPath, CompiledBundle, Frozen, ResolvedHome, ResolvedRoot
 from .paths import parent
 from .projectdocs import bundle_protected_dirs, doc_paths, link_target, reaches
 
@@ -73,7 +75,25 @@ _ROLE_RANK: dict[str, int] = {
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
-DRIFT_EXIT = 9
+DRIFT_EXIT: Final = 9
+
+
+class WatchEvent(Frozen):
+    """`profilec watch`: the one JSON line printed on stdout when a change makes the compiled
+    profile stale; the command then exits with `exit_code` (9). Paths and link texts only,
+    never a credential byte."""
+
+    # schemas/watch-event.schema.json is generated from this model; Drift.document dumps it.
+    schema_version: Literal[1]
+    event: Literal["drift"]
+    kind: DriftKind
+    role: Role
+    path: AbsPath
+    root_ids: tuple[str, ...]
+    expected: str
+    observed: str
+    message: Annotated[str, StringConstraints(pattern=r"^[^\n\r]+$")]
+    exit_code: Literal[9]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,18 +199,19 @@ class Drift:
 
     def document(self) -> dict[str, Any]:
         """The JSON event (schemas/watch-event.schema.json)."""
-        return {
-            "schema_version": 1,
-            "event": "drift",
-            "kind": self.kind,
-            "role": self.role,
-            "path": self.path,
-            "root_ids": list(self.root_ids),
-            "expected": self.expected,
-            "observed": self.observed,
-            "message": self.message,
-            "exit_code": DRIFT_EXIT,
-        }
+        event = WatchEvent(
+            schema_version=1,
+            event="drift",
+            kind=self.kind,
+            role=self.role,
+            path=self.path,
+            root_ids=self.root_ids,
+            expected=self.expected,
+            observed=self.observed,
+            message=self.message,
+            exit_code=DRIFT_EXIT,
+        )
+        return event.model_dump(mode="json")
 
 
 def _add(out: dict[str, Watched], w: Watched) -> None:
@@ -443,39 +464,3 @@ def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
     return Watcher(
         tuple(watched[p] for p in sorted(watched)), look, protected=bundle_protected_dirs(bundle)
     )
-
-
-WATCH_EVENT_SCHEMA: dict[str, Any] = {
-    "title": "WatchEvent",
-    "description": (
-        "`profilec watch`: the one JSON line printed on stdout when a change makes the compiled "
-        "profile stale; the command then exits with `exit_code` (9). Paths and link texts only, "
-        "never a credential byte."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "schema_version",
-        "event",
-        "kind",
-        "role",
-        "path",
-        "root_ids",
-        "expected",
-        "observed",
-        "message",
-        "exit_code",
-    ],
-    "properties": {
-        "schema_version": {"const": 1},
-        "event": {"const": "drift"},
-        "kind": {"enum": list(DriftKind.__args__)},  # type: ignore[attr-defined]
-        "role": {"enum": list(Role.__args__)},  # type: ignore[attr-defined]
-        "path": {"type": "string", "pattern": "^/"},
-        "root_ids": {"type": "array", "items": {"type": "string"}},
-        "expected": {"type": "string"},
-        "observed": {"type": "string"},
-        "message": {"type": "string", "pattern": "^[^\\n\\r]+$"},
-        "exit_code": {"const": DRIFT_EXIT},
-    },
-}

@@ -18,6 +18,7 @@ from ..emit.codex_toml import render_toml
 from ..emit.overrides import override_lines
 from ..models import CompiledBundle
 from ..settings import codex_version
+from .models import BundleDocument
 
 PROFILEC_VERSION = "0.1.0"
 #: The Codex releases whose access rules compiler/evaluate.py reproduces (oracle-tested).
@@ -62,7 +63,7 @@ def bundle_document(
         "provenance": provenance,
     }
     body["content_hash"] = content_hash(body)
-    return body
+    return BundleDocument.model_validate(body).model_dump(mode="json")
 
 
 def dumps(doc: dict[str, Any]) -> str:

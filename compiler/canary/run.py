@@ -34,13 +34,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
 from ..codex import CARVE_OUTS
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..evaluate import EffectiveProfile, EvalContext, resolve
-from ..models import ACP_MODES, CompiledBundle, CompiledProfile
+from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen
 from . import dynamic, engine, paths
 from .image import ensure_image
 from .tree import (
@@ -60,6 +63,84 @@ from .tree import (
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
+
+
+# ---------------------------------------------------------------------------------------------
+# The published document (schemas/canary-report.schema.json is generated from these models):
+# what CanaryReport.to_dict writes, with the `evidence` member compiler/audit/evidence.py binds.
+
+_Seconds = Annotated[float, Field(ge=0)]
+_Sha256 = Annotated[str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$")]
+_UtcSeconds = Annotated[
+    str, StringConstraints(pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+]
+
+
+class CanaryControl(Frozen):
+    """Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative control, the
+    same road with the protection removed. It must leak (`observed` allow, `ok` true);
+    otherwise the probe fails as `error` (it cannot tell)."""
+
+    observed: Literal["allow", "deny"]
+    ok: bool
+    output: str
+    seconds: _Seconds
+
+
+class CanaryProbe(Frozen):
+    """One probe (compiler/canary/tree.py Probe.to_dict): its command and what it showed."""
+
+    name: str
+    kind: Kind
+    command: list[str]
+    exit_code: int
+    output: str
+    expected: Expect
+    predicted: Expect | None
+    observed: Literal["allow", "deny"]
+    ok: bool
+    failures: list[str]
+    seconds: _Seconds | None = None
+    control: CanaryControl | SkipJsonSchema[None] = None
+
+
+class CanaryMode(Frozen):
+    """All probes for one ACP mode (ModeReport)."""
+
+    mode: str
+    profile_id: str
+    passed: bool
+    failures: list[str]
+    seconds: float
+    error: str | None
+    probes: list[CanaryProbe]
+
+
+class CanaryEvidence(Frozen):
+    """What the run judged (compiler/audit/evidence.py): the bundle document's content hash,
+    the hash of its `compiled` member, the tool versions, and when the run finished. `audit
+    --canary-json` refuses results whose compiled hash is not the audited bundle's and marks
+    them stale when an input is newer."""
+
+    bundle_content_hash: _Sha256
+    compiled_hash: _Sha256
+    finished: _UtcSeconds
+    tools: dict[str, str]
+
+
+class CanaryReportDocument(Frozen):
+    """`profilec canary --format json` (compiler/canary/run.py CanaryReport.to_dict), read by
+    `profilec audit --canary-json`."""
+
+    model_config = ConfigDict(title="CanaryReport")
+
+    run_id: str
+    passed: bool
+    failures: list[str]
+    seconds: float
+    image: str
+    modes: list[CanaryMode]
+    evidence: CanaryEvidence
 
 
 @dataclass(frozen=True)

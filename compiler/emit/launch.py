@@ -20,9 +20,10 @@ import sys
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import PolicyError
-from ..models import CompiledBundle, Frozen
+from ..models import AbsPath, CompiledBundle, Frozen
 from ..paths import is_within
 from .codex_toml import render_toml
 from .overrides import override_lines
@@ -602,265 +603,158 @@ def render_launch(bundle: CompiledBundle) -> str:
     return render_launch_with(bundle, load_catalog())
 
 
-LAUNCH_SCHEMA: dict[str, Any] = {
-    "title": "LaunchDocument",
-    "description": (
-        "`compile --format launch`: per ACP adapter build, the environment, arguments and files a "
-        "launcher sets for the launch method the end-to-end matrix shows holding, the modes it "
-        "must not forward, or a statement that no method holds."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "schema_version",
-        "default_profile_id",
-        "cwd",
-        "workspace_roots",
-        "adapters",
-        "codex",
-        "watch",
-        "trusted_parent",
-    ],
-    "properties": {
-        "schema_version": {"const": 1},
-        "default_profile_id": {"type": "string"},
-        "cwd": {
-            "description": "The canonical session cwd to pass (-C, ACP session cwd); null when "
-            "no workspace root was given.",
-            "type": ["string", "null"],
-            "pattern": "^/",
-        },
-        "workspace_roots": {
-            "description": "Canonical workspace roots (the first is the cwd).",
-            "type": "array",
-            "items": {"type": "string", "pattern": "^/"},
-        },
-        "codex": {
-            "description": "Plain `codex app-server` and `codex exec`, no adapter: argv is "
-            "[codex, *args]; per mode how to select it.",
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [
-                    "launcher",
-                    "codex_version",
-                    "args",
-                    "env",
-                    "cwd",
-                    "launcher_supplies",
-                    "run_as",
-                    "non_root_required",
-                    "modes",
-                    "never_send",
-                    "statement",
-                ],
-                "properties": {
-                    "launcher": {"enum": ["codex app-server", "codex exec"]},
-                    "codex_version": {"type": "string"},
-                    "args": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "cwd": {"type": ["string", "null"]},
-                    "launcher_supplies": {
-                        "type": "object",
-                        "additionalProperties": {"type": "string"},
-                    },
-                    "run_as": {"type": "string"},
-                    "non_root_required": {"type": "boolean"},
-                    "initialize": {"type": "object"},
-                    "thread_start": {"type": "object"},
-                    "modes": {
-                        "type": "object",
-                        "additionalProperties": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["profile_id", "select"],
-                            "properties": {
-                                "profile_id": {"type": "string"},
-                                "select": {"type": ["object", "array"]},
-                            },
-                        },
-                    },
-                    "never_send": {"type": "array", "items": {"type": "string"}},
-                    "statement": {"type": "string"},
-                },
-            },
-        },
-        "watch": {
-            "description": "Run `profilec watch` beside the session; end the session on drift.",
-            "type": "object",
-            "additionalProperties": False,
-            "required": [
-                "argv",
-                "env",
-                "launcher_adds",
-                "start",
-                "on_drift",
-                "on_other_exit",
-                "stop",
-                "drift_exit_code",
-                "event_schema",
-            ],
-            "properties": {
-                "argv": {
-                    "description": "Absolute: this interpreter, `-m profilec watch` and every "
-                    "compile input that decides what is watched.",
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 6,
-                    "prefixItems": [{"type": "string", "pattern": "^/"}],
-                },
-                "env": {
-                    "description": "Added to the watcher's environment (PYTHONPATH when "
-                    "profilec runs from a checkout).",
-                    "type": "object",
-                    "additionalProperties": {"type": "string"},
-                },
-                "launcher_adds": {"type": "string"},
-                "start": {"type": "string"},
-                "on_drift": {"type": "string"},
-                "on_other_exit": {"type": "string"},
-                "stop": {"type": "string"},
-                "drift_exit_code": {"const": 9},
-                "event_schema": {"const": "watch-event.schema.json"},
-            },
-        },
-        "trusted_parent": {
-            "description": "The uid the trusted parent runs as inside the outer plan (never "
-            "root) and the vault directories the plan binds read-write for its saves.",
-            "type": "object",
-            "additionalProperties": False,
-            "required": [
-                "uid",
-                "gid",
-                "never_root",
-                "run_as",
-                "vaults",
-                "non_root_prerequisites",
-                "statement",
-            ],
-            "properties": {
-                "uid": {"type": "integer", "minimum": 1},
-                "gid": {"type": "integer", "minimum": 0},
-                "never_root": {"const": True},
-                "run_as": {"type": "string"},
-                "vaults": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
-                "non_root_prerequisites": {
-                    "description": "Paths (from this compile) and what must hold for each "
-                    "before a session runs as the non-root run_as user.",
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["path", "need"],
-                        "properties": {"path": {"type": "string"}, "need": {"type": "string"}},
-                    },
-                },
-                "statement": {"type": "string"},
-            },
-        },
-        "adapters": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [
-                    "package",
-                    "version",
-                    "codex_version",
-                    "codex_source",
-                    "holds",
-                    "launch_method",
-                    "reason",
-                    "evidence",
-                    "env",
-                    "args",
-                    "files",
-                    "blocked_modes",
-                    "launcher_supplies",
-                    "run_as",
-                    "non_root_required",
-                    "statement",
-                    "approvals",
-                ],
-                "properties": {
-                    "package": {"type": "string"},
-                    "version": {"type": "string"},
-                    "codex_version": {"type": "string"},
-                    "codex_source": {"enum": ["CODEX_PATH", "bundled", "embedded"]},
-                    "holds": {"type": "boolean"},
-                    "launch_method": {
-                        "enum": [
-                            "c-overrides",
-                            "codex-home",
-                            "codex-config",
-                            "codex-home+initial-mode",
-                            "c-overrides+non-root",
-                            "codex-home+non-root",
-                            "codex-config+non-root",
-                            "codex-home+initial-mode+non-root",
-                            None,
-                        ]
-                    },
-                    "run_as": {"type": "string"},
-                    "non_root_required": {
-                        "description": "The matrix saw this build keep the deny only when not "
-                        "root; every holding entry runs as run_as (never root) anyway.",
-                        "type": "boolean",
-                    },
-                    "reason": {"type": "string"},
-                    "evidence": {"type": "string"},
-                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "args": {"type": "array", "items": {"type": "string"}},
-                    "files": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["path", "mode", "content"],
-                            "properties": {
-                                "path": {"type": "string"},
-                                "mode": {"type": "string", "pattern": "^0[0-7]{3}$"},
-                                "content": {"type": "string"},
-                            },
-                        },
-                    },
-                    "blocked_modes": {"type": "array", "items": {"type": "string"}},
-                    "launcher_supplies": {
-                        "description": "Env vars whose value only the launcher knows (e.g. a "
-                        "codex binary's path), with what the value must be.",
-                        "type": "object",
-                        "additionalProperties": {"type": "string"},
-                    },
-                    "statement": {"type": "string"},
-                    "approvals": {
-                        "description": "Per mode: the approval policy and reviewer from "
-                        "profiles/modes.toml, whether the approvals e2e saw it hold (null: not "
-                        "measured), and what a launcher must do.",
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["measured", "evidence", "modes"],
-                        "properties": {
-                            "measured": {"type": "boolean"},
-                            "evidence": {"type": ["string", "null"]},
-                            "modes": {
-                                "type": "object",
-                                "additionalProperties": {
-                                    "type": "object",
-                                    "additionalProperties": False,
-                                    "required": ["holds", "statement"],
-                                    "properties": {
-                                        "approval_policy": {"type": "string"},
-                                        "approvals_reviewer": {"type": "string"},
-                                        "holds": {"type": ["boolean", "null"]},
-                                        "statement": {"type": "string"},
-                                    },
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+# ---------------------------------------------------------------------------------------------
+# The launch document (schemas/launch.schema.json is generated from these models; the builders
+# above write plain dicts, tests/unit/test_schemas.py validates them against both).
+
+_Strings = dict[str, str]
+
+
+class LaunchFile(Frozen):
+    """A file the launcher writes before the launch."""
+
+    path: str
+    mode: Annotated[str, StringConstraints(pattern="^0[0-7]{3}$")]
+    content: str
+
+
+class ModeApproval(Frozen):
+    """One mode's approvals: policy and reviewer, whether they were seen holding, what to do."""
+
+    approval_policy: str | SkipJsonSchema[None] = None
+    approvals_reviewer: str | SkipJsonSchema[None] = None
+    holds: bool | None
+    statement: str
+
+
+class Approvals(Frozen):
+    """Per mode: the approval policy and reviewer from profiles/modes.toml, whether the
+    approvals e2e saw it hold (null: not measured), and what a launcher must do."""
+
+    measured: bool
+    evidence: str | None
+    modes: dict[str, ModeApproval]
+
+
+class AdapterLaunch(Frozen):
+    """One ACP adapter build: the launch method that holds for it, or why none does."""
+
+    package: str
+    version: str
+    codex_version: str
+    codex_source: Literal["CODEX_PATH", "bundled", "embedded"]
+    holds: bool
+    launch_method: Method | None
+    reason: str
+    evidence: str
+    env: _Strings
+    args: list[str]
+    files: list[LaunchFile]
+    blocked_modes: list[str]
+    launcher_supplies: _Strings = Field(
+        description="Env vars whose value only the launcher knows (e.g. a codex binary's path), "
+        "with what the value must be."
+    )
+    run_as: str
+    non_root_required: bool = Field(
+        description="The matrix saw this build keep the deny only when not root; every holding "
+        "entry runs as run_as (never root) anyway."
+    )
+    statement: str
+    approvals: Approvals
+
+
+class CodexModeSelect(Frozen):
+    """How to select one mode's profile on plain Codex."""
+
+    profile_id: str
+    select: dict[str, Any] | list[Any]
+
+
+class CodexLaunch(Frozen):
+    """Plain `codex app-server` or `codex exec`: argv is [codex, *args]."""
+
+    launcher: Literal["codex app-server", "codex exec"]
+    codex_version: str
+    args: Annotated[list[str], Field(min_length=1)]
+    env: _Strings
+    cwd: str | None
+    launcher_supplies: _Strings
+    run_as: str
+    non_root_required: bool
+    initialize: dict[str, Any] | SkipJsonSchema[None] = None
+    thread_start: dict[str, Any] | SkipJsonSchema[None] = None
+    modes: dict[str, CodexModeSelect]
+    never_send: list[str]
+    statement: str
+
+
+class WatchLaunch(Frozen):
+    """Run `profilec watch` beside the session; end the session on drift."""
+
+    argv: Annotated[
+        list[str],
+        Field(
+            min_length=6,
+            description="Absolute: this interpreter, `-m profilec watch` and every compile "
+            "input that decides what is watched.",
+            json_schema_extra={"prefixItems": [{"type": "string", "pattern": "^/"}]},
+        ),
+    ]
+    env: _Strings = Field(
+        description="Added to the watcher's environment (PYTHONPATH when profilec runs from a "
+        "checkout)."
+    )
+    launcher_adds: str
+    start: str
+    on_drift: str
+    on_other_exit: str
+    stop: str
+    drift_exit_code: Literal[9]
+    event_schema: Literal["watch-event.schema.json"]
+
+
+class NonRootPrerequisite(Frozen):
+    """A path (from this compile) and what must hold for it before a non-root session."""
+
+    path: str
+    need: str
+
+
+class TrustedParentLaunch(Frozen):
+    """The uid the trusted parent runs as inside the outer plan (never root) and the vault
+    directories the plan binds read-write for its saves."""
+
+    uid: Annotated[int, Field(ge=1)]
+    gid: Annotated[int, Field(ge=0)]
+    never_root: Literal[True]
+    run_as: str
+    vaults: list[AbsPath]
+    non_root_prerequisites: list[NonRootPrerequisite] = Field(
+        description="Paths (from this compile) and what must hold for each before a session "
+        "runs as the non-root run_as user."
+    )
+    statement: str
+
+
+class LaunchDocument(Frozen):
+    """`compile --format launch`: per ACP adapter build, the environment, arguments and files a
+    launcher sets for the launch method the end-to-end matrix shows holding, the modes it must
+    not forward, or a statement that no method holds."""
+
+    schema_version: Literal[1]
+    default_profile_id: str
+    cwd: AbsPath | None = Field(
+        description="The canonical session cwd to pass (-C, ACP session cwd); null when no "
+        "workspace root was given."
+    )
+    workspace_roots: list[AbsPath] = Field(
+        description="Canonical workspace roots (the first is the cwd)."
+    )
+    adapters: list[AdapterLaunch]
+    codex: list[CodexLaunch] = Field(
+        description="Plain `codex app-server` and `codex exec`, no adapter: argv is "
+        "[codex, *args]; per mode how to select it."
+    )
+    watch: WatchLaunch
+    trusted_parent: TrustedParentLaunch

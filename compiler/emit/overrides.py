@@ -6,13 +6,28 @@ each profile is one `permissions.<id>={...}` line whose inline-table value holds
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field, RootModel, StringConstraints
 
 from .extras import extra_tables, extra_top
 from .tomltext import inline, string, value
 
 if TYPE_CHECKING:
     from ..models import CompiledBundle
+
+
+#: One `codex -c` value: a dotted key of bare segments, `=`, a one-line TOML value.
+OverrideLine = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*=[^\n]+$")
+]
+
+
+class CodexOverrideLines(RootModel[Annotated[list[OverrideLine], Field(min_length=1)]]):
+    """The `overrides` format: LF-separated `codex -c` values, shown as the array of its lines.
+    Keys hold no path or :token (those sit inside inline-table values)."""
+
+    # schemas/overrides.schema.json is generated from this model.
 
 
 def override_lines(bundle: CompiledBundle) -> list[str]:

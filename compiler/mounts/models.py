@@ -7,9 +7,16 @@ from these classes by `profilec.schemagen`.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import (
+    Field,
+    GetJsonSchemaHandler,
+    StringConstraints,
+    model_serializer,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from ..models import AbsPath, Frozen, Slug
 
@@ -184,6 +191,9 @@ Purpose = Literal[
 class Mount(Frozen):
     """One mount, applied in plan order (a later mount covers an earlier one)."""
 
+    # The published wire record (schemas/mount-plan.schema.json `$defs/Mount`): every kind
+    # carries every column, null or false where the kind has none. The plan itself holds one
+    # class per kind (`AnyMount`, below); this class only describes their JSON form.
     type: MountType
     #: Where it appears inside the sandbox; for binds also the host path (bound at its real path).
     path: AbsPath
@@ -194,6 +204,117 @@ class Mount(Frozen):
     #: A system bind that may be absent on this host (bwrap --ro-bind-try).
     optional: bool = False
     reason: str
+
+
+class _MountKind(Frozen):
+    """Columns every mount kind has; each subclass adds its own and fixes `type`."""
+
+    path: AbsPath
+    purpose: Purpose
+    reason: str
+
+    def _columns(self) -> tuple[str | None, str | None, bool]:
+        """The kind's (source, link_value, optional) columns of the wire record."""
+        return None, None, False
+
+    @model_serializer(mode="plain")
+    def _wire(self) -> dict[str, Any]:
+        """The flat wire record (`Mount`), in its column order."""
+        source, link_value, optional = self._columns()
+        return {
+            "type": getattr(self, "type"),  # noqa: B009 (each subclass declares it)
+            "path": self.path,
+            "source": source,
+            "link_value": link_value,
+            "purpose": self.purpose,
+            "optional": optional,
+            "reason": self.reason,
+        }
+
+
+class RoBind(_MountKind):
+    """A host path bound read-only at its real path."""
+
+    type: Literal["ro-bind"] = "ro-bind"
+    source: AbsPath
+    #: A system bind that may be absent on this host (bwrap --ro-bind-try).
+    optional: bool = False
+
+    def _columns(self) -> tuple[str | None, str | None, bool]:
+        return self.source, None, self.optional
+
+
+class RwBind(_MountKind):
+    """A host path bound read-write at its real path."""
+
+    type: Literal["rw-bind"] = "rw-bind"
+    source: AbsPath
+
+    def _columns(self) -> tuple[str | None, str | None, bool]:
+        return self.source, None, False
+
+
+class Tmpfs(_MountKind):
+    """An empty private tmpfs (private /tmp, or a mask over a hidden directory)."""
+
+    type: Literal["tmpfs"] = "tmpfs"
+
+
+class FileMask(_MountKind):
+    """A hidden regular file covered with /dev/null (read-only)."""
+
+    type: Literal["file-mask"] = "file-mask"
+
+    def _columns(self) -> tuple[str | None, str | None, bool]:
+        return FILE_MASK_SOURCE, None, False
+
+
+class Symlink(_MountKind):
+    """A link recreated with its own text, never bound onto."""
+
+    type: Literal["symlink"] = "symlink"
+    #: The link text, exactly as the host link holds it.
+    link_value: str
+
+    def _columns(self) -> tuple[str | None, str | None, bool]:
+        return None, self.link_value, False
+
+
+class Proc(_MountKind):
+    """A fresh procfs of the sandbox."""
+
+    type: Literal["proc"] = "proc"
+
+
+class Dev(_MountKind):
+    """A minimal private /dev."""
+
+    type: Literal["dev"] = "dev"
+
+
+#: What a file mask shows (and its wire `source`).
+FILE_MASK_SOURCE = "/dev/null"
+
+
+class _AsWireRecord:
+    """JSON Schema of a plan mount: the flat `Mount` record its serializer writes."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        # The generator itself (not `handler`, which would inline the record) so that the
+        # record stays `$defs/Mount`, as published; tests/unit/test_schemas.py pins the bytes.
+        Mount.model_rebuild()  # defer_build: its core schema carries the `Mount` ref
+        generator = handler.generate_json_schema  # type: ignore[attr-defined]
+        return generator.generate_inner(Mount.__pydantic_core_schema__)  # type: ignore[no-any-return]
+
+
+#: One mount of a plan: one class per kind, no field that another kind needs. Renderers
+#: dispatch on the class (`match m: case RoBind(): ...`).
+PlanMount = RoBind | RwBind | Tmpfs | FileMask | Symlink | Proc | Dev
+#: A plan member: read by its `type`, published as the flat `Mount` record.
+AnyMount = Annotated[PlanMount, Field(discriminator="type"), _AsWireRecord]
 
 
 class EnvSetting(Frozen):
@@ -286,7 +407,7 @@ class MountPlan(Frozen):
     user: str | None = None
     run_as: RunAs
     workdir: AbsPath
-    mounts: tuple[Mount, ...]
+    mounts: tuple[AnyMount, ...]
     env: tuple[EnvSetting, ...]
     passthrough_env: tuple[str, ...] = ()
     codex_args: tuple[str, ...] = ()

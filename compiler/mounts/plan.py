@@ -31,21 +31,28 @@ from .models import (
     DEFAULT_READONLY,
     BackendCatalog,
     CredentialAccess,
+    Dev,
     Directory,
     EnvSetting,
+    FileMask,
     HiddenPath,
     HostFacts,
     LinkPresentation,
-    Mount,
     MountPlan,
     PlanLayout,
+    PlanMount,
     PlanWarning,
+    Proc,
     Purpose,
     ResidueNote,
+    RoBind,
     RunAs,
+    RwBind,
+    Symlink,
+    Tmpfs,
 )
 
-_BIND_TYPES = ("ro-bind", "rw-bind")
+_BINDS = (RoBind, RwBind)
 _TYPE_RANK = {
     "proc": 0,
     "dev": 0,
@@ -80,30 +87,30 @@ def mirror_dirs(mirror_base: str, remote_roots: Sequence[str]) -> tuple[str, ...
     return tuple(join(unscoped, r, what=f"remote root {r!r}") for r in remote_roots)
 
 
-def covering(mounts: Iterable[Mount], path: str) -> Mount | None:
+def covering(mounts: Iterable[PlanMount], path: str) -> PlanMount | None:
     """The mount that decides what `path` shows: the last one at or above it, in plan order."""
-    found: Mount | None = None
+    found: PlanMount | None = None
     for m in mounts:
-        if m.path == path or (m.type != "symlink" and is_within(path, m.path)):
+        if m.path == path or (not isinstance(m, Symlink) and is_within(path, m.path)):
             found = m
     return found
 
 
-def _sorted(mounts: Iterable[Mount]) -> tuple[Mount, ...]:
+def _sorted(mounts: Iterable[PlanMount]) -> tuple[PlanMount, ...]:
     return tuple(sorted(mounts, key=lambda m: (_segments(m.path), _TYPE_RANK[m.type])))
 
 
-def _grant(kind: str, path: str, purpose: str, reason: str) -> Mount:
-    return Mount.model_validate(
-        {"type": kind, "path": path, "source": path, "purpose": purpose, "reason": reason}
-    )
+def _grant(
+    kind: type[RoBind] | type[RwBind], path: str, purpose: Purpose, reason: str
+) -> RoBind | RwBind:
+    return kind(path=path, source=path, purpose=purpose, reason=reason)  # at its real path
 
 
-def _system_mounts(layout: PlanLayout, host: HostFacts) -> list[Mount]:
-    out: list[Mount] = [
-        Mount(type="proc", path="/proc", purpose="system", reason="a fresh procfs of the sandbox"),
-        Mount(type="dev", path="/dev", purpose="system", reason="a minimal private /dev"),
-        Mount(type="tmpfs", path="/tmp", purpose="private-tmp", reason="private temp, not shared"),
+def _system_mounts(layout: PlanLayout, host: HostFacts) -> list[PlanMount]:
+    out: list[PlanMount] = [
+        Proc(path="/proc", purpose="system", reason="a fresh procfs of the sandbox"),
+        Dev(path="/dev", purpose="system", reason="a minimal private /dev"),
+        Tmpfs(path="/tmp", purpose="private-tmp", reason="private temp, not shared"),
     ]
     facts = {s.path: s for s in host.system}
     bound: set[str] = set()
@@ -118,13 +125,12 @@ def _system_mounts(layout: PlanLayout, host: HostFacts) -> list[Mount]:
             assert fact.link_value is not None and fact.canonical is not None
             links.append((path, fact.link_value, fact.canonical))
             continue
-        out.append(_grant("ro-bind", path, purpose, "read-only path of the layout"))
+        out.append(_grant(RoBind, path, purpose, "read-only path of the layout"))
         bound.add(path)
     for path, value, canonical in links:
         purpose = "system" if path in DEFAULT_READONLY else "readonly"
         out.append(
-            Mount(
-                type="symlink",
+            Symlink(
                 path=path,
                 link_value=value,
                 purpose=purpose,
@@ -132,7 +138,7 @@ def _system_mounts(layout: PlanLayout, host: HostFacts) -> list[Mount]:
             )
         )
         if not any(is_within(canonical, b) for b in bound):
-            out.append(_grant("ro-bind", canonical, purpose, f"real path behind {path}"))
+            out.append(_grant(RoBind, canonical, purpose, f"real path behind {path}"))
             bound.add(canonical)
     return out
 
@@ -157,8 +163,8 @@ def _fold(roots: Sequence[ResolvedRoot]) -> dict[str, list[ResolvedRoot]]:
 
 
 def _check_hidden(
-    grants: Sequence[Mount], layout: PlanLayout, host: HostFacts
-) -> tuple[list[Mount], list[HiddenPath]]:
+    grants: Sequence[PlanMount], layout: PlanLayout, host: HostFacts
+) -> tuple[list[PlanMount], list[HiddenPath]]:
     """Masks for hidden paths inside grants (opt-in) and the hidden list, or a LayoutError."""
     h = layout.hidden
     entries: list[tuple[str, str]] = [(layout.daemon_root, "daemon-root")]
@@ -168,13 +174,13 @@ def _check_hidden(
     entries += [(p, "shared-temp") for p in h.shared_temp]
     entries += [(p, "extra") for p in h.extra]
     files = {s.path for s in host.hidden if s.kind == "file"}
-    masks: list[Mount] = []
+    masks: list[PlanMount] = []
     hidden: dict[str, HiddenPath] = {}
     for path, reason in entries:
         if path in hidden:
             continue
-        covering_grants = [g for g in grants if g.type in _BIND_TYPES and is_within(path, g.path)]
-        masked = any(g.type == "tmpfs" and is_within(path, g.path) for g in grants)
+        covering_grants = [g for g in grants if isinstance(g, _BINDS) and is_within(path, g.path)]
+        masked = any(isinstance(g, Tmpfs) and is_within(path, g.path) for g in grants)
         for g in covering_grants:
             if g.path == path:
                 raise LayoutError(
@@ -190,16 +196,12 @@ def _check_hidden(
                 hint="grant a narrower path, or set mask_hidden_in_grants = true to mask it",
             )
         if covering_grants:
-            kind = "file-mask" if path in files else "tmpfs"
+            mask = FileMask if path in files else Tmpfs
             masks.append(
-                Mount.model_validate(
-                    {
-                        "type": kind,
-                        "path": path,
-                        "source": "/dev/null" if kind == "file-mask" else None,
-                        "purpose": "mask",
-                        "reason": f"hides {reason} inside {covering_grants[-1].path}",
-                    }
+                mask(
+                    path=path,
+                    purpose="mask",
+                    reason=f"hides {reason} inside {covering_grants[-1].path}",
                 )
             )
         how = "masked" if covering_grants or masked else "absent"
@@ -207,12 +209,12 @@ def _check_hidden(
     return masks, [hidden[p] for p in sorted(hidden)]
 
 
-def _check_vault(vault: str, ids: str, grants: Sequence[Mount], layout: PlanLayout) -> None:
+def _check_vault(vault: str, ids: str, grants: Sequence[PlanMount], layout: PlanLayout) -> None:
     """A vault that is or holds a grant or a hidden path would bind too much: refuse it."""
     fix = "put the credential in a directory of its own and point the link there"
     hidden = [layout.daemon_root, *hidden_paths(layout)[1:]]
     for g in grants:
-        if g.type in _BIND_TYPES and g.purpose != "system" and is_within(g.path, vault):
+        if isinstance(g, _BINDS) and g.purpose != "system" and is_within(g.path, vault):
             what = "is" if g.path == vault else "contains"
             raise UnsafeRootError(
                 f"vault {vault} of {ids} {what} the {g.purpose} grant {g.path}; the plan binds "
@@ -232,12 +234,12 @@ def _check_vault(vault: str, ids: str, grants: Sequence[Mount], layout: PlanLayo
 
 
 def _credentials(
-    roots: Sequence[ResolvedRoot], mounts: Sequence[Mount], layout: PlanLayout
-) -> tuple[list[Mount], list[CredentialAccess], list[PlanWarning]]:
+    roots: Sequence[ResolvedRoot], mounts: Sequence[PlanMount], layout: PlanLayout
+) -> tuple[list[PlanMount], list[CredentialAccess], list[PlanWarning]]:
     """rw binds for each vault directory at its real path, and each link bound-through or
     recreated. Never a single file: a rename over a bound file fails (EROFS/EBUSY)."""
     ordered = list(_sorted(mounts))
-    extra: list[Mount] = []
+    extra: list[PlanMount] = []
     access: list[CredentialAccess] = []
     warnings: list[PlanWarning] = []
     symlinks: dict[str, str] = {}
@@ -262,8 +264,8 @@ def _credentials(
         ids = ", ".join(sorted(vault_ids[v]))
         _check_vault(v, ids, ordered, layout)
         cover = covering(ordered, v)
-        if cover is None or cover.type != "rw-bind":
-            extra.append(_grant("rw-bind", v, "credential", f"vault of {ids}"))
+        if cover is None or not isinstance(cover, RwBind):
+            extra.append(_grant(RwBind, v, "credential", f"vault of {ids}"))
             bound.add(v)
     for target, group in folded.items():
         kinds = {r.kind for r in group if r.target == target}
@@ -288,7 +290,7 @@ def _credentials(
             for hop in r.hops:
                 holder = covering([*ordered, *extra], parent(hop.link))
                 present: Literal["bind", "symlink"]
-                if holder is not None and holder.type in _BIND_TYPES:
+                if holder is not None and isinstance(holder, _BINDS):
                     present = "bind"
                 else:
                     present = "symlink"
@@ -309,8 +311,7 @@ def _credentials(
         )
     for link, value in sorted(symlinks.items()):
         extra.append(
-            Mount(
-                type="symlink",
+            Symlink(
                 path=link,
                 link_value=value,
                 purpose="hop",
@@ -451,13 +452,13 @@ def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
     """Re-derive from the mounts: hidden paths not shown, targets rw, nothing onto a link."""
     for h in plan.hidden:
         m = covering(plan.mounts, h.path)
-        if m is not None and m.type in _BIND_TYPES:
+        if isinstance(m, _BINDS):
             raise LayoutError(f"hidden path {h.path} stays visible through {m.path}", where="plan")
     for c in plan.credentials:
         if c.how == "absent":
             continue
         m = covering(plan.mounts, c.target)
-        if m is None or m.type != "rw-bind":
+        if not isinstance(m, RwBind):
             raise LayoutError(f"credential {c.target} is not read-write in the plan", where="plan")
         if c.kind != "dir" and m.path == c.target:
             raise LayoutError(
@@ -467,7 +468,7 @@ def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
     links = {h.link for r in roots for h in r.hops}
     for m in plan.mounts:
         for a in ancestors(m.path):
-            if a in links and not (m.type == "symlink" and a == m.path):
+            if a in links and not (isinstance(m, Symlink) and a == m.path):
                 raise LayoutError(f"mount {m.path} would cross symlink {a}", where="plan")
 
 
@@ -482,18 +483,18 @@ def build_plan(
     host = host or HostFacts()
     mounts = _system_mounts(layout, host)
     for ws in layout.workspace_roots:
-        mounts.append(_grant("rw-bind", ws, "workspace", "workspace root"))
+        mounts.append(_grant(RwBind, ws, "workspace", "workspace root"))
     dirs_extra: list[Directory] = []
     if layout.remote is not None:
         for d in mirror_dirs(layout.remote.mirror_base, layout.remote.roots):
             dirs_extra.append(Directory(path=d, mode="0700", purpose="mirror"))
-            if not any(m.type == "rw-bind" and is_within(d, m.path) for m in mounts):
-                mounts.append(_grant("rw-bind", d, "mirror", "exact mirror of a remote root"))
-    mounts.append(_grant("rw-bind", layout.agent_home, "agent-home", "private login home"))
-    mounts.append(_grant("rw-bind", layout.state_dir, "state", "per-candidate state (0700)"))
-    seen: dict[str, Mount] = {}
+            if not any(isinstance(m, RwBind) and is_within(d, m.path) for m in mounts):
+                mounts.append(_grant(RwBind, d, "mirror", "exact mirror of a remote root"))
+    mounts.append(_grant(RwBind, layout.agent_home, "agent-home", "private login home"))
+    mounts.append(_grant(RwBind, layout.state_dir, "state", "per-candidate state (0700)"))
+    seen: dict[str, PlanMount] = {}
     for m in mounts:
-        if m.path in seen and m.type != "symlink":
+        if m.path in seen and not isinstance(m, Symlink):
             raise LayoutError(
                 f"{m.path} is granted twice ({seen[m.path].purpose} and {m.purpose})",
                 where="layout",

@@ -11,26 +11,60 @@ variables are listed, not rendered: their host values are the launcher's to add
 from __future__ import annotations
 
 import json
+from functools import singledispatch
 
-from .models import Mount, MountPlan
+from .models import (
+    FILE_MASK_SOURCE,
+    Dev,
+    FileMask,
+    MountPlan,
+    PlanMount,
+    Proc,
+    RoBind,
+    RwBind,
+    Symlink,
+    Tmpfs,
+)
 from .shell import line
 
 
-def _mount_args(m: Mount) -> list[str]:
-    if m.type == "proc":
-        return ["--proc", m.path]
-    if m.type == "dev":
-        return ["--dev", m.path]
-    if m.type == "tmpfs":
-        return ["--tmpfs", m.path]
-    if m.type == "file-mask":
-        return ["--ro-bind", "/dev/null", m.path]
-    if m.type == "symlink":
-        assert m.link_value is not None
-        return ["--symlink", m.link_value, m.path]
-    assert m.source is not None
-    if m.type == "ro-bind":
-        return ["--ro-bind-try" if m.optional else "--ro-bind", m.source, m.path]
+@singledispatch
+def _mount_args(m: PlanMount) -> list[str]:
+    raise TypeError(f"no bwrap form for {type(m).__name__}")  # every kind registers below
+
+
+@_mount_args.register
+def _proc(m: Proc) -> list[str]:
+    return ["--proc", m.path]
+
+
+@_mount_args.register
+def _dev(m: Dev) -> list[str]:
+    return ["--dev", m.path]
+
+
+@_mount_args.register
+def _tmpfs(m: Tmpfs) -> list[str]:
+    return ["--tmpfs", m.path]
+
+
+@_mount_args.register
+def _file_mask(m: FileMask) -> list[str]:
+    return ["--ro-bind", FILE_MASK_SOURCE, m.path]
+
+
+@_mount_args.register
+def _symlink(m: Symlink) -> list[str]:
+    return ["--symlink", m.link_value, m.path]
+
+
+@_mount_args.register
+def _ro_bind(m: RoBind) -> list[str]:
+    return ["--ro-bind-try" if m.optional else "--ro-bind", m.source, m.path]
+
+
+@_mount_args.register
+def _rw_bind(m: RwBind) -> list[str]:
     return ["--bind", m.source, m.path]
 
 

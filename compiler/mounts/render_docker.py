@@ -10,10 +10,22 @@ rather than rendered without it.
 from __future__ import annotations
 
 import json
+from functools import singledispatch
 from typing import Any
 
 from ..errors import LayoutError
-from .models import MountPlan
+from .models import (
+    FILE_MASK_SOURCE,
+    Dev,
+    FileMask,
+    MountPlan,
+    PlanMount,
+    Proc,
+    RoBind,
+    RwBind,
+    Symlink,
+    Tmpfs,
+)
 from .shell import line
 
 
@@ -24,31 +36,59 @@ def _csv_field(text: str) -> str:
     return text
 
 
+@singledispatch
+def _docker_mount(m: PlanMount) -> dict[str, Any] | None:
+    raise TypeError(f"no docker form for {type(m).__name__}")  # every kind registers below
+
+
+@_docker_mount.register
+def _proc(m: Proc) -> dict[str, Any] | None:
+    return None  # the container's own
+
+
+@_docker_mount.register
+def _dev(m: Dev) -> dict[str, Any] | None:
+    return None  # the container's own
+
+
+@_docker_mount.register
+def _tmpfs(m: Tmpfs) -> dict[str, Any] | None:
+    return {"type": "tmpfs", "source": None, "target": m.path, "read_only": False}
+
+
+@_docker_mount.register
+def _file_mask(m: FileMask) -> dict[str, Any] | None:
+    return {"type": "bind", "source": FILE_MASK_SOURCE, "target": m.path, "read_only": True}
+
+
+@_docker_mount.register
+def _symlink(m: Symlink) -> dict[str, Any] | None:
+    raise LayoutError(
+        f"docker cannot recreate link {m.path} -> {m.link_value}; use --format bwrap, "
+        "or keep the link inside a bound directory",
+        where="--format docker",
+    )
+
+
+@_docker_mount.register
+def _ro_bind(m: RoBind) -> dict[str, Any] | None:
+    return {"type": "bind", "source": m.source, "target": m.path, "read_only": True}
+
+
+@_docker_mount.register
+def _rw_bind(m: RwBind) -> dict[str, Any] | None:
+    return {"type": "bind", "source": m.source, "target": m.path, "read_only": False}
+
+
 def docker_mounts(plan: MountPlan) -> list[dict[str, Any]]:
     """The plan's mounts as docker.types.Mount keyword dicts, in plan order."""
     out: list[dict[str, Any]] = []
     for m in plan.mounts:
-        if m.purpose == "system" or m.type in ("proc", "dev"):
-            continue
-        if m.type == "symlink":
-            raise LayoutError(
-                f"docker cannot recreate link {m.path} -> {m.link_value}; use --format bwrap, "
-                "or keep the link inside a bound directory",
-                where="--format docker",
-            )
-        if m.type == "tmpfs":
-            out.append({"type": "tmpfs", "source": None, "target": m.path, "read_only": False})
-        elif m.type == "file-mask":
-            out.append({"type": "bind", "source": "/dev/null", "target": m.path, "read_only": True})
-        else:
-            out.append(
-                {
-                    "type": "bind",
-                    "source": m.source,
-                    "target": m.path,
-                    "read_only": m.type == "ro-bind",
-                }
-            )
+        if m.purpose == "system":
+            continue  # from the image (a system link too: the image has its own)
+        mount = _docker_mount(m)
+        if mount is not None:
+            out.append(mount)
     return out
 
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..paths import is_within, parent
-from .models import MountPlan
+from .models import MountPlan, RoBind, RwBind, Tmpfs
 
 # srt has no private /tmp: the shared one stays denied rather than allowed.
 _WRITABLE = ("workspace", "mirror")
@@ -22,9 +22,7 @@ _WRITABLE = ("workspace", "mirror")
 def _grants(plan: MountPlan) -> list[str]:
     # Credential binds are the parent's alone; the commands srt wraps get none of them.
     return [
-        m.path
-        for m in plan.mounts
-        if m.type in ("ro-bind", "rw-bind") and m.purpose != "credential"
+        m.path for m in plan.mounts if isinstance(m, (RoBind, RwBind)) and m.purpose != "credential"
     ]
 
 
@@ -64,7 +62,7 @@ def srt_settings(plan: MountPlan) -> dict[str, Any]:
         if m.purpose in ("agent-home", "state"):
             deny_write.add(m.path)
     allow_write = {
-        m.path for m in plan.mounts if m.purpose in _WRITABLE and m.type in ("rw-bind", "tmpfs")
+        m.path for m in plan.mounts if m.purpose in _WRITABLE and isinstance(m, (RwBind, Tmpfs))
     }
     return {
         "filesystem": {

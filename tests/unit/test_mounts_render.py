@@ -152,3 +152,44 @@ def test_the_bwrap_shell_line_parses_to_the_argv_under(sh: str) -> None:
     text = doc["shell"].replace("'bwrap'", "'printf' '%s\\0'", 1)
     out = subprocess.run([sh, "-c", text], capture_output=True, check=True).stdout
     assert ["bwrap", *out.decode().split("\0")[:-1]] == doc["argv"]
+
+
+def test_every_mount_kind_has_a_renderer_and_dumps_as_the_published_record() -> None:
+    from typing import get_args
+
+    from profilec.mounts import render_bwrap as bw
+    from profilec.mounts import render_docker as dk
+    from profilec.mounts.models import Mount, PlanMount
+
+    kinds = set(get_args(PlanMount))
+    assert kinds <= set(bw._mount_args.registry) and kinds <= set(dk._docker_mount.registry)
+    for kind in kinds:
+        fields = {"path": "/p", "purpose": "system", "reason": "r"}
+        extra = {"source": "/p"} if "source" in kind.model_fields else {}
+        if "link_value" in kind.model_fields:
+            extra = {"link_value": "../t"}
+        doc = kind.model_validate({**fields, **extra}).model_dump(mode="json")
+        assert list(doc) == list(Mount.model_fields)  # every column, in the record's order
+        assert Mount.model_validate(doc).type == doc["type"]
+
+
+def test_a_hidden_file_inside_a_grant_is_masked_with_dev_null_by_every_renderer() -> None:
+    from profilec.mounts.models import FileMask, HostFacts, SystemPath
+    from profilec.mounts.plan import build_plan
+    from tests.unit.test_mounts_plan import CATALOG, HOST
+
+    secret = "/work/a1/secret.txt"
+    lay = layout(
+        workspace_roots=("/home", "/work"),
+        mask_hidden_in_grants=True,
+        hidden={"host_home": "/home/op", "extra": (secret,)},
+    )
+    host = HostFacts(system=HOST.system, hidden=(SystemPath(path=secret, kind="file"),))
+    plan = build_plan((codex_root(),), lay, CATALOG, host)
+    (mask,) = [m for m in plan.mounts if m.path == secret]
+    assert isinstance(mask, FileMask)
+    assert mask.model_dump()["source"] == "/dev/null"
+    argv = bwrap_argv(plan)
+    assert argv[argv.index(secret) - 2 : argv.index(secret)] == ["--ro-bind", "/dev/null"]
+    dm = [m for m in docker_kwargs(plan)["mounts"] if m["target"] == secret]
+    assert dm == [{"type": "bind", "source": "/dev/null", "target": secret, "read_only": True}]

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
+from profilec.errors import ProfilecError
 from profilec.models import ModeMap, ModeProfilePolicy, RootsManifest
 from profilec.schemagen import all_names, render
 
@@ -150,6 +151,10 @@ def test_policy_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None
 
 def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.api import load_and_compile
+    from profilec.bundle.models import BundleDocument
+    from profilec.emit.acp_json import AcpLaunchConfig
+    from profilec.emit.launch import LaunchDocument
+    from profilec.emit.overrides import CodexOverrideLines
     from profilec.formats import renderer
     from profilec.resources import validator
     from tests.helpers import make_layout
@@ -162,9 +167,211 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
 
     doc = json.loads(renderer("bundle")(bundle))
     validate("bundle.schema.json", doc)
-    validate("acp-launch.schema.json", json.loads(renderer("acp-json")(bundle)))
-    validate("overrides.schema.json", renderer("overrides")(bundle).split("\n")[:-1])
+    BundleDocument.model_validate(doc)
+    acp = json.loads(renderer("acp-json")(bundle))
+    validate("acp-launch.schema.json", acp)
+    AcpLaunchConfig.model_validate(acp, strict=False)
+    lines = renderer("overrides")(bundle).split("\n")[:-1]
+    validate("overrides.schema.json", lines)
+    CodexOverrideLines.model_validate(lines)
+    validate("session-config.schema.json", json.loads(renderer("session-config")(bundle)))
+    launch = json.loads(renderer("launch")(bundle))
+    validate("launch.schema.json", launch)
+    LaunchDocument.model_validate(launch, strict=False)
     assert renderer("bundle")(bundle) == renderer("bundle")(
         load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)])
     )
     assert lay.marker not in renderer("bundle")(bundle)
+
+
+# ---------------------------------------------------------------------------------------------
+# Formats read by hand (no validator on the compile path): schema, model and parser agree.
+
+
+def _accepts(fn: Any, doc: Any) -> bool:
+    try:
+        fn(doc)
+    except (ValidationError, ProfilecError):
+        return False
+    return True
+
+
+VOUCHED: list[tuple[dict[str, Any], bool]] = [
+    ({"schema_version": 1, "servers": {}}, True),
+    (
+        {
+            "schema_version": 1,
+            "servers": {
+                "bridge": {
+                    "command": "/usr/bin/env",
+                    "args": ["true"],
+                    "env": {"MODE": "x"},
+                    "credential": "launch-secret",
+                },
+                "plain": {"command": "/bin/true"},
+            },
+        },
+        True,
+    ),
+    ({"schema_version": 2, "servers": {}}, False),
+    ({"schema_version": 1}, False),
+    ({"schema_version": 1, "servers": {}, "x": 1}, False),
+    ({"schema_version": 1, "servers": {"x": {"command": "rel/path"}}}, False),
+    ({"schema_version": 1, "servers": {"x": {"command": "/b", "url": "http://x"}}}, False),
+    ({"schema_version": 1, "servers": {"a.b": {"command": "/bin/true"}}}, False),
+    ({"schema_version": 1, "servers": {"x": {"command": "/b", "env": {"1A": "v"}}}}, False),
+    ({"schema_version": 1, "servers": {"x": {"command": "/b", "credential": ""}}}, False),
+    ({"schema_version": 1, "servers": {"x": {"args": []}}}, False),
+]
+
+
+@pytest.mark.parametrize(("doc", "valid"), VOUCHED)
+def test_vouched_mcp_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
+    from profilec.mcp import VouchedMcpServers, parse_vouched
+
+    schema_ok = _schema("vouched-mcp.schema.json").is_valid(doc)
+    model_ok = _accepts(lambda d: VouchedMcpServers.model_validate(d, strict=False), doc)
+    parser_ok = _accepts(lambda d: parse_vouched(d, where="t"), doc)
+    assert schema_ok == model_ok == parser_ok == valid
+
+
+ALLOWLISTS: list[tuple[dict[str, Any], bool]] = [
+    (
+        {
+            "schema_version": 1,
+            "codex_version": "0.1.2",
+            "allowed": {"model": {"type": "string", "reason": "names a model"}},
+        },
+        True,
+    ),
+    ({"schema_version": 1, "codex_version": "0.1.2", "allowed": {}, "x": 1}, False),
+    ({"schema_version": 2, "codex_version": "0.1.2", "allowed": {}}, False),
+    ({"schema_version": 1, "allowed": {}}, False),
+    (
+        {
+            "schema_version": 1,
+            "codex_version": "0.1.2",
+            "allowed": {"model": {"type": "float", "reason": "r"}},
+        },
+        False,
+    ),
+    (
+        {
+            "schema_version": 1,
+            "codex_version": "0.1.2",
+            "allowed": {"model": {"type": "string", "reason": "two\nlines"}},
+        },
+        False,
+    ),
+    (
+        {
+            "schema_version": 1,
+            "codex_version": "0.1.2",
+            "allowed": {"model": {"type": "string", "reason": "r", "x": 1}},
+        },
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("doc", "valid"), ALLOWLISTS)
+def test_allowlist_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
+    from profilec.session import SessionAllowList, parse_allowlist
+
+    schema_ok = _schema("session-allowlist.schema.json").is_valid(doc)
+    model_ok = _accepts(lambda d: SessionAllowList.model_validate(d, strict=False), doc)
+    parser_ok = _accepts(lambda d: parse_allowlist(d, where="t"), doc)
+    assert schema_ok == model_ok == parser_ok == valid
+
+
+def test_shipped_inputs_validate_against_their_generated_schemas() -> None:
+    from profilec.session import SessionAllowList
+
+    doc = tomllib.loads((PROFILES / "session-allowlist.toml").read_text(encoding="utf-8"))
+    _schema("session-allowlist.schema.json").validate(doc)
+    SessionAllowList.model_validate(doc, strict=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Emitted documents validate against their generated schemas and models.
+
+
+def _canary_doc(tmp_path: Path) -> dict[str, Any]:
+    from datetime import UTC, datetime
+
+    from profilec.audit.evidence import bind
+    from profilec.canary.run import CanaryReport, ModeReport
+    from profilec.canary.tree import ControlOutcome, Probe
+
+    plain = Probe("read", "model", ("cat", "/x"), 1, "denied", "deny", "deny", "deny", True)
+    timed = Probe("p", "parent", ("sh",), 0, "", "deny", None, "deny", False, ("error",), 0.5)
+    control = Probe(
+        "c", "parent", ("sh",), 0, "", "deny", "deny", "deny", True, (), 1.0,
+        ControlOutcome("allow", True, "leaked", 2.0),
+    )  # fmt: skip
+    modes = (
+        ModeReport("agent", "p-agent", (plain, timed, control), 1.5),
+        ModeReport("read-only", "p-ro", (), 0.25, error="docker went away"),
+    )
+    report = CanaryReport("run-1", modes, 2.0, "img:1")
+    bundle = {"content_hash": "sha256:" + "1" * 64, "compiled": {}, "codex_version": "0.1.0"}
+    doc: dict[str, Any] = json.loads(json.dumps(bind(report.to_dict(), bundle, datetime.now(UTC))))
+    return doc
+
+
+def test_a_canary_report_validates_against_its_schema_and_model(tmp_path: Path) -> None:
+    from profilec.canary.run import CanaryReportDocument
+
+    doc = _canary_doc(tmp_path)
+    _schema("canary-report.schema.json").validate(doc)
+    CanaryReportDocument.model_validate(doc, strict=False)
+    for bad in (
+        {**doc, "evidence": {**doc["evidence"], "finished": "yesterday"}},
+        {**doc, "modes": [{**doc["modes"][0], "error": 1}]},
+        {**doc, "extra": 1},
+    ):
+        assert not _schema("canary-report.schema.json").is_valid(bad)
+        assert not _accepts(lambda d: CanaryReportDocument.model_validate(d, strict=False), bad)
+
+
+PROJECT_CONFIGS: list[tuple[dict[str, Any], bool]] = [
+    ({}, True),
+    ({"waiver": []}, True),
+    (
+        {
+            "waiver": [
+                {"rule": "PC025", "reason": "reviewed"},
+                {
+                    "rule": "PC031",
+                    "reason": "until the fix ships",
+                    "expires": "2027-01-31",
+                    "path": "/usr",
+                    "mode": "agent-full-access",
+                },
+            ]
+        },
+        True,
+    ),
+    ({"waivers": []}, False),
+    ({"waiver": {"rule": "PC025", "reason": "r"}}, False),
+    ({"waiver": [{"rule": "PC25", "reason": "r"}]}, False),
+    ({"waiver": [{"rule": "PC025"}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "  "}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "expires": "soon"}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "path": "usr"}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "mode": 1}]}, False),
+    ({"waiver": [{"rule": "PC025", "reason": "r", "why": "x"}]}, False),
+]
+
+
+@pytest.mark.parametrize(("doc", "valid"), PROJECT_CONFIGS)
+def test_project_config_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
+    from profilec.check.profilec_config import ProfilecConfig
+    from profilec.check.waivers import parse_waivers
+
+    schema = json.loads((SCHEMAS / "profilec-config.schema.json").read_text(encoding="utf-8"))
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER  # `expires` is a date
+    schema_ok = jsonschema.Draft202012Validator(schema, format_checker=checker).is_valid(doc)
+    model_ok = _accepts(lambda d: ProfilecConfig.model_validate(d, strict=False), doc)
+    parser_ok = _accepts(lambda d: parse_waivers(d, "t"), doc)
+    assert schema_ok == model_ok == parser_ok == valid

@@ -20,10 +20,10 @@ from profilec.errors import InputError, PolicyError, TrustError
 from profilec.mcp import CREDENTIAL_ENV, load_vouched_mcp
 from profilec.policy import default_profiles_dir, load_policy
 from profilec.session import (
-    ALLOWLIST_SCHEMA,
     CLASSES,
     KNOWN_KEYS,
     MAX_DEPTH,
+    SessionAllowList,
     load_allowlist,
     parse_allowlist,
     parse_session_bytes,
@@ -60,9 +60,10 @@ def test_every_known_key_has_a_class_and_the_allowlist_is_the_allowed_half() -> 
 
 def test_the_shipped_allowlist_matches_its_schema() -> None:
     with open(os.path.join(default_profiles_dir(), "session-allowlist.toml"), "rb") as fh:
-        jsonschema.validate(tomllib.load(fh), ALLOWLIST_SCHEMA)
+        doc = tomllib.load(fh)
     committed = json.loads((REPO / "schemas" / "session-allowlist.schema.json").read_text())
-    assert committed["properties"] == ALLOWLIST_SCHEMA["properties"]
+    jsonschema.validate(doc, committed)
+    SessionAllowList.model_validate(doc)
 
 
 @pytest.mark.parametrize("key", sorted(HOSTILE))
@@ -369,14 +370,15 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
 
 
 def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
-    from profilec.emit.launch import LAUNCH_SCHEMA, load_catalog, render_launch_with
+    from profilec.emit.launch import LaunchDocument, load_catalog, render_launch_with
 
     lay = make_layout(tmp_path / "l")
     bundle = load_and_compile(
         str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
     )
     doc = json.loads(render_launch_with(bundle, load_catalog()))
-    jsonschema.validate(doc, LAUNCH_SCHEMA)
+    jsonschema.validate(doc, json.loads((REPO / "schemas" / "launch.schema.json").read_text()))
+    LaunchDocument.model_validate(doc, strict=False)
     by = {(a["package"], a["codex_version"]): a["approvals"] for a in doc["adapters"]}
     ts = by[("@agentclientprotocol/codex-acp", "0.171.0")]
     assert ts["measured"] is True

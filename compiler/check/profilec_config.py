@@ -1,0 +1,36 @@
+"""The model of the project config (`profilec.toml`, `[tool.profilec]`): waivers for `check`.
+
+compiler/check/waivers.py reads the file by hand (`parse_waivers`, one InputError line per
+problem); schemas/profilec-config.schema.json is generated from this model, and
+tests/unit/test_schemas.py gives both the same documents.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
+
+from ..models import Frozen
+
+
+class WaiverEntry(Frozen):
+    """One `[[waiver]]`: the rule it accepts, why, and optionally until when, where, in which
+    mode."""
+
+    rule: Annotated[str, StringConstraints(pattern="^PC[0-9]{3}$")]
+    #: Not blank: a waiver without a reason is an input error.
+    reason: Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+    #: A TOML date or "YYYY-MM-DD"; after it the waiver is itself a finding (PC090).
+    expires: dt.date | SkipJsonSchema[None] = None
+    path: Annotated[str, StringConstraints(pattern="^/")] | SkipJsonSchema[None] = None
+    mode: str | SkipJsonSchema[None] = None
+
+
+class ProfilecConfig(Frozen):
+    """`profilec.toml` or `[tool.profilec]` in `pyproject.toml` (compiler/check/waivers.py),
+    found upward from the working directory: waivers for `profilec check`."""
+
+    waiver: list[WaiverEntry] = Field(default_factory=list)
