@@ -53,12 +53,13 @@ def main() -> int:
             results[n] = _median(cmd)
             rows.append((f"profilec compile, {n} roots", results[n]))
         from profilec.compile import compile_bundle
+        from profilec.inputs import Inputs
         from profilec.models import LaunchLayout
         from profilec.policy import load_policy
-        from profilec.roots import load_manifest, resolve_roots
+        from profilec.roots import resolve_roots
 
         policy = load_policy()
-        roots = resolve_roots(load_manifest(str(Path(tmp) / "n10" / "roots.toml")))
+        roots = resolve_roots(Inputs(roots=str(Path(tmp) / "n10" / "roots.toml")).manifest())
         inproc = []
         for _ in range(max(RUNS, 50)):
             t0 = time.perf_counter()

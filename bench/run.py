@@ -153,12 +153,13 @@ def in_process(manifest: Path, home: Path) -> list[Figure]:
 
     from profilec.api import load_and_compile
     from profilec.compile import compile_bundle
+    from profilec.inputs import Inputs
     from profilec.models import LaunchLayout
     from profilec.policy import load_policy
-    from profilec.roots import load_manifest, resolve_roots
+    from profilec.roots import resolve_roots
 
     policy = load_policy()
-    roots = resolve_roots(load_manifest(str(manifest)))
+    roots = resolve_roots(Inputs(roots=str(manifest)).manifest())
     layout = LaunchLayout()
     compile_bundle(roots, policy, layout)  # warm: first use builds the pydantic validators
     pure, edge = [], []

@@ -93,9 +93,9 @@ def render(bundle: CompiledBundle, fmt: str) -> str:
 def launch_document(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
     """`--format launch` as data (schemas/launch.schema.json), against the adapter catalog of
     the compile's policy directory. With `inputs` the watch argv names exactly those inputs."""
-    from .emit.launch import load_catalog, render_launch_with
+    from .emit.launch import adapters_of, render_launch_with
 
-    catalog = load_catalog(inputs.profiles if inputs is not None else None)
+    catalog = adapters_of(inputs if inputs is not None else Inputs.unrooted())
     doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog, inputs))
     return doc
 

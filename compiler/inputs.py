@@ -6,7 +6,12 @@ open descriptor (roots.read_trusted_bytes), the policy files in the profiles dir
 session config plainly (the session config bounded, it is untrusted). Every later use, by
 compile, provenance, lock, check or audit, parses the same bytes, so the sha256 a bundle's
 provenance reports is the sha256 of what was compiled. The parsed manifest, policy and session
-config are kept too, so a run validates each once.
+config are kept too, so a run validates each once. The other files a command names go through
+here too: a check's `--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its
+project config (`text`, `project_file`), a lock, bundle, canary JSON or e2e matrix
+(`json_object`), the adapter and backend catalogs (`policy_file`, parsed once beside their models:
+emit/launch.adapters_of, mounts/backends.catalog_of). No other module opens an input file
+(tests/unit/test_one_edge.py scans for readers).
 
 Only input files go through here, never a credential: roots are walked with lstat/readlink by
 compiler/roots.py.
@@ -15,11 +20,12 @@ compiler/roots.py.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import PolicyError
+from .errors import InputError, PolicyError
 from .fsio import read_input
 
 if TYPE_CHECKING:
@@ -63,6 +69,13 @@ class Inputs:
     files: dict[str, InputFile] = field(default_factory=dict)
     _parsed: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    @classmethod
+    def unrooted(cls, profiles: str | None = None) -> Inputs:
+        """An edge without a roots manifest: for a run that reads only the reviewed policy or
+        files it names itself (diff, explain of a foreign config, e2e, a library's
+        load_policy()/load_catalog())."""
+        return cls(roots="", profiles=profiles)
+
     # -- reading ---------------------------------------------------------------------------
 
     def _file(self, path: str, reader: Any) -> InputFile:
@@ -93,6 +106,20 @@ class Inputs:
         plainly, an InputError naming `what` when unreadable. No trust check: such a file can
         only waive or excuse findings of the run that reads it, never widen a profile."""
         return self._file(path, lambda p: read_input(p, what))
+
+    def text(self, path: str, what: str) -> str:
+        """A UTF-8 project file (`project_file`), decoded; an InputError naming `what` when it
+        is not UTF-8."""
+        raw = self.project_file(path, what).data
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{what} is not valid UTF-8 at byte {exc.start}", where=path) from None
+
+    def json_object(self, path: str, what: str) -> dict[str, Any]:
+        """A JSON object file (a lock, a bundle, canary JSON, an e2e matrix) read as a project
+        file; each call parses afresh (callers may change what they get)."""
+        return json_object(self.project_file(path, what).data, path, what)
 
     @property
     def profiles_dir(self) -> str:
@@ -178,3 +205,14 @@ class Inputs:
         """What a higher layer derives from these inputs, built once per run (the compiled
         bundle: profilec.pipeline.compile_inputs)."""
         return self._once(f"derived:{key}", build)
+
+
+def json_object(raw: bytes, path: str, what: str) -> dict[str, Any]:
+    """The JSON object `raw` holds (read from `path`), one clear line on any error."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{what} is not valid JSON: {exc}", where=path) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{what} must be a JSON object", where=path)
+    return data

@@ -26,7 +26,6 @@ from pydantic.json_schema import SkipJsonSchema
 
 from .errors import InputError
 from .models import Frozen
-from .roots import parse_toml, read_trusted_bytes
 
 #: The env entry the AgentConnect fork reads to prove the launcher injected a server.
 CREDENTIAL_ENV = "CODEX_ACP_MCP_SERVER_CREDENTIAL"
@@ -116,8 +115,3 @@ def parse_vouched(
             table["env"] = merged
         tables[name] = table
     return tables, creds
-
-
-def load_vouched_mcp(path: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Read the daemon-owned file after the trust check (roots.read_trusted_bytes)."""
-    return parse_vouched(parse_toml(read_trusted_bytes(path), where=path), where=path)

@@ -145,13 +145,10 @@ def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
         raise InputError(f"schema violation: {validation_message(exc)}", where=path) from None
 
 
-def load_manifest(path: str, *, data: bytes | None = None) -> RootsManifest:
-    """Trust-check, parse and validate the roots manifest.
-
-    `data` is the manifest as compiler/inputs.py read it (trust-checked there); without it the
-    file is trust-read here.
-    """
-    doc = parse_toml(read_trusted_bytes(path) if data is None else data, where=path)
+def load_manifest(path: str, *, data: bytes) -> RootsManifest:
+    """Parse and validate the roots manifest: `data` is the manifest as compiler/inputs.py read
+    it (trust-checked there: Inputs.manifest)."""
+    doc = parse_toml(data, where=path)
     manifest = _validate_manifest(doc, path)
     seen: set[str] = set()
     for i, root in enumerate(manifest.roots):

@@ -18,13 +18,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bundle.lock import changed_members
 from ..codex import BUILTIN_PROFILES
 from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve, session_contexts
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from .models import Change, DiffReport, Direction
+
+if TYPE_CHECKING:
+    from ..inputs import Inputs
 
 _RANK = {"unlisted": 0, "deny": 0, "read": 1, "write": 2}
 _EXTENDS_RANK = {name: rank for rank, name in enumerate(BUILTIN_PROFILES, start=1)}
@@ -359,24 +362,28 @@ def diff_bundles(
 
 
 def load_side(
-    path: str, *, mode_map: Mapping[str, str] | None, workspace_roots: tuple[str, ...]
+    path: str,
+    inp: Inputs,
+    *,
+    mode_map: Mapping[str, str] | None,
+    workspace_roots: tuple[str, ...],
 ) -> Side:
-    """Read a bundle, lock file, acp-json document, config.toml or -c override list."""
+    """A bundle, lock file, acp-json document, config.toml or -c override list, read through
+    the run's edge."""
     from ..bundle.load import bundle_from_document, unwrap
     from ..check.configstack import (
+        json_object_of,
         load_acp_json,
         load_config_toml,
         load_overrides,
-        read_json_object,
-        read_text,
     )
 
-    text = read_text(path, "diff input")  # read once; every parse below takes these bytes
+    text = inp.text(path, "diff input")  # read once; every parse below takes these bytes
     modes = dict(mode_map) if mode_map is not None else None
     if text.lstrip().startswith("{"):
-        doc, _ = read_json_object(path, "diff input", text)
+        doc = json_object_of(path, "diff input", text)
         if "configOverrides" in doc:
-            layer, acp_modes = load_acp_json(path, text=text)
+            layer, acp_modes = load_acp_json(path, text)
             return side_from_config(
                 layer.data, modes or acp_modes, os.path.basename(path), workspace_roots
             )
@@ -384,15 +391,9 @@ def load_side(
         return side_from_bundle(
             bundle_from_document(doc, path), path, str(doc.get("content_hash")), doc
         )
-    layer = (
-        load_config_toml(path, text=text)
-        if path.endswith(".toml")
-        else load_overrides(path, text=text)
-    )
+    layer = load_config_toml(path, text) if path.endswith(".toml") else load_overrides(path, text)
     if modes is None:
-        from ..policy import load_policy
-
-        modes = {m: e.profile_id for m, e in load_policy().mode_map.modes.items()}
+        modes = {m: e.profile_id for m, e in inp.policy().mode_map.modes.items()}
     return side_from_config(layer.data, modes, path, workspace_roots)
 
 

@@ -22,7 +22,7 @@ class Drift:
 
 def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
     """Recompile with the lock's plan layout; None when the hash matches, else the Drift."""
-    locked, plan_layout = read_lock(lock_path)
+    locked, plan_layout = read_lock(lock_path, inp)
     current_bundle, current = compile_document(replace(inp, plan_layout=plan_layout))
     if current["content_hash"] == locked["content_hash"]:
         return None

@@ -1,7 +1,8 @@
 """The audit report's "Launchers (end-to-end)" section, from a `profilec e2e` matrix.
 
-`load_e2e_matrix(path)` reads `profilec e2e --format json` output and validates it against
-schemas/compat-matrix.schema.json and the model (InputError, exit 2, on any mismatch).
+`load_e2e_matrix(path, inp)` reads `profilec e2e --format json` output through the run's edge
+and validates it against schemas/compat-matrix.schema.json and the model (InputError, exit 2,
+on any mismatch).
 `launcher_section(matrix, catalog)` turns it into what the renderers show: every row (adapter x
 version x launch method x session event -> held / lost / not-supported / error, lint, evidence)
 in the matrix's own stable order, and per adapter build a summary: the launch methods that held
@@ -24,6 +25,7 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from ..e2e.matrix import CompatibilityMatrix, MatrixRow
     from ..emit.launch import AdapterCatalog
+    from ..inputs import Inputs
 
 #: What the report says when no matrix was given.
 NOT_TESTED_E2E = (
@@ -80,16 +82,15 @@ class LauncherSection:
     summaries: tuple[AdapterSummary, ...]
 
 
-def load_e2e_matrix(path: str) -> CompatibilityMatrix:
+def load_e2e_matrix(path: str, inp: Inputs) -> CompatibilityMatrix:
     """A `profilec e2e --format json` document, validated on read (one InputError line)."""
     import jsonschema
     from pydantic import ValidationError
 
-    from ..bundle.load import read_json
     from ..e2e.matrix import CompatibilityMatrix
     from ..resources import validator
 
-    doc = read_json(path, "e2e matrix")
+    doc = inp.json_object(path, "e2e matrix")
     err = jsonschema.exceptions.best_match(validator(SCHEMA_FILE).iter_errors(doc))
     if err is not None:
         loc = "/".join(str(p) for p in err.absolute_path) or "(top level)"

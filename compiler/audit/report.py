@@ -21,6 +21,7 @@ from ..models import CompiledBundle
 from ..settings import now_utc
 
 if TYPE_CHECKING:
+    from ..inputs import Inputs
     from .evidence import Binding
     from .launchers import LauncherRow, LauncherSection
     from .models import DiffReport
@@ -365,14 +366,13 @@ def report_time(now: str | None) -> datetime | None:
     return now_utc()
 
 
-def load_canary_json(path: str) -> dict[str, Any]:
-    """A `profilec canary --format json` document."""
+def load_canary_json(path: str, inp: Inputs) -> dict[str, Any]:
+    """A `profilec canary --format json` document, read through the run's edge."""
     import jsonschema
 
-    from ..bundle.load import read_json
     from ..resources import validator
 
-    doc = read_json(path, "canary json")
+    doc = inp.json_object(path, "canary json")
     if "evidence" not in doc and "modes" in doc:
         raise InputError(
             "canary results name no bundle (made before evidence binding); run "

@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 from ..errors import InputError
-from ..fsio import read_input
 from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..pipeline import compile_inputs
@@ -44,22 +43,6 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
         mount_plan=plan,
     )
     return bundle, doc
-
-
-def read_json(path: str, what: str) -> dict[str, Any]:
-    """A JSON object from `path`, one clear line on any error."""
-    return json_object(read_input(path, what), path, what)
-
-
-def json_object(raw: bytes, path: str, what: str) -> dict[str, Any]:
-    """The JSON object `raw` holds (read from `path`), one clear line on any error."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{what} is not valid JSON: {exc}", where=path) from None
-    if not isinstance(data, dict):
-        raise InputError(f"{what} must be a JSON object", where=path)
-    return data
 
 
 def unwrap(doc: dict[str, Any], where: str) -> dict[str, Any]:
@@ -96,7 +79,7 @@ def bundle_from_document(doc: dict[str, Any], where: str) -> CompiledBundle:
         ) from None
 
 
-def load_bundle(path: str) -> tuple[CompiledBundle, dict[str, Any]]:
-    """A bundle document or lock file from disk, hash-checked."""
-    doc = unwrap(read_json(path, "bundle"), path)
+def load_bundle(path: str, inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
+    """A bundle document or lock file read through the run's edge, hash-checked."""
+    doc = unwrap(inp.json_object(path, "bundle"), path)
     return bundle_from_document(doc, path), doc

@@ -8,12 +8,15 @@ moved root, a retargeted link or an edited policy line each show by name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bundle.document import dumps
 from ..errors import InputError
-from .load import read_json, unwrap
+from .load import unwrap
 from .models import LockFile
+
+if TYPE_CHECKING:
+    from ..inputs import Inputs
 
 
 def lock_document(doc: dict[str, Any], plan_layout: str | None) -> dict[str, Any]:
@@ -28,9 +31,10 @@ def render_lock(doc: dict[str, Any], plan_layout: str | None) -> str:
     return dumps(lock_document(doc, plan_layout))
 
 
-def read_lock(path: str) -> tuple[dict[str, Any], str | None]:
-    """The locked bundle document and the plan-layout path it was built with."""
-    raw = read_json(path, "lock file")
+def read_lock(path: str, inp: Inputs) -> tuple[dict[str, Any], str | None]:
+    """The locked bundle document and the plan-layout path it was built with (the lock read
+    through the run's edge)."""
+    raw = inp.json_object(path, "lock file")
     if raw.get("kind") != "profilec-lock":
         raise InputError("not a profilec lock file (kind != profilec-lock)", where=path)
     plan = raw.get("plan_layout")

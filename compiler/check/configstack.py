@@ -5,6 +5,8 @@ then the per-thread session config). `-c` values follow codex-rs/utils/cli confi
 split on the first `=`, trim both halves, split the key on `.` with no quoting, and parse the
 value as TOML via `_x_ = {raw}`, falling back to the raw string with surrounding quotes
 stripped. An override file holds one value per line, split on LF only (never splitlines()).
+Every loader here parses text its caller read through the run's edge (compiler/inputs.py
+`Inputs.text`); none opens a file.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Any, Literal
 
 from ..errors import InputError
 from ..evaluate import merge
-from ..fsio import read_input
 
 Origin = Literal["config-toml", "cli-override", "session"]
 
@@ -77,15 +78,6 @@ class ConfigStack:
         return None
 
 
-def read_text(path: str, what: str) -> str:
-    """A UTF-8 input file, read once; one clear line on any error."""
-    raw = read_input(path, what)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{what} is not valid UTF-8 at byte {exc.start}", where=path) from None
-
-
 def override_value(raw: str) -> Any:
     """Parse one `-c` value the way Codex does: TOML, else the raw string unquoted."""
     try:
@@ -125,10 +117,8 @@ def parse_override_lines(text: str, *, where: str) -> dict[str, Any]:
     return config
 
 
-def load_config_toml(path: str, *, name: str = "config.toml", text: str | None = None) -> Layer:
-    """A Codex config.toml handed in for review (or found in CODEX_HOME); `text`: its bytes,
-    already read once by the caller."""
-    text = read_text(path, "config") if text is None else text
+def load_config_toml(path: str, text: str, *, name: str = "config.toml") -> Layer:
+    """A Codex config.toml handed in for review (or found in CODEX_HOME) as its text."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -138,9 +128,8 @@ def load_config_toml(path: str, *, name: str = "config.toml", text: str | None =
     return Layer(name, "config-toml", data, path, text)
 
 
-def load_overrides(path: str, *, text: str | None = None) -> Layer:
-    """An override list: one `-c` value per line (`text`: already read by the caller)."""
-    text = read_text(path, "override list") if text is None else text
+def load_overrides(path: str, text: str) -> Layer:
+    """An override list: one `-c` value per line."""
     return Layer("-c overrides", "cli-override", parse_override_lines(text, where=path), path, text)
 
 
@@ -159,8 +148,8 @@ def _expand_dotted(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_json_object(path: str, what: str, text: str | None = None) -> tuple[dict[str, Any], str]:
-    text = read_text(path, what) if text is None else text
+def json_object_of(path: str, what: str, text: str) -> dict[str, Any]:
+    """The JSON object `text` (read from `path`) holds, one clear line on any error."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -169,20 +158,17 @@ def read_json_object(path: str, what: str, text: str | None = None) -> tuple[dic
         raise InputError(f"{what} nests too deep to read", where=path) from None
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", where=path)
-    return data, text
+    return data
 
 
-def load_session(path: str, raw: bytes | None = None) -> tuple[Layer, dict[str, Any]]:
+def load_session(path: str, raw: bytes) -> tuple[Layer, dict[str, Any]]:
     """The agent session config (CODEX_CONFIG JSON) as a layer, and the raw object.
 
-    Untrusted: read with profilec.session's bounds (size, depth, key count; exit 2 past them).
-    `raw` is the file as compiler/inputs.py read it; without it the file is read here.
+    Untrusted: `raw` is the file as compiler/inputs.py read it (bounded), parsed with
+    profilec.session's bounds (size, depth, key count; exit 2 past them).
     """
     from ..session import parse_session_bytes
 
-    if raw is None:
-        text = read_text(path, "session config")
-        raw = text.encode("utf-8")
     data = parse_session_bytes(raw, where=path)
     text = raw.decode("utf-8")
     return Layer("session config", "session", _expand_dotted(data), path, text), data
@@ -193,10 +179,9 @@ def session_layer(data: Mapping[str, Any], *, file: str | None, text: str | None
     return Layer("session config", "session", _expand_dotted(data), file, text)
 
 
-def load_acp_json(path: str, *, text: str | None = None) -> tuple[Layer, dict[str, str]]:
-    """The acp-json launch document: its overrides (sent as session config) and mode map
-    (`text`: already read by the caller)."""
-    data, text = read_json_object(path, "acp-json document", text)
+def load_acp_json(path: str, text: str) -> tuple[Layer, dict[str, str]]:
+    """The acp-json launch document: its overrides (sent as session config) and mode map."""
+    data = json_object_of(path, "acp-json document", text)
     lines = data.get("configOverrides")
     modes = data.get("modeProfiles")
     if not isinstance(lines, list) or not all(isinstance(s, str) for s in lines):
@@ -212,9 +197,8 @@ def load_acp_json(path: str, *, text: str | None = None) -> tuple[Layer, dict[st
     return Layer("acp-json", "session", table, path, text), dict(modes)
 
 
-def load_mode_map(path: str) -> dict[str, str]:
+def load_mode_map(path: str, text: str) -> dict[str, str]:
     """`--mode-map`: JSON `{mode: id}` or acp-json, or TOML in profiles/modes.toml shape."""
-    text = read_text(path, "mode map")
     data: Any
     if path.endswith(".json"):
         try:

@@ -11,7 +11,8 @@ null): a turn/start readOnly or workspaceWrite policy keeps only the profile's d
 dangerFullAccess drops the deny as well, and a `sandbox` (any mode) on thread/start, thread/fork
 or thread/resume drops it too.
 
-    requests = load_launch_requests(path)        # InputError (exit 2) on a malformed line
+    text = edge.text(path, "launch requests")   # read through the run's edge (Inputs)
+    requests = parse_launch_requests(text, where=path)  # InputError (exit 2) on a bad line
     findings = launcher_findings(requests, file=path)
 """
 
@@ -89,16 +90,6 @@ def parse_launch_requests(text: str, *, where: str) -> tuple[LaunchRequest, ...]
             raise InputError("`params` must be an object", where=f"{where}:{n}")
         out.append(LaunchRequest(n, method, params))
     return tuple(out)
-
-
-def load_launch_requests(path: str) -> tuple[LaunchRequest, ...]:
-    """Read and parse a launcher's request log (UTF-8 JSON Lines)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read launch requests: {exc}", where=path) from None
-    return parse_launch_requests(text, where=path)
 
 
 def _kind(value: Any) -> str:
@@ -180,13 +171,12 @@ _SECRET_WORDS = (
 _SAFE_LISTEN = ("stdio", "stdio://", "unix://", "off")
 
 
-def load_launch_argv(path: str) -> list[tuple[str, list[str]]]:
+def load_launch_argv(path: str, text: str) -> list[tuple[str, list[str]]]:
     """(label, argv) pairs from a JSON array of strings, or a `--format launch` document (each
-    adapter's `args`)."""
+    adapter's `args`), as read from `path`."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        doc = json.loads(text)
+    except ValueError as exc:
         raise InputError(f"cannot read the launch argv: {exc}", where=path) from None
     if isinstance(doc, list) and all(isinstance(a, str) for a in doc):
         return [("argv", list(doc))]

@@ -161,7 +161,7 @@ def ignore_waivers(rules: Sequence[str]) -> list[Waiver]:
 def load_baseline(path: str, raw: bytes) -> set[str]:
     """Fingerprints of the unwaived findings of a previous `check --format json` report, as
     read from `path`."""
-    from ..bundle.load import json_object
+    from ..inputs import json_object
     from .result import CheckReport
     from .triage import fingerprint
 

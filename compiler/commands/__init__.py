@@ -88,6 +88,13 @@ class CompileFlags:
     home: str | None = None
     run_as: int | None = None
 
+    def unrooted(self) -> Inputs:
+        """The run's read edge when it takes no --roots (a --bundle, a --lock, --e2e-matrix
+        against the policy of --profiles)."""
+        from ..inputs import Inputs
+
+        return Inputs.unrooted(_text(self.profiles))
+
     def inputs(
         self, missing: str = "give --roots (and the compile flags) or --bundle FILE"
     ) -> Inputs:

@@ -32,15 +32,15 @@ class AuditRequest(CompileFlags):
 
 
 def bundle_or_compile(
-    bundle: Path | None, inp: Inputs | None
+    bundle: Path | None, inp: Inputs
 ) -> tuple[CompiledBundle, dict[str, Any], bool]:
-    """(bundle, document, live): read from `bundle`, else compiled from `inp` just now (live)."""
+    """(bundle, document, live): read from `bundle` through `inp`, else compiled from `inp`
+    just now (live)."""
     from ..bundle.load import compile_document, load_bundle
 
     if bundle is not None:
-        b, doc = load_bundle(str(bundle))
+        b, doc = load_bundle(str(bundle), inp)
         return b, doc, False
-    assert inp is not None
     b, doc = compile_document(inp)
     return b, doc, True
 
@@ -64,11 +64,11 @@ def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
     from ..audit.report import build_report, load_canary_json, report_time
 
     _validate(request)
-    inp = None if request.bundle else request.inputs()
-    launchers = _launchers(request)
+    inp = request.unrooted() if request.bundle else request.inputs()
+    launchers = _launchers(request, inp)
     b, doc, _ = bundle_or_compile(request.bundle, inp)
     binding = None
-    canary_doc = load_canary_json(str(request.canary_json)) if request.canary_json else None
+    canary_doc = load_canary_json(str(request.canary_json), inp) if request.canary_json else None
     if canary_doc is not None:
         from ..audit.evidence import verify
 
@@ -79,7 +79,7 @@ def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
         from .canary import probe_findings
 
         canary_doc, _, _ = probe_findings(b, progress)
-    changes = _changes(request.lock, b, doc)
+    changes = _changes(request.lock, b, doc, inp)
     rep = build_report(
         b,
         doc,
@@ -99,25 +99,26 @@ def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
     return Outcome(text=text, exit_code=EXIT_FOUND, stderr=line)
 
 
-def _launchers(request: AuditRequest) -> LauncherSection | None:
+def _launchers(request: AuditRequest, inp: Inputs) -> LauncherSection | None:
     """The launchers section from --e2e-matrix (None without it)."""
     if request.e2e_matrix is None:
         return None
     from ..audit.launchers import launcher_section, load_e2e_matrix
-    from ..emit.launch import load_catalog
+    from ..emit.launch import adapters_of
 
-    profiles = str(request.profiles) if request.profiles else None
-    return launcher_section(load_e2e_matrix(str(request.e2e_matrix)), load_catalog(profiles))
+    return launcher_section(load_e2e_matrix(str(request.e2e_matrix), inp), adapters_of(inp))
 
 
-def _changes(lock: Path | None, b: CompiledBundle, doc: dict[str, Any]) -> DiffReport | None:
+def _changes(
+    lock: Path | None, b: CompiledBundle, doc: dict[str, Any], inp: Inputs
+) -> DiffReport | None:
     """What changed since the approved --lock (None without it)."""
     if lock is None:
         return None
     from ..audit.diff import diff_bundles
     from ..bundle.load import load_bundle
 
-    old_b, old_doc = load_bundle(str(lock))
+    old_b, old_doc = load_bundle(str(lock), inp)
     return diff_bundles(
         old_b,
         b,
@@ -138,11 +139,10 @@ def _render(fmt: str, rep: AuditReport) -> str:
     return render_md(rep)
 
 
-def _input_files(bundle: Path | None, inp: Inputs | None) -> list[str]:
+def _input_files(bundle: Path | None, inp: Inputs) -> list[str]:
     """The files the audited bundle came from (evidence older than any of them is stale)."""
     if bundle is not None:
         return [str(bundle)]
-    assert inp is not None
     # The shipped policy is part of the profilec version the evidence names, not an input.
     files = (inp.roots, inp.profiles, inp.session_config, inp.vouched_mcp, inp.plan_layout)
     return [f for f in files if f]

@@ -69,11 +69,12 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
     from ..report import render
     from ..settings import codex_version
 
-    modes = _validate(request)
     # The one edge: every input file is read once and shared by the lock check, the compile
     # and the lints (compiler/inputs.py). --home/--tmpdir given explicitly are the launch
     # values compile takes too; the lints fall back to the environment's.
-    edge = request.inputs()
+    rooted = request.inputs() if request.roots is not None else None
+    modes = _validate(request, rooted or request.unrooted())
+    edge = rooted or request.inputs()  # without --roots: its UsageError, after the flag checks
     if request.lock is not None:
         drift = _lock_drift(request.lock, edge)
         if drift is not None:
@@ -91,14 +92,15 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         fail_on=request.fail_on,  # type: ignore[arg-type]  # validated against SEVERITY_RANK
         codex_version=codex_version(),
         canary=canary_doc,
-        extra=[*extra, *_launcher_findings(request)],
+        extra=[*extra, *_launcher_findings(request, edge)],
     )
     report = triage(report, inputs.stack, request, edge)
     return _outcome(request, report, render(request.fmt, report), mismatch_only)
 
 
-def _validate(request: CheckRequest) -> dict[str, str] | None:
-    """Refuse flags that do not go together; the --mode-map, when given, as read."""
+def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
+    """Refuse flags that do not go together; the --mode-map, when given, as read (through
+    `edge`)."""
     from ..check.configstack import load_mode_map
     from ..check.result import SEVERITY_RANK
     from ..report import FORMATS
@@ -113,7 +115,10 @@ def _validate(request: CheckRequest) -> dict[str, str] | None:
         raise UsageError(
             "--canary probes what profilec compiles; drop --config/--overrides/--acp-json"
         )
-    modes = load_mode_map(str(request.mode_map)) if request.mode_map else None
+    modes = None
+    if request.mode_map:
+        mfile = str(request.mode_map)
+        modes = load_mode_map(mfile, edge.text(mfile, "mode map"))
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
     if request.lock is not None and request.foreign:
         raise UsageError("--lock compares what profilec compiles; drop --config/--overrides")
@@ -146,7 +151,7 @@ def _compiled(
     bundle = compile_inputs(edge)
     session_raw = edge.session_raw()  # bounded: untrusted; the bytes compile sanitized
     home_layer = _home_config_layer(
-        bundle.codex_home.canonical if bundle.codex_home else None, bundle.roots
+        edge, bundle.codex_home.canonical if bundle.codex_home else None, bundle.roots
     )
     inputs = from_bundle(
         bundle,
@@ -181,10 +186,11 @@ def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) 
 
     canonical_ws, resolved, home_path = resolve_layout(edge)
     home = resolve_home(home_path) if home_path else None
-    home_layer = _home_config_layer(home.canonical if home else None, resolved)
-    layers = _foreign_layers(request, home_layer)
+    home_layer = _home_config_layer(edge, home.canonical if home else None, resolved)
+    layers = _foreign_layers(request, edge, home_layer)
     if request.acp_json:
-        acp_layer, acp_modes = load_acp_json(str(request.acp_json))
+        afile = str(request.acp_json)
+        acp_layer, acp_modes = load_acp_json(afile, edge.text(afile, "acp-json document"))
         layers.append(acp_layer)
         modes = acp_modes if modes is None else modes
     session_raw: dict[str, Any] | None = None
@@ -208,21 +214,25 @@ def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) 
     )
 
 
-def _foreign_layers(request: CheckRequest, home_layer: Layer | None) -> list[Layer]:
-    """--config (else CODEX_HOME/config.toml), then --overrides."""
+def _foreign_layers(request: CheckRequest, edge: Inputs, home_layer: Layer | None) -> list[Layer]:
+    """--config (else CODEX_HOME/config.toml), then --overrides (read through `edge`)."""
     from ..check.configstack import load_config_toml, load_overrides
 
     layers: list[Layer] = []
     if request.config:
-        layers.append(load_config_toml(str(request.config)))
+        cfile = str(request.config)
+        layers.append(load_config_toml(cfile, edge.text(cfile, "config")))
     elif home_layer:
         layers.append(home_layer)
     if request.overrides:
-        layers.append(load_overrides(str(request.overrides)))
+        ofile = str(request.overrides)
+        layers.append(load_overrides(ofile, edge.text(ofile, "override list")))
     return layers
 
 
-def _home_config_layer(home: str | None, roots: tuple[ResolvedRoot, ...]) -> Layer | None:
+def _home_config_layer(
+    edge: Inputs, home: str | None, roots: tuple[ResolvedRoot, ...]
+) -> Layer | None:
     """CODEX_HOME/config.toml as the lowest layer, when it is a regular file (lstat) and no root."""
     import stat
 
@@ -240,7 +250,7 @@ def _home_config_layer(home: str | None, roots: tuple[ResolvedRoot, ...]) -> Lay
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return load_config_toml(path, name="CODEX_HOME config.toml")
+    return load_config_toml(path, edge.text(path, "config"), name="CODEX_HOME config.toml")
 
 
 def _launch_context(request: CheckRequest, edge: Inputs, inputs: CheckInputs) -> CheckInputs:
@@ -257,19 +267,20 @@ def _launch_context(request: CheckRequest, edge: Inputs, inputs: CheckInputs) ->
     )
 
 
-def _launcher_findings(request: CheckRequest) -> list[CheckFinding]:
-    """PC048/PC049 from --launch-argv, PC023 from --launch-requests."""
+def _launcher_findings(request: CheckRequest, edge: Inputs) -> list[CheckFinding]:
+    """PC048/PC049 from --launch-argv, PC023 from --launch-requests (read through `edge`)."""
     out: list[CheckFinding] = []
     if request.launch_argv:
         from ..check.launcher import argv_findings, load_launch_argv
 
         afile = str(request.launch_argv)
-        out += argv_findings(load_launch_argv(afile), file=afile)
+        out += argv_findings(load_launch_argv(afile, edge.text(afile, "launch argv")), file=afile)
     if request.launch_requests:
-        from ..check.launcher import launcher_findings, load_launch_requests
+        from ..check.launcher import launcher_findings, parse_launch_requests
 
         lfile = str(request.launch_requests)
-        out += launcher_findings(load_launch_requests(lfile), file=lfile)
+        text = edge.text(lfile, "launch requests")
+        out += launcher_findings(parse_launch_requests(text, where=lfile), file=lfile)
     return out
 
 

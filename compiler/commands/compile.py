@@ -57,9 +57,9 @@ def _plain(request: CompileRequest) -> Outcome:
         write_codex_home(bundle, str(request.out))
         return Outcome()
     if fmt == "launch":  # the adapter catalog comes from the same policy directory
-        from ..emit.launch import load_catalog, render_launch_with
+        from ..emit.launch import adapters_of, render_launch_with
 
-        catalog = load_catalog(inputs.profiles)
+        catalog = adapters_of(inputs)
         text = render_launch_with(bundle, catalog, inputs)
         unheld = tuple(
             f"no launch method holds for {e.package} {e.version}"

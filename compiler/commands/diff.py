@@ -25,13 +25,18 @@ def run(request: DiffRequest) -> Outcome:
     """The diff as text or JSON; exit 1 when a change widens access."""
     from ..audit.diff import diff_sides, load_side, render_text
     from ..check.configstack import load_mode_map
+    from ..inputs import Inputs
 
     check_format(request.fmt, ("text", "json"))
-    modes = load_mode_map(str(request.mode_map)) if request.mode_map else None
+    edge = Inputs.unrooted()  # diff takes no compile flags: its two sides and --mode-map
+    modes = None
+    if request.mode_map:
+        mfile = str(request.mode_map)
+        modes = load_mode_map(mfile, edge.text(mfile, "mode map"))
     ws = request.workspace_root
     report = diff_sides(
-        load_side(str(request.old), mode_map=modes, workspace_roots=ws),
-        load_side(str(request.new), mode_map=modes, workspace_roots=ws),
+        load_side(str(request.old), edge, mode_map=modes, workspace_roots=ws),
+        load_side(str(request.new), edge, mode_map=modes, workspace_roots=ws),
     )
     if request.fmt == "json":
         text = json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

@@ -28,10 +28,11 @@ def run(request: E2eRequest, progress: Progress = no_progress) -> Outcome:
         raise UsageError(f"unknown --only {request.only!r}; choose all, acp or appserver")
     from ..e2e.matrix import matrix_json, matrix_markdown
     from ..e2e.run import adapter_verdicts, catalog_disagreements, run_matrix
-    from ..emit.launch import load_catalog
+    from ..emit.launch import adapters_of
+    from ..inputs import Inputs
 
     profiles = str(request.profiles) if request.profiles else None
-    catalog = load_catalog(profiles) if request.check_catalog else None
+    catalog = adapters_of(Inputs.unrooted(profiles)) if request.check_catalog else None
     with progress("e2e", None) as step:
         matrix = run_matrix(
             include_appserver=request.only in ("all", "appserver"),

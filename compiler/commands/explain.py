@@ -55,11 +55,14 @@ def _foreign(request: ExplainRequest) -> Explanation:
     from ..check.configstack import ConfigStack, load_config_toml, load_overrides
     from ..evaluate import LiveFs
 
+    edge = request.unrooted()
     layers = []
     if request.config:
-        layers.append(load_config_toml(str(request.config)))
+        cfg = str(request.config)
+        layers.append(load_config_toml(cfg, edge.text(cfg, "config")))
     if request.overrides:
-        layers.append(load_overrides(str(request.overrides)))
+        ovr = str(request.overrides)
+        layers.append(load_overrides(ovr, edge.text(ovr, "override list")))
     merged = ConfigStack(tuple(layers)).merged()
     perms = merged.get("permissions")
     pid = request.profile or merged.get("default_permissions")
@@ -89,7 +92,9 @@ def _compiled(request: ExplainRequest) -> Explanation:
         raise UsageError("give --mode (or --config/--overrides with --profile)")
     if request.profile is not None:
         raise UsageError("--profile applies to --config/--overrides; use --mode")
-    b, doc, live = bundle_or_compile(request.bundle, None if request.bundle else request.inputs())
+    b, doc, live = bundle_or_compile(
+        request.bundle, request.unrooted() if request.bundle else request.inputs()
+    )
     home, tmpdir = _session_home(request)
     return explain(
         b,

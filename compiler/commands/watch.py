@@ -76,8 +76,9 @@ def _bundle(request: WatchRequest) -> CompiledBundle:
             raise UsageError("--lock carries its own inputs; drop the compile flags")
         from ..bundle.load import bundle_from_document
         from ..bundle.lock import read_lock
+        from ..inputs import Inputs
 
-        doc, _ = read_lock(str(request.lock))
+        doc, _ = read_lock(str(request.lock), Inputs.unrooted())
         return bundle_from_document(doc, str(request.lock))
     from ..pipeline import compile_inputs
 

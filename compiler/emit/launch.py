@@ -87,16 +87,28 @@ class AdapterCatalog(Frozen):
 
 
 def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
-    """Read and validate `<profiles_dir>/adapters.toml` (default: the shipped one)."""
-    from ..policy import default_profiles_dir
+    """`<profiles_dir>/adapters.toml` (default: the shipped one), outside a run: through an
+    edge of its own."""
+    from ..inputs import Inputs
+
+    return adapters_of(Inputs.unrooted(profiles_dir))
+
+
+def adapters_of(inp: Inputs) -> AdapterCatalog:
+    """The adapter catalog of the run's policy directory, read through its edge (reviewed
+    policy: no trust check, a PolicyError when unreadable) and validated once per run."""
+    path = os.path.join(inp.profiles_dir, CATALOG_FILE)
+    catalog: AdapterCatalog = inp.derived(
+        "adapters", lambda: catalog_from_bytes(inp.policy_file(path).data, where=path)
+    )
+    return catalog
+
+
+def catalog_from_bytes(raw: bytes, *, where: str) -> AdapterCatalog:
+    """Parse and validate the adapter catalog's bytes (read from `where`)."""
     from ..roots import parse_toml, validation_message
 
-    path = os.path.join(profiles_dir or default_profiles_dir(), CATALOG_FILE)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise PolicyError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    path = where
     data = parse_toml(raw, where=path)
     try:
         catalog = AdapterCatalog.model_validate(data)

@@ -8,7 +8,7 @@ from ..inputs import Inputs
 from ..models import ResolvedRoot, RootSpec
 from ..pipeline import foreign_spec
 from ..roots import resolve_roots
-from .backends import default_catalog_path, parse_catalog
+from .backends import catalog_of
 from .layout import probe_host
 from .models import MountPlan, PlanLayout
 from .plan import build_plan
@@ -25,8 +25,7 @@ def plan_inputs(inp: Inputs, layout_path: str, *, catalog_path: str | None = Non
     """`load_and_plan` over an `Inputs` a caller holds (each file read once per run)."""
     layout = layout_of(inp, layout_path)
     manifest = inp.manifest()
-    where = catalog_path or default_catalog_path()
-    catalog = parse_catalog(inp.policy_file(where).data, where=where)
+    catalog = catalog_of(inp, catalog_path)
     host = probe_host(layout)
     # One identity per plan: the layout's agent_home is the session's CODEX_HOME. Another
     # identity's roots are neither bound nor recreated here (measured on main 93d1cee: a1's plan

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -11,6 +12,9 @@ from ..errors import InputError, PolicyError
 from ..paths import check_segment
 from ..roots import parse_toml, validation_message
 from .models import BackendCatalog
+
+if TYPE_CHECKING:
+    from ..inputs import Inputs
 
 
 def default_catalog_path() -> str:
@@ -72,12 +76,18 @@ def parse_catalog(data: bytes, *, where: str) -> BackendCatalog:
 
 
 def load_catalog(path: str | None = None) -> BackendCatalog:
-    """Read the catalog (reviewed repo data, like profiles/*.toml, so no daemon trust check)."""
+    """The catalog outside a run: through an edge of its own."""
+    from ..inputs import Inputs
+
+    return catalog_of(Inputs.unrooted(), path)
+
+
+def catalog_of(inp: Inputs, path: str | None = None) -> BackendCatalog:
+    """The catalog read through the run's edge (reviewed repo data, like profiles/*.toml, so
+    no daemon trust check), parsed once per run."""
     where = path or default_catalog_path()
-    try:
-        data = Path(where).read_bytes()
-    except FileNotFoundError:
-        raise PolicyError("file does not exist", where=where) from None
-    except OSError as exc:
-        raise PolicyError(f"cannot read: {exc.strerror}", where=where) from None
-    return parse_catalog(data, where=where)
+    catalog: BackendCatalog = inp.derived(
+        f"backends:{os.path.abspath(where)}",
+        lambda: parse_catalog(inp.policy_file(where).data, where=where),
+    )
+    return catalog

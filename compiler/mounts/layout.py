@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import LayoutError, RootChainError
 from ..paths import check_absolute, check_segment, is_within
-from ..roots import parse_toml, read_trusted_bytes, validation_message, walk_chain
+from ..roots import parse_toml, validation_message, walk_chain
 from .models import HostFacts, PlanLayout, SystemPath
 
 _ABS_KEYS = ("daemon_root", "agent_home", "state_dir")
@@ -127,8 +127,11 @@ def parse_layout(data: bytes, *, where: str) -> PlanLayout:
 
 
 def load_layout(path: str) -> PlanLayout:
-    """Trust-check (same rule as the roots manifest), read and validate the plan layout."""
-    return parse_layout(read_trusted_bytes(path), where=path)
+    """The plan layout outside a run: trust-checked (same rule as the roots manifest) and read
+    through an edge of its own, then validated (a run: mounts.api.layout_of)."""
+    from ..inputs import Inputs
+
+    return parse_layout(Inputs.unrooted().trusted(path).data, where=path)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,9 +6,12 @@ command runs as a user would run it (`python -m profilec ...`) on a layout whose
 a random marker behind a symlinked CODEX_HOME, with a session config, a vouched MCP file, a plan
 layout, a lock and two bundles: every input file it takes must be opened exactly once, and
 neither the credential's link nor its target may appear in any open call (failed ones too).
-Covered: compile (every format), check, lock, check --lock, explain, audit, diff, plan, watch.
-Not here: `canary` and `e2e`, which start containers and the real Codex (their inputs are read
-through the same edge; strace over their whole process trees takes minutes).
+Covered: compile (every format), check, lock, check --lock, explain, audit, diff, plan, watch,
+canary and e2e. `canary` and `e2e` run with PROFILEC_CODEX_BIN naming no file: each reads its
+inputs first (canary compiles its flags' files, e2e --check-catalog reads the adapter catalog of
+--profiles) and then stops at exit 7 (the pinned codex is missing), before any container or
+Codex session, so the trace is of exactly the input reading and takes a second. The probes
+that follow read no input file (tests/unit/test_one_edge.py scans compiler/ for readers).
 """
 
 from __future__ import annotations
@@ -73,10 +76,11 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
 
 
 def _traced(
-    argv: list[str], work: Path, *, until: str | None = None
+    argv: list[str], work: Path, *, until: str | None = None, env: dict[str, str] | None = None
 ) -> tuple[int, str, Counter[str]]:
     """Run `python -m profilec ARGV` under strace -f; with `until`, SIGTERM it once that text
-    appears on stderr (a long-running command: watch). Returns (exit, stderr, opened paths)."""
+    appears on stderr (a long-running command: watch); `env` is added to the environment.
+    Returns (exit, stderr, opened paths)."""
     log = work / f"strace-{time.monotonic_ns()}.log"
     cmd = [
         _strace(),
@@ -91,9 +95,9 @@ def _traced(
         "profilec",
         *argv,
     ]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    environ = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **(env or {})}
     proc = subprocess.Popen(
-        cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        cmd, cwd=work, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     assert proc.stderr is not None
     err = ""
@@ -221,3 +225,30 @@ def test_watch(case: Case) -> None:
     )
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
+
+
+#: A codex binary that is not there: canary and e2e stop at exit 7 once their inputs are read.
+NO_CODEX = {"PROFILEC_CODEX_BIN": "/nonexistent/profilec-test/codex"}
+
+
+def test_canary(case: Case) -> None:
+    """canary compiles the flags it takes (--roots, --workspace-root, --codex-home, --home;
+    no session config or vouched MCP file) through the edge before it looks for codex."""
+    flags = case.flags[: case.flags.index("--session-config")]
+    rc, err, opened = _traced(["canary", *flags], case.work, env=NO_CODEX)
+    assert rc == 7 and "codex" in err, err
+    _judge(case, opened, [case.inputs["manifest"]])
+    for name in ("modes.toml", "agent.toml", "trusted-base.toml", "parent.toml"):
+        assert opened[os.path.realpath(REPO / "profiles" / name)] == 1, name
+
+
+def test_e2e(case: Case) -> None:
+    """e2e --check-catalog reads the adapter catalog of --profiles before any session."""
+    profiles = case.work / "e2e-profiles"
+    if not profiles.exists():
+        shutil.copytree(REPO / "profiles", profiles)
+    rc, err, opened = _traced(
+        ["e2e", "--check-catalog", "--profiles", str(profiles)], case.work, env=NO_CODEX
+    )
+    assert rc == 7 and "codex" in err, err
+    _judge(case, opened, [profiles / "adapters.toml"])

@@ -1,5 +1,7 @@
-"""The one edge (compiler/inputs.py): each input file is read once per run, and everything a
-run reports about an input (provenance hashes, lines) comes from the bytes it compiled.
+"""The one edge (compiler/inputs.py): each input file is read once per run, no module reads a file
+beside it (an AST scan of compiler/ with a commented allow-list of reads that are no input),
+and everything a run reports about an input (provenance hashes, lines) comes from the bytes it
+compiled.
 """
 
 from __future__ import annotations
@@ -206,3 +208,102 @@ def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
         flags[flags.index("--tmpdir") + 1],
         home,
     )
+
+
+# -- no reader beside the edge -------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[2] / "compiler"
+
+#: Calls that open or read a file: by name (builtin open, Path.read_*, os.open, the edge's own
+#: readers) or as module.function (a parser handed a file object).
+_READ_NAMES = {"open", "read_text", "read_bytes", "read_input", "read_trusted_bytes", "fdopen"}
+_READ_QUALIFIED = {("json", "load"), ("tomllib", "load"), ("tomlkit", "load"), ("io", "open")}
+
+#: The edge itself: every input file of a run is read here (compiler/inputs.py), through the
+#: one plain reader (fsio.read_input) or the trust check on the open descriptor.
+_EDGE = {"inputs.py", "fsio.py", "roots.py:read_trusted_bytes"}
+
+#: Every other file-reading (or file-opening) call under compiler/, as `module:function`, and
+#: why it is no input file of a run. A new reader fails the scan until it goes through
+#: `Inputs` or is added here with its reason; an entry that no longer matches fails too.
+_NOT_INPUTS = {
+    # Library defaults below the edge's layer (policy and session sit under profilec.inputs in
+    # the import-linter layers, so they cannot build an Inputs): the reader load_policy() and
+    # load_allowlist() use when no run hands them one; a run passes Inputs' reader instead.
+    "policy.py:_read": "load_policy()'s default reader (fsio.read_input)",
+    "session.py:load_allowlist": "load_allowlist() outside a run (fsio.read_input)",
+    # Package data shipped with profilec, not input of a run.
+    "resources.py:load_schema": "a shipped JSON schema",
+    "resources.py:schema_registry": "the shipped JSON schemas",
+    "canary/engine.py:seccomp_profile": "the shipped seccomp profile",
+    # /proc: process state, no file.
+    "procs.py:_stat3": "/proc/PID/stat",
+    "e2e/acp.py:tree_processes": "/proc/PID/cmdline",
+    "e2e/acp.py:_alive": "/proc/PID/stat",
+    "e2e/acp.py:processes_naming": "/proc/PID/cmdline",
+    # Outputs: files created or written, never read.
+    "report/github.py:write_step_summary": "appends to $GITHUB_STEP_SUMMARY",
+    "emit/codex_home.py:ensure_writer_lock": "creates the writer's lock file",
+    "canary/paths.py:prepare": "creates a lock file",
+    "canary/tree.py:_restore_secrets": "writes synthetic secrets into the throwaway tree",
+    "canary/parent.py:_as_file": "writes a probe file",
+    "canary/parent.py:_prepare": "writes a synthetic secret",
+    "canary/image.py:context_tar": "writes an in-memory tar (fileobj)",
+    "e2e/acp.py:make_layout": "writes the synthetic session layout",
+    # What a probe left in its own throwaway tree, and the probe's own payloads.
+    "canary/parent.py:_sha": "hashes a file of the canary's throwaway tree",
+    "canary/parent.py:_between_sessions": "a payload and proof files of the throwaway tree",
+    "canary/parent.py:_read": "a proof file a probe wrote",
+    "e2e/agentconfig.py:_read": "a proof file a session wrote",
+    # The environment a probe runs in.
+    "canary/image.py:_context_files": "the host's busybox binary, copied into the canary image",
+    "e2e/adapters.py:_package_version": "an installed adapter's package.json (its version)",
+    # Discovered, not named by a flag: a workspace's own .codex/config.toml the check's lints
+    # review (O_NOFOLLOW, the lstat'd inode only, bounded; a protected root is never opened).
+    "check/agent_layers.py:_read_workspace_config": "a workspace's .codex/config.toml",
+}
+
+
+def _calls(node: object, where: str, out: list[tuple[str, str]]) -> None:
+    """(outermost function, call) for every file-reading call below `node`."""
+    import ast
+
+    assert isinstance(node, ast.AST)
+    for child in ast.iter_child_nodes(node):
+        inner = where
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and where == "<module>":
+            inner = child.name
+        if isinstance(child, ast.Call):
+            f = child.func
+            name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+            base = None
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                base = f.value.id
+            if name in _READ_NAMES or (base, name) in _READ_QUALIFIED:
+                out.append((inner, ast.unparse(f)))
+        _calls(child, inner, out)
+
+
+def _readers() -> set[str]:
+    """`module:function` of every file-reading call under compiler/."""
+    import ast
+
+    found: set[str] = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        calls: list[tuple[str, str]] = []
+        _calls(ast.parse(path.read_text(encoding="utf-8")), "<module>", calls)
+        found.update(f"{module}:{where}" for where, _ in calls)
+    return found
+
+
+def test_no_module_reads_a_file_beside_the_edge() -> None:
+    """Every input file is read through compiler/inputs.py: any other file-reading call under
+    compiler/ must be the edge itself or an allow-listed read of something that is no input."""
+    readers = _readers()
+    edge = {r for r in readers if r.split(":")[0] in _EDGE or r in _EDGE}
+    stray = sorted(readers - edge - set(_NOT_INPUTS))
+    assert stray == [], f"read through Inputs (compiler/inputs.py), not here: {stray}"
+    stale = sorted(set(_NOT_INPUTS) - readers)
+    assert stale == [], f"allow-listed readers that no longer read: {stale}"
+    assert "roots.py:read_trusted_bytes" in readers  # the scan sees the edge's own reader

@@ -17,7 +17,8 @@ from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
 from profilec.errors import InputError, PolicyError, TrustError
-from profilec.mcp import CREDENTIAL_ENV, load_vouched_mcp
+from profilec.inputs import Inputs
+from profilec.mcp import CREDENTIAL_ENV
 from profilec.policy import default_profiles_dir, load_policy
 from profilec.session import (
     CLASSES,
@@ -274,14 +275,15 @@ def test_bad_vouched_file_is_refused(
     tmp_path: Path, text: str, mode: int, error: type[Exception]
 ) -> None:
     with pytest.raises(error):
-        load_vouched_mcp(str(_mcp_file(tmp_path / "mcp.toml", text, mode)))
+        path = _mcp_file(tmp_path / "mcp.toml", text, mode)
+        Inputs(roots="", vouched_mcp=str(path)).vouched()
 
 
 def test_a_symlinked_vouched_file_is_untrusted(tmp_path: Path) -> None:
     real = _mcp_file(tmp_path / "real.toml", GOOD_MCP)
     (tmp_path / "link.toml").symlink_to(real)
     with pytest.raises(TrustError, match="symlink"):
-        load_vouched_mcp(str(tmp_path / "link.toml"))
+        Inputs(roots="", vouched_mcp=str(tmp_path / "link.toml")).vouched()
 
 
 @pytest.mark.parametrize(("mode", "code"), [(0o666, 3), (0o644, 2)])

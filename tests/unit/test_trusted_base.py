@@ -15,8 +15,9 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.emit.launch import render_launch
 from profilec.errors import InputError, PolicyError
+from profilec.inputs import Inputs
 from profilec.policy import default_profiles_dir, load_policy
-from profilec.roots import load_manifest, resolve_trusted_base_fields
+from profilec.roots import resolve_trusted_base_fields
 from tests.helpers import make_layout
 
 
@@ -104,11 +105,11 @@ def test_manifest_trusted_base_section_is_validated(tmp_path: Path) -> None:
     extra = '\n[trusted_base]\nread_only = ["/opt"]\ndeny = ["/run/x.sock"]\n'
     lay.manifest.write_text(text + extra)
     os.chmod(lay.manifest, 0o600)
-    m = load_manifest(str(lay.manifest))
+    m = Inputs(roots=str(lay.manifest)).manifest()
     assert m.trusted_base is not None and m.trusted_base.read_only == ["/opt"]
     lay.manifest.write_text(text + '\n[trusted_base]\nread_only = ["relative"]\n')
     with pytest.raises(InputError, match="schema violation"):
-        load_manifest(str(lay.manifest))
+        Inputs(roots=str(lay.manifest)).manifest()
 
 
 def test_launch_gives_the_canonical_cwd(tmp_path: Path) -> None:
