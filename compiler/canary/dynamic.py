@@ -224,13 +224,23 @@ def lock_hold(flock: Sequence[str], locks: Sequence[str], stop: str) -> str:
     starts before the model's locks are taken (a fixed `sleep 1` lost that race on a loaded
     machine: the save was blocked, yet the probe saw no HELD line). A pipe needs no writable
     directory, so this works in read-only mode too.
+
+    Each attempt's stderr is kept out of the shared output and reported on its own line: flock
+    writes an error in three write() calls (`flock: `, the message, `: <reason>`), and another
+    attempt's `HELD` line landed between them beside two busy loops (`flock: HELD ...`), so the
+    probe missed a lock the model held.
     """
     q = shlex.quote
     fl = " ".join(q(a) for a in flock)
     jobs = []
     for lock in locks:
         hold = f"echo HELD {q(lock)}; while [ ! -e {q(stop)} ]; do usleep 50000; done"
-        jobs.append(f"( {fl} -n -x {q(lock)} sh -c {q(hold)} || echo NOT-HELD {q(lock)} rc=$? ) &")
+        attempt = (
+            f"{{ e=$({fl} -n -x {q(lock)} sh -c {q(hold)} 2>&1 >&3); rc=$?; "
+            f'[ "$rc" -eq 0 ] || echo NOT-HELD {q(lock)} '
+            '"rc=$rc $(printf %s "$e" | tr "\\n" " ")"; } 3>&1'
+        )
+        jobs.append(f"( {attempt} ) &")
     reader = (
         'n=0; while IFS= read -r l; do echo "$l"; n=$((n+1)); '
         f'[ "$n" -eq {len(locks)} ] && echo LOCKS-TRIED; done; echo LOCK-END'
@@ -282,14 +292,18 @@ def login_script(codex: str, home: str, timeout: float | None = None) -> str:
 
 
 class Streamed:
-    """A command running in the container, its output collected by a thread."""
+    """A command running in the container inside engine.exec_framed's frame, its output
+    collected by a thread. After `finish` the exit code is the engine's record of the ended
+    command and `output()` is whole, or carries engine.incomplete's note."""
 
     def __init__(self, client: DockerClient, container: Container, cmd: Sequence[str]) -> None:
-        self._api = client.api
+        self._api: Any = client.api
         self.cmd = tuple(cmd)
-        self._id = self._api.exec_create(container.id, list(cmd), stdout=True, stderr=True)["Id"]
+        self._token, argv = engine.framed(cmd)
+        self._id = self._api.exec_create(container.id, argv, stdout=True, stderr=True)["Id"]
         self._buf: list[bytes] = []
         self._lock = threading.Lock()
+        self.rc: int | None = None
         self._thread = threading.Thread(target=self._pump, daemon=True)
         self._thread.start()
 
@@ -299,6 +313,7 @@ class Streamed:
                 self._buf.append(chunk)
 
     def text(self) -> str:
+        """What has arrived so far, frame lines included."""
         with self._lock:
             return b"".join(self._buf).decode("utf-8", "replace")
 
@@ -314,12 +329,23 @@ class Streamed:
         return False
 
     def finish(self, seconds: float) -> int | None:
-        """Wait for the end; the exit code, or None when it is still running."""
+        """Wait for the stream's end, then for the engine's record; the exit code, or None when
+        the command is still running."""
         self._thread.join(seconds)
         if self._thread.is_alive():
             return None
-        code = self._api.exec_inspect(self._id).get("ExitCode")
-        return int(code) if code is not None else None
+        self.rc = engine.exit_code(self._api, self._id)
+        return self.rc
+
+    @property
+    def whole(self) -> bool:
+        return engine.unframe(self.text(), self._token, self.rc) is not None
+
+    def output(self) -> str:
+        """The command's output without the frame, or all that arrived and the note."""
+        text = self.text()
+        inner = engine.unframe(text, self._token, self.rc)
+        return inner if inner is not None else text + engine.incomplete(1, self.rc)
 
 
 def _exec(
@@ -449,8 +475,12 @@ def run_dynamic(
     if target is None:
         return []
     probes = race(client, container, tree, target, sandbox, codex, saves=saves)
-    probes += lock_probe(client, container, tree, target, sandbox, codex, flock)
-    return probes
+    held = lock_probe(client, container, tree, target, sandbox, codex, flock)
+    if engine.INCOMPLETE in held[0].output:
+        # The model's output came back cut: the probe cannot decide, and it may run again
+        # (fresh key and stop file). The race may not: its token endpoint keeps its reply.
+        held = lock_probe(client, container, tree, target, sandbox, codex, flock)
+    return probes + held
 
 
 def _seed(target: Target, old: str, uid: int) -> None:
@@ -538,9 +568,9 @@ def race(
     finally:
         _exec(container, f"touch {shlex.quote(stop)}")
     rc_loop = loop.finish(READY_SECONDS)
-    text = loop.text()
+    text = loop.output()
     fails = classify_race(text, target, [old, new, *keys])
-    if rc_loop is None or "LOOP-END" not in text:
+    if rc_loop is None or not loop.whole or "LOOP-END" not in text:
         fails.append("error")
     probes.insert(
         0,
@@ -600,10 +630,10 @@ def lock_probe(
     finally:
         _exec(container, f"touch {shlex.quote(stop)}")
     rc_hold = hold.finish(READY_SECONDS)
-    text = hold.text()
+    text = hold.output()
     held = [ln for ln in text.split("\n") if ln.startswith("HELD ")]
     fails = ["lock-held"] if held else []
-    if rc_hold is None or "LOCK-END" not in text:
+    if rc_hold is None or not hold.whole or "LOCK-END" not in text:
         fails.append("error")
     probes.insert(
         0,

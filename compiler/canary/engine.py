@@ -125,7 +125,7 @@ def codex_mount(binary: Path) -> tuple[dict[str, dict[str, str]], str]:
 # seen here, a probe's stderr arriving after the frame's last line), and then prints the token's
 # end line with the exit code. Output that does not start with the begin line and end with the
 # end line is incomplete, never judged as if it were the command's whole output.
-_FRAME = (
+FRAME = (
     'printf \'%s-BEGIN\\n\' "$0"; rc=0; "$@" 2>&1 || rc=$?; '
     'printf \'\\n%s %s\\n\' "$0" "$rc"; exit "$rc"'
 )
@@ -148,7 +148,7 @@ class ExecResult:
 EXIT_WAIT_SECONDS = 120.0
 
 
-def _exit_code(api: Any, exec_id: str) -> int | None:
+def exit_code(api: Any, exec_id: str) -> int | None:
     """The exec's exit code once the engine says it has ended; None if it never says so. The
     output stream can end before the command does (the cut-short output above), and docker-py's
     exec_run then reports exit 0; the engine's own record is asked until it is final."""
@@ -162,6 +162,33 @@ def _exit_code(api: Any, exec_id: str) -> int | None:
             return None
         time.sleep(pause)
         pause = min(pause * 2, 0.5)
+
+
+def framed(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """A fresh frame token and the argv that runs `argv` inside the frame."""
+    token = f"PROFILEC-EXEC-{secrets.token_hex(8)}"
+    return token, ["sh", "-c", FRAME, token, *argv]
+
+
+def unframe(out: str, token: str, rc: int | None) -> str | None:
+    """The command's output without the frame's lines; None when it did not arrive whole (the
+    begin line or the end line with the engine's exit code `rc` is missing)."""
+    head, tail = f"{token}-BEGIN\n", f"\n{token} {rc}\n"
+    if rc is None or not out.startswith(head) or not out.endswith(tail):
+        return None
+    if len(out) < len(head) + len(tail):
+        return None
+    return out[len(head) : -len(tail)]
+
+
+#: The start of the note on output that came back incomplete.
+INCOMPLETE = "[profilec: the engine returned this command's output incomplete"
+
+
+def incomplete(runs: int, rc: int | None) -> str:
+    """The note appended to output that came back incomplete."""
+    note = f"\n{INCOMPLETE}, {runs} run(s)"
+    return note + ("]" if rc is not None else "; it never reported the command ended]")
 
 
 def exec_framed(
@@ -178,20 +205,16 @@ def exec_framed(
     rc: int | None = None
     out = ""
     for n in range(1, attempts + 1):
-        token = f"PROFILEC-EXEC-{secrets.token_hex(8)}"
-        exec_id = api.exec_create(
-            container.id, ["sh", "-c", _FRAME, token, *argv], stdout=True, stderr=True,
-            environment=env,
-        )["Id"]  # fmt: skip
+        token, cmd = framed(argv)
+        created = api.exec_create(container.id, cmd, stdout=True, stderr=True, environment=env)
+        exec_id = created["Id"]
         raw = api.exec_start(exec_id)
         out = (raw if isinstance(raw, bytes) else b"").decode("utf-8", "replace")
-        rc = _exit_code(api, exec_id)
-        head, tail = f"{token}-BEGIN\n", f"\n{token} {rc}\n"
-        whole = out.startswith(head) and out.endswith(tail) and len(out) >= len(head) + len(tail)
-        if rc is not None and whole:
-            return ExecResult(rc, out[len(head) : -len(tail)], True, n)
-    note = f"\n[profilec: the engine returned this command's output incomplete, {attempts} run(s)"
-    note += "]" if rc is not None else "; it never reported the command ended]"
+        rc = exit_code(api, exec_id)
+        inner = unframe(out, token, rc)
+        if rc is not None and inner is not None:
+            return ExecResult(rc, inner, True, n)
+    note = incomplete(attempts, rc)
     return ExecResult(rc if rc is not None else -1, out + note, False, attempts, rc is not None)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from profilec.canary import engine
+from profilec.canary.dynamic import Streamed
 from profilec.canary.run import _RUN_ONCE, _judge, _Spec, _timed
 from profilec.canary.tree import _Tree
 
@@ -40,7 +41,11 @@ class FakeApi:
         self._argv[eid] = list(argv)
         return {"Id": eid}
 
-    def exec_start(self, eid: str) -> bytes:
+    def exec_start(self, eid: str, stream: bool = False) -> Any:
+        out = self._start(eid)
+        return iter([out[: len(out) // 2], out[len(out) // 2 :]]) if stream else out
+
+    def _start(self, eid: str) -> bytes:
         self.runs += 1
         proc = subprocess.run(self._argv[eid], capture_output=True, check=False, timeout=60)
         self._rc[eid] = proc.returncode
@@ -84,8 +89,8 @@ def test_stderr_delivered_after_stdout_still_ends_inside_the_frame() -> None:
     argv = ["sh", "-c", "touch /nonexistent/dir/f"]
     res = _run(FakeContainer(), argv)
     assert res.whole and "nonexistent" in res.out and res.rc != 0
-    unmerged = engine._FRAME.replace(" 2>&1 ", " ")
-    assert unmerged != engine._FRAME
+    unmerged = engine.FRAME.replace(" 2>&1 ", " ")
+    assert unmerged != engine.FRAME
     proc = subprocess.run(["sh", "-c", unmerged, "TOKEN", *argv], capture_output=True, check=False)
     delivered = (proc.stdout + proc.stderr).decode()
     assert not delivered.endswith(f"\nTOKEN {proc.returncode}\n")
@@ -156,7 +161,7 @@ def test_output_that_lost_its_start_is_incomplete_even_with_the_end_line() -> No
     res = _run(lossy, argv)
     assert not res.whole and res.rc == 0
     token = "PROFILEC-EXEC-0123456789abcdef"
-    proc = subprocess.run(["sh", "-c", engine._FRAME, token, *argv], capture_output=True)
+    proc = subprocess.run(["sh", "-c", engine.FRAME, token, *argv], capture_output=True)
     delivered = proc.stdout[proc.stdout.index(b"\n") + 1 :]  # the begin line lost
     delivered = delivered.replace(b"MARKER\n", b"")  # ... and the marker with it
     assert delivered.decode().endswith(f"\n{token} 0\n")  # the old judgement: whole, no marker
@@ -205,3 +210,27 @@ def test_a_tamper_probe_with_lost_output_is_judged_by_its_recorded_exit_code(
     rewrite = _Spec("trusted-rewrite-x", "trusted", "cat x", "allow", None, needle=tree.marker)
     probe = _timed(cast(Any, FakeContainer(lose={1})), rewrite, tree, ("sh", "-c", "echo hi"))
     assert not probe.ok and "error" in probe.failures
+
+
+def _streamed(c: FakeContainer, argv: list[str]) -> Streamed:
+    s = Streamed(cast(Any, c), cast(Any, c), argv)
+    assert s.finish(60) is not None
+    return s
+
+
+def test_a_streamed_model_command_is_framed_and_unframed_whole() -> None:
+    s = _streamed(FakeContainer(), ["sh", "-c", "echo HELD /l; echo oops >&2; exit 4"])
+    assert (s.rc, s.whole, s.output()) == (4, True, "HELD /l\noops\n")
+    assert s.text().startswith("PROFILEC-EXEC-")  # the raw stream carries the frame
+
+
+def test_a_streamed_command_whose_stream_lost_its_head_is_not_whole() -> None:
+    s = _streamed(FakeContainer(lose_head={1}), ["sh", "-c", "echo HELD /l; echo LOCK-END"])
+    assert not s.whole and engine.INCOMPLETE in s.output()
+    assert "LOCK-END" in s.output()  # a marker line is no proof the stream is whole
+
+
+def test_a_streamed_command_whose_stream_ended_early_waits_for_the_engine() -> None:
+    c = FakeContainer(running_polls=3)
+    s = _streamed(c, ["sh", "-c", "exit 2"])
+    assert s.rc == 2 and c.api.polls == 4 and s.whole
