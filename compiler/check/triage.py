@@ -7,15 +7,14 @@
 * `apply_waivers` marks findings a waiver matches (`--ignore`, the project config, a baseline):
   they stay in the report with their waiver and stop counting. An expired waiver is a finding.
 
-Rule metadata (name, severity, summary, doc anchor) comes from the lint registry
-(compiler/check/rules.py) through `rule_meta`.
+Rule metadata (name, severity, message, doc anchor) is the registry's `Rule`
+(compiler/check/rules.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 
 from ..rule_ids import WAIVER_EXPIRED
@@ -47,26 +46,9 @@ WAIVER_RULE = rule_by_id(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RuleMeta:
-    """What the CI formats need to know about a rule."""
-
-    id: str
-    name: str
-    severity: str
-    summary: str
-    anchor: str
-
-
-def rule_meta(r: Rule) -> RuleMeta:
-    """Rule metadata for the formats, from the lint registry (compiler/check/rules.py)."""
-    anchor = r.doc_anchor.partition("#")[2]  # `<a id="pcNNN">` in docs/check.md's catalogue
-    return RuleMeta(r.id, r.name, r.severity, r.message, anchor)
-
-
 def help_uri(rule: Rule) -> str:
-    """The rule's section in docs/check.md."""
-    return f"{DOCS_URI}#{rule_meta(rule).anchor}"
+    """The rule's section in docs/check.md (its `<a id="pcNNN">` in the catalogue)."""
+    return f"{DOCS_URI}#{rule.doc_anchor.partition('#')[2]}"
 
 
 _WINNER = re.compile(r"(?:winner:|writable root) ([^;)]+)")
