@@ -21,8 +21,9 @@ from ..models import CompiledBundle
 from ..settings import now_utc
 
 if TYPE_CHECKING:
+    from ..e2e import matrix as e2e
     from .evidence import Binding
-    from .launchers import LauncherRow, LauncherSection
+    from .launchers import LauncherSection
     from .models import DiffReport
 
 
@@ -312,7 +313,7 @@ def binding_text(c: CanarySummary) -> str:
     return text
 
 
-def launcher_why(row: LauncherRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
+def launcher_why(row: e2e.MatrixRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
     """Why a launcher row is fine or not: controls and unused methods are expected to lose.
 
     `reviewed` maps an adapter build to (reviewed method, blocked modes...). The result is
