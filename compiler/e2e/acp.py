@@ -55,7 +55,7 @@ from .adapters import (
     split_method,
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
-from .matrix import excerpt
+from .matrix import MatrixRow, excerpt
 from .model_server import FINAL_TEXT, ScriptedModelServer
 
 Result = Literal["held", "lost", "not-supported", "error"]
@@ -83,15 +83,9 @@ LAYOUT_PREFIX = "profilec-e2e-acp-"
 
 @dataclass(frozen=True)
 class Observation:
-    """One matrix cell as observed."""
+    """One matrix cell as observed: its row (the run names the lint), and how it was run."""
 
-    adapter: str
-    adapter_version: str
-    codex_version: str
-    launch_method: str
-    session_event: str
-    result: Result
-    evidence: str
+    row: MatrixRow
     seconds: float = 0.0
     #: 2 when the cell was undecided at first and run again (see `merge_retry`).
     attempts: int = 1
@@ -101,17 +95,10 @@ class Observation:
         """The first try could not decide this cell, so it was run once more."""
         return self.attempts > 1
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the matrix row)."""
-        return {
-            "adapter": self.adapter,
-            "adapter_version": self.adapter_version,
-            "codex_version": self.codex_version,
-            "launch_method": self.launch_method,
-            "session_event": self.session_event,
-            "result": self.result,
-            "evidence": self.evidence,
-        }
+    def again(self, evidence: str, **kw: Any) -> Observation:
+        """This cell as retried (`attempts=2`) with `evidence` (already an excerpt)."""
+        row = self.row.model_copy(update={"evidence": evidence})
+        return replace(self, row=row, attempts=2, **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -692,23 +679,21 @@ class _Run:
     def record(self, event: str, result: Result, evidence: str, t0: float) -> None:
         text = evidence.replace(self.layout.base, "<tree>")
         clean = excerpt(text, [self.layout.marker])
-        self.out.append(
-            Observation(
-                self.adapter.name,
-                self.adapter.version,
-                self.adapter.codex_version,
-                self.method,
-                event,
-                result,
-                clean,
-                round(time.monotonic() - t0, 2),
-            )
+        row = MatrixRow(
+            adapter=self.adapter.name,
+            adapter_version=self.adapter.version,
+            codex_version=self.adapter.codex_version,
+            launch_method=self.method,
+            session_event=event,
+            result=result,
+            evidence=clean,
         )
+        self.out.append(Observation(row, round(time.monotonic() - t0, 2)))
 
     def fail(self, why: str, t0: float) -> None:
         """The adapter session failed while working on `current`: that cell is undecided (the
         events after it were not reached; `merge_retry` takes them from the retry)."""
-        if any(o.session_event == self.current for o in self.out):
+        if any(o.row.session_event == self.current for o in self.out):
             return  # already decided or recorded as error (e.g. the prompt that failed)
         self.record(self.current, "error", why, t0)
 
@@ -833,7 +818,7 @@ def run_adapter_method(
     cells and takes the others from the retry, each marked as retried.
     """
     first = _run_method_once(adapter, method, parent)
-    if not retry or not any(o.result == "error" for o in first):
+    if not retry or not any(o.row.result == "error" for o in first):
         return first
     return merge_retry(first, _run_method_once(adapter, method, parent))
 
@@ -847,48 +832,43 @@ def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> l
     either stays `error`. The retry's evidence comes first, so the decisive part survives the
     evidence limit.
     """
-    second = {o.session_event: o for o in again}
+    second = {o.row.session_event: o for o in again}
     out: list[Observation] = []
     seen: set[str] = set()
     for o in first:
-        if o.session_event in seen:
+        if o.row.session_event in seen:
             continue
-        seen.add(o.session_event)
-        if o.result != "error":
+        seen.add(o.row.session_event)
+        if o.row.result != "error":
             out.append(o)
             continue
-        r = second.get(o.session_event)
+        r = second.get(o.row.session_event)
         if r is None:
             out.append(
-                replace(
-                    o,
-                    attempts=2,
-                    evidence=excerpt(
+                o.again(
+                    excerpt(
                         "retried once, the retry did not reach this event; first try: "
-                        f"{o.evidence}",
+                        f"{o.row.evidence}",
                         [],
-                    ),
+                    )
                 )
             )
             continue
         out.append(
-            replace(
-                r,
-                attempts=2,
+            r.again(
+                excerpt(f"{r.row.evidence} [retried once; first try: {o.row.evidence}]", []),
                 seconds=round(o.seconds + r.seconds, 2),
-                evidence=excerpt(f"{r.evidence} [retried once; first try: {o.evidence}]", []),
             )
         )
     for r in again:
-        if r.session_event not in seen:
-            seen.add(r.session_event)
+        if r.row.session_event not in seen:
+            seen.add(r.row.session_event)
             out.append(
-                replace(
-                    r,
-                    attempts=2,
-                    evidence=excerpt(
-                        f"{r.evidence} [retried once; the first try ended before this event]", []
-                    ),
+                r.again(
+                    excerpt(
+                        f"{r.row.evidence} [retried once; the first try ended before this event]",
+                        [],
+                    )
                 )
             )
     return out

@@ -438,11 +438,10 @@ def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None
 
 
 def test_lost_cells_name_the_check_rule() -> None:
-    from profilec.e2e.acp import Observation
     from profilec.e2e.run import lint_for
 
     def obs(method: str, event: str, result: str, adapter: str = adapters.TS_PACKAGE) -> Any:
-        return Observation(adapter, "2.6.0", "0.171.0", method, event, result, "x")  # type: ignore[arg-type]
+        return _row(method, event, result, adapter)
 
     assert lint_for(obs("codex-config", "new", "lost")) == "PC018"
     assert lint_for(obs("codex-home", "mode:agent", "lost")) == "PC023"
