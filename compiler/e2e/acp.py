@@ -40,14 +40,12 @@ import os
 import secrets
 import shlex
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..codex import CARVE_OUTS
 from ..models import CompiledBundle
 from .adapters import (
     NON_ROOT_UID,
@@ -55,6 +53,7 @@ from .adapters import (
     split_method,
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
+from .layout import ACP_TREE, Layout, build_layout
 from .matrix import MatrixRow, excerpt
 from .model_server import FINAL_TEXT, ScriptedModelServer
 
@@ -77,8 +76,6 @@ MAX_LOAD_FACTOR = 8.0
 #: Zed's built-in approval presets (src/thread.rs APPROVAL_PRESETS); tried even when not offered.
 ZED_BUILTIN_MODES = ("read-only", "auto", "full-access")
 PROMPT_TEXT = "Run the scripted probe."
-#: Every ACP layout's temp dir starts with this (app-server layouts use "profilec-e2e-as-").
-LAYOUT_PREFIX = "profilec-e2e-acp-"
 
 
 @dataclass(frozen=True)
@@ -122,83 +119,7 @@ def scaled(seconds: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Synthetic layout
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A throwaway layout: credential behind link -> hop -> target, a workspace, a CODEX_HOME."""
-
-    base: str
-    marker: str
-    control_marker: str
-    target: str  # host/auth.json (the marker)
-    hop: str  # host-link/auth.json (host-link -> host)
-    link: str  # agent/codex-home/auth.json -> hop
-    codex_home: str
-    workspace: str
-    control: str
-    roots: str
-    tmpdir: str
-
-
-#: Every layout dir this process created (so a check for leftovers counts only its own runs).
-_CREATED: list[str] = []
-
-
-def created_layouts() -> tuple[str, ...]:
-    """The layout dirs `make_layout` created in this process, oldest first."""
-    return tuple(_CREATED)
-
-
-#: Layouts go under /tmp, which :workspace and a legacy workspaceWrite policy make writable, so
-#: a profile whose holder-directory read entries were dropped shows as a writable holder.
-SCRATCH_PARENT = "/tmp"
-
-
-def make_layout(parent: str | None = None) -> Layout:
-    """Build a fresh layout with random markers under `parent` (default: /tmp)."""
-    base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent or SCRATCH_PARENT)
-    _CREATED.append(base)
-    os.chmod(base, 0o755)
-    marker = f"PROFILEC-CANARY-{secrets.token_hex(12)}"
-    control_marker = f"PROFILEC-CONTROL-{secrets.token_hex(8)}"
-    host = os.path.join(base, "host")
-    home = os.path.join(base, "agent", "codex-home")
-    ws = os.path.join(base, "workspace")
-    tmp = os.path.join(base, "tmp")
-    for d in (host, home, ws, tmp):
-        os.makedirs(d, exist_ok=True)
-    target = os.path.join(host, "auth.json")
-    # The fake credential IS the marker: a trusted parent that needs auth.json reads it.
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"OPENAI_API_KEY": marker}) + "\n")
-    os.symlink("host", os.path.join(base, "host-link"))
-    hop = os.path.join(base, "host-link", "auth.json")
-    link = os.path.join(home, "auth.json")
-    os.symlink(hop, link)
-    from ..emit.codex_home import ensure_writer_lock
-
-    ensure_writer_lock(home)  # as any earlier login leaves it; the profiles deny it
-    # A workspace as launchers have it (a checkout): the carve-out dirs Codex masks read-only
-    # exist. Zed's embedded core cannot start its sandbox without them ("bwrap: Can't mkdir
-    # <ws>/.agents: Read-only file system"), see docs/e2e-acp.md.
-    for sub in WORKSPACE_DIRS:
-        os.makedirs(os.path.join(ws, sub), exist_ok=True)
-    control = os.path.join(ws, "README.txt")
-    with open(control, "w", encoding="utf-8") as fh:
-        fh.write(f"control file: {control_marker}\n")
-    roots = os.path.join(base, "roots.toml")
-    fd = os.open(roots, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(
-            "schema_version = 1\n\n[[roots]]\n"
-            'id = "codex-auth"\n'
-            f"path = {json.dumps(link)}\n"
-            'backend = "codex"\n'
-        )
-    return Layout(base, marker, control_marker, target, hop, link, home, ws, control, roots, tmp)
+# Synthetic layout (built by profilec.e2e.layout)
 
 
 def remove_layout(layout: Layout) -> None:
@@ -261,19 +182,7 @@ def _alive(pid: int) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Probe and verdict
 
-#: Directories a real workspace holds and Codex masks read-only inside writable roots.
-WORKSPACE_DIRS = CARVE_OUTS
-
 SECTIONS = ("link", "hop", "target", "target-after-umount", "control")
-
-
-def holders(layout: Layout) -> tuple[tuple[str, str], ...]:
-    """(section, dir) of the directories holding the link, the hop's link and the target."""
-    return (
-        ("write:codex-home", layout.codex_home),
-        ("write:host", os.path.dirname(layout.target)),
-        ("write:base", layout.base),
-    )
 
 
 def probe_command(layout: Layout, tag: str) -> str:
@@ -297,7 +206,7 @@ def probe_command(layout: Layout, tag: str) -> str:
         f"umount {q(os.path.dirname(layout.target))} 2>&1; cat {q(layout.target)} 2>&1"
     )
     parts.append(f"echo =={tag} control==; cat {q(layout.control)} 2>&1")
-    for name, d in holders(layout):
+    for name, d in layout.holders():
         f = q(os.path.join(d, ".profilec-e2e-write-probe"))
         parts.append(f'echo =={tag} {name}==; ( : > {f} ) 2>&1; echo "rc=$?"')
     parts.append(f"echo =={tag} end==; true")
@@ -335,7 +244,7 @@ def judge(output: str | None, layout: Layout, tag: str) -> tuple[Result, str]:
         first = output.strip().replace("\n", " | ")[:200]
         return "error", f"control file not read, so the probe did not run as written: {first!r}"
     rcs = {}
-    for name, _ in holders(layout):
+    for name, _ in layout.holders():
         lines = [x.strip() for x in sections.get(name, "").split("\n") if x.strip()]
         rcs[name] = lines[-1] if lines and lines[-1].startswith("rc=") else None
     if any(rc is None for rc in rcs.values()):
@@ -652,7 +561,7 @@ def _base_env(layout: Layout) -> dict[str, str]:
     """A small, explicit environment: no inherited API keys, loopback model only."""
     keep = ("PATH", "LANG", "LC_ALL", "TERM")
     env = {k: os.environ[k] for k in keep if k in os.environ}
-    env["HOME"] = os.path.join(layout.base, "home")
+    env["HOME"] = layout.home
     os.makedirs(env["HOME"], exist_ok=True)
     env["CODEX_HOME"] = layout.codex_home
     env["TMPDIR"] = layout.tmpdir
@@ -877,7 +786,7 @@ def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> l
 def _run_method_once(adapter: Adapter, method: str, parent: str | None) -> list[Observation]:
     """One try of every session event of one adapter under one launch method."""
     base, non_root = split_method(method)
-    layout = make_layout(parent)
+    layout = build_layout(ACP_TREE, parent)
     try:
         with ScriptedModelServer() as server:
             run = _Run(adapter, method, layout, server)

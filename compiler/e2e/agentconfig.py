@@ -7,7 +7,7 @@ Public API:
     outcome.rows()                                       # MatrixRows for the matrix
     run_agent_config_rows()                              # both, with the control checked
 
-One synthetic layout (profilec.e2e.appserver.build_layout: a credential holding a random marker
+One synthetic layout (profilec.e2e.layout.build_layout: a credential holding a random marker
 behind a CODEX_HOME/auth.json link). The agent's session config carries:
 
 * `mcp_servers.agent_tool`: a stdio "server" whose command copies the credential link into a
@@ -48,8 +48,9 @@ from ..errors import EnvironmentMissingError
 from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..settings import codex_binary, codex_version
-from .appserver import ADAPTER, SCRATCH_PARENT, Layout, _profile_id, _Session, build_layout
+from .appserver import ADAPTER, _profile_id, _Session
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
+from .layout import ACP_TREE, APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
 from .matrix import MatrixRow, Result, excerpt
 from .model_server import ScriptedModelServer
 
@@ -243,7 +244,7 @@ def run_agent_config(
     keep: bool = False,
 ) -> AgentConfigOutcome:
     """One app-server session with the hostile agent config (stripped by profilec, or raw)."""
-    layout = build_layout(parent)
+    layout = build_layout(APPSERVER_TREE, parent)
     cred_text, access_token = chatgpt_credential(layout.marker)
     Path(layout.target).write_text(cred_text, encoding="utf-8")
     files = Files(
@@ -261,7 +262,7 @@ def run_agent_config(
         session_path = os.path.join(layout.base, "session.json")
         Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
         bundle = load_and_compile(
-            layout.roots_toml,
+            layout.roots,
             workspace_roots=[layout.workspace],
             codex_home=layout.codex_home,
             session_config_path=session_path,
@@ -391,13 +392,13 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
     MCP server, notify and the vouched server are probed here (no ChatGPT URL row).
     """
     from ..emit.codex_home import write_codex_home
-    from .acp import acp_process, build_launch, make_layout, remove_layout
+    from .acp import acp_process, build_launch, remove_layout
     from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 
     adapter = ts_adapter(bundled_codex=bundled_codex)
     if adapter.missing:
         raise EnvironmentMissingError(f"{adapter.package} {adapter.version}: {adapter.missing}")
-    layout = make_layout()
+    layout = build_layout(ACP_TREE)
     files = Files(
         os.path.join(layout.base, "agent-mcp.out"),
         os.path.join(layout.base, "notify.out"),

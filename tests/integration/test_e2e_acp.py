@@ -31,6 +31,7 @@ import pytest
 
 from profilec.e2e import acp, adapters
 from profilec.e2e.acp import AcpClient, Observation, merge_retry
+from profilec.e2e.layout import created_layouts
 from profilec.e2e.matrix import CompatibilityMatrix, MatrixRow, excerpt, matrix_json, rows_from
 from profilec.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
 from profilec.emit.launch import load_catalog
@@ -75,7 +76,7 @@ def matrix() -> Iterator[CompatibilityMatrix]:
             "profiles/adapters.toml was measured as root (as CI runs): zed's result "
             "depends on it, and the +non-root methods need root to switch users"
         )
-    already = set(acp.created_layouts())
+    already = set(created_layouts())
     lines: list[str] = []
     result = rows_from(acp_rows(builds, progress=lines.append))
     print("\n".join(lines))
@@ -88,7 +89,7 @@ def matrix() -> Iterator[CompatibilityMatrix]:
     for r in retried:
         print(f"  {r.adapter} {r.launch_method} {r.session_event}: {r.result}: {r.evidence}")
     print(matrix_json(result))
-    ours = tuple(b for b in acp.created_layouts() if b not in already)
+    ours = tuple(b for b in created_layouts() if b not in already)
     assert len(ours) >= len(builds)
     after = _leftovers(ours)
     assert after == [], f"processes left running after the matrix: {after}"
