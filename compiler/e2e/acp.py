@@ -360,17 +360,15 @@ class AcpClient:
 
     def load_session(self, session_id: str) -> dict[str, Any]:
         """`session/load` (history is replayed as notifications)."""
-        res = self.client.request(
-            "session/load",
-            {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
-            timeout=scaled(SESSION_TIMEOUT),
-        )
-        return res if isinstance(res, dict) else {}
+        return self._reopen("session/load", session_id)
 
     def resume_session(self, session_id: str) -> dict[str, Any]:
         """`session/resume` (no history replay)."""
+        return self._reopen("session/resume", session_id)
+
+    def _reopen(self, method: str, session_id: str) -> dict[str, Any]:
         res = self.client.request(
-            "session/resume",
+            method,
             {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
             timeout=scaled(SESSION_TIMEOUT),
         )

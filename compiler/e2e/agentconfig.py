@@ -45,6 +45,7 @@ from typing import Any
 from ..codex import APPROVAL_NEVER
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
+from ..models import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..settings import codex_binary, codex_version
@@ -177,6 +178,20 @@ def vouched_file(base: str, files: Files) -> str:
     return path
 
 
+def compile_with_session(layout: Layout, raw: dict[str, Any], files: Files) -> CompiledBundle:
+    """The layout compiled with `raw` as the session config (written beside it) and the
+    vouched-MCP file, as a launcher passes them."""
+    session_path = os.path.join(layout.base, "session.json")
+    Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
+    return load_and_compile(
+        layout.roots,
+        workspace_roots=[layout.workspace],
+        codex_home=layout.codex_home,
+        session_config_path=session_path,
+        vouched_mcp_path=vouched_file(layout.base, files),
+    )
+
+
 class _AgentSession(_Session):
     """The app-server run with extra `-c` lines after profilec's: the harness's own loopback
     `chatgpt_base_url` (so no request leaves the machine), then the session config's keys as a
@@ -259,15 +274,7 @@ def run_agent_config(
     rate_error = "not sent"
     try:
         raw = hostile_session(layout, files, listener.url)
-        session_path = os.path.join(layout.base, "session.json")
-        Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
-        bundle = load_and_compile(
-            layout.roots,
-            workspace_roots=[layout.workspace],
-            codex_home=layout.codex_home,
-            session_config_path=session_path,
-            vouched_mcp_path=vouched_file(layout.base, files),
-        )
+        bundle = compile_with_session(layout, raw, files)
         config = dict(bundle.session_config or {}) if strip else raw
         with ScriptedModelServer() as server:
             s = _AgentSession(METHOD, layout, bundle, server, str(codex), timeout)
@@ -416,15 +423,7 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
             },
             "notify": ["/bin/sh", "-c", f"echo notify-ran > {files.notify}"],
         }
-        session_path = os.path.join(layout.base, "session.json")
-        Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
-        bundle = load_and_compile(
-            layout.roots,
-            workspace_roots=[layout.workspace],
-            codex_home=layout.codex_home,
-            session_config_path=session_path,
-            vouched_mcp_path=vouched_file(layout.base, files),
-        )
+        bundle = compile_with_session(layout, raw, files)
         with ScriptedModelServer() as server:
             launch = build_launch(adapter, METHOD_CODEX_HOME_INITIAL_MODE, layout, server)
             write_codex_home(bundle, layout.codex_home)  # the same profiles, plus vouched MCP
