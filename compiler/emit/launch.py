@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import Field, StringConstraints, ValidationError
 
@@ -789,19 +789,7 @@ LAUNCH_SCHEMA: dict[str, Any] = {
                     "codex_version": {"type": "string"},
                     "codex_source": {"enum": ["CODEX_PATH", "bundled", "embedded"]},
                     "holds": {"type": "boolean"},
-                    "launch_method": {
-                        "enum": [
-                            "c-overrides",
-                            "codex-home",
-                            "codex-config",
-                            "codex-home+initial-mode",
-                            "c-overrides+non-root",
-                            "codex-home+non-root",
-                            "codex-config+non-root",
-                            "codex-home+initial-mode+non-root",
-                            None,
-                        ]
-                    },
+                    "launch_method": {"enum": [*get_args(Method), None]},
                     "run_as": {"type": "string"},
                     "non_root_required": {
                         "description": "The matrix saw this build keep the deny only when not "
