@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..models import CompiledBundle
+from ..procs import cmdline_matches, end_processes, start_time
 from .adapters import (
     NON_ROOT_UID,
     Adapter,
@@ -133,18 +134,7 @@ def remove_layout(layout: Layout) -> None:
 def tree_processes(base: str) -> list[int]:
     """Pids whose command line names the throwaway tree `base` (a fresh random dir of ours)."""
     needle = base.encode()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-        except OSError:
-            continue
-        if needle + b"/" in cmdline or cmdline.split(b"\0").count(needle):
-            found.append(int(entry))
-    return found
+    return cmdline_matches(lambda c: needle + b"/" in c or needle in c.split(b"\0"))
 
 
 def end_tree_processes(base: str, grace: float = 2.0) -> list[int]:
@@ -156,27 +146,8 @@ def end_tree_processes(base: str, grace: float = 2.0) -> list[int]:
     TERM). Returns the pids found.
     """
     pids = tree_processes(base)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.05)
-    for pid in pids:
-        if _alive(pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+    end_processes([(p, t) for p in pids if (t := start_time(p)) is not None], grace)
     return pids
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -691,17 +662,7 @@ def processes_naming(needle: str) -> list[int]:
     """Pids (not this one) whose command line holds `needle` (a probe's random tag: the probe
     is still running)."""
     raw = needle.encode()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                if raw in fh.read():
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    return cmdline_matches(lambda c: raw in c)
 
 
 def _short(exc: BaseException) -> str:
