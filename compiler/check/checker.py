@@ -169,12 +169,8 @@ def run_check(
             # CI annotations need a file: root-level facts point at the roots manifest.
             f = f.model_copy(update={"file": inp.manifest_file})
         unique.append(f)
-    summary = Summary(
-        cells=len(cells),
-        failed_cells=sum(1 for c in cells if c.access != "deny"),
-        errors=sum(1 for f in unique if f.severity == "error"),
-        warnings=sum(1 for f in unique if f.severity == "warning"),
-        notes=sum(1 for f in unique if f.severity == "note"),
+    summary = Summary.counting(
+        unique, cells=len(cells), failed_cells=sum(1 for c in cells if c.access != "deny")
     )
     return CheckReport(
         codex_version=codex_version,

@@ -189,12 +189,10 @@ def apply_waivers(
             "findings": tuple(findings),
             "rules": rules,
             "passed": not any(at_or_above(f.severity, report.fail_on) for f in counted),
-            "summary": Summary(
+            "summary": Summary.counting(
+                counted,
                 cells=report.summary.cells,
                 failed_cells=report.summary.failed_cells,
-                errors=sum(1 for f in counted if f.severity == "error"),
-                warnings=sum(1 for f in counted if f.severity == "warning"),
-                notes=sum(1 for f in counted if f.severity == "note"),
                 suppressed=len(findings) - len(counted),
             ),
         }
@@ -207,12 +205,8 @@ def regroup(report: CheckReport, stack: ConfigStack) -> CheckReport:
     return report.model_copy(
         update={
             "findings": tuple(findings),
-            "summary": Summary(
-                cells=report.summary.cells,
-                failed_cells=report.summary.failed_cells,
-                errors=sum(1 for f in findings if f.severity == "error"),
-                warnings=sum(1 for f in findings if f.severity == "warning"),
-                notes=sum(1 for f in findings if f.severity == "note"),
+            "summary": Summary.counting(
+                findings, cells=report.summary.cells, failed_cells=report.summary.failed_cells
             ),
         }
     )
