@@ -102,18 +102,13 @@ rule(
 
 def _project_dirs(root: str) -> list[str]:
     """The workspace root and its ancestors up to the nearest one holding `.git` (lstat only)."""
-    out: list[str] = []
-    cur = root
-    while True:
-        out.append(cur)
-        try:
-            os.lstat(os.path.join(cur, ".git"))
-            return out
-        except OSError:
-            pass
-        if cur == "/":
-            return [root]  # no project root marker: Codex uses the cwd alone
-        cur = os.path.dirname(cur)
+    top = project_root(root)
+    if top is None:
+        return [root]  # no project root marker: Codex uses the cwd alone
+    out = [root]
+    while out[-1] != top:
+        out.append(os.path.dirname(out[-1]))
+    return out
 
 
 def _protected_inodes(o: _Out) -> set[tuple[int, int]]:
