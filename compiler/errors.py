@@ -17,7 +17,8 @@
 Exit code 1 (EXIT_FOUND) is reserved for "the command ran and found what it looks for":
 findings at or above --fail-on, a widening diff, an audit that says FAIL, a failed canary probe,
 a catalog disagreement. It is not an exception class because findings are data, not failures
-of the tool.
+of the tool. Two more codes are the CLI's own, for what is no ProfilecError: EXIT_ABORTED (130,
+click's Abort) and EXIT_INTERNAL (70, a bug: one line, never a traceback).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from __future__ import annotations
 EXIT_CLEAN = 0
 #: The command ran and found what it looks for (see above); the run's outcome says so.
 EXIT_FOUND = 1
+#: The run was aborted (click's Abort: Ctrl-C at a prompt), as a shell reports SIGINT (128 + 2).
+EXIT_ABORTED = 130
+#: profilec itself failed: an exception that is no ProfilecError (a bug; EX_SOFTWARE).
+EXIT_INTERNAL = 70
 
 
 class ProfilecError(Exception):

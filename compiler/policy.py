@@ -9,16 +9,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .codex import SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
 from .errors import PolicyError
 from .fsio import read_input
-from .models import ACP_MODES
+from .models import ACP_MODES, ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
 from .roots import parse_toml, validation_message
 
 if TYPE_CHECKING:
-    from .models import ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,46 +85,12 @@ def _check_key(key: str, value: object, where: str) -> None:
         )
 
 
-def _validate_map(data: dict[str, Any], where: str) -> ModeMap:
+def _validated(model: type[M], data: dict[str, Any], where: str) -> M:
+    """`data` as a `model`, or a PolicyError naming the schema violation."""
     from pydantic import ValidationError
 
-    from .models import ModeMap
-
     try:
-        return ModeMap.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
-
-
-def _validate_base(data: dict[str, Any], where: str) -> ModeProfilePolicy:
-    from pydantic import ValidationError
-
-    from .models import ModeProfilePolicy
-
-    try:
-        return ModeProfilePolicy.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
-
-
-def _validate_trusted(data: dict[str, Any], where: str) -> TrustedBasePolicy:
-    from pydantic import ValidationError
-
-    from .models import TrustedBasePolicy
-
-    try:
-        return TrustedBasePolicy.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
-
-
-def _validate_parent(data: dict[str, Any], where: str) -> ParentPolicy:
-    from pydantic import ValidationError
-
-    from .models import ParentPolicy
-
-    try:
-        return ParentPolicy.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise PolicyError(f"schema violation: {validation_message(exc)}", where=where) from None
 
@@ -134,7 +102,7 @@ def load_parent(pdir: str, read: Callable[[str], bytes] | None = None) -> Parent
     from .codex import PARENT_FORBIDDEN_PREFIXES
 
     path = os.path.join(pdir, PARENT_FILE)
-    parent = _validate_parent(parse_toml((read or _read)(path), where=path), path)
+    parent = _validated(ParentPolicy, parse_toml((read or _read)(path), where=path), path)
     seen: list[str] = []
     for s in parent.settings:
         if any(s.key == o or s.key.startswith(o + ".") or o.startswith(s.key + ".") for o in seen):
@@ -151,7 +119,7 @@ def load_parent(pdir: str, read: Callable[[str], bytes] | None = None) -> Parent
 def load_trusted_base(pdir: str, read: Callable[[str], bytes] | None = None) -> TrustedBasePolicy:
     """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
     path = os.path.join(pdir, TRUSTED_BASE_FILE)
-    tb = _validate_trusted(parse_toml((read or _read)(path), where=path), path)
+    tb = _validated(TrustedBasePolicy, parse_toml((read or _read)(path), where=path), path)
     for p in (*tb.read_only, *tb.deny):
         if p != "/" and (p.endswith("/") or "//" in p or "/./" in p or "/../" in p):
             raise PolicyError(f"trusted-base path {p!r} is not normalized", where=path)
@@ -173,7 +141,7 @@ def load_policy(
     pdir = profiles_dir or default_profiles_dir()
     map_path = os.path.join(pdir, MODE_MAP_FILE)
     data = parse_toml(read(map_path), where=map_path)
-    mode_map = _validate_map(data, map_path)
+    mode_map = _validated(ModeMap, data, map_path)
     for mode in ACP_MODES:
         if mode not in mode_map.modes:
             raise PolicyError(f"ACP mode {mode!r} has no mapping", where=map_path)
@@ -188,7 +156,7 @@ def load_policy(
     for mode, entry in sorted(mode_map.modes.items()):
         path = os.path.join(pdir, entry.base)
         raw = parse_toml(read(path), where=path)
-        base = _validate_base(raw, path)
+        base = _validated(ModeProfilePolicy, raw, path)
         if base.mode != mode:
             raise PolicyError(
                 f"declares mode {base.mode!r} but modes.toml maps it to {mode!r}", where=path

@@ -4,6 +4,7 @@
     session_members(sid)             live members of session `sid` (other than its leader)
     end_processes(procs, grace)      SIGTERM, then SIGKILL after `grace` s (same process only)
     start_time(pid)                  a live pid's start time (clock ticks), to guard recycled pids
+    cmdline_matches(match)           pids (not ours) whose command line `match` accepts
 
 Codex leaves sandbox helpers (`bwrap ... --codex-run-as-fs-helper`) running after it exits,
 re-parented to init but still in the session of the child we started; a caller that starts Codex
@@ -16,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def _stat3(pid: int) -> tuple[int, int, int] | None:
@@ -111,3 +112,24 @@ def start_time(pid: int) -> int | None:
     """The start time (clock ticks since boot) of a live pid, or None once it is gone."""
     st = _stat3(pid)
     return None if st is None else st[2]
+
+
+def cmdline_matches(match: Callable[[bytes], bool]) -> list[int]:
+    """Pids (not this one) whose command line (/proc/PID/cmdline, NUL-separated) `match`
+    accepts; a process that is gone before it is read is passed over."""
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if match(cmdline):
+            found.append(int(name))
+    return found

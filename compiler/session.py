@@ -25,7 +25,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import RootModel, StringConstraints
 
@@ -43,16 +43,9 @@ StripClass = Literal[
     "unknown",
     "wrong-type",
 ]
-CLASSES: tuple[StripClass, ...] = (
-    "runs-program",
-    "redirects-credential",
-    "widens-access",
-    "changes-approvals",
-    "unknown",
-    "wrong-type",
-)
+CLASSES: tuple[StripClass, ...] = get_args(StripClass)
 ValueType = Literal["string", "boolean", "integer", "string-array"]
-VALUE_TYPES: tuple[ValueType, ...] = ("string", "boolean", "integer", "string-array")
+VALUE_TYPES: tuple[ValueType, ...] = get_args(ValueType)
 
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 64

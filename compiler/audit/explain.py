@@ -184,26 +184,16 @@ def explain(
     else:
         access = d.access or "unlisted"
         lexical_access = lexical.access or "unlisted"
-    winner = None
-    if d.winner is not None:
-        tied = any(rule == EQUAL_PATH_RULE for _, rule in d.beaten)
-        rule = "most specific covering entry" + (", and deny > write > read" if tied else "")
-        winner = _explain_entry(d.winner, rule, records)
-    beaten = tuple(_explain_entry(e, f"lost: {rule}", records) for e, rule in d.beaten)
-    # (`rule` names why each loser lost to the winner: a deeper path, or the same path with a
-    # weaker access.)
-    if eff.unrestricted:
-        why = f"profile {profile.profile_id} is unrestricted"
-    elif winner is None:
-        why = "no entry covers it (Codex gives no access to unlisted paths)"
-    else:
-        where = f" ({winner.file}:{winner.line})" if winner.file and winner.line else ""
-        why = f"{winner.access} entry {winner.path} [{winner.key}] wins{where}"
+    winner, beaten = _decided(d, records, keep_winner=True)
     enforced, enforcement = _enforcement(eff, asked, fs)
     via = f" via {real}" if real != asked else ""
-    summary = f"{asked}{via} is {access} in mode {mode}: {why}"
-    if enforced is not None and enforced != access:
-        summary += f"; the sandbox gives {enforced} ({enforcement})"
+    summary = _summary(
+        f"{asked}{via} is {access} in mode {mode}",
+        _why(eff, profile.profile_id, winner),
+        access,
+        enforced,
+        enforcement,
+    )
     return Explanation(
         path=asked,
         real_path=real,
@@ -226,6 +216,42 @@ def explain(
         source="bundle",
         parent=tuple(f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent),
     )
+
+
+def _decided(
+    d: Decision, records: dict[str, list[dict[str, Any]]], *, keep_winner: bool
+) -> tuple[ExplainEntry | None, tuple[ExplainEntry, ...]]:
+    """The winning entry (when kept) and the beaten ones of a decision, each with its rule: why
+    the winner wins, and why each loser lost to it (a deeper path, or the same path with a
+    weaker access)."""
+    winner = None
+    if d.winner is not None and keep_winner:
+        tied = any(rule == EQUAL_PATH_RULE for _, rule in d.beaten)
+        rule = "most specific covering entry" + (", and deny > write > read" if tied else "")
+        winner = _explain_entry(d.winner, rule, records)
+    beaten = tuple(_explain_entry(e, f"lost: {rule}", records) for e, rule in d.beaten)
+    return winner, beaten
+
+
+def _why(eff: EffectiveProfile, profile_id: str, winner: ExplainEntry | None) -> str:
+    """Why the path gets its access: an unrestricted profile, no entry, or the winning entry
+    (with the config line that wrote it, when known)."""
+    if eff.unrestricted:
+        return f"profile {profile_id} is unrestricted"
+    if winner is None:
+        return "no entry covers it (Codex gives no access to unlisted paths)"
+    where = f" ({winner.file}:{winner.line})" if winner.file and winner.line else ""
+    return f"{winner.access} entry {winner.path} [{winner.key}] wins{where}"
+
+
+def _summary(
+    head: str, why: str, access: str, enforced: str | None, enforcement: str | None
+) -> str:
+    """`head: why`, and what the sandbox gives when it differs from the policy."""
+    summary = f"{head}: {why}"
+    if enforced is not None and enforced != access:
+        summary += f"; the sandbox gives {enforced} ({enforcement})"
+    return summary
 
 
 def _enforcement(
@@ -270,27 +296,20 @@ def explain_config(
     eff = resolve(permissions, profile_id, ctx)
     d: Decision = eff.decide(asked)
     access: EffAccess = "write" if eff.unrestricted else (d.access or "unlisted")
-    winner = None
-    if d.winner is not None and not eff.unrestricted:
-        tied = any(rule == EQUAL_PATH_RULE for _, rule in d.beaten)
-        rule = "most specific covering entry" + (", and deny > write > read" if tied else "")
-        winner = _explain_entry(d.winner, rule, {})
-    beaten = tuple(_explain_entry(e, f"lost: {rule}", {}) for e, rule in d.beaten)
+    winner, beaten = _decided(d, {}, keep_winner=not eff.unrestricted)
     enforced, enforcement = _enforcement(eff, asked, fs)
     real = asked
     if fs is not None:
         from ..evaluate import resolve_path
 
         real = resolve_path(fs, asked).real
-    if eff.unrestricted:
-        why = f"profile {profile_id} is unrestricted"
-    elif winner is None:
-        why = "no entry covers it (Codex gives no access to unlisted paths)"
-    else:
-        why = f"{winner.access} entry {winner.path} [{winner.key}] wins"
-    summary = f"{asked} is {access} under profile {profile_id} ({source}): {why}"
-    if enforced is not None and enforced != access:
-        summary += f"; the sandbox gives {enforced} ({enforcement})"
+    summary = _summary(
+        f"{asked} is {access} under profile {profile_id} ({source})",
+        _why(eff, profile_id, winner),
+        access,
+        enforced,
+        enforcement,
+    )
     return Explanation(
         path=asked,
         real_path=real,

@@ -35,20 +35,6 @@ SCHEMA_FILE = "compat-matrix.schema.json"
 
 
 @dataclass(frozen=True, slots=True)
-class LauncherRow:
-    """One matrix observation as the report shows it."""
-
-    adapter: str
-    adapter_version: str
-    codex_version: str
-    launch_method: str
-    session_event: str
-    result: str  # held | lost | not-supported | error
-    lint: str  # "" when none
-    evidence: str
-
-
-@dataclass(frozen=True, slots=True)
 class AdapterSummary:
     """One adapter build: which launch methods held everywhere, and why the others did not."""
 
@@ -78,7 +64,7 @@ class LauncherSection:
     """The whole section."""
 
     digest: str  # sha256 of the canonical matrix JSON (what `profilec e2e` writes)
-    rows: tuple[LauncherRow, ...]
+    rows: tuple[MatrixRow, ...]
     summaries: tuple[AdapterSummary, ...]
 
 
@@ -216,19 +202,7 @@ def launcher_section(
         builds.setdefault((r.adapter, r.adapter_version, r.codex_version), []).append(r)
     return LauncherSection(
         digest="sha256:" + hashlib.sha256(matrix_json(matrix).encode("utf-8")).hexdigest(),
-        rows=tuple(
-            LauncherRow(
-                adapter=r.adapter,
-                adapter_version=r.adapter_version,
-                codex_version=r.codex_version,
-                launch_method=r.launch_method,
-                session_event=r.session_event,
-                result=r.result,
-                lint=r.lint or "",
-                evidence=r.evidence,
-            )
-            for r in ordered
-        ),
+        rows=tuple(ordered),
         summaries=tuple(_summary(k, v, catalog) for k, v in sorted(builds.items())),
     )
 

@@ -21,9 +21,11 @@ from ..models import CompiledBundle
 from ..settings import now_utc
 
 if TYPE_CHECKING:
+    from ..check.result import Cell
+    from ..e2e import matrix as e2e
     from ..inputs import Inputs
     from .evidence import Binding
-    from .launchers import LauncherRow, LauncherSection
+    from .launchers import LauncherSection
     from .models import DiffReport
 
 
@@ -81,20 +83,6 @@ class ModeSummary:
     readable: tuple[AccessItem, ...]
     writable: tuple[AccessItem, ...]
     denied: tuple[AccessItem, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class MatrixRow:
-    """One coverage cell: mode x root x spelling."""
-
-    mode: str
-    root: str
-    kind: str
-    spelling: str
-    real_path: str
-    access: str
-    winner: str
-    ok: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +164,8 @@ class AuditReport:
     #: id, declared path, chain text, target, vault (the directory denied whole in every mode)
     roots: tuple[tuple[str, str, str, str, str], ...]
     modes: tuple[ModeSummary, ...]
-    matrix: tuple[MatrixRow, ...]
+    #: The coverage cells (mode x root x spelling) of the static check.
+    matrix: tuple[Cell, ...]
     check_passed: bool
     lints: tuple[Lint, ...]
     canary: CanarySummary | None
@@ -196,6 +185,9 @@ class AuditReport:
     #: The parent policy every output sets (key, value, road, Codex versions, why).
     parent: tuple[tuple[str, str, str, str, str], ...] = ()
 
+
+#: What the coverage table says for a cell no entry decided.
+NO_WINNER = "no entry"
 
 #: One table of the report: its header and its rows, the same for every output format.
 Table = tuple[tuple[str, ...], list[tuple[str, ...]]]
@@ -255,7 +247,7 @@ def coverage_table(r: AuditReport) -> Table:
             c.spelling,
             c.real_path,
             c.access,
-            c.winner,
+            c.winner or NO_WINNER,
             "ok" if c.ok else "FAIL",
         )
         for c in sorted(r.matrix, key=lambda c: c.ok)  # failing rows first, stable otherwise
@@ -313,7 +305,7 @@ def binding_text(c: CanarySummary) -> str:
     return text
 
 
-def launcher_why(row: LauncherRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
+def launcher_why(row: e2e.MatrixRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
     """Why a launcher row is fine or not: controls and unused methods are expected to lose.
 
     `reviewed` maps an adapter build to (reviewed method, blocked modes...). The result is
@@ -499,19 +491,7 @@ def build_report(
         from_bundle(bundle, bundle.mode_profiles),
         codex_version=str(doc.get("codex_version")),
     )
-    matrix = tuple(
-        MatrixRow(
-            mode=c.mode,
-            root=c.root,
-            kind=c.kind,
-            spelling=c.spelling,
-            real_path=c.real_path,
-            access=c.access,
-            winner=c.winner or "no entry",
-            ok=c.ok,
-        )
-        for c in report.cells
-    )
+    matrix = tuple(report.cells)
     lints = tuple(
         Lint(
             rule=f.rule,
@@ -591,7 +571,7 @@ def verdict(r: AuditReport, fail_on: str) -> Verdict:
                 VerdictItem(
                     "error",
                     f"coverage: {cell.mode} {cell.root} {cell.spelling} is {cell.access} "
-                    f"(via {cell.winner})",
+                    f"(via {cell.winner or NO_WINNER})",
                     "coverage",
                 )
             )

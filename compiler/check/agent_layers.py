@@ -102,24 +102,19 @@ rule(
 
 def _project_dirs(root: str) -> list[str]:
     """The workspace root and its ancestors up to the nearest one holding `.git` (lstat only)."""
-    out: list[str] = []
-    cur = root
-    while True:
-        out.append(cur)
-        try:
-            os.lstat(os.path.join(cur, ".git"))
-            return out
-        except OSError:
-            pass
-        if cur == "/":
-            return [root]  # no project root marker: Codex uses the cwd alone
-        cur = os.path.dirname(cur)
+    top = project_root(root)
+    if top is None:
+        return [root]  # no project root marker: Codex uses the cwd alone
+    out = [root]
+    while out[-1] != top:
+        out.append(os.path.dirname(out[-1]))
+    return out
 
 
 def _protected_inodes(o: _Out) -> set[tuple[int, int]]:
     found: set[tuple[int, int]] = set()
     for r in o.inp.roots:
-        st = o.inp.lstat(r.target)
+        st = o.lstat(r.target)
         if not isinstance(st, int):
             found.add((st.st_dev, st.st_ino))
     return found
@@ -127,7 +122,7 @@ def _protected_inodes(o: _Out) -> set[tuple[int, int]]:
 
 def _read_workspace_config(path: str, o: _Out) -> tuple[dict[str, Any] | None, str | None]:
     """(table, None) or (None, why it was not read); never opens a protected file."""
-    st = o.inp.lstat(path)
+    st = o.lstat(path)
     if isinstance(st, int):
         return None, None
     if stat.S_ISLNK(st.st_mode):
@@ -253,7 +248,7 @@ def _trusted_projects(o: _Out) -> None:
 
 
 def _apps(o: _Out) -> None:
-    features = o.inp.merged.get("features")
+    features = o.merged.get("features")
     if isinstance(features, Mapping) and features.get("apps") is False:
         return
     o.add(ACCOUNT_APPS_ENABLED, "features.apps is not false in the config stack")

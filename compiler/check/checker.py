@@ -19,7 +19,7 @@ from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from ..rule_ids import CODEX_REJECTS_PROFILE
 from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
 from .coverage import ModeEval, cell_findings, coverage
-from .lint import LintInputs, lint
+from .lint import lint
 from .result import (
     CheckFinding,
     CheckReport,
@@ -156,26 +156,7 @@ def run_check(
 
     cells = coverage(modes, inp.roots, LiveFs(), codex_version=codex_version)
     findings += cell_findings(cells, file=inp.manifest_file)
-    findings += lint(
-        LintInputs(
-            stack=inp.stack,
-            merged=merged,
-            mode_map=inp.mode_map,
-            modes=modes,
-            roots=inp.roots,
-            codex_home=inp.codex_home,
-            codex_home_holders=inp.codex_home_holders,
-            session_raw=inp.session_raw,
-            session_file=inp.session_file,
-            manifest_file=inp.manifest_file,
-            codex_version=codex_version,
-            tmpdir=inp.tmpdir,
-            workspace_roots=inp.workspace_roots,
-            trusted_base=inp.trusted_base,
-            allowlist=inp.allowlist,
-            parent=inp.parent,
-        )
-    )
+    findings += lint(inp, merged=merged, modes=modes, codex_version=codex_version)
     findings += list(extra)
     seen: set[tuple[str | None, ...]] = set()
     unique: list[CheckFinding] = []
@@ -188,12 +169,8 @@ def run_check(
             # CI annotations need a file: root-level facts point at the roots manifest.
             f = f.model_copy(update={"file": inp.manifest_file})
         unique.append(f)
-    summary = Summary(
-        cells=len(cells),
-        failed_cells=sum(1 for c in cells if c.access != "deny"),
-        errors=sum(1 for f in unique if f.severity == "error"),
-        warnings=sum(1 for f in unique if f.severity == "warning"),
-        notes=sum(1 for f in unique if f.severity == "note"),
+    summary = Summary.counting(
+        unique, cells=len(cells), failed_cells=sum(1 for c in cells if c.access != "deny")
     )
     return CheckReport(
         codex_version=codex_version,

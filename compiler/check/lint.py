@@ -13,8 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codex import (
     BUILTIN_FULL,
@@ -34,7 +33,7 @@ from ..codex import (
     in_range,
 )
 from ..evaluate import EffectiveProfile, enforce, resolve_path
-from ..models import ACP_MODES, ResolvedRoot
+from ..models import ACP_MODES
 from ..rule_ids import (
     ANCESTOR_RENAMABLE,
     CODEX_HOME_DENIED,
@@ -71,40 +70,37 @@ from ..rule_ids import (
 )
 from ..startup import REFUSAL_CLASSES
 from .agent_layers import agent_layer_lints
-from .configstack import ConfigStack, Layer
+from .configstack import Layer
 from .coverage import ModeEval
 from .parent_layers import dotenv_lint, parent_lints, project_doc_lint
 from .result import CheckFinding
 from .rules import rule, rule_by_id
 
+if TYPE_CHECKING:
+    from .checker import CheckInputs
+
 # ---------------------------------------------------------------------------------------------
 # The lint context
 
 
-@dataclass(frozen=True, slots=True)
-class LintInputs:
-    """What the lints look at; every field was re-derived by the checker, not told by compile."""
+class _Out:
+    """The lint context and its findings: the check's inputs and what the checker derived from
+    them (the merged stack, each mode's resolution, the Codex version); fills a finding's
+    severity from the rule and its location from the layer."""
 
-    stack: ConfigStack
-    merged: Mapping[str, Any]
-    mode_map: Mapping[str, str]
-    modes: Sequence[ModeEval]
-    roots: Sequence[ResolvedRoot]
-    codex_home: str | None = None
-    codex_home_holders: tuple[str, ...] = ()
-    session_raw: Mapping[str, Any] | None = None
-    session_file: str | None = None
-    manifest_file: str | None = None
-    codex_version: str = DEFAULT_CODEX_VERSION
-    tmpdir: str | None = None
-    workspace_roots: tuple[str, ...] = ()
-    #: The trusted base the bundle was compiled against (resolved paths).
-    trusted_base: Sequence[Any] = ()
-    #: The session allow-list of the run's policy directory (None: the shipped one).
-    allowlist: Any = None
-    #: The reviewed parent policy (profiles/parent.toml) the stack must keep in force.
-    parent: Sequence[Any] = ()
-    _lstat: dict[str, os.stat_result | int] = field(default_factory=dict)
+    def __init__(
+        self,
+        inp: CheckInputs,
+        merged: Mapping[str, Any],
+        modes: Sequence[ModeEval],
+        codex_version: str,
+    ) -> None:
+        self.inp = inp
+        self.merged = merged
+        self.modes = modes
+        self.codex_version = codex_version
+        self.items: list[CheckFinding] = []
+        self._lstat: dict[str, os.stat_result | int] = {}
 
     def lstat(self, path: str) -> os.stat_result | int:
         """Cached lstat: the stat result, or the errno when it failed. Never opens."""
@@ -116,14 +112,6 @@ class LintInputs:
                 hit = exc.errno or errno.ENOENT
             self._lstat[path] = hit
         return hit
-
-
-class _Out:
-    """Collects findings; fills severity from the rule and locations from the layer."""
-
-    def __init__(self, inp: LintInputs) -> None:
-        self.inp = inp
-        self.items: list[CheckFinding] = []
 
     def add(
         self,
@@ -230,7 +218,7 @@ rule(
 
 def _profile_shapes(o: _Out) -> None:
     stack = o.inp.stack
-    for pid, prof in sorted(_perms(o.inp.merged).items()):
+    for pid, prof in sorted(_perms(o.merged).items()):
         layer = stack.layer_defining(pid)
         if not isinstance(prof, Mapping):
             continue
@@ -325,8 +313,8 @@ rule(
 
 def _selection(o: _Out) -> None:
     inp = o.inp
-    perms = _perms(inp.merged)
-    dp = inp.merged.get("default_permissions")
+    perms = _perms(o.merged)
+    dp = o.merged.get("default_permissions")
     if perms and dp is None:
         layer = next((ly for ly in reversed(inp.stack.layers) if _perms(ly.data)), None)
         o.add(
@@ -435,8 +423,8 @@ rule(
 
 def _versions(o: _Out) -> None:
     inp = o.inp
-    v = inp.codex_version
-    perms = _perms(inp.merged)
+    v = o.codex_version
+    perms = _perms(o.merged)
     if perms and in_range(v, rule_by_id(PROFILES_UNSUPPORTED_VERSION).codex_versions):
         o.add(
             PROFILES_UNSUPPORTED_VERSION,
@@ -503,12 +491,12 @@ def _session(o: _Out) -> None:
 # Filesystem rules (lstat only)
 
 
-def _first_symlink_ancestor(inp: LintInputs, path: str) -> str | None:
+def _first_symlink_ancestor(o: _Out, path: str) -> str | None:
     """The shallowest proper ancestor of `path` that is a symlink (lstat), if any."""
     parts = path.strip("/").split("/")
     for i in range(1, len(parts)):
         cand = "/" + "/".join(parts[:i])
-        st = inp.lstat(cand)
+        st = o.lstat(cand)
         if isinstance(st, int):
             return None
         if stat.S_ISLNK(st.st_mode):
@@ -564,8 +552,8 @@ rule(
 def _filesystem(o: _Out) -> None:
     inp = o.inp
     allowed_missing = {r.target for r in inp.roots if r.kind == "missing"}
-    perms = _perms(inp.merged)
-    for me in inp.modes:
+    perms = _perms(o.merged)
+    for me in o.modes:
         if not me.contexts:
             continue
         layer = inp.stack.layer_defining(me.profile_id)
@@ -573,7 +561,7 @@ def _filesystem(o: _Out) -> None:
             if eff.unrestricted:
                 continue
             for path, source in _deny_paths(eff):
-                st = inp.lstat(path)
+                st = o.lstat(path)
                 if isinstance(st, int):
                     if path not in allowed_missing:
                         what = f"deny path {path} does not exist (from {source})"
@@ -603,7 +591,7 @@ def _filesystem(o: _Out) -> None:
                         profile=me.profile_id,
                         path=path,
                     )
-                link = _first_symlink_ancestor(inp, path)
+                link = _first_symlink_ancestor(o, path)
                 if link is not None and any(e.decide(link).writable for _, e in me.contexts):
                     o.add(
                         DENY_CROSSES_WRITABLE_SYMLINK,
@@ -667,7 +655,7 @@ def _roots_and_home(o: _Out) -> None:
                 path=r.target,
                 file=inp.manifest_file,
             )
-    for me in inp.modes:
+    for me in o.modes:
         for cwd, eff in me.contexts:
             if inp.codex_home and not eff.unrestricted:
                 probe = inp.codex_home.rstrip("/") + "/tmp/arg0"
@@ -843,7 +831,7 @@ def _enforcement(o: _Out) -> None:
 
     inp = o.inp
     fs = LiveFs()
-    for me in inp.modes:
+    for me in o.modes:
         layer = inp.stack.layer_defining(me.profile_id)
         for cwd, eff in me.contexts:
             if eff.unrestricted:
@@ -871,7 +859,7 @@ def _enforcement(o: _Out) -> None:
                             path=e.path,
                             **kw,
                         )
-            enf = enforce(eff, fs, codex_version=inp.codex_version)
+            enf = enforce(eff, fs, codex_version=o.codex_version)
             for r in enf.refusals:
                 cls = REFUSAL_CLASSES.get(r.code)
                 rule = cls.rule if cls else None
@@ -997,9 +985,16 @@ def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
         )
 
 
-def lint(inp: LintInputs) -> list[CheckFinding]:
-    """Every rule over the inputs; order is fixed later by the checker."""
-    o = _Out(inp)
+def lint(
+    inp: CheckInputs,
+    *,
+    merged: Mapping[str, Any],
+    modes: Sequence[ModeEval],
+    codex_version: str = DEFAULT_CODEX_VERSION,
+) -> list[CheckFinding]:
+    """Every rule over the inputs and what the checker derived from them (the merged stack, each
+    mode's resolution); order is fixed later by the checker."""
+    o = _Out(inp, merged, modes, codex_version)
     _legacy_sandbox(o)
     _profile_shapes(o)
     _selection(o)

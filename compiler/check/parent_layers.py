@@ -68,9 +68,9 @@ def _show(value: Any) -> str:
 def parent_lints(o: _Out) -> None:
     """PC046: one finding per parent-policy setting the merged stack does not hold."""
     for setting in o.inp.parent:
-        if holds(setting, o.inp.merged):
+        if holds(setting, o.merged):
             continue
-        found, value = _lookup(o.inp.merged, setting.key)
+        found, value = _lookup(o.merged, setting.key)
         if isinstance(setting.value, list) and found and isinstance(value, list):
             missing = sorted(set(setting.value) - {str(v) for v in value})
             now = f"lacks {', '.join(missing)}"
@@ -102,7 +102,7 @@ def dotenv_lint(o: _Out) -> None:
     if not home:
         return
     path = f"{home.rstrip('/')}/.env"
-    if not isinstance(o.inp.lstat(path), int):
+    if not isinstance(o.lstat(path), int):
         o.add(
             CODEX_HOME_DOTENV,
             f"{path} exists; Codex loads it into the parent's environment",

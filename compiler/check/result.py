@@ -6,6 +6,7 @@ Every model is frozen; `CheckReport` is the JSON the `json` format prints and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..models import Frozen
@@ -94,6 +95,25 @@ class Summary(Frozen):
     notes: int
     #: Findings a waiver or the baseline suppresses (not counted above).
     suppressed: int = 0
+
+    @classmethod
+    def counting(
+        cls,
+        findings: Sequence[CheckFinding],
+        *,
+        cells: int,
+        failed_cells: int,
+        suppressed: int = 0,
+    ) -> Summary:
+        """The counts of `findings` (those that count: no waiver) beside the cell counts."""
+        return cls(
+            cells=cells,
+            failed_cells=failed_cells,
+            errors=sum(1 for f in findings if f.severity == "error"),
+            warnings=sum(1 for f in findings if f.severity == "warning"),
+            notes=sum(1 for f in findings if f.severity == "note"),
+            suppressed=suppressed,
+        )
 
 
 class CheckReport(Frozen):

@@ -7,15 +7,14 @@
 * `apply_waivers` marks findings a waiver matches (`--ignore`, the project config, a baseline):
   they stay in the report with their waiver and stop counting. An expired waiver is a finding.
 
-Rule metadata (name, severity, summary, doc anchor) comes from the lint registry
-(compiler/check/rules.py) through `rule_meta`.
+Rule metadata (name, severity, message, doc anchor) is the registry's `Rule`
+(compiler/check/rules.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 
 from ..rule_ids import WAIVER_EXPIRED
@@ -47,26 +46,9 @@ WAIVER_RULE = rule_by_id(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RuleMeta:
-    """What the CI formats need to know about a rule."""
-
-    id: str
-    name: str
-    severity: str
-    summary: str
-    anchor: str
-
-
-def rule_meta(r: Rule) -> RuleMeta:
-    """Rule metadata for the formats, from the lint registry (compiler/check/rules.py)."""
-    anchor = r.doc_anchor.partition("#")[2]  # `<a id="pcNNN">` in docs/check.md's catalogue
-    return RuleMeta(r.id, r.name, r.severity, r.message, anchor)
-
-
 def help_uri(rule: Rule) -> str:
-    """The rule's section in docs/check.md."""
-    return f"{DOCS_URI}#{rule_meta(rule).anchor}"
+    """The rule's section in docs/check.md (its `<a id="pcNNN">` in the catalogue)."""
+    return f"{DOCS_URI}#{rule.doc_anchor.partition('#')[2]}"
 
 
 _WINNER = re.compile(r"(?:winner:|writable root) ([^;)]+)")
@@ -207,12 +189,10 @@ def apply_waivers(
             "findings": tuple(findings),
             "rules": rules,
             "passed": not any(at_or_above(f.severity, report.fail_on) for f in counted),
-            "summary": Summary(
+            "summary": Summary.counting(
+                counted,
                 cells=report.summary.cells,
                 failed_cells=report.summary.failed_cells,
-                errors=sum(1 for f in counted if f.severity == "error"),
-                warnings=sum(1 for f in counted if f.severity == "warning"),
-                notes=sum(1 for f in counted if f.severity == "note"),
                 suppressed=len(findings) - len(counted),
             ),
         }
@@ -225,12 +205,8 @@ def regroup(report: CheckReport, stack: ConfigStack) -> CheckReport:
     return report.model_copy(
         update={
             "findings": tuple(findings),
-            "summary": Summary(
-                cells=report.summary.cells,
-                failed_cells=report.summary.failed_cells,
-                errors=sum(1 for f in findings if f.severity == "error"),
-                warnings=sum(1 for f in findings if f.severity == "warning"),
-                notes=sum(1 for f in findings if f.severity == "note"),
+            "summary": Summary.counting(
+                findings, cells=report.summary.cells, failed_cells=report.summary.failed_cells
             ),
         }
     )

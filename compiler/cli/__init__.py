@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProfilecError
+from ..errors import EXIT_ABORTED, EXIT_CLEAN, EXIT_INTERNAL, ProfilecError, UsageError
 
 if TYPE_CHECKING:
     import typer
@@ -185,15 +185,15 @@ def fail(exc: BaseException) -> int:
         if isinstance(exc, click.ClickException):
             msg = exc.format_message().replace("\n", " ")
             print(f"profilec: usage: {msg}", file=sys.stderr)
-            return 2
+            return UsageError.exit_code
     # click's Exit/Abort moved between typer releases; recognise them by name.
     if type(exc).__name__ == "Exit":
-        return int(getattr(exc, "exit_code", 0))
+        return int(getattr(exc, "exit_code", EXIT_CLEAN))
     if type(exc).__name__ == "Abort":
         print("profilec: aborted", file=sys.stderr)
-        return 130
+        return EXIT_ABORTED
     print(f"profilec: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return 70
+    return EXIT_INTERNAL
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         result = click_command().main(args=argv, standalone_mode=False, prog_name="profilec")
     except Exception as exc:
         return fail(exc)
-    return int(result) if isinstance(result, int) else 0
+    return int(result) if isinstance(result, int) else EXIT_CLEAN
 
 
 def run() -> None:

@@ -6,13 +6,15 @@ from typing import Annotated
 
 import typer
 
+from ..errors import EXIT_CLEAN
+
 
 def _show_version(value: bool) -> None:
     if value:
         from . import version_text
 
         print(version_text())
-        raise typer.Exit(0)
+        raise typer.Exit(EXIT_CLEAN)
 
 
 def root_options(

@@ -40,22 +40,22 @@ import os
 import secrets
 import shlex
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..codex import CARVE_OUTS
 from ..models import CompiledBundle
+from ..procs import cmdline_matches, end_processes, start_time
 from .adapters import (
     NON_ROOT_UID,
     Adapter,
     split_method,
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
-from .matrix import excerpt
+from .layout import ACP_TREE, Layout, build_layout
+from .matrix import MatrixRow, excerpt
 from .model_server import FINAL_TEXT, ScriptedModelServer
 
 Result = Literal["held", "lost", "not-supported", "error"]
@@ -77,21 +77,13 @@ MAX_LOAD_FACTOR = 8.0
 #: Zed's built-in approval presets (src/thread.rs APPROVAL_PRESETS); tried even when not offered.
 ZED_BUILTIN_MODES = ("read-only", "auto", "full-access")
 PROMPT_TEXT = "Run the scripted probe."
-#: Every ACP layout's temp dir starts with this (app-server layouts use "profilec-e2e-as-").
-LAYOUT_PREFIX = "profilec-e2e-acp-"
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One matrix cell as observed."""
+    """One matrix cell as observed: its row (the run names the lint), and how it was run."""
 
-    adapter: str
-    adapter_version: str
-    codex_version: str
-    launch_method: str
-    session_event: str
-    result: Result
-    evidence: str
+    row: MatrixRow
     seconds: float = 0.0
     #: 2 when the cell was undecided at first and run again (see `merge_retry`).
     attempts: int = 1
@@ -101,17 +93,10 @@ class Observation:
         """The first try could not decide this cell, so it was run once more."""
         return self.attempts > 1
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the matrix row)."""
-        return {
-            "adapter": self.adapter,
-            "adapter_version": self.adapter_version,
-            "codex_version": self.codex_version,
-            "launch_method": self.launch_method,
-            "session_event": self.session_event,
-            "result": self.result,
-            "evidence": self.evidence,
-        }
+    def again(self, evidence: str, **kw: Any) -> Observation:
+        """This cell as retried (`attempts=2`) with `evidence` (already an excerpt)."""
+        row = self.row.model_copy(update={"evidence": evidence})
+        return replace(self, row=row, attempts=2, **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,83 +120,7 @@ def scaled(seconds: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Synthetic layout
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A throwaway layout: credential behind link -> hop -> target, a workspace, a CODEX_HOME."""
-
-    base: str
-    marker: str
-    control_marker: str
-    target: str  # host/auth.json (the marker)
-    hop: str  # host-link/auth.json (host-link -> host)
-    link: str  # agent/codex-home/auth.json -> hop
-    codex_home: str
-    workspace: str
-    control: str
-    roots: str
-    tmpdir: str
-
-
-#: Every layout dir this process created (so a check for leftovers counts only its own runs).
-_CREATED: list[str] = []
-
-
-def created_layouts() -> tuple[str, ...]:
-    """The layout dirs `make_layout` created in this process, oldest first."""
-    return tuple(_CREATED)
-
-
-#: Layouts go under /tmp, which :workspace and a legacy workspaceWrite policy make writable, so
-#: a profile whose holder-directory read entries were dropped shows as a writable holder.
-SCRATCH_PARENT = "/tmp"
-
-
-def make_layout(parent: str | None = None) -> Layout:
-    """Build a fresh layout with random markers under `parent` (default: /tmp)."""
-    base = tempfile.mkdtemp(prefix=LAYOUT_PREFIX, dir=parent or SCRATCH_PARENT)
-    _CREATED.append(base)
-    os.chmod(base, 0o755)
-    marker = f"PROFILEC-CANARY-{secrets.token_hex(12)}"
-    control_marker = f"PROFILEC-CONTROL-{secrets.token_hex(8)}"
-    host = os.path.join(base, "host")
-    home = os.path.join(base, "agent", "codex-home")
-    ws = os.path.join(base, "workspace")
-    tmp = os.path.join(base, "tmp")
-    for d in (host, home, ws, tmp):
-        os.makedirs(d, exist_ok=True)
-    target = os.path.join(host, "auth.json")
-    # The fake credential IS the marker: a trusted parent that needs auth.json reads it.
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"OPENAI_API_KEY": marker}) + "\n")
-    os.symlink("host", os.path.join(base, "host-link"))
-    hop = os.path.join(base, "host-link", "auth.json")
-    link = os.path.join(home, "auth.json")
-    os.symlink(hop, link)
-    from ..emit.codex_home import ensure_writer_lock
-
-    ensure_writer_lock(home)  # as any earlier login leaves it; the profiles deny it
-    # A workspace as launchers have it (a checkout): the carve-out dirs Codex masks read-only
-    # exist. Zed's embedded core cannot start its sandbox without them ("bwrap: Can't mkdir
-    # <ws>/.agents: Read-only file system"), see docs/e2e-acp.md.
-    for sub in WORKSPACE_DIRS:
-        os.makedirs(os.path.join(ws, sub), exist_ok=True)
-    control = os.path.join(ws, "README.txt")
-    with open(control, "w", encoding="utf-8") as fh:
-        fh.write(f"control file: {control_marker}\n")
-    roots = os.path.join(base, "roots.toml")
-    fd = os.open(roots, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(
-            "schema_version = 1\n\n[[roots]]\n"
-            'id = "codex-auth"\n'
-            f"path = {json.dumps(link)}\n"
-            'backend = "codex"\n'
-        )
-    return Layout(base, marker, control_marker, target, hop, link, home, ws, control, roots, tmp)
+# Synthetic layout (built by profilec.e2e.layout)
 
 
 def remove_layout(layout: Layout) -> None:
@@ -225,18 +134,7 @@ def remove_layout(layout: Layout) -> None:
 def tree_processes(base: str) -> list[int]:
     """Pids whose command line names the throwaway tree `base` (a fresh random dir of ours)."""
     needle = base.encode()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-        except OSError:
-            continue
-        if needle + b"/" in cmdline or cmdline.split(b"\0").count(needle):
-            found.append(int(entry))
-    return found
+    return cmdline_matches(lambda c: needle + b"/" in c or needle in c.split(b"\0"))
 
 
 def end_tree_processes(base: str, grace: float = 2.0) -> list[int]:
@@ -248,45 +146,14 @@ def end_tree_processes(base: str, grace: float = 2.0) -> list[int]:
     TERM). Returns the pids found.
     """
     pids = tree_processes(base)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.05)
-    for pid in pids:
-        if _alive(pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+    end_processes([(p, t) for p in pids if (t := start_time(p)) is not None], grace)
     return pids
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
 # ---------------------------------------------------------------------------------------------
 # Probe and verdict
 
-#: Directories a real workspace holds and Codex masks read-only inside writable roots.
-WORKSPACE_DIRS = CARVE_OUTS
-
 SECTIONS = ("link", "hop", "target", "target-after-umount", "control")
-
-
-def holders(layout: Layout) -> tuple[tuple[str, str], ...]:
-    """(section, dir) of the directories holding the link, the hop's link and the target."""
-    return (
-        ("write:codex-home", layout.codex_home),
-        ("write:host", os.path.dirname(layout.target)),
-        ("write:base", layout.base),
-    )
 
 
 def probe_command(layout: Layout, tag: str) -> str:
@@ -310,7 +177,7 @@ def probe_command(layout: Layout, tag: str) -> str:
         f"umount {q(os.path.dirname(layout.target))} 2>&1; cat {q(layout.target)} 2>&1"
     )
     parts.append(f"echo =={tag} control==; cat {q(layout.control)} 2>&1")
-    for name, d in holders(layout):
+    for name, d in layout.holders():
         f = q(os.path.join(d, ".profilec-e2e-write-probe"))
         parts.append(f'echo =={tag} {name}==; ( : > {f} ) 2>&1; echo "rc=$?"')
     parts.append(f"echo =={tag} end==; true")
@@ -348,7 +215,7 @@ def judge(output: str | None, layout: Layout, tag: str) -> tuple[Result, str]:
         first = output.strip().replace("\n", " | ")[:200]
         return "error", f"control file not read, so the probe did not run as written: {first!r}"
     rcs = {}
-    for name, _ in holders(layout):
+    for name, _ in layout.holders():
         lines = [x.strip() for x in sections.get(name, "").split("\n") if x.strip()]
         rcs[name] = lines[-1] if lines and lines[-1].startswith("rc=") else None
     if any(rc is None for rc in rcs.values()):
@@ -464,17 +331,15 @@ class AcpClient:
 
     def load_session(self, session_id: str) -> dict[str, Any]:
         """`session/load` (history is replayed as notifications)."""
-        res = self.client.request(
-            "session/load",
-            {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
-            timeout=scaled(SESSION_TIMEOUT),
-        )
-        return res if isinstance(res, dict) else {}
+        return self._reopen("session/load", session_id)
 
     def resume_session(self, session_id: str) -> dict[str, Any]:
         """`session/resume` (no history replay)."""
+        return self._reopen("session/resume", session_id)
+
+    def _reopen(self, method: str, session_id: str) -> dict[str, Any]:
         res = self.client.request(
-            "session/resume",
+            method,
             {"sessionId": session_id, "cwd": self.cwd, "mcpServers": []},
             timeout=scaled(SESSION_TIMEOUT),
         )
@@ -665,7 +530,7 @@ def _base_env(layout: Layout) -> dict[str, str]:
     """A small, explicit environment: no inherited API keys, loopback model only."""
     keep = ("PATH", "LANG", "LC_ALL", "TERM")
     env = {k: os.environ[k] for k in keep if k in os.environ}
-    env["HOME"] = os.path.join(layout.base, "home")
+    env["HOME"] = layout.home
     os.makedirs(env["HOME"], exist_ok=True)
     env["CODEX_HOME"] = layout.codex_home
     env["TMPDIR"] = layout.tmpdir
@@ -692,23 +557,21 @@ class _Run:
     def record(self, event: str, result: Result, evidence: str, t0: float) -> None:
         text = evidence.replace(self.layout.base, "<tree>")
         clean = excerpt(text, [self.layout.marker])
-        self.out.append(
-            Observation(
-                self.adapter.name,
-                self.adapter.version,
-                self.adapter.codex_version,
-                self.method,
-                event,
-                result,
-                clean,
-                round(time.monotonic() - t0, 2),
-            )
+        row = MatrixRow(
+            adapter=self.adapter.name,
+            adapter_version=self.adapter.version,
+            codex_version=self.adapter.codex_version,
+            launch_method=self.method,
+            session_event=event,
+            result=result,
+            evidence=clean,
         )
+        self.out.append(Observation(row, round(time.monotonic() - t0, 2)))
 
     def fail(self, why: str, t0: float) -> None:
         """The adapter session failed while working on `current`: that cell is undecided (the
         events after it were not reached; `merge_retry` takes them from the retry)."""
-        if any(o.session_event == self.current for o in self.out):
+        if any(o.row.session_event == self.current for o in self.out):
             return  # already decided or recorded as error (e.g. the prompt that failed)
         self.record(self.current, "error", why, t0)
 
@@ -799,17 +662,7 @@ def processes_naming(needle: str) -> list[int]:
     """Pids (not this one) whose command line holds `needle` (a probe's random tag: the probe
     is still running)."""
     raw = needle.encode()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                if raw in fh.read():
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    return cmdline_matches(lambda c: raw in c)
 
 
 def _short(exc: BaseException) -> str:
@@ -833,7 +686,7 @@ def run_adapter_method(
     cells and takes the others from the retry, each marked as retried.
     """
     first = _run_method_once(adapter, method, parent)
-    if not retry or not any(o.result == "error" for o in first):
+    if not retry or not any(o.row.result == "error" for o in first):
         return first
     return merge_retry(first, _run_method_once(adapter, method, parent))
 
@@ -847,48 +700,43 @@ def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> l
     either stays `error`. The retry's evidence comes first, so the decisive part survives the
     evidence limit.
     """
-    second = {o.session_event: o for o in again}
+    second = {o.row.session_event: o for o in again}
     out: list[Observation] = []
     seen: set[str] = set()
     for o in first:
-        if o.session_event in seen:
+        if o.row.session_event in seen:
             continue
-        seen.add(o.session_event)
-        if o.result != "error":
+        seen.add(o.row.session_event)
+        if o.row.result != "error":
             out.append(o)
             continue
-        r = second.get(o.session_event)
+        r = second.get(o.row.session_event)
         if r is None:
             out.append(
-                replace(
-                    o,
-                    attempts=2,
-                    evidence=excerpt(
+                o.again(
+                    excerpt(
                         "retried once, the retry did not reach this event; first try: "
-                        f"{o.evidence}",
+                        f"{o.row.evidence}",
                         [],
-                    ),
+                    )
                 )
             )
             continue
         out.append(
-            replace(
-                r,
-                attempts=2,
+            r.again(
+                excerpt(f"{r.row.evidence} [retried once; first try: {o.row.evidence}]", []),
                 seconds=round(o.seconds + r.seconds, 2),
-                evidence=excerpt(f"{r.evidence} [retried once; first try: {o.evidence}]", []),
             )
         )
     for r in again:
-        if r.session_event not in seen:
-            seen.add(r.session_event)
+        if r.row.session_event not in seen:
+            seen.add(r.row.session_event)
             out.append(
-                replace(
-                    r,
-                    attempts=2,
-                    evidence=excerpt(
-                        f"{r.evidence} [retried once; the first try ended before this event]", []
-                    ),
+                r.again(
+                    excerpt(
+                        f"{r.row.evidence} [retried once; the first try ended before this event]",
+                        [],
+                    )
                 )
             )
     return out
@@ -897,7 +745,7 @@ def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> l
 def _run_method_once(adapter: Adapter, method: str, parent: str | None) -> list[Observation]:
     """One try of every session event of one adapter under one launch method."""
     base, non_root = split_method(method)
-    layout = make_layout(parent)
+    layout = build_layout(ACP_TREE, parent)
     try:
         with ScriptedModelServer() as server:
             run = _Run(adapter, method, layout, server)

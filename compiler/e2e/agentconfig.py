@@ -7,7 +7,7 @@ Public API:
     outcome.rows()                                       # MatrixRows for the matrix
     run_agent_config_rows()                              # both, with the control checked
 
-One synthetic layout (profilec.e2e.appserver.build_layout: a credential holding a random marker
+One synthetic layout (profilec.e2e.layout.build_layout: a credential holding a random marker
 behind a CODEX_HOME/auth.json link). The agent's session config carries:
 
 * `mcp_servers.agent_tool`: a stdio "server" whose command copies the credential link into a
@@ -45,11 +45,13 @@ from typing import Any
 from ..codex import APPROVAL_NEVER
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
+from ..models import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..settings import codex_binary, codex_version
-from .appserver import ADAPTER, SCRATCH_PARENT, Layout, _profile_id, _Session, build_layout
+from .appserver import ADAPTER, _profile_id, _Session
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
+from .layout import ACP_TREE, APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
 from .matrix import MatrixRow, Result, excerpt
 from .model_server import ScriptedModelServer
 
@@ -176,6 +178,20 @@ def vouched_file(base: str, files: Files) -> str:
     return path
 
 
+def compile_with_session(layout: Layout, raw: dict[str, Any], files: Files) -> CompiledBundle:
+    """The layout compiled with `raw` as the session config (written beside it) and the
+    vouched-MCP file, as a launcher passes them."""
+    session_path = os.path.join(layout.base, "session.json")
+    Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
+    return load_and_compile(
+        layout.roots,
+        workspace_roots=[layout.workspace],
+        codex_home=layout.codex_home,
+        session_config_path=session_path,
+        vouched_mcp_path=vouched_file(layout.base, files),
+    )
+
+
 class _AgentSession(_Session):
     """The app-server run with extra `-c` lines after profilec's: the harness's own loopback
     `chatgpt_base_url` (so no request leaves the machine), then the session config's keys as a
@@ -243,7 +259,7 @@ def run_agent_config(
     keep: bool = False,
 ) -> AgentConfigOutcome:
     """One app-server session with the hostile agent config (stripped by profilec, or raw)."""
-    layout = build_layout(parent)
+    layout = build_layout(APPSERVER_TREE, parent)
     cred_text, access_token = chatgpt_credential(layout.marker)
     Path(layout.target).write_text(cred_text, encoding="utf-8")
     files = Files(
@@ -258,15 +274,7 @@ def run_agent_config(
     rate_error = "not sent"
     try:
         raw = hostile_session(layout, files, listener.url)
-        session_path = os.path.join(layout.base, "session.json")
-        Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
-        bundle = load_and_compile(
-            layout.roots_toml,
-            workspace_roots=[layout.workspace],
-            codex_home=layout.codex_home,
-            session_config_path=session_path,
-            vouched_mcp_path=vouched_file(layout.base, files),
-        )
+        bundle = compile_with_session(layout, raw, files)
         config = dict(bundle.session_config or {}) if strip else raw
         with ScriptedModelServer() as server:
             s = _AgentSession(METHOD, layout, bundle, server, str(codex), timeout)
@@ -391,13 +399,13 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
     MCP server, notify and the vouched server are probed here (no ChatGPT URL row).
     """
     from ..emit.codex_home import write_codex_home
-    from .acp import acp_process, build_launch, make_layout, remove_layout
+    from .acp import acp_process, build_launch, remove_layout
     from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 
     adapter = ts_adapter(bundled_codex=bundled_codex)
     if adapter.missing:
         raise EnvironmentMissingError(f"{adapter.package} {adapter.version}: {adapter.missing}")
-    layout = make_layout()
+    layout = build_layout(ACP_TREE)
     files = Files(
         os.path.join(layout.base, "agent-mcp.out"),
         os.path.join(layout.base, "notify.out"),
@@ -415,15 +423,7 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
             },
             "notify": ["/bin/sh", "-c", f"echo notify-ran > {files.notify}"],
         }
-        session_path = os.path.join(layout.base, "session.json")
-        Path(session_path).write_text(json.dumps(raw), encoding="utf-8")
-        bundle = load_and_compile(
-            layout.roots,
-            workspace_roots=[layout.workspace],
-            codex_home=layout.codex_home,
-            session_config_path=session_path,
-            vouched_mcp_path=vouched_file(layout.base, files),
-        )
+        bundle = compile_with_session(layout, raw, files)
         with ScriptedModelServer() as server:
             launch = build_launch(adapter, METHOD_CODEX_HOME_INITIAL_MODE, layout, server)
             write_codex_home(bundle, layout.codex_home)  # the same profiles, plus vouched MCP

@@ -28,8 +28,9 @@ from pathlib import Path
 
 from ..codex import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
 from ..settings import codex_version
-from .appserver import ADAPTER, _Session, build_layout, compile_layout
+from .appserver import ADAPTER, _Session, compile_layout
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
+from .layout import ACP_TREE, APPSERVER_TREE, build_layout
 from .matrix import MatrixRow, Result, excerpt
 from .model_server import ScriptedModelServer
 
@@ -53,7 +54,7 @@ def verdict(policy: str, asked: int) -> tuple[Result, str]:
 def appserver_approval_rows(codex: str | Path, *, timeout: float = 90.0) -> list[MatrixRow]:
     """Per mode: the approval behaviour with profilec's config alone, and with the launcher
     sending the mode's approvalPolicy per turn."""
-    layout = build_layout()
+    layout = build_layout(APPSERVER_TREE)
     rows: list[MatrixRow] = []
     try:
         bundle = compile_layout(layout)
@@ -136,13 +137,13 @@ def _row(
 def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
     """@agentclientprotocol/codex-acp under codex-home+initial-mode: per permission-profile
     mode, does an escalation request reach the client as the mode's policy says?"""
-    from .acp import acp_process, build_launch, make_layout, modes_of, remove_layout
+    from .acp import acp_process, build_launch, modes_of, remove_layout
     from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 
     adapter = ts_adapter(bundled_codex=bundled_codex)
     if adapter.missing:
         return []
-    layout = make_layout()
+    layout = build_layout(ACP_TREE)
     rows: list[MatrixRow] = []
     try:
         from ..pipeline import load_and_compile

@@ -6,7 +6,7 @@ Public API:
     report.rows()                                     # list[MatrixRow] for the matrix
     report.controls                                   # negative controls (must be `lost`)
     run_appserver_rows() -> list[MatrixRow]           # for compiler/e2e/run.py (pinned codex)
-    build_layout(parent) -> Layout                    # synthetic layout, random marker credential
+    build_layout(APPSERVER_TREE, parent) -> Layout    # (profilec.e2e.layout) marker credential
     compile_layout(layout) -> CompiledBundle          # compiled with profilec.api
 
 Per launch method a fresh synthetic layout is built (as examples/make-layout.sh does: a
@@ -46,10 +46,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shlex
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -65,7 +63,7 @@ from ..codex import (
     SANDBOX_POLICY_WORKSPACE_WRITE,
     SANDBOX_READ_ONLY,
 )
-from ..emit.codex_home import ensure_writer_lock, write_codex_home
+from ..emit.codex_home import write_codex_home
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
@@ -73,6 +71,7 @@ from ..pipeline import load_and_compile
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..settings import codex_binary, codex_version
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
+from .layout import APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
 from .matrix import CompatibilityMatrix, MatrixRow, Result, excerpt
 from .model_server import ScriptedModelServer
 
@@ -80,9 +79,6 @@ ADAPTER = "codex app-server"
 LAUNCH_METHODS: tuple[str, ...] = ("app-server -c", "codex-home", "thread config")
 CONTROL_BUILTIN = "control: built-in :workspace"
 CONTROL_NO_DENY = "control: compiled profile, deny removed"
-#: Where layouts go by default: under /tmp, which :workspace and legacy workspaceWrite make
-#: writable, so a lost read-only holder entry shows as a writable holder directory.
-SCRATCH_PARENT = "/tmp"
 #: Legacy `sandboxPolicy` values a launcher sends on turn/start (agentclientprotocol/codex-acp
 #: modes read-only, agent, agent-full-access). dangerFullAccess last: it leaks, and a leak stays
 #: in the thread history.
@@ -119,107 +115,25 @@ LEGACY_LINT = LEGACY_SANDBOX_REQUEST
 SESSION_ONLY_LINT = PROFILE_ONLY_IN_SESSION_CONFIG
 
 
-@dataclass(frozen=True)
-class Layout:
-    """A synthetic production layout whose credential is a random marker."""
+def probe_command(layout: Layout) -> str:
+    """One sh command printing `== name`, the output (or the error) and `rc=N` for each.
 
-    base: str
-    marker: str
-    control_marker: str
-    link: str  # <codex_home>/auth.json -> <base>/host-link/auth.json
-    hop: str  # <base>/host-link/auth.json (host-link -> host)
-    target: str  # <base>/host/auth.json, the marker
-    control: str  # <workspace>/control.txt
-    workspace: str
-    codex_home: str
-    roots_toml: str
-    tmpdir: str
-    home: str
-
-    def probes(self) -> tuple[tuple[str, str], ...]:
-        """(name, path) pairs the probe cats, control last."""
-        return (
-            ("link", self.link),
-            ("hop", self.hop),
-            ("target", self.target),
-            ("control", self.control),
-        )
-
-    def holders(self) -> tuple[tuple[str, str], ...]:
-        """(name, dir) of the directories holding the link, the hop and the target."""
-        return (
-            ("write:codex-home", self.codex_home),
-            ("write:host", os.path.dirname(self.target)),
-            ("write:base", self.base),
-        )
-
-    def probe_command(self) -> str:
-        """One sh command printing `== name`, the output (or the error) and `rc=N` for each.
-
-        Reads: the link, the hop, the target, the control file. Writes: creating an empty file
-        in each holder directory of the synthetic tree (no `rm`: Codex rejects that under
-        approvalPolicy "never"); rc=0 there means a model command could re-point the link or
-        swap the target.
-        """
-        parts = [
-            f'echo "== {n}"; cat {shlex.quote(p)} 2>&1; echo "rc=$?"' for n, p in self.probes()
-        ]
-        for n, d in self.holders():
-            f = shlex.quote(os.path.join(d, ".profilec-e2e-write-probe"))
-            parts.append(f'echo "== {n}"; ( : > {f} ) 2>&1; echo "rc=$?"')
-        return "; ".join(parts)
-
-
-def build_layout(parent: str = SCRATCH_PARENT) -> Layout:
-    """Create the layout in a fresh directory under `parent` (the credential is a marker)."""
-    base = tempfile.mkdtemp(prefix="profilec-e2e-as-", dir=parent)
-    os.chmod(base, 0o755)
-    marker = f"PROFILEC-E2E-SECRET-{secrets.token_hex(12)}"
-    control_marker = f"PROFILEC-E2E-CONTROL-{secrets.token_hex(8)}"
-    host = os.path.join(base, "host")
-    codex_home = os.path.join(base, "agent", "codex-home")
-    workspace = os.path.join(base, "workspace")
-    tmpdir = os.path.join(base, "tmp")
-    home = os.path.join(base, "home")
-    for d in (host, codex_home, workspace, tmpdir, home):
-        os.makedirs(d, mode=0o755, exist_ok=True)
-    target = os.path.join(host, "auth.json")
-    Path(target).write_text(json.dumps({"OPENAI_API_KEY": marker}) + "\n", encoding="utf-8")
-    os.chmod(target, 0o600)
-    os.symlink("host", os.path.join(base, "host-link"))
-    hop = os.path.join(base, "host-link", "auth.json")
-    link = os.path.join(codex_home, "auth.json")
-    os.symlink(hop, link)
-    ensure_writer_lock(codex_home)  # as any earlier login leaves it; the profiles deny it
-    control = os.path.join(workspace, "control.txt")
-    Path(control).write_text(control_marker + "\n", encoding="utf-8")
-    roots_toml = os.path.join(base, "roots.toml")
-    Path(roots_toml).write_text(
-        'schema_version = 1\n\n[[roots]]\nid = "codex-auth"\n'
-        f'path = {json.dumps(link)}\nbackend = "codex"\n',
-        encoding="utf-8",
-    )
-    os.chmod(roots_toml, 0o600)
-    return Layout(
-        base,
-        marker,
-        control_marker,
-        link,
-        hop,
-        target,
-        control,
-        workspace,
-        codex_home,
-        roots_toml,
-        tmpdir,
-        home,
-    )
+    Reads: the link, the hop, the target, the control file. Writes: creating an empty file
+    in each holder directory of the synthetic tree (no `rm`: Codex rejects that under
+    approvalPolicy "never"); rc=0 there means a model command could re-point the link or
+    swap the target.
+    """
+    parts = [f'echo "== {n}"; cat {shlex.quote(p)} 2>&1; echo "rc=$?"' for n, p in layout.probes()]
+    for n, d in layout.holders():
+        f = shlex.quote(os.path.join(d, ".profilec-e2e-write-probe"))
+        parts.append(f'echo "== {n}"; ( : > {f} ) 2>&1; echo "rc=$?"')
+    return "; ".join(parts)
 
 
 def compile_layout(layout: Layout) -> CompiledBundle:
     """Compile the shipped policy for the layout (profilec.api, as the CLI does)."""
     return load_and_compile(
-        layout.roots_toml, workspace_roots=[layout.workspace], codex_home=layout.codex_home
+        layout.roots, workspace_roots=[layout.workspace], codex_home=layout.codex_home
     )
 
 
@@ -561,7 +475,7 @@ class _Session:
         n_req = len(self.server.requests)
         n_calls = len(self.server.calls)
         n_appr = len(self.proc.approvals)
-        self.server.add_probe(self.layout.probe_command())
+        self.server.add_probe(probe_command(self.layout))
         notes: list[dict[str, Any]] = []
         error = ""
         try:
@@ -634,7 +548,7 @@ def run_method(
     selects a built-in profile instead of the compiled one; `mutate` breaks the compiled bundle
     on purpose (a control).
     """
-    layout = build_layout(parent)
+    layout = build_layout(APPSERVER_TREE, parent)
     out: list[EventOutcome] = []
     wanted = (
         list(events)

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, StringConstraints
 
 from ..models import Frozen
 
 Result = Literal["held", "lost", "not-supported", "error"]
-RESULTS: tuple[str, ...] = ("held", "lost", "not-supported", "error")
+RESULTS: tuple[str, ...] = get_args(Result)
 
 Label = Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[^\n\r|]+$")]
 _EVENT = r"^[A-Za-z0-9][A-Za-z0-9:_./@+-]*$"

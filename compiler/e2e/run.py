@@ -44,31 +44,22 @@ LINT_SESSION_ONLY = PROFILE_ONLY_IN_SESSION_CONFIG  # profiles only in CODEX_CON
 LINT_LEGACY_SANDBOX = LEGACY_SANDBOX_REQUEST  # a mode that sends a legacy sandboxPolicy
 
 
-def lint_for(o: Observation) -> str | None:
+def lint_for(r: MatrixRow) -> str | None:
     """The check rule naming why a TS-adapter cell was lost, when one does (None otherwise).
 
     zed's loss (a sandbox that keeps capabilities as root) is no config pattern a lint can see.
     """
-    if o.result != "lost" or o.adapter != TS_PACKAGE:
+    if r.result != "lost" or r.adapter != TS_PACKAGE:
         return None
-    if _is_builtin_mode(o.session_event):
+    if _is_builtin_mode(r.session_event):
         return LINT_LEGACY_SANDBOX
-    if o.launch_method == METHOD_CODEX_CONFIG:
+    if r.launch_method == METHOD_CODEX_CONFIG:
         return LINT_SESSION_ONLY
     return None
 
 
 def _row(o: Observation) -> MatrixRow:
-    return MatrixRow(
-        adapter=o.adapter,
-        adapter_version=o.adapter_version,
-        codex_version=o.codex_version,
-        launch_method=o.launch_method,
-        session_event=o.session_event,
-        result=o.result,
-        evidence=o.evidence,
-        lint=lint_for(o),
-    )
+    return o.row.model_copy(update={"lint": lint_for(o.row)})
 
 
 def _unsupported(adapter: Adapter, method: str, reason: str) -> MatrixRow:
@@ -125,7 +116,8 @@ def acp_rows(
         out = run_adapter_method(ad, method)
         if progress is not None:
             summary = ", ".join(
-                f"{o.session_event}={o.result}{' (retried)' if o.retried else ''}" for o in out
+                f"{o.row.session_event}={o.row.result}{' (retried)' if o.retried else ''}"
+                for o in out
             )
             progress(
                 f"{ad.name} {ad.version} (codex {ad.codex_version}) {method}: "

@@ -31,7 +31,8 @@ import pytest
 
 from profilec.e2e import acp, adapters
 from profilec.e2e.acp import AcpClient, Observation, merge_retry
-from profilec.e2e.matrix import CompatibilityMatrix, excerpt, matrix_json, rows_from
+from profilec.e2e.layout import created_layouts
+from profilec.e2e.matrix import CompatibilityMatrix, MatrixRow, excerpt, matrix_json, rows_from
 from profilec.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
 from profilec.emit.launch import load_catalog
 
@@ -75,7 +76,7 @@ def matrix() -> Iterator[CompatibilityMatrix]:
             "profiles/adapters.toml was measured as root (as CI runs): zed's result "
             "depends on it, and the +non-root methods need root to switch users"
         )
-    already = set(acp.created_layouts())
+    already = set(created_layouts())
     lines: list[str] = []
     result = rows_from(acp_rows(builds, progress=lines.append))
     print("\n".join(lines))
@@ -88,7 +89,7 @@ def matrix() -> Iterator[CompatibilityMatrix]:
     for r in retried:
         print(f"  {r.adapter} {r.launch_method} {r.session_event}: {r.result}: {r.evidence}")
     print(matrix_json(result))
-    ours = tuple(b for b in acp.created_layouts() if b not in already)
+    ours = tuple(b for b in created_layouts() if b not in already)
     assert len(ours) >= len(builds)
     after = _leftovers(ours)
     assert after == [], f"processes left running after the matrix: {after}"
@@ -216,16 +217,16 @@ def test_zed_holds_only_as_non_root(matrix: CompatibilityMatrix) -> None:
 
 
 def _obs(event: str, result: str, evidence: str = "x", seconds: float = 1.0) -> Observation:
-    return Observation(
-        adapters.TS_PACKAGE,
-        "2.6.0",
-        "0.171.0",
-        "codex-home",
-        event,
-        result,  # type: ignore[arg-type]
-        evidence,
-        seconds,
+    row = MatrixRow(
+        adapter=adapters.TS_PACKAGE,
+        adapter_version="2.6.0",
+        codex_version="0.171.0",
+        launch_method="codex-home",
+        session_event=event,
+        result=result,  # type: ignore[arg-type]
+        evidence=evidence,
     )
+    return Observation(row, seconds)
 
 
 def test_a_retry_decides_only_the_cells_the_first_try_left_open() -> None:
@@ -240,15 +241,15 @@ def test_a_retry_decides_only_the_cells_the_first_try_left_open() -> None:
         _obs("mode:b", "held"),
         _obs("loaded", "held", "reached only by the retry"),
     ]
-    merged = {o.session_event: o for o in merge_retry(first, again)}
+    merged = {o.row.session_event: o for o in merge_retry(first, again)}
     assert list(merged) == ["new", "mode:a", "mode:b", "loaded"]
     assert merged["new"] == first[0] and merged["mode:b"] == first[2]  # decided: kept
     a = merged["mode:a"]
-    assert (a.result, a.attempts, a.retried, a.seconds) == ("held", 2, True, 3.0)
-    assert a.evidence.startswith("control read, second try [retried once; first try: no tool")
+    assert (a.row.result, a.attempts, a.retried, a.seconds) == ("held", 2, True, 3.0)
+    assert a.row.evidence.startswith("control read, second try [retried once; first try: no tool")
     assert (
         merged["loaded"].retried
-        and "first try ended before this event" in merged["loaded"].evidence
+        and "first try ended before this event" in merged["loaded"].row.evidence
     )
     assert not merged["new"].retried
 
@@ -256,13 +257,13 @@ def test_a_retry_decides_only_the_cells_the_first_try_left_open() -> None:
 def test_a_cell_both_tries_leave_open_is_an_error_that_says_it_was_retried() -> None:
     first = [_obs("new", "held"), _obs("mode:a", "error", "bwrap: Can't mkdir")]
     merged = merge_retry(first, [_obs("new", "held"), _obs("mode:a", "error", "again")])
-    assert merged[1].result == "error" and merged[1].attempts == 2
-    assert merged[1].evidence == "again [retried once; first try: bwrap: Can't mkdir]"
+    assert merged[1].row.result == "error" and merged[1].attempts == 2
+    assert merged[1].row.evidence == "again [retried once; first try: bwrap: Can't mkdir]"
     merged = merge_retry(first, [_obs("new", "error", "adapter session failed")])
-    assert merged[1].result == "error"
-    assert merged[1].evidence.startswith("retried once, the retry did not reach this event")
+    assert merged[1].row.result == "error"
+    assert merged[1].row.evidence.startswith("retried once, the retry did not reach this event")
     long = merge_retry([_obs("new", "error", "e" * 480)], [_obs("new", "held", "h" * 480)])
-    assert long[0].evidence.startswith("h" * 480) and len(long[0].evidence) <= 500
+    assert long[0].row.evidence.startswith("h" * 480) and len(long[0].row.evidence) <= 500
 
 
 def test_deadlines_scale_with_the_load(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from profilec.e2e.appserver import build_layout
+from profilec.e2e.layout import APPSERVER_TREE, build_layout
 from profilec.e2e.model_server import ScriptedModelServer
 from tests.integration.conftest import missing
 
@@ -57,7 +57,7 @@ def _hand_over(base: str) -> None:
 def test_the_embedding_example_starts_every_mode_both_ways(codex_bin: Path) -> None:
     if os.getuid() != 0 or shutil.which("setpriv") is None:
         missing("the example runs sessions as uid 65534: needs root and setpriv")
-    lay = build_layout()
+    lay = build_layout(APPSERVER_TREE)
     try:
         _hand_over(lay.base)
         probe_file = os.path.join(lay.workspace, ".embed-probe")
@@ -72,7 +72,7 @@ def test_the_embedding_example_starts_every_mode_both_ways(codex_bin: Path) -> N
                 sys.executable,
                 str(REPO / "examples" / "embed_daemon.py"),
                 "--roots",
-                lay.roots_toml,
+                lay.roots,
                 "--workspace-root",
                 lay.workspace,
                 "--codex-home",

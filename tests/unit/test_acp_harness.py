@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from profilec.cli import main
 from profilec.e2e import acp, adapters
-from profilec.e2e.acp import AcpClient, Layout, judge, make_layout, probe_command, remove_layout
+from profilec.e2e.acp import AcpClient, judge, probe_command, remove_layout
 from profilec.e2e.adapters import Adapter
 from profilec.e2e.jsonrpc import RpcError
+from profilec.e2e.layout import ACP_TREE, WORKSPACE_DIRS, Layout, build_layout
 from profilec.e2e.matrix import CompatibilityMatrix, MatrixRow
 from profilec.e2e.model_server import ScriptedModelServer
 from profilec.e2e.run import adapter_verdicts, catalog_disagreements
@@ -39,12 +40,13 @@ _LAYOUT = Layout(
     control="/nonexistent/b/workspace/README.txt",
     roots="/nonexistent/b/roots.toml",
     tmpdir="/nonexistent/b/tmp",
+    home="/nonexistent/b/home",
 )
 
 
 @pytest.fixture
 def layout() -> Any:
-    lay = make_layout()
+    lay = build_layout(ACP_TREE)
     try:
         yield lay
     finally:
@@ -63,7 +65,7 @@ def _output(
         "target-after-umount": "umount: must be superuser to unmount.\n" + denied,
         "control": f"control file: {lay.control_marker}" if control else denied,
     }
-    for name, _ in acp.holders(lay):
+    for name, _ in lay.holders():
         ok = name == f"write:{writable}"
         sections[name] = "rc=0" if ok else "sh: 1: cannot create x: Read-only file system\nrc=2"
     if leak:
@@ -78,7 +80,7 @@ def test_layout_is_a_two_hop_chain_with_markers(layout: Layout) -> None:
     assert os.path.islink(os.path.join(layout.base, "host-link"))
     assert layout.control_marker in Path(layout.control).read_text()
     assert oct(os.stat(layout.target).st_mode & 0o777) == "0o600"
-    for sub in acp.WORKSPACE_DIRS:
+    for sub in WORKSPACE_DIRS:
         assert os.path.isdir(os.path.join(layout.workspace, sub))
 
 
@@ -87,7 +89,7 @@ def test_probe_reads_every_spelling_and_exits_zero(layout: Layout) -> None:
     for path in (layout.link, layout.hop, layout.target, layout.control):
         assert path in cmd
     assert "umount" in cmd
-    for _, d in acp.holders(layout):
+    for _, d in layout.holders():
         assert os.path.join(d, ".profilec-e2e-write-probe") in cmd
     assert cmd.endswith("true")
     assert layout.marker not in cmd
@@ -438,11 +440,10 @@ def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None
 
 
 def test_lost_cells_name_the_check_rule() -> None:
-    from profilec.e2e.acp import Observation
     from profilec.e2e.run import lint_for
 
     def obs(method: str, event: str, result: str, adapter: str = adapters.TS_PACKAGE) -> Any:
-        return Observation(adapter, "2.6.0", "0.171.0", method, event, result, "x")  # type: ignore[arg-type]
+        return _row(method, event, result, adapter)
 
     assert lint_for(obs("codex-config", "new", "lost")) == "PC018"
     assert lint_for(obs("codex-home", "mode:agent", "lost")) == "PC023"

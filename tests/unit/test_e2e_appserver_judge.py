@@ -14,7 +14,6 @@ from profilec.e2e.appserver import (
     RESUME_SANDBOX_EVENT,
     THREAD_SANDBOX_EVENTS,
     AppServer,
-    build_layout,
     compile_layout,
     drop_denies,
     entries_in_effect,
@@ -22,10 +21,11 @@ from profilec.e2e.appserver import (
     run_method,
 )
 from profilec.e2e.jsonrpc import RpcError
+from profilec.e2e.layout import APPSERVER_TREE, build_layout
 
 
 def test_judge_reads_the_model_visible_text_not_the_exit_code(tmp_path: Path) -> None:
-    lay = build_layout(str(tmp_path))
+    lay = build_layout(APPSERVER_TREE, str(tmp_path))
     ok = (
         f"== link\ncat: x: Permission denied\nrc=1\n== control\n{lay.control_marker}\nrc=0\n"
         "== write:codex-home\nro\nrc=1\n== write:host\nro\nrc=1\n== write:base\nro\nrc=1\n"
@@ -42,7 +42,7 @@ def test_judge_reads_the_model_visible_text_not_the_exit_code(tmp_path: Path) ->
 
 
 def test_layout_links_reach_the_marker_and_compile_denies_the_target(tmp_path: Path) -> None:
-    lay = build_layout(str(tmp_path))
+    lay = build_layout(APPSERVER_TREE, str(tmp_path))
     assert Path(lay.link).is_symlink()
     assert Path(lay.link).resolve() == Path(lay.target).resolve()
     bundle = compile_layout(lay)
@@ -52,7 +52,7 @@ def test_layout_links_reach_the_marker_and_compile_denies_the_target(tmp_path: P
 
 
 def test_entries_in_effect_counts_what_the_environment_context_shows(tmp_path: Path) -> None:
-    lay = build_layout(str(tmp_path))
+    lay = build_layout(APPSERVER_TREE, str(tmp_path))
     bundle = compile_layout(lay)
     ctx = (
         '<environment_context><entry access="deny" escalatable="false"><path>'

@@ -238,9 +238,7 @@ _NOT_INPUTS = {
     "canary/engine.py:seccomp_profile": "the shipped seccomp profile",
     # /proc: process state, no file.
     "procs.py:_stat3": "/proc/PID/stat",
-    "e2e/acp.py:tree_processes": "/proc/PID/cmdline",
-    "e2e/acp.py:_alive": "/proc/PID/stat",
-    "e2e/acp.py:processes_naming": "/proc/PID/cmdline",
+    "procs.py:cmdline_matches": "/proc/PID/cmdline",
     # Outputs: files created or written, never read.
     "report/github.py:write_step_summary": "appends to $GITHUB_STEP_SUMMARY",
     "emit/codex_home.py:ensure_writer_lock": "creates the writer's lock file",
@@ -249,7 +247,8 @@ _NOT_INPUTS = {
     "canary/parent.py:_as_file": "writes a probe file",
     "canary/parent.py:_prepare": "writes a synthetic secret",
     "canary/image.py:context_tar": "writes an in-memory tar (fileobj)",
-    "e2e/acp.py:make_layout": "writes the synthetic session layout",
+    "e2e/layout.py:build_layout": "writes the synthetic session layout",
+    "e2e/layout.py:_write_new": "creates a file of the synthetic session layout",
     # What a probe left in its own throwaway tree, and the probe's own payloads.
     "canary/parent.py:_sha": "hashes a file of the canary's throwaway tree",
     "canary/parent.py:_between_sessions": "a payload and proof files of the throwaway tree",
