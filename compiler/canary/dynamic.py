@@ -49,13 +49,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle, ResolvedRoot
 from . import engine
-from .tree import LOCK_BESIDE_TARGET, LOCK_IN_HOME, TEMP_PREFIX
+from .tree import LOCK_BESIDE_TARGET, LOCK_IN_HOME, TEMP_PREFIX, Probe
 
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
 
-    from .tree import Probe, _Tree
+    from .tree import _Tree
 
 #: The loopback port of the in-container token endpoint.
 TOKEN_PORT = 17172
@@ -412,20 +412,18 @@ def _probe(
     observed: str,
     expected: str = "deny",
 ) -> Probe:
-    from .tree import Probe
-
     fails = tuple(dict.fromkeys(failures))
     return Probe(
-        name,
-        kind,  # type: ignore[arg-type]
-        tuple(cmd),
-        rc,
-        output[-4000:],
-        expected,  # type: ignore[arg-type]
-        None,
-        observed,  # type: ignore[arg-type]
-        not fails,
-        fails,
+        name=name,
+        kind=kind,  # type: ignore[arg-type]
+        command=tuple(cmd),
+        exit_code=rc,
+        output=output[-4000:],
+        expected=expected,  # type: ignore[arg-type]
+        predicted=None,
+        observed=observed,  # type: ignore[arg-type]
+        ok=not fails,
+        failures=fails,
     )
 
 

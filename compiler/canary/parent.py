@@ -805,10 +805,10 @@ def _probes(mode: str, pid: str, attack: _Attempt, control: _Attempt) -> list[Pr
                 text = f"control did not leak: the probe cannot tell ({text})"
                 failures.append("error")
             ctl = ControlOutcome(
-                "allow" if leaked else "deny",
-                leaked,
-                _scrub(text)[:2000],
-                round(control.seconds, 3),
+                observed="allow" if leaked else "deny",
+                ok=leaked,
+                output=_scrub(text)[:2000],
+                seconds=round(control.seconds, 3),
             )
         observed: Literal["allow", "deny"] = (
             "allow" if ev is not None and (ev.leaked or ev.wrote) else "deny"
@@ -816,18 +816,18 @@ def _probes(mode: str, pid: str, attack: _Attempt, control: _Attempt) -> list[Pr
         failures = list(dict.fromkeys(failures))
         probes.append(
             Probe(
-                name,
-                "parent",
-                (*command, road),
-                attack.exit_code,
-                _scrub(output)[:4000],
-                "deny",
-                None,
-                observed,
-                not failures,
-                tuple(failures),
-                round(attack.seconds, 3),
-                ctl,
+                name=name,
+                kind="parent",
+                command=(*command, road),
+                exit_code=attack.exit_code,
+                output=_scrub(output)[:4000],
+                expected="deny",
+                predicted=None,
+                observed=observed,
+                ok=not failures,
+                failures=tuple(failures),
+                seconds=round(attack.seconds, 3),
+                control=ctl,
             )
         )
     return probes

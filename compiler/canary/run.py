@@ -36,8 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import ConfigDict, StringConstraints
 
 from ..codex import CARVE_OUTS
 from ..emit.overrides import override_lines
@@ -69,39 +68,10 @@ if TYPE_CHECKING:
 # The published document (schemas/canary-report.schema.json is generated from these models):
 # what CanaryReport.to_dict writes, with the `evidence` member compiler/audit/evidence.py binds.
 
-_Seconds = Annotated[float, Field(ge=0)]
 _Sha256 = Annotated[str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$")]
 _UtcSeconds = Annotated[
     str, StringConstraints(pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
 ]
-
-
-class CanaryControl(Frozen):
-    """Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative control, the
-    same road with the protection removed. It must leak (`observed` allow, `ok` true);
-    otherwise the probe fails as `error` (it cannot tell)."""
-
-    observed: Literal["allow", "deny"]
-    ok: bool
-    output: str
-    seconds: _Seconds
-
-
-class CanaryProbe(Frozen):
-    """One probe (compiler/canary/tree.py Probe.to_dict): its command and what it showed."""
-
-    name: str
-    kind: Kind
-    command: list[str]
-    exit_code: int
-    output: str
-    expected: Expect
-    predicted: Expect | None
-    observed: Literal["allow", "deny"]
-    ok: bool
-    failures: list[str]
-    seconds: _Seconds | None = None
-    control: CanaryControl | SkipJsonSchema[None] = None
 
 
 class CanaryMode(Frozen):
@@ -113,7 +83,7 @@ class CanaryMode(Frozen):
     failures: list[str]
     seconds: float
     error: str | None
-    probes: list[CanaryProbe]
+    probes: list[Probe]
 
 
 class CanaryEvidence(Frozen):
@@ -441,8 +411,9 @@ def _timed(container: Container, spec: _Spec, tree: _Tree, cmd: tuple[str, ...])
     probe = _judge(spec, res.rc, res.out, tree, cmd)
     by_rc = spec.kind == "model" and spec.name.startswith(_TAMPER) and res.rc_known
     if not res.whole and not by_rc:
-        probe = replace(probe, ok=False, failures=tuple(dict.fromkeys((*probe.failures, "error"))))
-    return replace(probe, seconds=secs)
+        failures = tuple(dict.fromkeys((*probe.failures, "error")))
+        probe = probe.model_copy(update={"ok": False, "failures": failures})
+    return probe.model_copy(update={"seconds": secs})
 
 
 def _snapshot(container: Container, tree: _Tree, bundle: CompiledBundle) -> tuple[int, str]:
@@ -483,16 +454,16 @@ def _judge(spec: _Spec, rc: int, out: str, tree: _Tree, cmd: tuple[str, ...]) ->
         if rc != 0 or (spec.needle is not None and spec.needle not in out):
             failures.append("trusted")
     return Probe(
-        spec.name,
-        spec.kind,
-        cmd,
-        rc,
-        out[-4000:],
-        spec.expected,
-        spec.predicted,
-        observed,
-        not failures,
-        tuple(dict.fromkeys(failures)),
+        name=spec.name,
+        kind=spec.kind,
+        command=cmd,
+        exit_code=rc,
+        output=out[-4000:],
+        expected=spec.expected,
+        predicted=spec.predicted,
+        observed=observed,
+        ok=not failures,
+        failures=tuple(dict.fromkeys(failures)),
     )
 
 
@@ -607,16 +578,16 @@ def _run_mode(
         same = before == middle and before_tamper == after and before[0] == 0
         probes.append(
             Probe(
-                "unchanged-after-tampering",
-                "trusted",
-                ("sh", "-c", "readlink; sha256sum"),
-                after[0],
-                after[1],
-                "allow",
-                None,
-                "allow" if same else "deny",
-                same,
-                () if same else ("tamper",),
+                name="unchanged-after-tampering",
+                kind="trusted",
+                command=("sh", "-c", "readlink; sha256sum"),
+                exit_code=after[0],
+                output=after[1],
+                expected="allow",
+                predicted=None,
+                observed="allow" if same else "deny",
+                ok=same,
+                failures=() if same else ("tamper",),
             )
         )
         return ModeReport(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)

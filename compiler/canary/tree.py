@@ -8,12 +8,15 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import EnvironmentMissingError
-from ..models import CompiledBundle, CompiledProfile, ResolvedRoot
+from ..models import CompiledBundle, CompiledProfile, Frozen, ResolvedRoot
 from . import paths
 
 
@@ -55,20 +58,23 @@ NETWORK_MODES = frozenset({"agent-full-access"})
 NET_PORT = 17171
 
 
-@dataclass(frozen=True)
-class ControlOutcome:
-    """The negative control of a parent probe (compiler/canary/parent.py): the same road with
-    the protection removed. It must leak (`observed` allow); otherwise the probe cannot tell."""
+_Seconds = Annotated[float, Field(ge=0)]
+
+
+class ControlOutcome(Frozen):
+    """Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative control, the
+    same road with the protection removed. It must leak (`observed` allow, `ok` true);
+    otherwise the probe fails as `error` (it cannot tell)."""
 
     observed: Literal["allow", "deny"]
     ok: bool
     output: str
-    seconds: float
+    seconds: _Seconds
 
 
-@dataclass(frozen=True)
-class Probe:
-    """One command and what it showed."""
+class Probe(Frozen):
+    """One probe: its command and what it showed (`profilec canary --format json` writes it as
+    `to_dict` gives it)."""
 
     name: str
     kind: Kind
@@ -79,15 +85,15 @@ class Probe:
     predicted: Expect | None
     observed: Literal["allow", "deny"]
     ok: bool
-    failures: tuple[str, ...] = ()
+    failures: tuple[str, ...]
     #: Wall time of the probe's command (None where one probe spans several commands).
-    seconds: float | None = None
+    seconds: _Seconds | None = None
     #: Parent probes only: the negative control's outcome.
-    control: ControlOutcome | None = None
+    control: ControlOutcome | SkipJsonSchema[None] = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (`control` only where there is one)."""
-        out = asdict(self)
+        out = self.model_dump(mode="json")
         if self.control is None:
             del out["control"]
         return out

@@ -25,24 +25,29 @@ from tests.helpers import make_layout
 
 def _probe(control: ControlOutcome | None) -> Probe:
     return Probe(
-        "parent-env",
-        "parent",
-        ("codex", "exec"),
-        0,
-        "no marker",
-        "deny",
-        None,
-        "deny",
-        True,
-        (),
-        1.5,
-        control,
+        name="parent-env",
+        kind="parent",
+        command=("codex", "exec"),
+        exit_code=0,
+        output="no marker",
+        expected="deny",
+        predicted=None,
+        observed="deny",
+        ok=True,
+        failures=(),
+        seconds=1.5,
+        control=control,
     )
 
 
 def test_probe_dicts_carry_the_control_only_for_parent_probes() -> None:
     assert "control" not in _probe(None).to_dict()
-    ctl = ControlOutcome("allow", True, "2 of 2 launcher key markers reached the model", 2.0)
+    ctl = ControlOutcome(
+        observed="allow",
+        ok=True,
+        output="2 of 2 launcher key markers reached the model",
+        seconds=2.0,
+    )
     assert _probe(ctl).to_dict()["control"] == {
         "observed": "allow",
         "ok": True,
@@ -65,7 +70,9 @@ def _report_doc(probe: Probe) -> dict[str, Any]:
 
 def test_the_schema_takes_parent_probes_and_their_control() -> None:
     v = validator("canary-report.schema.json")
-    good = _report_doc(_probe(ControlOutcome("allow", True, "leaked", 2.0)))
+    good = _report_doc(
+        _probe(ControlOutcome(observed="allow", ok=True, output="leaked", seconds=2.0))
+    )
     v.validate(good)
     bad = json.loads(json.dumps(good))
     bad["modes"][0]["probes"][0]["control"]["extra"] = 1

@@ -301,14 +301,24 @@ def _canary_doc(tmp_path: Path) -> dict[str, Any]:
 
     from profilec.audit.evidence import bind
     from profilec.canary.run import CanaryReport, ModeReport
-    from profilec.canary.tree import ControlOutcome, Probe
+    from profilec.canary.tree import ControlOutcome, Kind, Probe
 
-    plain = Probe("read", "model", ("cat", "/x"), 1, "denied", "deny", "deny", "deny", True)
-    timed = Probe("p", "parent", ("sh",), 0, "", "deny", None, "deny", False, ("error",), 0.5)
-    control = Probe(
-        "c", "parent", ("sh",), 0, "", "deny", "deny", "deny", True, (), 1.0,
-        ControlOutcome("allow", True, "leaked", 2.0),
-    )  # fmt: skip
+    def probe(name: str, kind: Kind, rc: int, out: str, **kw: Any) -> Probe:
+        common = {
+            "expected": "deny",
+            "predicted": "deny",
+            "observed": "deny",
+            "ok": True,
+            "failures": (),
+        }
+        return Probe(
+            name=name, kind=kind, command=("sh",), exit_code=rc, output=out, **{**common, **kw}
+        )
+
+    plain = probe("read", "model", 1, "denied")
+    timed = probe("p", "parent", 0, "", predicted=None, ok=False, failures=("error",), seconds=0.5)
+    ctl = ControlOutcome(observed="allow", ok=True, output="leaked", seconds=2.0)
+    control = probe("c", "parent", 0, "", failures=(), seconds=1.0, control=ctl)
     modes = (
         ModeReport("agent", "p-agent", (plain, timed, control), 1.5),
         ModeReport("read-only", "p-ro", (), 0.25, error="docker went away"),
