@@ -39,7 +39,7 @@ from .errors import (
 )
 from .inputs import Inputs
 from .models import CompiledBundle
-from .pipeline import SessionConfig, compile_inputs, load_and_compile, make_inputs
+from .pipeline import InputOptions, SessionConfig, compile_inputs, load_and_compile, make_inputs
 
 if TYPE_CHECKING:
     from .audit.drift import Drift as LockDrift
@@ -50,6 +50,7 @@ __all__ = [
     "CompiledBundle",
     "EnvironmentMissingError",
     "InputError",
+    "InputOptions",
     "Inputs",
     "LayoutError",
     "LockDriftError",

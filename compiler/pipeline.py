@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from .compile import compile_bundle
 from .errors import InputError, SandboxRefusesError, UsageError
@@ -198,74 +198,53 @@ def _session_bytes(config: SessionConfig) -> bytes:
         ) from None
 
 
-def make_inputs(
-    roots_path: str,
-    *,
-    profiles_dir: str | None = None,
-    workspace_roots: Sequence[str] = (),
-    codex_home: str | None = None,
-    session_config_path: str | None = None,
-    session_config: SessionConfig | None = None,
-    tmpdir: str | None = None,
-    home: str | None = None,
-    vouched_mcp_path: str | None = None,
-    run_as: int | None = None,
-) -> Inputs:
+class InputOptions(TypedDict, total=False):
+    """The compile inputs beside the roots manifest (the CLI's flags), each optional."""
+
+    profiles_dir: str | None
+    workspace_roots: Sequence[str]
+    codex_home: str | None
+    session_config_path: str | None
+    session_config: SessionConfig | None
+    tmpdir: str | None
+    home: str | None
+    vouched_mcp_path: str | None
+    run_as: int | None
+
+
+def make_inputs(roots_path: str, **options: Unpack[InputOptions]) -> Inputs:
     """The compile inputs (the CLI's flags), each file read once when first needed; pass the
     same object to `compile_inputs`, `write_lock` and `verify_lock` so all three see one read.
 
     The session config is a path (`session_config_path`) or data (`session_config`), not both.
     """
-    if session_config_path is not None and session_config is not None:
+    data = options.get("session_config")
+    if options.get("session_config_path") is not None and data is not None:
         raise UsageError("give the session config as a path or as data, not both")
     return Inputs(
         roots=roots_path,
-        profiles=profiles_dir,
-        workspace_roots=tuple(workspace_roots),
-        codex_home=codex_home,
-        session_config=session_config_path,
-        session_data=None if session_config is None else _session_bytes(session_config),
-        tmpdir=tmpdir,
-        home=home,
-        vouched_mcp=vouched_mcp_path,
-        run_as=run_as,
+        profiles=options.get("profiles_dir"),
+        workspace_roots=tuple(options.get("workspace_roots", ())),
+        codex_home=options.get("codex_home"),
+        session_config=options.get("session_config_path"),
+        session_data=None if data is None else _session_bytes(data),
+        tmpdir=options.get("tmpdir"),
+        home=options.get("home"),
+        vouched_mcp=options.get("vouched_mcp_path"),
+        run_as=options.get("run_as"),
     )
 
 
-def load_and_compile(
-    roots_path: str,
-    *,
-    profiles_dir: str | None = None,
-    workspace_roots: Sequence[str] = (),
-    codex_home: str | None = None,
-    session_config_path: str | None = None,
-    session_config: SessionConfig | None = None,
-    tmpdir: str | None = None,
-    home: str | None = None,
-    vouched_mcp_path: str | None = None,
-    run_as: int | None = None,
-) -> CompiledBundle:
+def load_and_compile(roots_path: str, **options: Unpack[InputOptions]) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only.
 
-    `home` is HOME of the session's commands, when the launcher sets one: no vault may hold it.
-    `run_as` is the uid Codex is launched as (default: this process's): a writable root it
-    cannot hold Codex's mount targets in is not emitted, or refused (compile.Probe).
-    `session_config` is the agent's session config as data (see `SessionConfig`).
+    The options are `InputOptions`. `home` is HOME of the session's commands, when the launcher
+    sets one: no vault may hold it. `run_as` is the uid Codex is launched as (default: this
+    process's): a writable root it cannot hold Codex's mount targets in is not emitted, or
+    refused (compile.Probe). `session_config` is the agent's session config as data (see
+    `SessionConfig`).
     """
-    return compile_inputs(
-        make_inputs(
-            roots_path,
-            profiles_dir=profiles_dir,
-            workspace_roots=workspace_roots,
-            codex_home=codex_home,
-            session_config_path=session_config_path,
-            session_config=session_config,
-            tmpdir=tmpdir,
-            home=home,
-            vouched_mcp_path=vouched_mcp_path,
-            run_as=run_as,
-        )
-    )
+    return compile_inputs(make_inputs(roots_path, **options))
 
 
 def resolve_layout(
