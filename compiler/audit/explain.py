@@ -25,6 +25,7 @@ from ..evaluate import (
     enforce,
     normalize_abs,
     resolve,
+    resolve_path,
     session_contexts,
 )
 from ..models import CompiledBundle, ResolvedRoot
@@ -184,37 +185,72 @@ def explain(
     else:
         access = d.access or "unlisted"
         lexical_access = lexical.access or "unlisted"
-    winner, beaten = _decided(d, records, keep_winner=True)
-    enforced, enforcement = _enforcement(eff, asked, fs)
     via = f" via {real}" if real != asked else ""
-    summary = _summary(
-        f"{asked}{via} is {access} in mode {mode}",
-        _why(eff, profile.profile_id, winner),
-        access,
-        enforced,
-        enforcement,
+    return _explained(
+        eff,
+        ctx,
+        asked=asked,
+        real=real,
+        mode=mode,
+        profile_id=profile.profile_id,
+        access=(access, lexical_access),
+        decided=_decided(d, records, keep_winner=True),
+        head=f"{asked}{via} is {access} in mode {mode}",
+        fs=fs,
+        home=home,
+        tmpdir=tmpdir,
+        chain=tuple(steps),
+        roots=tuple(related),
+        source="bundle",
+        parent=tuple(f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent),
     )
+
+
+def _explained(
+    eff: EffectiveProfile,
+    ctx: EvalContext,
+    *,
+    asked: str,
+    real: str,
+    mode: str,
+    profile_id: str,
+    access: tuple[EffAccess, EffAccess],
+    decided: tuple[ExplainEntry | None, tuple[ExplainEntry, ...]],
+    head: str,
+    fs: FsView | None,
+    home: str | None,
+    tmpdir: str | None,
+    source: str,
+    chain: tuple[ChainStep, ...] = (),
+    roots: tuple[str, ...] = (),
+    parent: tuple[str, ...] = (),
+) -> Explanation:
+    """The explanation of one decision (`access`: real path's, lexical path's), with what the
+    sandbox enforces beside it and the summary line that starts with `head`."""
+    winner, beaten = decided
+    enforced, enforcement = _enforcement(eff, asked, fs)
+    summary = _summary(head, _why(eff, profile_id, winner), access[0], enforced, enforcement)
     return Explanation(
         path=asked,
         real_path=real,
         mode=mode,
-        profile_id=profile.profile_id,
+        profile_id=profile_id,
         cwd=ctx.cwd,
-        access=access,
-        lexical_access=lexical_access,
+        access=access[0],
+        lexical_access=access[1],
         unrestricted=eff.unrestricted,
         network_enabled=eff.network_enabled or eff.unrestricted,
         winner=winner,
         beaten=beaten,
-        chain=tuple(steps),
-        roots=tuple(related),
+        chain=chain,
+        roots=roots,
         summary=summary,
         home=home,
         tmpdir=tmpdir,
         enforced_access=enforced,
         enforcement=enforcement,
-        source="bundle",
-        parent=tuple(f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent),
+        source=source,
+        parent=parent,
     )
 
 
@@ -296,39 +332,22 @@ def explain_config(
     eff = resolve(permissions, profile_id, ctx)
     d: Decision = eff.decide(asked)
     access: EffAccess = "write" if eff.unrestricted else (d.access or "unlisted")
-    winner, beaten = _decided(d, {}, keep_winner=not eff.unrestricted)
-    enforced, enforcement = _enforcement(eff, asked, fs)
     real = asked
     if fs is not None:
-        from ..evaluate import resolve_path
-
         real = resolve_path(fs, asked).real
-    summary = _summary(
-        f"{asked} is {access} under profile {profile_id} ({source})",
-        _why(eff, profile_id, winner),
-        access,
-        enforced,
-        enforcement,
-    )
-    return Explanation(
-        path=asked,
-        real_path=real,
+    return _explained(
+        eff,
+        ctx,
+        asked=asked,
+        real=real,
         mode=mode,
         profile_id=profile_id,
-        cwd=ctx.cwd,
-        access=access,
-        lexical_access=access,
-        unrestricted=eff.unrestricted,
-        network_enabled=eff.network_enabled or eff.unrestricted,
-        winner=winner,
-        beaten=beaten,
-        chain=(),
-        roots=(),
-        summary=summary,
+        access=(access, access),
+        decided=_decided(d, {}, keep_winner=not eff.unrestricted),
+        head=f"{asked} is {access} under profile {profile_id} ({source})",
+        fs=fs,
         home=home,
         tmpdir=tmpdir,
-        enforced_access=enforced,
-        enforcement=enforcement,
         source=source,
     )
 

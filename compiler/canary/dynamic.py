@@ -41,7 +41,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -489,6 +489,69 @@ def _seed(target: Target, old: str, uid: int) -> None:
         os.lchown(path, uid, uid)
 
 
+def _save(
+    container: Container,
+    target: Target,
+    name: str,
+    script: str,
+    env: dict[str, str],
+    needle: str,
+    *,
+    need_rc: bool = True,
+    limit: float | None = None,
+    fail: str = "trusted",
+) -> Probe:
+    """One trusted save (`script`) and its check from outside: `needle` must be in the real
+    file (with exit 0 when `need_rc`, within `limit` seconds when given), else class `fail`."""
+    rc, out, secs = _exec(container, script, env)
+    ok, _ = _persisted(container, target, needle)
+    good = ok and (rc == 0 or not need_rc) and (limit is None or secs <= limit)
+    return _probe(
+        name,
+        "trusted",
+        ("sh", "-c", script),
+        rc,
+        f"{secs:.2f}s persisted={ok}\n{out}",
+        [] if good else [fail],
+        "allow" if (good if limit is not None else ok) else "deny",
+        "allow",
+    )
+
+
+def _beside_model(
+    client: DockerClient,
+    container: Container,
+    name: str,
+    cmd: Sequence[str],
+    stop: str,
+    lines: tuple[str, str],
+    trusted: Callable[[], list[Probe]],
+    judge: Callable[[str], tuple[list[str], str, str]],
+) -> list[Probe]:
+    """Run the model command `cmd` (it prints `lines[0]` once it is running, `lines[1]` at its
+    end, and ends once `stop` exists), make the `trusted` saves meanwhile, then judge the
+    model's whole output: `judge(output)` gives (failure classes, the output to keep, observed).
+    A model command that does not start gets no saves and is an `error` (a sandbox Codex
+    refuses, a stalled engine); so is one whose output did not come back whole."""
+    stream = Streamed(client, container, cmd)
+    try:
+        if not stream.wait_for(lines[0], READY_SECONDS):
+            return [_probe(name, "model", cmd, -1, stream.text(), ["error"], "deny")]
+        probes = trusted()
+    finally:
+        _exec(container, f"touch {shlex.quote(stop)}")
+    rc = stream.finish(READY_SECONDS)
+    text = stream.output()
+    fails, shown, observed = judge(text)
+    if rc is None or not stream.whole or lines[1] not in text:
+        fails.append("error")
+    return [_probe(name, "model", cmd, -1 if rc is None else rc, shown, fails, observed), *probes]
+
+
+def _stop_file(tree: _Tree) -> str:
+    return f"{tree.workspace}/.canary-stop-{secrets.token_hex(4)}"
+
+
 def race(
     client: DockerClient,
     container: Container,
@@ -500,89 +563,39 @@ def race(
     saves: int = 1,
 ) -> list[Probe]:
     """The refresh race: real refresh and login saves while the model loop runs."""
-    from . import engine
-
     old = tree.marker
     new = _marker("NEW")
     keys = [_marker("KEY") for _ in range(saves)]
     _seed(target, old, engine.run_uid())
-    stop = f"{tree.workspace}/.canary-stop-{secrets.token_hex(4)}"
-    server = container.exec_run(
+    stop = _stop_file(tree)
+    container.exec_run(
         ["nc", "-ll", "-p", str(TOKEN_PORT), "-e", "sh", "-c", TOKEN_HANDLER],
         detach=True,
         environment={"BODY": token_reply(new, int(time.time()))},
     )
-    del server
-    loop_cmd = (*sandbox, race_loop(target.spellings, target.dirs, stop))
-    probes: list[Probe] = []
-    loop = Streamed(client, container, loop_cmd)
-    # A loop that does not start (a sandbox Codex refuses, a stalled engine) gets no saves and
-    # is an `error`; the mode's remaining probes still run.
-    ready = loop.wait_for("LOOP-READY", READY_SECONDS)
-    try:
-        if not ready:
-            return [
-                _probe(
-                    f"race-{target.root_id}", "model", loop_cmd, -1, loop.text(), ["error"], "deny"
-                )
-            ]
-        out_file = f"/tmp/appserver-{secrets.token_hex(4)}.jsonl"
+    root = target.root_id
+
+    def the_saves() -> list[Probe]:
         env = {
             **refresh_messages(),
             "CODEX_REFRESH_TOKEN_URL_OVERRIDE": f"http://127.0.0.1:{TOKEN_PORT}/oauth/token",
         }
+        out_file = f"/tmp/appserver-{secrets.token_hex(4)}.jsonl"
         script = refresh_script(codex, target.home, out_file)
-        rc, out, secs = _exec(container, script, env)
-        ok, _ = _persisted(container, target, new)
-        fails = [] if ok else ["trusted"]
-        probes.append(
-            _probe(
-                f"save-refresh-{target.root_id}",
-                "trusted",
-                ("sh", "-c", script),
-                rc,
-                f"{secs:.2f}s persisted={ok}\n{out}",
-                fails,
-                "allow" if ok else "deny",
-                "allow",
-            )
-        )
+        made = [_save(container, target, f"save-refresh-{root}", script, env, new, need_rc=False)]
         for i, key in enumerate(keys):
+            name = f"save-login-{root}" + (f"-{i}" if i else "")
             script = login_script(codex, target.home)
-            rc, out, secs = _exec(container, script, {"KEY": key})
-            ok, _ = _persisted(container, target, key)
-            probes.append(
-                _probe(
-                    f"save-login-{target.root_id}" + (f"-{i}" if i else ""),
-                    "trusted",
-                    ("sh", "-c", script),
-                    rc,
-                    f"{secs:.2f}s persisted={ok}\n{out}",
-                    [] if ok and rc == 0 else ["trusted"],
-                    "allow" if ok else "deny",
-                    "allow",
-                )
-            )
-    finally:
-        _exec(container, f"touch {shlex.quote(stop)}")
-    rc_loop = loop.finish(READY_SECONDS)
-    text = loop.output()
-    fails = classify_race(text, target, [old, new, *keys])
-    if rc_loop is None or not loop.whole or "LOOP-END" not in text:
-        fails.append("error")
-    probes.insert(
-        0,
-        _probe(
-            f"race-{target.root_id}",
-            "model",
-            loop_cmd,
-            -1 if rc_loop is None else rc_loop,
-            condense(text),
-            fails,
-            "allow" if any(f.endswith("leak") for f in fails) else "deny",
-        ),
-    )
-    return probes
+            made.append(_save(container, target, name, script, {"KEY": key}, key))
+        return made
+
+    def judge(text: str) -> tuple[list[str], str, str]:
+        fails = classify_race(text, target, [old, new, *keys])
+        return fails, condense(text), "allow" if any(f.endswith("leak") for f in fails) else "deny"
+
+    cmd = (*sandbox, race_loop(target.spellings, target.dirs, stop))
+    lines = ("LOOP-READY", "LOOP-END")
+    return _beside_model(client, container, f"race-{root}", cmd, stop, lines, the_saves, judge)
 
 
 def lock_probe(
@@ -596,53 +609,32 @@ def lock_probe(
 ) -> list[Probe]:
     """The model holds every writer lock it can; the trusted login must persist in time."""
     locks = (f"{target.vault}/{LOCK_BESIDE_TARGET}", f"{target.home}/{LOCK_IN_HOME}")
-    stop = f"{tree.workspace}/.canary-stop-{secrets.token_hex(4)}"
-    cmd = (*sandbox, lock_hold(flock, locks, stop))
+    stop = _stop_file(tree)
     key = _marker("KEY")
-    hold = Streamed(client, container, cmd)
-    probes: list[Probe] = []
-    ready = hold.wait_for("LOCKS-TRIED", READY_SECONDS)
-    try:
-        if not ready:
-            return [
-                _probe(
-                    f"lock-hold-{target.root_id}", "model", cmd, -1, hold.text(), ["error"], "deny"
-                )
-            ]
+
+    def the_save() -> list[Probe]:
         script = login_script(codex, target.home, timeout=LOCK_SAVE_SECONDS)
-        rc, out, secs = _exec(container, script, {"KEY": key})
-        ok, _ = _persisted(container, target, key)
-        in_time = ok and rc == 0 and secs <= LOCK_SAVE_SECONDS
-        probes.append(
-            _probe(
-                f"save-under-lock-{target.root_id}",
-                "trusted",
-                ("sh", "-c", script),
-                rc,
-                f"{secs:.2f}s persisted={ok}\n{out}",
-                [] if in_time else ["save-blocked"],
-                "allow" if in_time else "deny",
-                "allow",
+        name = f"save-under-lock-{target.root_id}"
+        env = {"KEY": key}
+        return [
+            _save(
+                container,
+                target,
+                name,
+                script,
+                env,
+                key,
+                limit=LOCK_SAVE_SECONDS,
+                fail="save-blocked",
             )
-        )
-    finally:
-        _exec(container, f"touch {shlex.quote(stop)}")
-    rc_hold = hold.finish(READY_SECONDS)
-    text = hold.output()
-    held = [ln for ln in text.split("\n") if ln.startswith("HELD ")]
-    fails = ["lock-held"] if held else []
-    if rc_hold is None or not hold.whole or "LOCK-END" not in text:
-        fails.append("error")
-    probes.insert(
-        0,
-        _probe(
-            f"lock-hold-{target.root_id}",
-            "model",
-            cmd,
-            -1 if rc_hold is None else rc_hold,
-            text,
-            fails,
-            "allow" if held else "deny",
-        ),
+        ]
+
+    def judge(text: str) -> tuple[list[str], str, str]:
+        held = [ln for ln in text.split("\n") if ln.startswith("HELD ")]
+        return (["lock-held"] if held else []), text, "allow" if held else "deny"
+
+    cmd = (*sandbox, lock_hold(flock, locks, stop))
+    lines = ("LOCKS-TRIED", "LOCK-END")
+    return _beside_model(
+        client, container, f"lock-hold-{target.root_id}", cmd, stop, lines, the_save, judge
     )
-    return probes
