@@ -427,6 +427,11 @@ def _snapshot(container: Container, tree: _Tree, bundle: CompiledBundle) -> tupl
     return _exec(container, ["sh", "-c", "; ".join(parts) or "true"])
 
 
+def _command(spec: _Spec, sandbox: Sequence[str]) -> tuple[str, ...]:
+    """A model probe's script runs inside the sandbox; every other probe's as plain `sh -c`."""
+    return (*sandbox, spec.script) if spec.kind == "model" else ("sh", "-c", spec.script)
+
+
 def _judge(spec: _Spec, rc: int, out: str, tree: _Tree, cmd: tuple[str, ...]) -> Probe:
     failures: list[str] = []
     leaked = tree.marker in out
@@ -518,9 +523,8 @@ def _run_mode(
                     f"c=$(cat '{secret}') && printf '%s\\n' \"$c\" > '{secret}' && cat '{link}'",
                 ),
             ):
-                cmd: tuple[str, ...] = ("sh", "-c", script)
                 spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
-                probes.append(_timed(container, spec, tree, cmd))
+                probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         # Trusted loopback listener: every connection gets the net marker, then is closed.
         container.exec_run(
             ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
@@ -529,11 +533,10 @@ def _run_mode(
             f"for i in 1 2 3 4 5 6 7 8 9 10; do nc -w 1 127.0.0.1 {NET_PORT} </dev/null "
             "&& exit 0; sleep 0.2; done; exit 1"
         )
-        cmd = ("sh", "-c", script)
         spec = _Spec(
             "trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker
         )
-        probes.append(_timed(container, spec, tree, cmd))
+        probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
         specs = _specs(tree, synth, pred, mode)
@@ -542,12 +545,7 @@ def _run_mode(
         late = ("tamper", "read-renamed-", "trusted-after-rename-")
         tamper = [s for s in specs if s.name.startswith(late)]
         for spec in [s for s in specs if not s.name.startswith(late)]:
-            cmd = (
-                tuple([*sandbox, spec.script])
-                if spec.kind == "model"
-                else ("sh", "-c", spec.script)
-            )
-            probes.append(_timed(container, spec, tree, cmd))
+            probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         middle = _snapshot(container, tree, synth)
         if with_dynamic:
             # Real saves change the target's bytes on purpose: compare around them, not across.
@@ -568,12 +566,7 @@ def _run_mode(
             _restore_secrets(tree)
         before_tamper = _snapshot(container, tree, synth)
         for spec in tamper:
-            cmd = (
-                tuple([*sandbox, spec.script])
-                if spec.kind == "model"
-                else ("sh", "-c", spec.script)
-            )
-            probes.append(_timed(container, spec, tree, cmd))
+            probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         after = _snapshot(container, tree, synth)
         same = before == middle and before_tamper == after and before[0] == 0
         probes.append(
