@@ -6,8 +6,9 @@ command runs as a user would run it (`python -m profilec ...`) on a layout whose
 a random marker behind a symlinked CODEX_HOME, with a session config, a vouched MCP file, a plan
 layout, a lock and two bundles: every input file it takes must be opened exactly once, and
 neither the credential's link nor its target may appear in any open call (failed ones too).
-Covered: compile (every format), check, lock, check --lock, explain, audit, diff, plan, watch,
-canary and e2e. `canary` and `e2e` run with PROFILEC_CODEX_BIN naming no file: each reads its
+Covered: compile (every format), check (with every input file it takes), lock, check --lock,
+explain, audit (compiling, and of a bundle with canary results and an e2e matrix), diff, plan,
+watch, canary and e2e. `canary` and `e2e` run with PROFILEC_CODEX_BIN naming no file: each reads its
 inputs first (canary compiles its flags' files, e2e --check-catalog reads the adapter catalog of
 --profiles) and then stops at exit 7 (the pinned codex is missing), before any container or
 Codex session, so the trace is of exactly the input reading and takes a second. The probes
@@ -136,12 +137,16 @@ def _judge(case: Case, opened: Counter[str], once: list[Path]) -> None:
     assert twice == {}, f"policy files opened more than once: {twice}"
 
 
-def _bundle(case: Case, name: str) -> Path:
+def _bundle(case: Case, name: str, fmt: str = "bundle") -> Path:
     out = case.work / name
-    rc, err, _ = _traced(
-        ["compile", *case.flags, "--format", "bundle", "--out", str(out)], case.work
-    )
+    rc, err, _ = _traced(["compile", *case.flags, "--format", fmt, "--out", str(out)], case.work)
     assert rc == 0, err
+    return out
+
+
+def _written(case: Case, name: str, text: str) -> Path:
+    out = case.work / name
+    out.write_text(text, encoding="utf-8")
     return out
 
 
@@ -177,6 +182,38 @@ def test_lock_and_check_lock(case: Case) -> None:
     _judge(case, opened, [*case.inputs.values(), lock])
 
 
+def test_check_reads_every_input_it_takes_once(case: Case) -> None:
+    """check's own inputs beside the compile flags: a foreign config or override list, an
+    acp-json document or mode map, launcher requests and argv, a baseline and a project config.
+    --config and --overrides exclude each other, so do --acp-json and --mode-map: two runs."""
+    acp = _bundle(case, "c.acp-json", "acp-json")
+    modes = _written(case, "modes.json", json.dumps(json.loads(acp.read_text())["modeProfiles"]))
+    baseline = case.work / "baseline.json"
+    rc, err, _ = _traced(
+        ["check", *case.flags, "--format", "json", "--out", str(baseline)], case.work
+    )
+    assert rc in (0, 1), err
+    request = {"jsonrpc": "2.0", "id": 1, "method": "thread/start", "params": {}}
+    common = {
+        "--launch-requests": _written(case, "requests.jsonl", json.dumps(request) + "\n"),
+        "--launch-argv": _written(case, "argv.json", '["codex", "app-server"]'),
+        "--baseline": baseline,
+        "--project-config": _written(case, "profilec.toml", "waiver = []\n"),
+    }
+    runs = (
+        {"--config": _bundle(case, "config.toml", "toml"), "--acp-json": acp},
+        {"--overrides": _bundle(case, "c.overrides", "overrides"), "--mode-map": modes},
+    )
+    for own in runs:
+        files = {**own, **common}
+        flags = [str(x) for flag, path in files.items() for x in (flag, path)]
+        rc, err, opened = _traced(["check", *case.flags, *flags, "--format", "json"], case.work)
+        assert rc in (0, 1), err
+        # A foreign config is checked, not compiled: the vouched MCP file is not needed.
+        assert opened[os.path.realpath(case.inputs["mcp"])] <= 1
+        _judge(case, opened, [case.inputs["manifest"], case.inputs["session"], *files.values()])
+
+
 def test_explain(case: Case) -> None:
     rc, err, opened = _traced(
         ["explain", str(case.layout.link), "--mode", "agent", *case.flags], case.work
@@ -191,6 +228,32 @@ def test_audit(case: Case) -> None:
     )
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
+
+
+def test_audit_of_a_bundle_with_canary_results_and_a_matrix(case: Case) -> None:
+    """audit --bundle reads the bundle instead of compiling; --canary-json (bound to that
+    bundle) and --e2e-matrix are read once each too."""
+    from datetime import UTC, datetime
+
+    from profilec.audit.evidence import bind
+    from profilec.canary.run import CanaryReport, ModeReport
+
+    bundle = _bundle(case, "audited.json")
+    report = CanaryReport("run-1", (ModeReport("agent", "profilec-agent", (), 1.5),), 2.0, "i:1")
+    bound = bind(report.to_dict(), json.loads(bundle.read_text()), datetime.now(UTC))
+    canary = _written(case, "canary.json", json.dumps(bound))
+    row = {
+        "adapter": "codex app-server", "adapter_version": "0.171.0", "codex_version": "0.171.0",
+        "launch_method": "app-server -c", "session_event": "new", "result": "held",
+        "evidence": "cat target: Permission denied", "lint": None,
+    }  # fmt: skip
+    matrix = _written(case, "matrix.json", json.dumps({"schema_version": 1, "rows": [row]}))
+    out = case.work / "audit-bundle.md"
+    argv = ["audit", "--bundle", str(bundle), "--canary-json", str(canary)]
+    rc, err, opened = _traced([*argv, "--e2e-matrix", str(matrix), "--out", str(out)], case.work)
+    assert rc == 0, err
+    assert "Canary run run-1: pass" in out.read_text(encoding="utf-8")
+    _judge(case, opened, [bundle, canary, matrix])
 
 
 def test_diff(case: Case) -> None:
