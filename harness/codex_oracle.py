@@ -171,29 +171,36 @@ def prompt_input(
     child_env = {"PATH": "/usr/bin:/bin", "HOME": env.home, "CODEX_HOME": env.codex_home}
     if env.tmpdir is not None:
         child_env["TMPDIR"] = env.tmpdir
-    # Its own session, so the sandbox helpers Codex leaves behind (re-parented to init, still in
-    # that session) can be ended by pid once it is done.
+    rc, stdout, stderr = run_in_session(argv, cwd=env.cwd, env=child_env, timeout=timeout)
+    if rc != 0:
+        return OracleResult(False, error_line(stderr), None, False, (), None, ())
+    return parse_prompt_input(stdout)
+
+
+def run_in_session(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout: float
+) -> tuple[int, str, str]:
+    """Run `argv` to its end in a session of its own and return (exit, stdout, stderr); then
+    end what it left in that session (the sandbox helpers Codex leaves behind, re-parented to
+    init), by pid and start time, so no helper outlives the call."""
     child = subprocess.Popen(
-        argv,
-        cwd=env.cwd,
-        env=child_env,
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         start_new_session=True,
     )
     born = start_time(child.pid) or 0
     try:
-        stdout, stderr = child.communicate(timeout=timeout)
+        out, err = child.communicate(timeout=timeout)
     finally:
         end_processes([(child.pid, born), *session_members(child.pid, not_before=born)], 2.0)
         if child.poll() is None:
             child.kill()
         child.wait()
-    if child.returncode != 0:
-        return OracleResult(False, error_line(stderr), None, False, (), None, ())
-    return parse_prompt_input(stdout)
+    return child.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
 def map_per_home(

@@ -13,13 +13,12 @@ import os
 import posixpath
 import shutil
 import stat
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.codex_oracle import toml_inline
+from harness.codex_oracle import run_in_session, toml_inline
 from profilec.evaluate import (
     EvalContext,
     EvaluationError,
@@ -28,7 +27,6 @@ from profilec.evaluate import (
     enforce,
     resolve,
 )
-from profilec.procs import end_processes, session_members, start_time
 
 from .gen import PROFILE_ID, Case, Probe
 
@@ -247,24 +245,8 @@ def run_codex(
     env = {"PATH": "/usr/bin:/bin", "HOME": f"{base}/{case.home}", "CODEX_HOME": codex_home}
     if case.tmpdir:
         env["TMPDIR"] = f"{base}/{case.tmpdir}"
-    child = subprocess.Popen(
-        argv,
-        cwd="/",
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    born = start_time(child.pid) or 0
-    try:
-        out_b, err_b = child.communicate(timeout=timeout)
-    finally:
-        end_processes([(child.pid, born), *session_members(child.pid, not_before=born)], 2.0)
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-    return judge(out_b.decode("utf-8", "replace"), err_b.decode("utf-8", "replace"), plans, wmark)
+    _rc, out, err = run_in_session(argv, cwd="/", env=env, timeout=timeout)
+    return judge(out, err, plans, wmark)
 
 
 def judge(out: str, err: str, plans: Sequence[Plan], wmark: str) -> Observed:
