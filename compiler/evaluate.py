@@ -21,7 +21,8 @@ import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol
 
 from .codex import (
     BUILTIN_FULL,
@@ -70,8 +71,11 @@ class EvaluationError(InputError):
     kind = "codex-profile"
 
 
-@dataclass(frozen=True, slots=True)
-class EvalContext:
+# The evaluator's records are NamedTuples (immutable, compared and hashed by value, like a frozen
+# dataclass): a frozen slotted dataclass generates and compiles six methods when its class is
+# created, in every process that imports this module; a NamedTuple class costs a tenth of that.
+# EffectiveProfile stays a dataclass: it builds its lookup index after init.
+class EvalContext(NamedTuple):
     """The session facts a profile is resolved against."""
 
     cwd: str
@@ -110,8 +114,7 @@ def session_contexts(
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One compiled filesystem entry: an exact subtree path or a deny glob."""
 
     kind: Literal["path", "glob"]
@@ -120,8 +123,7 @@ class Entry:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """The access one path gets, the entry that decided it and the entries it beat."""
 
     path: str
@@ -725,15 +727,14 @@ class FsView(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class FsSnapshot:
+class FsSnapshot(NamedTuple):
     """A pure FsView from recorded facts (absolute normalized path -> kind / link value).
 
     Paths outside `scope` (when set) are asked of `outside` (e.g. a live lstat view).
     """
 
     kinds: Mapping[str, FsKind]
-    links: Mapping[str, str] = field(default_factory=dict)
+    links: Mapping[str, str] = MappingProxyType({})
     scope: str | None = None
     outside: FsView | None = None
 
@@ -755,8 +756,7 @@ class FsSnapshot:
         return self.links.get(path)
 
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
+class Resolution(NamedTuple):
     """Where a spelling lands: its real path and every directory a lookup happened in."""
 
     real: str
@@ -807,8 +807,7 @@ def _is_carve_out(e: Entry) -> bool:
     return e.source.startswith(("carve-out ", ":workspace carve-out "))
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(NamedTuple):
     """A configuration the sandbox refuses to start with (no command runs)."""
 
     code: str
@@ -816,8 +815,7 @@ class Refusal:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Dropped:
+class Dropped(NamedTuple):
     """An entry of the compiled policy that the sandbox does not enforce, and why."""
 
     entry: Entry
@@ -846,8 +844,7 @@ def _glob_scan_ok(pattern: str) -> bool:
     return not any("{" in part or "}" in part for part in tail[1:-1])
 
 
-@dataclass(frozen=True, slots=True)
-class Enforced:
+class Enforced(NamedTuple):
     """A resolved profile as the Linux sandbox applies it on one filesystem."""
 
     profile: EffectiveProfile

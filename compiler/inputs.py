@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import InputError, PolicyError
 from .fsio import read_input
@@ -34,8 +34,7 @@ if TYPE_CHECKING:
     from .session import AllowList
 
 
-@dataclass(frozen=True, slots=True)
-class InputFile:
+class InputFile(NamedTuple):
     """One input file as read: its path and bytes."""
 
     path: str
