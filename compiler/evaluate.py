@@ -250,8 +250,12 @@ def normalize_abs(path: str, *, what: str = "path") -> str:
     """Lexically normalize an absolute path (`..`, `.`, `//`, trailing `/`), as Codex does."""
     if not path.startswith("/"):
         raise EvaluationError(f"{what} `{path}` must be absolute")
-    if path == "/" or ("//" not in path and "/." not in path and not path.endswith("/")):
-        return path  # already normal: no empty, `.` or `..` segment, no trailing slash
+    if path == "/" or (
+        "//" not in path
+        and not path.endswith(("/", "/.", "/.."))
+        and ("/." not in path or ("/./" not in path and "/../" not in path))
+    ):
+        return path  # already normal: no empty, `.` or `..` segment (`/.git` is), no trailing /
     n = posixpath.normpath(path)
     # POSIX keeps a leading `//`; Codex does not.
     return "/" + n.lstrip("/")
@@ -616,7 +620,8 @@ def _with_carve_outs(profile: EffectiveProfile) -> tuple[Entry, ...]:
     extra: list[Entry] = []
     have = {(e.kind, e.path, e.access) for e in profile.entries}
     for e in profile.entries:
-        if e.kind == "path" and e.access == "write" and profile.decide(e.path).writable:
+        # winner(): decide()'s access without ranking the entries it beat
+        if e.kind == "path" and e.access == "write" and profile.winner(e.path)[0] == "write":
             for name in CARVE_OUTS:
                 p = normalize_abs(e.path.rstrip("/") + "/" + name)
                 if ("path", p, "read") in have:
@@ -823,7 +828,6 @@ class Dropped(NamedTuple):
 
 
 _NESTED = " (inside a denied directory)"
-_GLOB_STATIC = re.compile(r"[*?\[\]]")
 
 
 def _glob_static_prefix(pattern: str) -> str:
@@ -831,7 +835,7 @@ def _glob_static_prefix(pattern: str) -> str:
     parts = pattern.split("/")
     keep: list[str] = []
     for part in parts[1:]:
-        if _GLOB_STATIC.search(part):
+        if not _GLOB_CHARS.isdisjoint(part):
             break
         keep.append(part)
     return "/" + "/".join(keep)
