@@ -1009,21 +1009,18 @@ def enforce(
                 )
                 continue
         exact.append((e, r))
-    # A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it).
+    # A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it),
+    # unless a write entry lies between them.
+    deny_reals = [orp for o, orp in exact if o.access == "deny"]
+    write_reals = [wrp for w, wrp in exact if w.access == "write"]
     adjusted: list[tuple[Entry, str]] = []
     for e, r in exact:
         if e.access == "read":
-            outer = [
-                (o, orp) for o, orp in exact if o.access == "deny" and orp != r and _under(r, orp)
-            ]
-            writes_between = [
-                w
-                for w, wrp in exact
-                if w.access == "write"
-                and _under(r, wrp)
-                and any(_under(wrp, orp) and wrp != orp for _, orp in outer)
-            ]
-            if outer and not writes_between:
+            outer = [orp for orp in deny_reals if orp != r and _under(r, orp)]
+            if outer and not any(
+                _under(r, wrp) and any(_under(wrp, orp) and wrp != orp for orp in outer)
+                for wrp in write_reals
+            ):
                 adjusted.append((Entry(e.kind, e.path, "deny", e.source + _NESTED), r))
                 continue
         adjusted.append((e, r))
