@@ -21,8 +21,7 @@ whole top-level directory such as `/srv` or `/home`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .paths import ancestors, parent
 
@@ -30,8 +29,7 @@ if TYPE_CHECKING:
     from .evaluate import EffectiveProfile
 
 
-@dataclass(frozen=True, slots=True)
-class Protected:
+class Protected(NamedTuple):
     """A path whose every ancestor must stay in place, and why it is protected."""
 
     path: str
@@ -39,8 +37,7 @@ class Protected:
     root_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Pin:
+class Pin(NamedTuple):
     """One ancestor that must become a mount point: what it guards and which root made it
     renamable (the entry that makes its parent writable)."""
 

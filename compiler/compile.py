@@ -16,7 +16,6 @@ holder directory that still is writable, fails compilation for that root, hop an
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,14 +58,17 @@ class Probe(Protocol):
         """The real directories directly in `path` the launch user can enter, sorted."""
 
 
-@dataclass(slots=True)
 class Shared:
     """What compile_mode computes once per bundle: the mode-independent entries, and the entry
-    paths already checked against the symlink rule."""
+    paths already checked against the symlink rule. (A plain class: a mutable per-bundle cache
+    needs none of a dataclass's generated methods, which each process would compile.)"""
 
-    deny: list[Any] | None = None
-    holder: list[Any] | None = None
-    passed: set[str] = field(default_factory=set)
+    __slots__ = ("deny", "holder", "passed")
+
+    def __init__(self) -> None:
+        self.deny: list[Any] | None = None
+        self.holder: list[Any] | None = None
+        self.passed: set[str] = set()
 
 
 def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict[str, Any]:

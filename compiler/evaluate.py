@@ -21,7 +21,8 @@ import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol
 
 from .codex import (
     BUILTIN_FULL,
@@ -70,8 +71,11 @@ class EvaluationError(InputError):
     kind = "codex-profile"
 
 
-@dataclass(frozen=True, slots=True)
-class EvalContext:
+# The evaluator's records are NamedTuples (immutable, compared and hashed by value, like a frozen
+# dataclass): a frozen slotted dataclass generates and compiles six methods when its class is
+# created, in every process that imports this module; a NamedTuple class costs a tenth of that.
+# EffectiveProfile stays a dataclass: it builds its lookup index after init.
+class EvalContext(NamedTuple):
     """The session facts a profile is resolved against."""
 
     cwd: str
@@ -110,8 +114,7 @@ def session_contexts(
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One compiled filesystem entry: an exact subtree path or a deny glob."""
 
     kind: Literal["path", "glob"]
@@ -120,8 +123,7 @@ class Entry:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """The access one path gets, the entry that decided it and the entries it beat."""
 
     path: str
@@ -248,8 +250,12 @@ def normalize_abs(path: str, *, what: str = "path") -> str:
     """Lexically normalize an absolute path (`..`, `.`, `//`, trailing `/`), as Codex does."""
     if not path.startswith("/"):
         raise EvaluationError(f"{what} `{path}` must be absolute")
-    if path == "/" or ("//" not in path and "/." not in path and not path.endswith("/")):
-        return path  # already normal: no empty, `.` or `..` segment, no trailing slash
+    if path == "/" or (
+        "//" not in path
+        and not path.endswith(("/", "/.", "/.."))
+        and ("/." not in path or ("/./" not in path and "/../" not in path))
+    ):
+        return path  # already normal: no empty, `.` or `..` segment (`/.git` is), no trailing /
     n = posixpath.normpath(path)
     # POSIX keeps a leading `//`; Codex does not.
     return "/" + n.lstrip("/")
@@ -614,7 +620,8 @@ def _with_carve_outs(profile: EffectiveProfile) -> tuple[Entry, ...]:
     extra: list[Entry] = []
     have = {(e.kind, e.path, e.access) for e in profile.entries}
     for e in profile.entries:
-        if e.kind == "path" and e.access == "write" and profile.decide(e.path).writable:
+        # winner(): decide()'s access without ranking the entries it beat
+        if e.kind == "path" and e.access == "write" and profile.winner(e.path)[0] == "write":
             for name in CARVE_OUTS:
                 p = normalize_abs(e.path.rstrip("/") + "/" + name)
                 if ("path", p, "read") in have:
@@ -725,15 +732,14 @@ class FsView(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class FsSnapshot:
+class FsSnapshot(NamedTuple):
     """A pure FsView from recorded facts (absolute normalized path -> kind / link value).
 
     Paths outside `scope` (when set) are asked of `outside` (e.g. a live lstat view).
     """
 
     kinds: Mapping[str, FsKind]
-    links: Mapping[str, str] = field(default_factory=dict)
+    links: Mapping[str, str] = MappingProxyType({})
     scope: str | None = None
     outside: FsView | None = None
 
@@ -755,8 +761,7 @@ class FsSnapshot:
         return self.links.get(path)
 
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
+class Resolution(NamedTuple):
     """Where a spelling lands: its real path and every directory a lookup happened in."""
 
     real: str
@@ -807,8 +812,7 @@ def _is_carve_out(e: Entry) -> bool:
     return e.source.startswith(("carve-out ", ":workspace carve-out "))
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(NamedTuple):
     """A configuration the sandbox refuses to start with (no command runs)."""
 
     code: str
@@ -816,8 +820,7 @@ class Refusal:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Dropped:
+class Dropped(NamedTuple):
     """An entry of the compiled policy that the sandbox does not enforce, and why."""
 
     entry: Entry
@@ -825,7 +828,6 @@ class Dropped:
 
 
 _NESTED = " (inside a denied directory)"
-_GLOB_STATIC = re.compile(r"[*?\[\]]")
 
 
 def _glob_static_prefix(pattern: str) -> str:
@@ -833,7 +835,7 @@ def _glob_static_prefix(pattern: str) -> str:
     parts = pattern.split("/")
     keep: list[str] = []
     for part in parts[1:]:
-        if _GLOB_STATIC.search(part):
+        if not _GLOB_CHARS.isdisjoint(part):
             break
         keep.append(part)
     return "/" + "/".join(keep)
@@ -846,8 +848,7 @@ def _glob_scan_ok(pattern: str) -> bool:
     return not any("{" in part or "}" in part for part in tail[1:-1])
 
 
-@dataclass(frozen=True, slots=True)
-class Enforced:
+class Enforced(NamedTuple):
     """A resolved profile as the Linux sandbox applies it on one filesystem."""
 
     profile: EffectiveProfile
@@ -1008,21 +1009,18 @@ def enforce(
                 )
                 continue
         exact.append((e, r))
-    # A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it).
+    # A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it),
+    # unless a write entry lies between them.
+    deny_reals = [orp for o, orp in exact if o.access == "deny"]
+    write_reals = [wrp for w, wrp in exact if w.access == "write"]
     adjusted: list[tuple[Entry, str]] = []
     for e, r in exact:
         if e.access == "read":
-            outer = [
-                (o, orp) for o, orp in exact if o.access == "deny" and orp != r and _under(r, orp)
-            ]
-            writes_between = [
-                w
-                for w, wrp in exact
-                if w.access == "write"
-                and _under(r, wrp)
-                and any(_under(wrp, orp) and wrp != orp for _, orp in outer)
-            ]
-            if outer and not writes_between:
+            outer = [orp for orp in deny_reals if orp != r and _under(r, orp)]
+            if outer and not any(
+                _under(r, wrp) and any(_under(wrp, orp) and wrp != orp for orp in outer)
+                for wrp in write_reals
+            ):
                 adjusted.append((Entry(e.kind, e.path, "deny", e.source + _NESTED), r))
                 continue
         adjusted.append((e, r))

@@ -1,16 +1,17 @@
-"""The one edge: every input file of a run, each read once, with the bytes and their sha256.
+"""The one edge: every input file of a run, each read once, its bytes kept for every later use.
 
 `Inputs` holds the command's flags and reads each file the first time something asks for it:
 the roots manifest, the vouched-MCP file and the plan layout through the trust check on the
 open descriptor (roots.read_trusted_bytes), the policy files in the profiles directory and the
 session config plainly (the session config bounded, it is untrusted). Every later use, by
 compile, provenance, lock, check or audit, parses the same bytes, so the sha256 a bundle's
-provenance reports is the sha256 of what was compiled. The parsed manifest, policy and session
-config are kept too, so a run validates each once. The other files a command names go through
-here too: a check's `--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its
-project config (`text`, `project_file`), a lock, bundle, canary JSON or e2e matrix
-(`json_object`), the adapter and backend catalogs (`policy_file`, parsed once beside their models:
-emit/launch.adapters_of, mounts/backends.catalog_of). No other module opens an input file
+provenance reports (compiler/bundle/sources.py hashes these bytes) is the sha256 of what was
+compiled. The parsed manifest, policy and session config are kept too, so a run validates each
+once. The other files a command names go through here too: a check's
+`--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its project config
+(`text`, `project_file`), a lock, bundle, canary JSON or e2e matrix (`json_object`), the adapter
+and backend catalogs (`policy_file`, parsed once beside their models: emit/launch.adapters_of,
+mounts/backends.catalog_of). No other module opens an input file
 (tests/unit/test_one_edge.py scans for readers).
 
 Only input files go through here, never a credential: roots are walked with lstat/readlink by
@@ -19,11 +20,10 @@ compiler/roots.py.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import InputError, PolicyError
 from .fsio import read_input
@@ -34,13 +34,11 @@ if TYPE_CHECKING:
     from .session import AllowList
 
 
-@dataclass(frozen=True, slots=True)
-class InputFile:
-    """One input file as read: its path, bytes and sha256 (`sha256:<hex>`)."""
+class InputFile(NamedTuple):
+    """One input file as read: its path and bytes."""
 
     path: str
     data: bytes
-    sha256: str
 
 
 #: Where an error in a session config given as data points.
@@ -83,7 +81,7 @@ class Inputs:
         hit = self.files.get(key)
         if hit is None:
             data: bytes = reader(path)
-            hit = InputFile(path, data, "sha256:" + hashlib.sha256(data).hexdigest())
+            hit = InputFile(path, data)
             self.files[key] = hit
         return hit
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .codex import SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
 from .errors import PolicyError
@@ -23,8 +22,7 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound="BaseModel")
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
+class Policy(NamedTuple):
     """The validated policy: the mode map and each mode's base profile."""
 
     mode_map: ModeMap

@@ -1,19 +1,22 @@
 """Generate the JSON Schemas in `schemas/` from the models (`python -m profilec.schemagen`).
 
 Every published format has a model in the module that owns it, except launch-request (Codex's
-own JSON-RPC, see LAUNCH_REQUEST). The committed files are the published contract;
-tests/unit/test_schemas.py fails when a model changes without its schema being regenerated,
-checks schema and model accept and reject the same documents, and validates real emitted
-output (and hand-read inputs) against both.
+own JSON-RPC, see LAUNCH_REQUEST) and overrides: compiler/emit/overrides.py writes its lines
+directly and validates nothing through a model, so `CodexOverrideLines` is defined here, where
+only schema generation and the tests build it (a RootModel class builds its validator as it is
+defined; in emit/overrides.py every compile paid for it). The committed files are the
+published contract; tests/unit/test_schemas.py fails when a model changes without its schema
+being regenerated, checks schema and model accept and reject the same documents, and validates
+real emitted output (and hand-read inputs) against both.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, Field, RootModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
@@ -25,7 +28,7 @@ from .check.result import CheckReport
 from .e2e.matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
 from .emit.launch import AdapterCatalog, LaunchDocument
-from .emit.overrides import CodexOverrideLines
+from .emit.overrides import OverrideLine
 from .mcp import VouchedMcpServers
 from .models import (
     CompiledBundle,
@@ -41,6 +44,14 @@ from .session import SessionAllowList, SessionConfig
 from .watch import WatchEvent
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class CodexOverrideLines(RootModel[Annotated[list[OverrideLine], Field(min_length=1)]]):
+    """The `overrides` format: LF-separated `codex -c` values, shown as the array of its lines.
+    Keys hold no path or :token (those sit inside inline-table values)."""
+
+    # schemas/overrides.schema.json is generated from this model.
+
 
 MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "roots-manifest.schema.json": RootsManifest,

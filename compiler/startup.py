@@ -9,7 +9,7 @@ that trusts compile never gets a session in which no command runs. lstat/readlin
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .evaluate import EvalContext, EvaluationError, LiveFs, Refusal, enforce, resolve
 from .models import CompiledBundle
@@ -25,8 +25,7 @@ from .rule_ids import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RefusalClass:
+class RefusalClass(NamedTuple):
     """One measured start-up failure class: the lint that reports it and the fix."""
 
     rule: str
@@ -67,8 +66,7 @@ REFUSAL_CLASSES: dict[str, RefusalClass] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class StartRefusal:
+class StartRefusal(NamedTuple):
     """One mode (at one session cwd) whose profile the sandbox refuses to start."""
 
     mode: str

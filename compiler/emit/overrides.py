@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field, RootModel, StringConstraints
+from pydantic import StringConstraints
 
 from .extras import extra_tables, extra_top
 from .tomltext import inline, string, value
@@ -17,17 +17,13 @@ if TYPE_CHECKING:
     from ..models import CompiledBundle
 
 
-#: One `codex -c` value: a dotted key of bare segments, `=`, a one-line TOML value.
+#: One `codex -c` value: a dotted key of bare segments, `=`, a one-line TOML value. The model of
+#: the whole format (`CodexOverrideLines`, schemas/overrides.schema.json) is in
+#: compiler/schemagen.py: nothing here validates through it, and a RootModel class is built as
+#: it is defined, so keeping it here cost every compile a validator it never used.
 OverrideLine = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*=[^\n]+$")
 ]
-
-
-class CodexOverrideLines(RootModel[Annotated[list[OverrideLine], Field(min_length=1)]]):
-    """The `overrides` format: LF-separated `codex -c` values, shown as the array of its lines.
-    Keys hold no path or :token (those sit inside inline-table values)."""
-
-    # schemas/overrides.schema.json is generated from this model.
 
 
 def override_lines(bundle: CompiledBundle) -> list[str]:

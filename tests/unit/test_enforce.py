@@ -585,3 +585,19 @@ def test_an_inner_deny_mounted_before_the_outer_tmpfs_starts() -> None:
         one = _enf({":root": "read", f"{B}/h/l0": "deny", inner: "deny"}, fs).refusals
         assert {r.code for r in one} == {"deny-inside-denied-dir"}, inner
         assert not _enf({":root": "read", f"{B}/h/n/l0": "deny", inner: "deny"}, fs).refusals
+
+
+def test_read_entry_inside_a_denied_directory_is_denied_unless_a_write_lies_between() -> None:
+    """A read entry below a deny is unreachable (mode-000 tmpfs above it) and enforced as a
+    deny; a write entry between the two (below the deny, above the read) keeps it a read."""
+    fs = _fs({f"{B}/d": "dir", f"{B}/d/w": "dir", f"{B}/d/w/r": "dir", f"{B}/d/r": "dir"})
+    table = {":root": "read", f"{B}/d": "deny", f"{B}/d/r": "read"}
+    enf = _enf(table, fs)
+    got = {e.path: (e.access, e.source) for e, _r in enf.exact}
+    assert got[f"{B}/d/r"] == ("deny", f"{B}/d/r (inside a denied directory)")
+    assert enf.decide(f"{B}/d/r/x").access == "deny"
+    enf = _enf({**table, f"{B}/d/w": "write", f"{B}/d/w/r": "read"}, fs)
+    got = {e.path: (e.access, e.source) for e, _r in enf.exact}
+    assert got[f"{B}/d/w/r"] == ("read", f"{B}/d/w/r")  # the write between keeps it a read
+    assert got[f"{B}/d/r"][0] == "deny"  # no write between: still denied
+    assert got[f"{B}/d"] == ("deny", f"{B}/d")  # the deny itself is not nested in anything

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import posixpath
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from profilec.evaluate import (
     EvalContext,
     EvaluationError,
     glob_regex,
+    normalize_abs,
     resolve,
 )
 
@@ -285,3 +288,33 @@ def test_property_decide_matches_linear_scan(perms: dict[str, Any], path: str) -
     ]
     want = max(covering, key=lambda e: (len(e.path.rstrip("/")), rank[e.access]), default=None)
     assert eff.decide(path).access == (want.access if want else None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_profiles(), _PATH, st.booleans())
+def test_property_winner_is_decides_access_and_winner(
+    perms: dict[str, Any], path: str, with_glob: bool
+) -> None:
+    """winner() (what resolve's carve-out pass and compile's proof ask) gives decide()'s access
+    and winning entry, with exact entries only and with a deny glob among them."""
+    if with_glob:
+        perms["p"].setdefault("filesystem", {})["/w/*/x.env"] = "deny"
+    eff = resolve(perms, "p", CTX)
+    for query in (path, path + "/child", "/w", "/"):
+        d = eff.decide(query)
+        assert eff.winner(query) == (d.access, d.winner), query
+
+
+def test_normalize_abs_equals_lexical_normalization_on_every_segment_shape() -> None:
+    """The fast path (a path already normal is returned as is) agrees with the lexical
+    normalization for empty, `.`, `..` and dot-named segments (`/.git` is already normal)."""
+    segments = ["", ".", "..", "a", ".git", "..x", "x.", "..."]
+    count = 0
+    for n in range(1, 5):
+        for combo in itertools.product(segments, repeat=n):
+            for path in ("/" + "/".join(combo), "//" + "/".join(combo)):
+                want = "/" + posixpath.normpath(path).lstrip("/")
+                assert normalize_abs(path) == want, path
+                count += 1
+    assert count == 2 * sum(len(segments) ** n for n in range(1, 5))
+    assert normalize_abs("/w/.git") == "/w/.git" and normalize_abs("/w/./.git/..") == "/w"

@@ -6,9 +6,11 @@ docker, jsonschema, tomlkit, rich (help only), the report renderers, the checker
 the mount planner, the e2e drivers, schema generation, the dev harness (`harness/`: the Codex
 oracle and the differential tester, which never ship) and no other command's module. Without
 `--session-config` the session sanitizer (compiler/session.py) does not load, nor without
-`--vouched-mcp` the MCP parser (compiler/mcp.py); with them, each does. The
-negative controls copy the package, add one top-level import back to a compile-path module, and
-show the same check failing.
+`--vouched-mcp` the MCP parser (compiler/mcp.py); with them, each does. A plain compile hashes
+nothing (no hashlib) and creates no RootModel, and the only dataclasses it creates are the ones
+listed in COMPILE_DATACLASSES (each costs its class's generated methods in every process). The
+negative controls copy the package, add one top-level import (or a dataclass) back to a
+compile-path module, and show the same check failing.
 """
 
 from __future__ import annotations
@@ -63,8 +65,16 @@ ALWAYS_FORBIDDEN = (
     "profilec.e2e",
     "profilec.schemagen",
 )
-#: Not for the plain formats either (only `--format bundle` writes the provenance document).
-PLAIN_FORBIDDEN = (*ALWAYS_FORBIDDEN, "profilec.audit", "profilec.bundle")
+#: Not for the plain formats either (only `--format bundle` writes the provenance document and
+#: hashes its inputs). No RootModel either: the overrides format's model (schema only) lives in
+#: compiler/schemagen.py, because a RootModel class builds its validator as it is defined.
+PLAIN_FORBIDDEN = (
+    *ALWAYS_FORBIDDEN,
+    "profilec.audit",
+    "profilec.bundle",
+    "hashlib",
+    "pydantic.root_model",
+)
 #: Loaded only for the input that needs them: the session-config sanitizer (its allow-list
 #: tables and dataclasses) with `--session-config`, the vouched-MCP parser with `--vouched-mcp`.
 #: A compile without them marks its workspace roots untrusted through compiler/projects.py.
@@ -131,6 +141,76 @@ def test_session_and_mcp_inputs_load_their_parsers(manifest: Path, tmp_path: Pat
     rc, modules = loaded(REPO, [*base, "--vouched-mcp", str(mcp)])
     assert rc == 0
     assert "profilec.mcp" in modules and "profilec.session" not in modules
+
+
+#: The dataclasses a plain compile creates (each generates and compiles six methods as its
+#: class is created, in every process): the command request and outcome (one family with the
+#: other commands', compiler/commands/), the Inputs edge and the resolved profile (it builds its
+#: index after init). Immutable records are NamedTuples.
+COMPILE_DATACLASSES = {
+    "profilec.commands.Outcome",
+    "profilec.commands.CompileFlags",
+    "profilec.commands.compile.CompileRequest",
+    "profilec.inputs.Inputs",
+    "profilec.evaluate.EffectiveProfile",
+}
+
+CLASSES_PROBE = """
+import dataclasses, json, sys
+made = []
+process = dataclasses._process_class
+def counting(cls, *args, **kwargs):
+    made.append(f"{cls.__module__}.{cls.__qualname__}")
+    return process(cls, *args, **kwargs)
+dataclasses._process_class = counting
+from profilec.cli import main
+rc = main(sys.argv[1:])
+import profilec
+print(json.dumps({"rc": rc, "dataclasses": made, "from": profilec.__file__}))
+"""
+
+
+def created_dataclasses(root: Path, args: list[str]) -> tuple[int, list[str]]:
+    """Exit code and the profilec dataclasses `main(args)` creates in a fresh interpreter."""
+    proc = subprocess.run(
+        [sys.executable, "-c", CLASSES_PROBE, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+        timeout=60,
+        check=False,
+    )
+    doc = json.loads(proc.stdout.strip().split("\n")[-1])
+    assert Path(doc["from"]).resolve().is_relative_to(root.resolve())
+    return int(doc["rc"]), [d for d in doc["dataclasses"] if d.startswith("profilec.")]
+
+
+def test_compile_creates_only_the_listed_dataclasses(manifest: Path) -> None:
+    rc, made = created_dataclasses(
+        REPO, ["compile", "--roots", str(manifest), "--format", "overrides"]
+    )
+    assert rc == 0
+    assert "profilec.evaluate.EffectiveProfile" in made  # the probe sees profilec's classes
+    assert set(made) <= COMPILE_DATACLASSES, sorted(set(made) - COMPILE_DATACLASSES)
+
+
+def test_a_dataclass_added_to_the_compile_path_is_caught(tmp_path: Path, manifest: Path) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True)
+    (root / "profilec").symlink_to("compiler")
+    for data in ("profiles", "schemas", "canaries", "harness"):
+        shutil.copytree(REPO / data, root / data)
+    path = root / "compiler" / "evaluate.py"
+    text = path.read_text()
+    anchor = "class EvalContext(NamedTuple):"
+    assert anchor in text
+    path.write_text(text.replace(anchor, "@dataclass(frozen=True, slots=True)\nclass EvalContext:"))
+    rc, made = created_dataclasses(
+        root, ["compile", "--roots", str(manifest), "--format", "overrides"]
+    )
+    assert rc == 0
+    assert set(made) - COMPILE_DATACLASSES == {"profilec.evaluate.EvalContext"}
 
 
 def test_no_model_field_defaults_through_a_builtin_factory() -> None:
@@ -221,6 +301,8 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
         ("compiler/pipeline.py", "import profilec.audit.launchers", "profilec.audit.launchers"),
         ("compiler/pipeline.py", "import profilec.session", "profilec.session"),
         ("compiler/inputs.py", "import profilec.mcp", "profilec.mcp"),
+        ("compiler/inputs.py", "import hashlib", "hashlib"),
+        ("compiler/emit/overrides.py", "import pydantic.root_model", "pydantic.root_model"),
     ],
 )
 def test_an_import_added_back_is_caught(

@@ -154,9 +154,9 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.bundle.models import BundleDocument
     from profilec.emit.acp_json import AcpLaunchConfig
     from profilec.emit.launch import LaunchDocument
-    from profilec.emit.overrides import CodexOverrideLines
     from profilec.formats import renderer
     from profilec.resources import validator
+    from profilec.schemagen import CodexOverrideLines
     from tests.helpers import make_layout
 
     lay = make_layout(tmp_path / "l", hop_dir=True)
