@@ -111,6 +111,13 @@ def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
         raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
     if request.config and request.overrides:
         raise UsageError("give --config or --overrides, not both")
+    if request.vouched_mcp is not None and request.foreign:
+        # It shapes what profilec compiles; a foreign config is checked as written, so the file
+        # would be taken and never read, and the user led to think it was checked.
+        raise UsageError(
+            "--vouched-mcp shapes what profilec compiles; a config given with --config, "
+            "--overrides or --acp-json is checked as written: drop --vouched-mcp"
+        )
     if request.canary and request.foreign:
         raise UsageError(
             "--canary probes what profilec compiles; drop --config/--overrides/--acp-json"

@@ -223,3 +223,21 @@ def test_foreign_config_without_pins_or_trusted_base_fails_pc024_pc025(
     assert main([*base, "--config", str(toml), "--format", "json"]) == 1
     rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
     assert {"PC024", "PC025"} <= rules, rules
+
+
+@pytest.mark.parametrize("foreign", ["--config", "--overrides", "--acp-json"])
+def test_vouched_mcp_with_a_foreign_config_is_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], foreign: str
+) -> None:
+    # A foreign config is checked as written: the vouched MCP file was taken and never read.
+    _, base = _base(tmp_path)
+    fmt = {"--config": "toml", "--overrides": "overrides", "--acp-json": "acp-json"}[foreign]
+    given = _compile(base, fmt, tmp_path / f"c.{fmt}")
+    mcp = tmp_path / "mcp.toml"
+    mcp.write_text('schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n')
+    mcp.chmod(0o600)
+    assert main([*base, foreign, str(given)]) in (0, 1)  # the same run without it is checked
+    capsys.readouterr()
+    assert main([*base, foreign, str(given), "--vouched-mcp", str(mcp)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "--vouched-mcp" in line and "drop --vouched-mcp" in line
