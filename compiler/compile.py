@@ -771,23 +771,30 @@ def _drop_unneeded_masks(
     contexts: Sequence[EvalContext],
     trusted: Sequence[TrustedPath],
 ) -> list[CompiledEntry]:
-    """Drop the entry on a missing trusted path whose directory no context can write: nothing
-    can create it there, and Codex 0.171.0 would have to create its mask inside a read-only
-    directory (measured: `bwrap: Can't create file at <HOME>/.bash_login: Read-only file
-    system`, the session never starts)."""
-    missing = {t.path for t in trusted if t.kind == "missing"}
-    if not missing or not any(e.path in missing for e in entries):
-        return entries
-    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
-    return [
+    """Drop the trusted-base `read` entry on a path whose directory no context can write: the
+    directory's own entry keeps it read-only already, and an entry there can stop the session.
+
+    On a missing path Codex 0.171.0 would have to create its mask inside a read-only directory
+    (measured: `bwrap: Can't create file at <HOME>/.bash_login: Read-only file system`, the
+    session never starts). An existing path is no safer: a `.git` above a workspace root may be
+    a mount target a running Codex session made and removes when it ends (measured), and once
+    it is gone Codex must create it inside the read-only directory (`bwrap: Can't mkdir
+    <dir>/.git: Read-only file system`). A pin made read-only after `_trusted_entries` ran (the
+    launch user cannot hold a writable root there) is such a directory.
+    """
+    read_only = {t.path for t in trusted if t.access == "read"}
+    ours = [
         e
         for e in entries
-        if not (
-            e.path in missing
-            and e.access == "read"
-            and all(eff.winner(parent(e.path))[0] != "write" for eff in effs)
-        )
+        if e.path in read_only
+        and e.access == "read"
+        and any(p.reason == "trusted-base" for p in e.provenance)
     ]
+    if not ours:
+        return entries
+    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    drop = {id(e) for e in ours if all(eff.winner(parent(e.path))[0] != "write" for eff in effs)}
+    return [e for e in entries if id(e) not in drop]
 
 
 def _pin_entries(

@@ -815,6 +815,12 @@ class LaunchProbe:
     denied` as uid 65534; `bwrap: Can't mkdir /opt/.git: Read-only file system` and `Error
     building bubblewrap command: Read-only file system (os error 30)` in a `--read-only`
     container). lstat and statvfs only: nothing is opened.
+
+    Whether those names exist when compile looks says nothing about launch time: a running
+    Codex session creates the missing ones in each of its writable roots and removes them when
+    it ends (measured on 0.171.0 as root: empty `/work/.git`, `/opt/.agents`, ... present only
+    while a full-access command ran; a killed session leaves them behind). So a directory
+    counts as startable only when the launch user could create them, present or not.
     """
 
     def __init__(self, uid: int | None = None, gids: Iterable[int] | None = None) -> None:
@@ -824,11 +830,8 @@ class LaunchProbe:
         self.gids = frozenset(gids)
 
     def blocker(self, path: str, names: Sequence[str]) -> str | None:
-        """Why the launch user could not create the missing `names` in `path`, or None (they all
-        exist, the path does not, or the user may create them)."""
-        missing = [n for n in names if not os.path.lexists(os.path.join(path, n))]
-        if not missing:
-            return None
+        """Why the launch user could not create `names` (Codex's mount targets) in `path`, or
+        None (the path does not exist, is no directory, or the user may create them)."""
         try:
             st = os.lstat(path)
             ro = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
@@ -836,13 +839,13 @@ class LaunchProbe:
             return None  # a missing launch directory is check_launch_dirs' to report
         if not stat.S_ISDIR(st.st_mode):
             return None
-        what = ", ".join(missing)
+        what = ", ".join(names)
         if ro:
-            return f"is on a read-only file system and lacks {what}"
+            return f"is on a read-only file system, where Codex creates {what}"
         if not _may_create(st, self.uid, self.gids):
             return (
                 f"is not writable for uid {self.uid} (owner {st.st_uid}, mode "
-                f"{stat.S_IMODE(st.st_mode):04o}) and lacks {what}"
+                f"{stat.S_IMODE(st.st_mode):04o}), where Codex creates {what}"
             )
         return None
 

@@ -1,12 +1,17 @@
 """Compile and start every mode once, as one uid (runs on the host or inside a container).
 
-usage: python3 full_access_driver.py WORKTREE BASE UID [--pre-fix]
+usage: python3 full_access_driver.py WORKTREE BASE UID [--pre-fix] [--names-at-compile]
+    [--trust-present]
 
 Builds tests.helpers.make_layout under BASE (workspace, TMPDIR and CODEX_HOME owned by UID),
 compiles with `run_as=UID` (`--pre-fix`: with a probe that never objects, the shape compile
-emitted before issue 22), then runs `codex sandbox` for read-only, agent and agent-full-access
-as UID (setpriv when UID is not ours): a command that prints a tag, then `cat` on the
-credential link and target. Prints one JSON line: {"refused": <compile error line>} or
+emitted before issue 22; `--names-at-compile`: Codex's carve-out names stand empty in BASE
+while compile looks and are gone at launch, as a concurrent Codex session leaves them;
+`--trust-present`: with the probe that counted such names as startable, the shape that failed
+CI; `--keep-present-inputs`: keeping the `read` entry on an input path that exists at compile
+time inside a read-only directory), then runs `codex sandbox` for read-only, agent and
+agent-full-access as UID (setpriv when UID is not ours): a command that prints a tag, then
+`cat` on the credential link and target. Prints one JSON line: {"refused": <compile error line>} or
 {"modes": {mode: {"rc", "ran", "marker", "out"}}, "entries": {mode: [[path, access], ...]}}.
 """
 
@@ -19,6 +24,19 @@ import sys
 from typing import Any
 
 MODES = ("read-only", "agent", "agent-full-access")
+
+
+def _trusting_present(real: Any) -> Any:
+    """The pre-fix probe of the CI failure: a directory holding every name needs no mkdir."""
+
+    class TrustsPresent(real):  # type: ignore[misc]
+        def blocker(self, path: str, names: Any) -> str | None:
+            if all(os.path.lexists(os.path.join(path, n)) for n in names):
+                return None
+            result: str | None = super().blocker(path, names)
+            return result
+
+    return TrustsPresent
 
 
 class _NeverBlocks:
@@ -34,10 +52,14 @@ class _NeverBlocks:
 def main(argv: list[str]) -> int:
     worktree, base, uid_s = argv[:3]
     pre_fix = "--pre-fix" in argv[3:]
+    names_at_compile = "--names-at-compile" in argv[3:]
+    trust_present = "--trust-present" in argv[3:]
+    keep_present = "--keep-present-inputs" in argv[3:]
     sys.path.insert(0, worktree)
     from pathlib import Path
 
     import profilec.pipeline
+    from profilec.codex import CARVE_OUTS
     from profilec.emit.overrides import override_lines
     from profilec.errors import ProfilecError
     from profilec.settings import codex_binary
@@ -52,6 +74,22 @@ def main(argv: list[str]) -> int:
             os.chown(p, uid, uid)
     if pre_fix:
         setattr(profilec.pipeline, "LaunchProbe", lambda *a: _NeverBlocks())  # noqa: B010
+    if trust_present:
+        from profilec.roots import LaunchProbe as real
+
+        setattr(profilec.pipeline, "LaunchProbe", _trusting_present(real))  # noqa: B010
+    if keep_present:
+        import profilec.compile
+
+        drop = profilec.compile._drop_unneeded_masks
+
+        def only_missing(pid: str, table: Any, entries: Any, ctx: Any, trusted: Any) -> Any:
+            return drop(pid, table, entries, ctx, [t for t in trusted if t.kind == "missing"])
+
+        setattr(profilec.compile, "_drop_unneeded_masks", only_missing)  # noqa: B010
+    made = [Path(base) / n for n in CARVE_OUTS] if names_at_compile else []
+    for p in made:
+        p.mkdir()
     try:
         bundle = profilec.pipeline.load_and_compile(
             str(lay.manifest),
@@ -62,6 +100,9 @@ def main(argv: list[str]) -> int:
     except ProfilecError as exc:
         print(json.dumps({"refused": exc.one_line(), "exit": exc.exit_code}))
         return 0
+    finally:
+        for p in made:
+            p.rmdir()
     codex = codex_binary()
     assert codex is not None
     lines = override_lines(bundle)

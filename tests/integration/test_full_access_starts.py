@@ -53,10 +53,8 @@ def _parse(stdout: str) -> dict[str, Any]:
     return doc
 
 
-def _run_host(base: Path, uid: int, *, pre_fix: bool = False) -> dict[str, Any]:
-    args = [sys.executable, str(DRIVER), str(ROOT), str(base), str(uid)]
-    if pre_fix:
-        args.append("--pre-fix")
+def _run_host(base: Path, uid: int, *flags: str) -> dict[str, Any]:
+    args = [sys.executable, str(DRIVER), str(ROOT), str(base), str(uid), *flags]
     proc = subprocess.run(
         args,
         capture_output=True,
@@ -111,11 +109,53 @@ def test_control_pre_fix_shape_fails_as_uid_65534(codex_bin: Path, base: Path) -
     """Yesterday's full access as uid 65534: a `write` pin on the root-owned base (or a
     root-owned top-level directory) is a writable root bwrap cannot create `.git` in."""
     _need_root()
-    doc = _run_host(base, NOBODY, pre_fix=True)
+    doc = _run_host(base, NOBODY, "--pre-fix")
     res = doc["modes"]["agent-full-access"]
     assert not res["ran"], res["out"]
     assert "bwrap: Can't mkdir" in res["out"] and "Permission denied" in res["out"], res["out"]
     assert doc["modes"]["read-only"]["ran"], doc["modes"]["read-only"]["out"]
+
+
+def test_names_a_running_session_left_do_not_make_a_writable_root(
+    codex_bin: Path, base: Path
+) -> None:
+    """CI failed here once: a Codex session as root, beside this compile, had made its mount
+    targets (`.git`, `.agents`, ...) in a root-owned top-level directory for a moment; compile
+    for uid 65534 took that directory for a writable root, and at launch (names gone) bwrap
+    could not create `.git` in it. The names stand in the root-owned base while compile looks
+    and are gone at launch: every mode still starts, the base kept read-only."""
+    _need_root()
+    doc = _run_host(base, NOBODY, "--names-at-compile")
+    _assert_all_start(doc)
+    full = dict((p, a) for p, a in doc["entries"]["agent-full-access"])
+    assert full.get(str(base)) == "read", full
+
+
+def test_control_names_at_compile_trusted_fails_as_uid_65534(codex_bin: Path, base: Path) -> None:
+    """The negative control: the probe that counted present names as startable pins the base
+    `write`, and the session never starts (the CI failure's `bwrap: Can't mkdir`)."""
+    _need_root()
+    doc = _run_host(base, NOBODY, "--names-at-compile", "--trust-present")
+    full = dict((p, a) for p, a in doc["entries"]["agent-full-access"])
+    assert full.get(str(base)) == "write", full
+    res = doc["modes"]["agent-full-access"]
+    assert not res["ran"], res["out"]
+    assert f"bwrap: Can't mkdir {base}/.git: Permission denied" in res["out"], res["out"]
+
+
+def test_control_input_entry_on_a_vanished_git_fails_as_uid_65534(
+    codex_bin: Path, base: Path
+) -> None:
+    """The second half of the fix: with the base read-only, the `.git` above the workspace
+    that existed at compile time kept its own `read` entry; gone at launch, Codex must create
+    it inside the read-only base, and the session never starts."""
+    _need_root()
+    doc = _run_host(base, NOBODY, "--names-at-compile", "--keep-present-inputs")
+    full = dict((p, a) for p, a in doc["entries"]["agent-full-access"])
+    assert full.get(str(base)) == "read" and full.get(f"{base}/.git") == "read", full
+    res = doc["modes"]["agent-full-access"]
+    assert not res["ran"], res["out"]
+    assert f"bwrap: Can't mkdir {base}/.git: Read-only file system" in res["out"], res["out"]
 
 
 # ---------------------------------------------------------------------------------------------
