@@ -934,7 +934,7 @@ def _check_startable(
                     "create its mount targets there and the sandbox would not start",
                     where=f"mode {mode}",
                     hint=f"make {e.path} writable for the launch user (a tmpfs or volume in a "
-                    "read-only container), or create those names in it",
+                    "read-only container)",
                 )
 
 

@@ -454,45 +454,41 @@ def non_root_prerequisites(
 def _carve_out_prerequisites(
     bundle: CompiledBundle, uid: int = TRUSTED_UID
 ) -> list[dict[str, str]]:
-    """Writable roots (of any mode) where the sandbox would have to create the mount point of a
-    missing read-only carve-out (`.git`, `.agents`, `.codex`, `.aws`) and the run-as user cannot:
-    as that user every command of the mode then fails before it runs (measured, Codex 0.171.0
-    as uid 65534 in agent-full-access: `bwrap: Can't mkdir /farm/.git: Permission denied`;
-    as root bwrap creates the empty directory). lstat only; host state at compile time."""
+    """Writable roots (of any mode) the run-as user could not hold the sandbox's read-only
+    carve-outs (`.git`, `.agents`, `.codex`, `.aws`) in, as `roots.LaunchProbe` decides for
+    compile: as that user every command of the mode fails before it runs (measured, Codex
+    0.171.0 as uid 65534 in agent-full-access: `bwrap: Can't mkdir /farm/.git: Permission
+    denied`). Names present now are no remedy: a running session makes and removes them."""
     from ..codex import CARVE_OUTS
     from ..evaluate import resolve, session_contexts
+    from ..roots import LaunchProbe
 
+    probe = LaunchProbe(uid)
     lay = bundle.layout
     ctx = session_contexts(lay.workspace_roots, tmpdir=lay.tmpdir, home=lay.home)[0]
-    need: dict[str, tuple[list[str], list[str]]] = {}
+    need: dict[str, tuple[str, list[str]]] = {}
     for p in bundle.profiles:
         eff = resolve({p.profile_id: p.codex_table()}, p.profile_id, ctx)
         for e in eff.entries:
             if e.kind != "path" or e.access != "write" or not eff.decide(e.path).writable:
                 continue
-            missing = [n for n in CARVE_OUTS if not os.path.lexists(os.path.join(e.path, n))]
-            if not missing:
+            why = probe.blocker(e.path, CARVE_OUTS)
+            if why is None:
                 continue
-            try:
-                st = os.stat(e.path)
-            except OSError:
-                continue
-            if st.st_uid == uid or st.st_mode & 0o002:
-                continue  # the run-as user (or anyone) can create the mount points
-            _, modes = need.setdefault(e.path, (missing, []))
+            _, modes = need.setdefault(e.path, (why, []))
             if p.mode not in modes:
                 modes.append(p.mode)
     return [
         {
             "path": path,
             "need": (
-                f"writable root of mode {', '.join(modes)}: create {', '.join(names)} in it "
-                "(empty directories, root's) or let the run-as user create them; the sandbox "
-                "mounts each read-only and, as a non-root user, cannot make a missing one: every "
-                "command of the mode then fails (bwrap: Can't mkdir)"
+                f"writable root of mode {', '.join(modes)}: it {why}; make it writable for the "
+                "run-as user (its own directory, or a tmpfs or volume it owns), or compile with "
+                "--run-as that uid: the sandbox creates those names there as that user, and every "
+                "command of the mode fails when it cannot (bwrap: Can't mkdir)"
             ),
         }
-        for path, (names, modes) in sorted(need.items())
+        for path, (why, modes) in sorted(need.items())
     ]
 
 

@@ -151,7 +151,13 @@ def test_prerequisites_name_writable_roots_without_carve_out_mount_points(
     if os.stat(lay.workspace).st_uid == 65534:
         pytest.skip("the workspace already belongs to the run-as uid")
     need = needs()[str(lay.workspace)]
-    assert need.startswith("writable root of mode agent, agent-full-access: create .git, ")
+    assert need.startswith("writable root of mode agent, agent-full-access: it is not writable ")
+    assert "for uid 65534" in need and ".git, .agents, .codex, .aws" in need, need
+    # Names present now are no remedy (a running session makes and removes them): only a
+    # directory the run-as user may write is.
     for name in (".git", ".agents", ".codex", ".aws"):
         (lay.workspace / name).mkdir()
-    assert str(lay.workspace) not in needs()
+    assert str(lay.workspace) in needs()
+    if os.getuid() == 0:
+        os.chown(lay.workspace, 65534, 65534)
+        assert str(lay.workspace) not in needs()
