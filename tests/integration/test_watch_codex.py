@@ -82,16 +82,48 @@ def _args(lay: Layout) -> list[str]:
 
 
 def test_real_login_through_the_link_is_not_drift(codex_bin: Path, lay: Layout) -> None:
+    """Two real logins through the link, then a sentinel drift the watcher must report: a
+    project-doc link in the workspace (`ws/AGENTS.md` into the vault). The watcher reports the
+    first drift of a pass in path order, and every path a save touches (`codexhome/...`,
+    `host/...`) sorts before `ws/`: so the sentinel coming first means no pass after the saves
+    (the one that saw it included) found the login to be drift. No fixed wait: the sentinel is
+    awaited with an adaptive deadline."""
     proc = _watch(*_args(lay), "--interval", "0.1")
+    sentinel = lay.workspace / "AGENTS.md"
     try:
         _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
         _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
-        time.sleep(1.0)  # ten polls after the saves
         assert proc.poll() is None, proc.communicate()
+        sentinel.symlink_to(lay.link)
+        line, _waited = _line_within(proc, 60.0)
+        rc = proc.wait(timeout=60)
     finally:
-        proc.terminate()
-        out, err = proc.communicate(timeout=20)
-    assert (proc.returncode, out, err) == (0, "", "")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 9
+    doc = json.loads(line)
+    jsonschema.validate(doc, SCHEMA)
+    assert (doc["kind"], doc["path"]) == ("project-doc-link", str(sentinel)), doc
+
+
+def test_control_a_save_that_drifts_is_reported_before_the_sentinel(lay: Layout) -> None:
+    """The negative control of the sentinel argument: a save that did drift (the link replaced
+    by a plain file, as logout + login leaves it) is the line reported, though the sentinel was
+    planted before the watcher looked again."""
+    proc = _watch(*_args(lay), "--interval", "0.1")
+    try:
+        lay.link.unlink()
+        lay.link.write_text("{}")
+        (lay.workspace / "AGENTS.md").symlink_to(lay.host_target)
+        line, _waited = _line_within(proc, 60.0)
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 9
+    assert json.loads(line)["path"] == str(lay.link), line
 
 
 def test_logout_and_login_is_reported_within_1s(
