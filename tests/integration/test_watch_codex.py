@@ -17,7 +17,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -70,6 +72,27 @@ def _line_within(proc: subprocess.Popen[str], seconds: float) -> tuple[str, floa
     return proc.stdout.readline(), time.monotonic() - t0
 
 
+@contextmanager
+def _watching(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """A watcher that is killed when the block leaves it running."""
+    proc = _watch(*args)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _drift(proc: subprocess.Popen[str], seconds: float) -> tuple[dict[str, Any], float]:
+    """The drift line (schema-checked) within `seconds`, and the watcher's exit 9."""
+    line, waited = _line_within(proc, seconds)
+    assert proc.wait(timeout=60) == 9
+    doc: dict[str, Any] = json.loads(line)
+    jsonschema.validate(doc, SCHEMA)
+    return doc, waited
+
+
 def _args(lay: Layout) -> list[str]:
     return [
         "--roots",
@@ -88,22 +111,13 @@ def test_real_login_through_the_link_is_not_drift(codex_bin: Path, lay: Layout) 
     `host/...`) sorts before `ws/`: so the sentinel coming first means no pass after the saves
     (the one that saw it included) found the login to be drift. No fixed wait: the sentinel is
     awaited with an adaptive deadline."""
-    proc = _watch(*_args(lay), "--interval", "0.1")
     sentinel = lay.workspace / "AGENTS.md"
-    try:
+    with _watching(*_args(lay), "--interval", "0.1") as proc:
         _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
         _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
         assert proc.poll() is None, proc.communicate()
         sentinel.symlink_to(lay.link)
-        line, _waited = _line_within(proc, 60.0)
-        rc = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert rc == 9
-    doc = json.loads(line)
-    jsonschema.validate(doc, SCHEMA)
+        doc, _ = _drift(proc, 60.0)
     assert (doc["kind"], doc["path"]) == ("project-doc-link", str(sentinel)), doc
 
 
@@ -111,19 +125,12 @@ def test_control_a_save_that_drifts_is_reported_before_the_sentinel(lay: Layout)
     """The negative control of the sentinel argument: a save that did drift (the link replaced
     by a plain file, as logout + login leaves it) is the line reported, though the sentinel was
     planted before the watcher looked again."""
-    proc = _watch(*_args(lay), "--interval", "0.1")
-    try:
+    with _watching(*_args(lay), "--interval", "0.1") as proc:
         lay.link.unlink()
         lay.link.write_text("{}")
         (lay.workspace / "AGENTS.md").symlink_to(lay.host_target)
-        line, _waited = _line_within(proc, 60.0)
-        rc = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert rc == 9
-    assert json.loads(line)["path"] == str(lay.link), line
+        doc, _ = _drift(proc, 60.0)
+    assert doc["path"] == str(lay.link), doc
 
 
 def test_logout_and_login_is_reported_within_1s(
@@ -131,28 +138,17 @@ def test_logout_and_login_is_reported_within_1s(
 ) -> None:
     lock = tmp_path / "profilec.lock"
     assert main(["lock", *_args(lay), "--out", str(lock)]) == 0
-    proc = _watch(*_args(lay))  # the default interval
-    try:
+    with _watching(*_args(lay)) as proc:  # the default interval
         _codex(codex_bin, lay, "logout")
-        line, waited = _line_within(proc, 1.0)
+        doc, waited = _drift(proc, 1.0)
         _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
-        rc = proc.wait(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert rc == 9
-    doc = json.loads(line)
-    jsonschema.validate(doc, SCHEMA)
     assert (doc["kind"], doc["path"]) == ("removed", str(lay.link))
     assert waited <= 1.0
     print(f"watch latency after codex logout returned: {waited:.3f} s")
     # After the login the private auth.json is a plain file: a watcher started from the lock
     # that was taken before reports exactly that, at once.
     assert lay.link.is_file() and not lay.link.is_symlink()
-    again = _watch("--lock", str(lock))
-    line, _ = _line_within(again, 1.0)
-    assert again.wait(timeout=20) == 9
-    doc = json.loads(line)
+    with _watching("--lock", str(lock)) as again:
+        doc, _ = _drift(again, 1.0)
     assert (doc["kind"], doc["path"]) == ("private-auth-plain-file", str(lay.link))
-    assert lay.marker not in line
+    assert lay.marker not in json.dumps(doc)
