@@ -26,12 +26,15 @@ from typing import Any
 MODES = ("read-only", "agent", "agent-full-access")
 
 
-def _trusting_present(real: Any) -> Any:
-    """The pre-fix probe of the CI failure: a directory holding every name needs no mkdir."""
+def _trusting_present(real: Any, where: str) -> Any:
+    """The pre-fix probe of the CI failure: a directory holding every name needs no mkdir.
+    Only at `where` (the base the driver plants them in): elsewhere the names a concurrent
+    root session makes (its top-level writable roots) would fool it too, and the control would
+    fail on another directory first (seen: `/check/.agents`)."""
 
     class TrustsPresent(real):  # type: ignore[misc]
         def blocker(self, path: str, names: Any) -> str | None:
-            if all(os.path.lexists(os.path.join(path, n)) for n in names):
+            if path == where and all(os.path.lexists(os.path.join(path, n)) for n in names):
                 return None
             result: str | None = super().blocker(path, names)
             return result
@@ -77,7 +80,7 @@ def main(argv: list[str]) -> int:
     if trust_present:
         from profilec.roots import LaunchProbe as real
 
-        setattr(profilec.pipeline, "LaunchProbe", _trusting_present(real))  # noqa: B010
+        setattr(profilec.pipeline, "LaunchProbe", _trusting_present(real, base))  # noqa: B010
     if keep_present:
         import profilec.compile
 
