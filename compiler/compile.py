@@ -58,17 +58,43 @@ class Probe(Protocol):
         """The real directories directly in `path` the launch user can enter, sorted."""
 
 
-class Shared:
-    """What compile_mode computes once per bundle: the mode-independent entries, and the entry
-    paths already checked against the symlink rule. (A plain class: a mutable per-bundle cache
-    needs none of a dataclass's generated methods, which each process would compile.)"""
+class _ProbeOnce:
+    """A probe that asks the host once per path and bundle: every mode sees one snapshot of
+    the host (and the same directories are not lstat'ed and statvfs'ed once per mode)."""
 
-    __slots__ = ("deny", "holder", "passed")
+    __slots__ = ("_blocked", "_probe", "_subdirs")
+
+    def __init__(self, probe: Probe) -> None:
+        self._probe = probe
+        self._blocked: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self._subdirs: dict[str, tuple[str, ...]] = {}
+
+    def blocker(self, path: str, names: Sequence[str]) -> str | None:
+        key = (path, tuple(names))
+        if key not in self._blocked:
+            self._blocked[key] = self._probe.blocker(path, names)
+        return self._blocked[key]
+
+    def subdirs(self, path: str) -> tuple[str, ...]:
+        if path not in self._subdirs:
+            self._subdirs[path] = self._probe.subdirs(path)
+        return self._subdirs[path]
+
+
+class Shared:
+    """What compile_mode computes once per bundle: the mode-independent entries, the protected
+    paths, the host probe's answers, and the entry paths already checked against the symlink
+    rule. (A plain class: a mutable per-bundle cache needs none of a dataclass's generated
+    methods, which each process would compile.)"""
+
+    __slots__ = ("deny", "holder", "passed", "probe", "protected")
 
     def __init__(self) -> None:
         self.deny: list[Any] | None = None
         self.holder: list[Any] | None = None
         self.passed: set[str] = set()
+        self.protected: list[Protected] | None = None
+        self.probe: _ProbeOnce | None = None
 
 
 def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict[str, Any]:
@@ -315,10 +341,13 @@ def compile_mode(
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies])
         entries.extend(cache.holder)
-    if probe is None:
-        from .roots import LaunchProbe
+    if cache.probe is None:
+        if probe is None:
+            from .roots import LaunchProbe
 
-        probe = LaunchProbe()
+            probe = LaunchProbe()
+        cache.probe = _ProbeOnce(probe)
+    probe = cache.probe
     if base.filesystem.get(SPECIAL_ROOT) == "write":
         dirs = root_directories() if root_dirs is None else root_dirs
         entries.extend(_root_split(base_table, entries, dirs, trusted, probe))
@@ -331,7 +360,9 @@ def compile_mode(
         trusted,
     )
     entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
-    protected = _protected(roots, home, trusted)
+    if cache.protected is None:
+        cache.protected = _protected(roots, home, trusted)
+    protected = cache.protected
     entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, probe))
     entries = _drop_unneeded_masks(profile_id, base_table, entries, contexts, trusted)
     entries.sort(key=lambda e: (e.path, e.access))
@@ -362,8 +393,11 @@ def compile_mode(
         glob_scan_max_depth=base.glob_scan_max_depth,
         network_enabled=base.network.enabled,
     )
-    _check_startable(profile_id, base_table, entries, contexts, probe, mode)
-    _prove(profile, roots, home, contexts, trusted)
+    # One resolution of what is emitted serves both checks below.
+    table = {profile_id: profile.codex_table()}
+    effs = [resolve(table, profile_id, ctx) for ctx in contexts]
+    _check_startable(effs, probe, mode)
+    _prove(profile, roots, home, contexts, trusted, effs=effs, protected=protected)
     return profile
 
 
@@ -394,13 +428,22 @@ def _prove(
     home: ResolvedHome | None,
     contexts: Sequence[EvalContext],
     trusted: Sequence[TrustedPath] = (),
+    *,
+    effs: Sequence[EffectiveProfile] | None = None,
+    protected: Sequence[Protected] | None = None,
 ) -> None:
     """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable,
-    no ancestor of a protected path renamable, the trusted base read-only or denied."""
-    table = {profile.profile_id: profile.codex_table()}
-    protected = _protected(roots, home, trusted)
-    for ctx in contexts:
-        eff = resolve(table, profile.profile_id, ctx)
+    no ancestor of a protected path renamable, the trusted base read-only or denied.
+
+    `effs`: the emitted table already resolved in each of `contexts` (compile_mode shares one
+    resolution with `_check_startable`), and `protected` (`_protected`, once per bundle);
+    computed here when not given."""
+    if effs is None:
+        table = {profile.profile_id: profile.codex_table()}
+        effs = [resolve(table, profile.profile_id, ctx) for ctx in contexts]
+    if protected is None:
+        protected = _protected(roots, home, trusted)
+    for ctx, eff in zip(contexts, effs, strict=True):
         # Many roots share holder directories; a decision depends on the path alone.
         decided: dict[str, Verdict] = {}
         decide = partial(_decide_once, eff, decided)
@@ -908,21 +951,14 @@ def _pin_entries(
     return out
 
 
-def _check_startable(
-    profile_id: str,
-    base_table: dict[str, Any],
-    entries: Sequence[CompiledEntry],
-    contexts: Sequence[EvalContext],
-    probe: Probe,
-    mode: str,
-) -> None:
+def _check_startable(effs: Sequence[EffectiveProfile], probe: Probe, mode: str) -> None:
     """Refuse (exit 10) a mode with a writable root the launch user cannot hold Codex's mount
     targets in: a workspace root, /tmp or $TMPDIR on a read-only file system (measured in a
     `--read-only` container: `Error building bubblewrap command: Read-only file system (os
-    error 30)`), or one the uid may not write. Codex would not start the session at all."""
+    error 30)`), or one the uid may not write. Codex would not start the session at all.
+    `effs`: the emitted profile resolved in each session context."""
     seen: set[str] = set()
-    for ctx in contexts:
-        eff = _resolve_with(profile_id, base_table, entries, ctx)
+    for eff in effs:
         for e in eff.entries:
             if e.kind != "path" or e.access != "write" or e.path in seen:
                 continue

@@ -622,8 +622,11 @@ def _with_carve_outs(profile: EffectiveProfile) -> tuple[Entry, ...]:
     for e in profile.entries:
         # winner(): decide()'s access without ranking the entries it beat
         if e.kind == "path" and e.access == "write" and profile.winner(e.path)[0] == "write":
+            # An entry's path is normal already (`add`), and a carve-out name is one plain
+            # component: the joined path is normal too.
+            stem = "" if e.path == "/" else e.path
             for name in CARVE_OUTS:
-                p = normalize_abs(e.path.rstrip("/") + "/" + name)
+                p = f"{stem}/{name}"
                 if ("path", p, "read") in have:
                     continue  # already listed (built-in :workspace prints its own)
                 extra.append(
