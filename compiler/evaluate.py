@@ -863,16 +863,32 @@ class Enforced(NamedTuple):
     #: (writable root as spelled, its real location): mounts under the real location that are
     #: not spelled under the root are hidden by the root's bind.
     shadows: tuple[tuple[str, str], ...]
+    #: `exact` by real path: the strongest entry there (first of equals) and its rank, so a
+    #: lookup walks the path's ancestors instead of scanning every entry (`_index_exact`).
+    by_real: Mapping[str, tuple[int, Entry]] = MappingProxyType({})
 
     def _base(self, real: str) -> tuple[Access | None, Entry | None, int]:
         """Most specific enforced entry covering `real`; depth of the winner (components)."""
         best: tuple[int, int] | None = None
         found: Entry | None = None
-        for e, rp in self.exact:
-            if _under(real, rp):
-                key = (0 if rp == "/" else rp.count("/"), _RANK[e.access])
-                if best is None or key > best:
-                    best, found = key, e
+        if self.by_real and normalize_abs(real) == real:
+            # The ancestors of a normal path are exactly the real paths `_under` accepts, and
+            # the deepest one listed wins before any rank is compared.
+            p = real
+            while True:
+                hit = self.by_real.get(p)
+                if hit is not None:
+                    best, found = (0 if p == "/" else p.count("/"), hit[0]), hit[1]
+                    break
+                if p == "/":
+                    break
+                p = p[: p.rfind("/")] or "/"
+        else:
+            for e, rp in self.exact:
+                if _under(real, rp):
+                    key = (0 if rp == "/" else rp.count("/"), _RANK[e.access])
+                    if best is None or key > best:
+                        best, found = key, e
         depth = 0 if real == "/" else real.count("/")
         for e, rx, start in self.globs:
             if rx.fullmatch(real) and self._glob_masks(e, real, start):
@@ -1027,7 +1043,17 @@ def enforce(
                 adjusted.append((Entry(e.kind, e.path, "deny", e.source + _NESTED), r))
                 continue
         adjusted.append((e, r))
-    enf = Enforced(profile, fs, tuple(adjusted), tuple(globs), tuple(dropped), (), tuple(shadows))
+    exact_t = tuple(adjusted)
+    enf = Enforced(
+        profile,
+        fs,
+        exact_t,
+        tuple(globs),
+        tuple(dropped),
+        (),
+        tuple(shadows),
+        _index_exact(exact_t),
+    )
     return Enforced(
         profile,
         fs,
@@ -1036,7 +1062,22 @@ def enforce(
         enf.dropped,
         tuple(_refusals(enf, full_write)),
         enf.shadows,
+        enf.by_real,
     )
+
+
+def _index_exact(exact: Sequence[tuple[Entry, str]]) -> dict[str, tuple[int, Entry]]:
+    """Per real path, the (rank, entry) `_base`'s scan would pick there: the highest rank, the
+    first of equals. Empty when a real path is not normal (the scan then decides)."""
+    out: dict[str, tuple[int, Entry]] = {}
+    for e, rp in exact:
+        if normalize_abs(rp) != rp:
+            return {}
+        rank = _RANK[e.access]
+        have = out.get(rp)
+        if have is None or rank > have[0]:
+            out[rp] = (rank, e)
+    return out
 
 
 def _wins(prof: EffectiveProfile, e: Entry) -> bool:
