@@ -775,7 +775,19 @@ class Resolution(NamedTuple):
 
 
 def resolve_path(fs: FsView | None, path: str) -> Resolution:
-    """Follow symlinks component by component as the kernel does (`..` after a link is physical)."""
+    """Follow symlinks component by component as the kernel does (`..` after a link is physical).
+
+    A LiveFs answers each lstat once, so a path resolves the same every time on it: the
+    resolution is kept there too (the startup self-check asks ~400 times for ~90 paths)."""
+    if type(fs) is LiveFs:
+        got = fs.resolved.get(path)
+        if got is None:
+            got = fs.resolved[path] = _resolve_path(fs, path)
+        return got
+    return _resolve_path(fs, path)
+
+
+def _resolve_path(fs: FsView | None, path: str) -> Resolution:
     p = normalize_abs(path, what="path")
     if fs is None or p == "/":
         return Resolution(p, tuple(_ancestors(p)[1:][::-1]))
@@ -1505,10 +1517,12 @@ def escape_literal(path: str, *, access: Access = "deny", is_dir: bool = False) 
 
 
 class LiveFs:
-    """Answers FsView questions from the host, caching each lstat."""
+    """Answers FsView questions from the host, caching each lstat (and, for resolve_path,
+    each path's resolution)."""
 
     def __init__(self) -> None:
         self._kinds: dict[str, FsKind | None] = {}
+        self.resolved: dict[str, Resolution] = {}
 
     def kind(self, path: str) -> FsKind | None:
         """lstat's type of `path`; None when it does not exist or cannot be looked up."""
