@@ -171,9 +171,14 @@ def test_output_that_lost_its_start_is_incomplete_even_with_the_end_line() -> No
 
 
 def test_reads_after_renames_may_run_again_and_changes_run_once() -> None:
-    for name in ("trusted-after-rename-x", "read-renamed-0", "trusted-read-target-x"):
+    for name in (
+        "trusted-after-rename-x",
+        "read-renamed-0",
+        "trusted-read-target-x",
+        "trusted-rewrite-x",  # writes back what it read: a second run leaves the same tree
+    ):
         assert not name.startswith(_RUN_ONCE), name
-    for name in ("tamper-rename-0", "tamper-relink-x", "trusted-rewrite-x"):
+    for name in ("tamper-rename-0", "tamper-relink-x"):
         assert name.startswith(_RUN_ONCE), name
 
 
@@ -206,10 +211,16 @@ def test_a_tamper_probe_with_lost_output_is_judged_by_its_recorded_exit_code(
     allowed = _Spec("tamper-trusted-write-9", "model", "touch x", "deny", "deny")
     probe = _timed(cast(Any, FakeContainer(lose={1})), allowed, tree, ("sh", "-c", "exit 0"))
     assert not probe.ok and "tamper" in probe.failures
-    # A trusted rewrite needs its output (the marker): lost output stays an error.
+    # A trusted rewrite needs its output (the marker): it runs again when the output is lost
+    # (seen in a loaded CI run), and output lost every time stays an error.
     rewrite = _Spec("trusted-rewrite-x", "trusted", "cat x", "allow", None, needle=tree.marker)
-    probe = _timed(cast(Any, FakeContainer(lose={1})), rewrite, tree, ("sh", "-c", "echo hi"))
-    assert not probe.ok and "error" in probe.failures
+    again = FakeContainer(lose={1})
+    cmd = ("sh", "-c", f"echo {tree.marker}")
+    probe = _timed(cast(Any, again), rewrite, tree, cmd)
+    assert again.runs == 2 and probe.ok, probe
+    lost = FakeContainer(lose={1, 2, 3})
+    probe = _timed(cast(Any, lost), rewrite, tree, cmd)
+    assert lost.runs == 3 and not probe.ok and "error" in probe.failures
 
 
 def _streamed(c: FakeContainer, argv: list[str]) -> Streamed:
