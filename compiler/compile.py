@@ -394,11 +394,19 @@ def compile_mode(
         network_enabled=base.network.enabled,
     )
     # One resolution of what is emitted serves both checks below.
-    table = {profile_id: profile.codex_table()}
-    effs = [resolve(table, profile_id, ctx) for ctx in contexts]
+    effs = resolve_emitted(profile, contexts)
     _check_startable(effs, probe, mode)
-    _prove(profile, roots, home, contexts, trusted, effs=effs, protected=protected)
+    _prove(profile, roots, home, contexts, trusted, effs, protected)
     return profile
+
+
+def resolve_emitted(
+    profile: CompiledProfile, contexts: Sequence[EvalContext]
+) -> list[EffectiveProfile]:
+    """The emitted `[permissions]` table of `profile`, resolved in each session context: what
+    the proof and the startability check judge (exactly what Codex is given)."""
+    table = {profile.profile_id: profile.codex_table()}
+    return [resolve(table, profile.profile_id, ctx) for ctx in contexts]
 
 
 Verdict = tuple[str | None, "Entry | None"]
@@ -427,22 +435,15 @@ def _prove(
     roots: Sequence[ResolvedRoot],
     home: ResolvedHome | None,
     contexts: Sequence[EvalContext],
-    trusted: Sequence[TrustedPath] = (),
-    *,
-    effs: Sequence[EffectiveProfile] | None = None,
-    protected: Sequence[Protected] | None = None,
+    trusted: Sequence[TrustedPath],
+    effs: Sequence[EffectiveProfile],
+    protected: Sequence[Protected],
 ) -> None:
     """Re-evaluate the compiled profile: targets denied, holder dirs and home not writable,
     no ancestor of a protected path renamable, the trusted base read-only or denied.
 
-    `effs`: the emitted table already resolved in each of `contexts` (compile_mode shares one
-    resolution with `_check_startable`), and `protected` (`_protected`, once per bundle);
-    computed here when not given."""
-    if effs is None:
-        table = {profile.profile_id: profile.codex_table()}
-        effs = [resolve(table, profile.profile_id, ctx) for ctx in contexts]
-    if protected is None:
-        protected = _protected(roots, home, trusted)
+    `effs`: the emitted table resolved in each of `contexts` (`resolve_emitted`, shared with
+    `_check_startable`); `protected`: `_protected` of the bundle (computed once per bundle)."""
     for ctx, eff in zip(contexts, effs, strict=True):
         # Many roots share holder directories; a decision depends on the path alone.
         decided: dict[str, Verdict] = {}

@@ -11,7 +11,7 @@ import pytest
 
 from profilec.ancestry import unsafe_ancestors
 from profilec.api import load_and_compile
-from profilec.compile import _protected, _prove, compile_bundle
+from profilec.compile import _protected, _prove, compile_bundle, resolve_emitted
 from profilec.errors import UnsafeRootError
 from profilec.evaluate import resolve, session_contexts
 from profilec.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
@@ -63,7 +63,10 @@ def test_the_proof_rejects_holder_only_entries(tmp_path: Path, mode: str) -> Non
     )
     broken = _without_pins(b.profile_for(mode))
     with pytest.raises(UnsafeRootError, match="can be renamed") as exc:
-        _prove(broken, b.roots, b.codex_home, session_contexts(b.layout.workspace_roots))  # type: ignore[arg-type]
+        ctxs = session_contexts(b.layout.workspace_roots)
+        effs = resolve_emitted(broken, ctxs)  # type: ignore[arg-type]
+        protected = _protected(b.roots, b.codex_home, ())
+        _prove(broken, b.roots, b.codex_home, ctxs, (), effs, protected)  # type: ignore[arg-type]
     assert "move the vault out of the writable area" in exc.value.one_line()
 
 
