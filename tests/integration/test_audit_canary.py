@@ -50,12 +50,12 @@ def test_canary_json_from_the_canary_command_feeds_the_report(
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex_bin))
     lay, flags = setup(tmp_path / "l")
     rc, out, err = run(capsys, "canary", *flags, "--format", "json")
-    assert rc == 0, err
+    assert rc == 0, err + out[-4000:]
     validate("canary-report.schema.json", json.loads(out))
     cj = tmp_path / "canary.json"
     cj.write_text(out, encoding="utf-8")
     rc, html, err = run(capsys, "audit", *flags, "--canary-json", str(cj), "--format", "html")
-    assert rc == 0, err
+    assert rc == 0, err + out[-4000:]
     assert 'id="canary-probes"' in html and NOT_TESTED not in html
     assert "PROFILEC-CANARY-" not in html and lay.marker not in html
     # Bound to the bundle it probed: the same hash audit shows, the tools, and refused for
