@@ -354,11 +354,7 @@ def compile_mode(
     # Before any evaluation: a glob character would make the evaluator (and Codex) read an
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
     _check_literal(entries, roots, trusted)
-    _check_literal(
-        [CompiledEntry(path=t.path, access=t.access, provenance=()) for t in trusted],
-        roots,
-        trusted,
-    )
+    _check_literal(trusted, roots, trusted)
     entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
     if cache.protected is None:
         cache.protected = _protected(roots, home, trusted)
@@ -726,22 +722,14 @@ def _root_split(
             d in have or any(is_within(d, f) for f in frozen) or d.rsplit("/", 1)[1] in CARVE_OUTS
         )
 
+    # one provenance for every top-level directory (a frozen model: shared, not copied)
+    top = (Provenance(reason="root-split", detail="top-level directory (was `:root` = write)"),)
     for d in root_dirs:
         if skip(d):
             continue
         blocked = probe.blocker(d, CARVE_OUTS)
         if blocked is None:
-            out.append(
-                CompiledEntry(
-                    path=d,
-                    access="write",
-                    provenance=(
-                        Provenance(
-                            reason="root-split", detail="top-level directory (was `:root` = write)"
-                        ),
-                    ),
-                )
-            )
+            out.append(CompiledEntry(path=d, access="write", provenance=top))
             continue
         for c in probe.subdirs(d):
             if skip(c) or probe.blocker(c, CARVE_OUTS) is not None:
@@ -976,12 +964,13 @@ def _check_startable(effs: Sequence[EffectiveProfile], probe: Probe, mode: str) 
 
 
 def _check_literal(
-    entries: Sequence[CompiledEntry],
+    entries: Sequence[CompiledEntry] | Sequence[TrustedPath],
     roots: Sequence[ResolvedRoot],
     trusted: Sequence[TrustedPath],
 ) -> None:
     """Refuse (exit 5) every entry whose path holds a glob character, unless it is a deny on
-    an existing regular file: a glob supports only deny and masks no directory or socket."""
+    an existing regular file: a glob supports only deny and masks no directory or socket.
+    A trusted-base path is checked as the entry it may become (its path and access)."""
     files = {r.target for r in roots if r.kind == "file"}
     files |= {t.path for t in trusted if t.kind == "file"}
     for e in entries:

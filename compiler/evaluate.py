@@ -389,7 +389,9 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
         cur = out.get(k)
-        if isinstance(v, Mapping) and isinstance(cur, Mapping):
+        # `cur is not None` first: most keys are new, and isinstance against the Mapping ABC
+        # is the slow part of this loop
+        if cur is not None and isinstance(v, Mapping) and isinstance(cur, Mapping):
             out[k] = merge(cur, v)
         else:
             out[k] = v
@@ -530,7 +532,8 @@ class _Builder:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                     raise EvaluationError("glob_scan_max_depth must be an integer >= 1")
                 continue
-            if type(value) is dict or isinstance(value, Mapping):
+            # a string is never a table: asking the Mapping ABC about one is the slow path
+            if type(value) is dict or (type(value) is not str and isinstance(value, Mapping)):
                 # Codex accepts a table holding only "." (the special itself), nothing else.
                 if key in _NO_NESTING and set(value) != {"."}:
                     raise EvaluationError(
@@ -646,9 +649,10 @@ def _check_shapes(permissions: Mapping[str, Any]) -> None:
         for key, value in fs.items():
             if key == "glob_scan_max_depth":
                 continue
-            values = (
-                value.values() if type(value) is dict or isinstance(value, Mapping) else (value,)
+            table_value = type(value) is dict or (
+                type(value) is not str and isinstance(value, Mapping)  # ABC check: slow
             )
+            values = value.values() if table_value else (value,)
             for v in values:
                 _access(v)
 
