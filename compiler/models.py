@@ -10,7 +10,8 @@ proves the two agree.
 # every field's annotation string when each model class is created (about a quarter of this
 # module's import time); the classes are defined before use, so no annotation needs deferring.
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -40,6 +41,70 @@ class Frozen(BaseModel):
     """Base for all models: immutable, unknown keys are errors."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
+
+
+#: Per Built class: each field's name, and its default (`_REQUIRED`: none) or default factory.
+_Slots = tuple[tuple[str, Any, Callable[[], Any] | None], ...]
+_REQUIRED = object()
+_SLOTS: dict[type, _Slots] = {}
+_set = object.__setattr__
+
+
+def _slots(cls: type[BaseModel]) -> _Slots:
+    """`cls`'s fields in declaration order (the order validation fills `__dict__` in)."""
+    out: list[tuple[str, Any, Callable[[], Any] | None]] = []
+    for name, info in cls.model_fields.items():
+        if info.default_factory is not None:
+            factory = cast("Callable[[], Any]", info.default_factory)
+            out.append((name, _REQUIRED, factory))
+        else:
+            out.append((name, _REQUIRED if info.is_required() else info.default, None))
+    _SLOTS[cls] = slots = tuple(out)
+    return slots
+
+
+class Built(Frozen):
+    """Base of what profilec builds itself from values already validated at the edge: resolved
+    roots and home, trusted paths, other identities, compiled entries and profiles, the bundle.
+
+    Calling such a class builds the instance without pydantic's run-time validation. Every
+    value in it is already typed: mypy --strict checks each call's field names and types, and
+    the strings came from validated inputs or from lstat/readlink at the edge. Validating would
+    first build each class's validator, in every process: about 7 ms of a 10-root
+    `profilec compile` (docs/performance.md). A name that is no field, or a required field left
+    out, is still a TypeError here.
+
+    Reading one back (`model_validate`, `model_validate_json`: a bundle file) validates in full:
+    `__pydantic_base_init__` tells pydantic this `__init__` is not a custom one, so its
+    validator never calls it. tests/unit/test_built.py proves that a validated copy of every
+    model a compile builds equals the original, field order included.
+    """
+
+    def __init__(self, **data: Any) -> None:
+        slots = _SLOTS.get(type(self)) or _slots(type(self))
+        values: dict[str, Any] = {}
+        used = 0
+        for name, default, factory in slots:
+            if name in data:
+                values[name] = data[name]
+                used += 1
+            elif factory is not None:
+                values[name] = factory()
+            elif default is _REQUIRED:
+                raise TypeError(f"{type(self).__name__}: missing field `{name}`")
+            else:
+                values[name] = default
+        if used != len(data):
+            unknown = ", ".join(sorted(set(data) - set(values)))
+            raise TypeError(f"{type(self).__name__}: no field named {unknown}")
+        _set(self, "__dict__", values)
+        _set(self, "__pydantic_fields_set__", set(data))
+        _set(self, "__pydantic_extra__", None)
+        _set(self, "__pydantic_private__", None)
+
+    # pydantic's own marker for "not a custom __init__" (BaseModel.__init__ carries it): the
+    # validator builds instances itself and never calls this one.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,7 +262,7 @@ class LaunchLayout(Frozen):
 # Resolved roots (the only data that came from the filesystem; paths only, never contents)
 
 
-class Hop(Frozen):
+class Hop(Built):
     """One symlink crossed on the way from a root's declared path to its canonical target."""
 
     index: int
@@ -206,7 +271,7 @@ class Hop(Frozen):
     spelling: AbsPath  # the full path that reaches the credential through this link
 
 
-class ResolvedRoot(Frozen):
+class ResolvedRoot(Built):
     """A root after its link chain was walked with lstat/readlink only."""
 
     id: Slug
@@ -235,7 +300,7 @@ class ResolvedRoot(Frozen):
         return tuple(seen)
 
 
-class TrustedPath(Frozen):
+class TrustedPath(Built):
     """One trusted-base path after resolution at the edge (canonical, existing)."""
 
     path: AbsPath
@@ -252,7 +317,7 @@ class TrustedPath(Frozen):
     role: str | None = None
 
 
-class ForeignDir(Frozen):
+class ForeignDir(Built):
     """A directory of another identity in the manifest (denied whole in every mode)."""
 
     path: AbsPath
@@ -260,7 +325,7 @@ class ForeignDir(Frozen):
     what: Literal["codex-home", "home"]
 
 
-class ResolvedHome(Frozen):
+class ResolvedHome(Built):
     """The private CODEX_HOME after resolution: canonical path and the dirs holding its links."""
 
     path: AbsPath
@@ -274,7 +339,7 @@ class ResolvedHome(Frozen):
 # Compiled output
 
 
-class Provenance(Frozen):
+class Provenance(Built):
     """Why an entry exists: which root (and hop) or which policy key put it there."""
 
     reason: Literal[
@@ -295,7 +360,7 @@ class Provenance(Frozen):
     detail: str | None = None
 
 
-class CompiledEntry(Frozen):
+class CompiledEntry(Built):
     """One filesystem entry of a compiled profile, with where it came from."""
 
     path: str
@@ -313,7 +378,7 @@ def _entry_key(entry: CompiledEntry) -> str:
     return literal_key(path, entry.access)
 
 
-class CompiledProfile(Frozen):
+class CompiledProfile(Built):
     """One Codex permission profile for one ACP mode."""
 
     mode: ModeName
@@ -350,7 +415,7 @@ class CompiledProfile(Frozen):
         return table
 
 
-class Finding(Frozen):
+class Finding(Built):
     """A fact the compiler reports as data for the checker (it does not judge it)."""
 
     code: str
@@ -359,7 +424,7 @@ class Finding(Frozen):
     path: str | None = None
 
 
-class CompiledBundle(Frozen):
+class CompiledBundle(Built):
     """Everything one compile produced; renderers only format this."""
 
     profiles: tuple[CompiledProfile, ...]

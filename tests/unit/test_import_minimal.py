@@ -155,23 +155,45 @@ COMPILE_DATACLASSES = {
     "profilec.evaluate.EffectiveProfile",
 }
 
+#: The models whose pydantic validator a plain compile builds: what it reads (the roots manifest,
+#: the policy, the layout from the flags). What it builds itself (`models.Built`: resolved
+#: roots, compiled profiles, the bundle) is constructed without one (~7 ms a process).
+COMPILE_VALIDATORS = {
+    "profilec.models.RootsManifest",
+    "profilec.models.ModeProfilePolicy",
+    "profilec.models.ParentPolicy",
+    "profilec.models.TrustedBasePolicy",
+    "profilec.models.ModeMap",
+    "profilec.models.LaunchLayout",
+}
+
 CLASSES_PROBE = """
 import dataclasses, json, sys
+import pydantic._internal._model_construction as construction
 made = []
 process = dataclasses._process_class
 def counting(cls, *args, **kwargs):
     made.append(f"{cls.__module__}.{cls.__qualname__}")
     return process(cls, *args, **kwargs)
 dataclasses._process_class = counting
+built = []
+complete = construction.complete_model_class
+def completing(cls, *args, **kwargs):
+    done = complete(cls, *args, **kwargs)
+    if done:
+        built.append(f"{cls.__module__}.{cls.__qualname__}")
+    return done
+construction.complete_model_class = completing
 from profilec.cli import main
 rc = main(sys.argv[1:])
 import profilec
-print(json.dumps({"rc": rc, "dataclasses": made, "from": profilec.__file__}))
+print(json.dumps({"rc": rc, "dataclasses": made, "validators": built, "from": profilec.__file__}))
 """
 
 
-def created_dataclasses(root: Path, args: list[str]) -> tuple[int, list[str]]:
-    """Exit code and the profilec dataclasses `main(args)` creates in a fresh interpreter."""
+def created_classes(root: Path, args: list[str]) -> tuple[int, list[str], list[str]]:
+    """Exit code, the profilec dataclasses `main(args)` creates and the profilec models whose
+    validator it builds, in a fresh interpreter."""
     proc = subprocess.run(
         [sys.executable, "-c", CLASSES_PROBE, *args],
         capture_output=True,
@@ -183,30 +205,49 @@ def created_dataclasses(root: Path, args: list[str]) -> tuple[int, list[str]]:
     )
     doc = json.loads(proc.stdout.strip().split("\n")[-1])
     assert Path(doc["from"]).resolve().is_relative_to(root.resolve())
-    return int(doc["rc"]), [d for d in doc["dataclasses"] if d.startswith("profilec.")]
+    ours = [[d for d in doc[k] if d.startswith("profilec.")] for k in ("dataclasses", "validators")]
+    return int(doc["rc"]), ours[0], ours[1]
 
 
-def test_compile_creates_only_the_listed_dataclasses(manifest: Path) -> None:
-    rc, made = created_dataclasses(
+def test_compile_creates_only_the_listed_dataclasses_and_validators(manifest: Path) -> None:
+    rc, made, validators = created_classes(
         REPO, ["compile", "--roots", str(manifest), "--format", "overrides"]
     )
     assert rc == 0
     assert "profilec.evaluate.EffectiveProfile" in made  # the probe sees profilec's classes
     assert set(made) <= COMPILE_DATACLASSES, sorted(set(made) - COMPILE_DATACLASSES)
+    assert set(validators) == COMPILE_VALIDATORS, sorted(set(validators) ^ COMPILE_VALIDATORS)
 
 
-def test_a_dataclass_added_to_the_compile_path_is_caught(tmp_path: Path, manifest: Path) -> None:
-    root = tmp_path / "copy"
+def test_a_built_model_given_a_validator_again_is_caught(tmp_path: Path, manifest: Path) -> None:
+    path = _copy(tmp_path / "copy") / "compiler" / "models.py"
+    text = path.read_text()
+    assert "class Provenance(Built):" in text
+    path.write_text(text.replace("class Provenance(Built):", "class Provenance(Frozen):"))
+    rc, _made, validators = created_classes(
+        tmp_path / "copy", ["compile", "--roots", str(manifest), "--format", "overrides"]
+    )
+    assert rc == 0
+    assert set(validators) - COMPILE_VALIDATORS == {"profilec.models.Provenance"}
+
+
+def _copy(root: Path) -> Path:
+    """A copy of the package and its data, importable as `profilec` from `root`."""
     shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True)
     (root / "profilec").symlink_to("compiler")
     for data in ("profiles", "schemas", "canaries", "harness"):
         shutil.copytree(REPO / data, root / data)
+    return root
+
+
+def test_a_dataclass_added_to_the_compile_path_is_caught(tmp_path: Path, manifest: Path) -> None:
+    root = _copy(tmp_path / "copy")
     path = root / "compiler" / "evaluate.py"
     text = path.read_text()
     anchor = "class EvalContext(NamedTuple):"
     assert anchor in text
     path.write_text(text.replace(anchor, "@dataclass(frozen=True, slots=True)\nclass EvalContext:"))
-    rc, made = created_dataclasses(
+    rc, made, _validators = created_classes(
         root, ["compile", "--roots", str(manifest), "--format", "overrides"]
     )
     assert rc == 0
@@ -308,11 +349,7 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
 def test_an_import_added_back_is_caught(
     tmp_path: Path, manifest: Path, module: str, line: str, caught: str
 ) -> None:
-    root = tmp_path / "copy"
-    shutil.copytree(REPO / "compiler", root / "compiler", symlinks=True)
-    (root / "profilec").symlink_to("compiler")
-    for data in ("profiles", "schemas", "canaries", "harness"):
-        shutil.copytree(REPO / data, root / data)
+    root = _copy(tmp_path / "copy")
     path = root / module
     text = path.read_text()
     anchor = "from __future__ import annotations\n"
