@@ -618,26 +618,42 @@ def _workspace_roots(ctx: EvalContext, table: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def _with_carve_outs(profile: EffectiveProfile) -> tuple[Entry, ...]:
-    """Add the run-time read-only carve-outs inside every root that resolves to write."""
+def _with_carve_outs(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    """`entries` (resolved, de-duplicated) sorted, with the run-time read-only carve-outs inside
+    every root that resolves to write.
+
+    A write entry's own path has entries, so the walk up from it stops there: without a glob
+    it resolves to write unless a deny sits on that same path (deny > write), and no index is
+    needed. A glob can mask it from an ancestor: then `winner()` decides.
+    """
+    top: dict[str, Access] = {}
+    reads: set[str] = set()
+    globs = False
+    for e in entries:
+        if e.kind == "glob":
+            globs = True
+            continue
+        if e.access == "read":
+            reads.add(e.path)
+        if _RANK[e.access] > _RANK[top.get(e.path, "read")]:
+            top[e.path] = e.access
+    indexed = EffectiveProfile("", False, entries, False, (), ()) if globs else None
     extra: list[Entry] = []
-    have = {(e.kind, e.path, e.access) for e in profile.entries}
-    for e in profile.entries:
-        # winner(): decide()'s access without ranking the entries it beat
-        if e.kind == "path" and e.access == "write" and profile.winner(e.path)[0] == "write":
-            # An entry's path is normal already (`add`), and a carve-out name is one plain
-            # component: the joined path is normal too.
-            stem = "" if e.path == "/" else e.path
-            for name in CARVE_OUTS:
-                p = f"{stem}/{name}"
-                if ("path", p, "read") in have:
-                    continue  # already listed (built-in :workspace prints its own)
-                extra.append(
-                    Entry("path", p, "read", f"carve-out {name} of writable root {e.path}")
-                )
-    if not extra:  # entries arrive de-duplicated from resolve(): only the order changes
-        return tuple(sorted(dict.fromkeys(profile.entries), key=_sort_key))
-    return tuple(sorted(set(profile.entries) | set(extra), key=_sort_key))
+    for e in entries:
+        if e.kind != "path" or e.access != "write":
+            continue
+        if (indexed.winner(e.path)[0] if indexed else top[e.path]) != "write":
+            continue
+        # An entry's path is normal already (`add`), and a carve-out name is one plain
+        # component: the joined path is normal too.
+        stem = "" if e.path == "/" else e.path
+        for name in CARVE_OUTS:
+            p = f"{stem}/{name}"
+            if p in reads:
+                continue  # already listed (built-in :workspace prints its own)
+            extra.append(Entry("path", p, "read", f"carve-out {name} of writable root {e.path}"))
+    # Two write entries on one path (`:slash_tmp` and `:tmpdir`) add equal carve-outs.
+    return tuple(sorted(dict.fromkeys([*entries, *extra]), key=_sort_key))
 
 
 def _check_shapes(permissions: Mapping[str, Any]) -> None:
@@ -678,8 +694,8 @@ def resolve(permissions: Mapping[str, Any], profile_id: str, ctx: EvalContext) -
             for r in roots:
                 for name in CARVE_OUTS:
                     b.add(r, name, "read", f":workspace carve-out {name}", name)
-        base = EffectiveProfile(profile_id, False, tuple(b.entries), False, roots, ())
-        return EffectiveProfile(profile_id, False, _with_carve_outs(base), False, roots, ())
+        entries = _with_carve_outs(tuple(dict.fromkeys(b.entries)))
+        return EffectiveProfile(profile_id, False, entries, False, roots, ())
     if profile_id.startswith(":"):
         raise EvaluationError(
             f"default_permissions refers to unknown built-in profile `{profile_id}`"
@@ -703,11 +719,10 @@ def resolve(permissions: Mapping[str, Any], profile_id: str, ctx: EvalContext) -
     entries = tuple(dict.fromkeys(b.entries))
     depth = fs.get("glob_scan_max_depth") if isinstance(fs, Mapping) else None
     gdepth = depth if isinstance(depth, int) and not isinstance(depth, bool) else None
-    base = EffectiveProfile(profile_id, False, entries, network, roots, ())
     return EffectiveProfile(
         profile_id,
         False,
-        _with_carve_outs(base),
+        _with_carve_outs(entries),
         network,
         roots,
         tuple(b.warnings),
