@@ -629,7 +629,8 @@ def compile_bundle(
         findings=_findings(
             roots, stripped_session_keys, stripped_session_classes, stripped_session_reasons
         ),
-        session_config=session_config,
+        # a copy, as every mapping here: the bundle holds no dict its caller can still change
+        session_config=None if session_config is None else dict(session_config),
         stripped_session_keys=tuple(stripped_session_keys),
         stripped_session_classes=dict(stripped_session_classes or {}),
         mode_approvals=_approvals(policy),

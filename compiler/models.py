@@ -11,7 +11,7 @@ proves the two agree.
 # module's import time); the classes are defined before use, so no annotation needs deferring.
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -43,24 +43,32 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
-#: Per Built class: each field's name, and its default (`_REQUIRED`: none) or default factory.
-_Slots = tuple[tuple[str, Any, Callable[[], Any] | None], ...]
-_REQUIRED = object()
-_SLOTS: dict[type, _Slots] = {}
+class _Shape(NamedTuple):
+    """One Built class's fields: a dict of them in declaration order (the order validation
+    fills `__dict__` in) holding each default, the required names, the default factories."""
+
+    template: dict[str, Any]
+    required: frozenset[str]
+    factories: tuple[tuple[str, Callable[[], Any]], ...]
+
+
+_SHAPES: dict[type, _Shape] = {}
 _set = object.__setattr__
 
 
-def _slots(cls: type[BaseModel]) -> _Slots:
-    """`cls`'s fields in declaration order (the order validation fills `__dict__` in)."""
-    out: list[tuple[str, Any, Callable[[], Any] | None]] = []
+def _shape(cls: type[BaseModel]) -> _Shape:
+    """`cls`'s _Shape, computed on first use."""
+    template: dict[str, Any] = {}
+    required: set[str] = set()
+    factories: list[tuple[str, Callable[[], Any]]] = []
     for name, info in cls.model_fields.items():
+        template[name] = None if info.is_required() else info.default
         if info.default_factory is not None:
-            factory = cast("Callable[[], Any]", info.default_factory)
-            out.append((name, _REQUIRED, factory))
-        else:
-            out.append((name, _REQUIRED if info.is_required() else info.default, None))
-    _SLOTS[cls] = slots = tuple(out)
-    return slots
+            factories.append((name, cast("Callable[[], Any]", info.default_factory)))
+        elif info.is_required():
+            required.add(name)
+    _SHAPES[cls] = shape = _Shape(template, frozenset(required), tuple(factories))
+    return shape
 
 
 class Built(Frozen):
@@ -81,22 +89,19 @@ class Built(Frozen):
     """
 
     def __init__(self, **data: Any) -> None:
-        slots = _SLOTS.get(type(self)) or _slots(type(self))
-        values: dict[str, Any] = {}
-        used = 0
-        for name, default, factory in slots:
-            if name in data:
-                values[name] = data[name]
-                used += 1
-            elif factory is not None:
-                values[name] = factory()
-            elif default is _REQUIRED:
-                raise TypeError(f"{type(self).__name__}: missing field `{name}`")
-            else:
-                values[name] = default
-        if used != len(data):
-            unknown = ", ".join(sorted(set(data) - set(values)))
-            raise TypeError(f"{type(self).__name__}: no field named {unknown}")
+        shape = _SHAPES.get(type(self)) or _shape(type(self))
+        values = shape.template.copy()
+        values.update(data)  # a key already there keeps its place: declaration order
+        if len(values) != len(shape.template) or not data.keys() >= shape.required:
+            name = type(self).__name__
+            unknown = sorted(set(data) - set(shape.template))
+            if unknown:
+                raise TypeError(f"{name}: no field named {', '.join(unknown)}")
+            missing = sorted(shape.required - set(data))
+            raise TypeError(f"{name}: missing field `{'`, `'.join(missing)}`")
+        for key, factory in shape.factories:
+            if key not in data:
+                values[key] = factory()
         _set(self, "__dict__", values)
         _set(self, "__pydantic_fields_set__", set(data))
         _set(self, "__pydantic_extra__", None)

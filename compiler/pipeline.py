@@ -22,9 +22,9 @@ from .roots import (
     LaunchProbe,
     check_launch_dirs,
     resolve_home,
-    resolve_input_fields,
     resolve_roots,
-    resolve_trusted_base_fields,
+    resolve_trusted_base,
+    resolve_trusted_inputs,
     resolve_workspace_roots,
     under_temp_dir,
 )
@@ -99,15 +99,15 @@ def trusted_paths(
     """The trusted base for one compile or check: reviewed policy, the manifest's section,
     discovered installs, and the trusted-side inputs (`parent_input_paths`)."""
     policy = inputs.policy()
-    fields = resolve_trusted_base_fields(policy.trusted_base, inputs.manifest().trusted_base)
-    fields += resolve_input_fields(parent_input_paths(inputs, workspace_roots, home))
+    found = resolve_trusted_base(policy.trusted_base, inputs.manifest().trusted_base)
+    found += resolve_trusted_inputs(parent_input_paths(inputs, workspace_roots, home))
     seen: set[str] = set()
     out: list[TrustedPath] = []
-    for f in fields:
-        if f["path"] in seen:
+    for t in found:
+        if t.path in seen:
             continue  # the first declaration wins (a policy deny over an input read)
-        seen.add(f["path"])
-        out.append(TrustedPath(**f))
+        seen.add(t.path)
+        out.append(t)
     return tuple(out)
 
 

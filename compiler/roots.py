@@ -11,7 +11,7 @@ import os
 import stat
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import InputError, RootChainError, TrustError, UnsafeRootError
 from .paths import check_absolute, is_within, parent
@@ -19,11 +19,13 @@ from .paths import check_absolute, is_within, parent
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec
+    from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec, TrustedPath
 
 
 #: A hop as the caller builds it: models.Hop or a plain tuple.
 H = TypeVar("H")
+#: What a root's chain ends in (walk_chain_with).
+ChainKind = Literal["file", "dir", "missing", "other"]
 
 #: Like the kernel's ELOOP limit: more hops than this is treated as a loop.
 MAX_HOPS = 40
@@ -195,7 +197,7 @@ def walk_chain_with(
     allow_missing: bool = False,
     what: str = "path",
     dir_cache: dict[str, os.stat_result] | None = None,
-) -> tuple[str, tuple[H, ...], str, os.stat_result | None]:
+) -> tuple[str, tuple[H, ...], ChainKind, os.stat_result | None]:
     """Resolve `path` component by component with lstat/readlink only.
 
     Returns (canonical target, hops, kind, lstat of the target or None when missing). Relative
@@ -266,7 +268,7 @@ def walk_chain_with(
         if dir_cache is not None and cached is None and stat.S_ISDIR(st.st_mode):
             dir_cache[cand] = st
         current = cand
-    kind = "other"
+    kind: ChainKind = "other"
     if st is not None and stat.S_ISREG(st.st_mode):
         kind = "file"
     elif st is not None and stat.S_ISDIR(st.st_mode):
@@ -306,19 +308,9 @@ def resolve_root(
     def hop(index: int, link: str, value: str, spelling: str) -> Hop:
         return Hop(index=index, link=link, value=value, spelling=spelling)
 
-    return ResolvedRoot(**resolve_root_fields(spec, workspace_roots, hop, dir_cache))
-
-
-def resolve_root_fields(
-    spec: Any,
-    workspace_roots: Sequence[str],
-    make_hop: Callable[[int, str, str, str], Any],
-    dir_cache: dict[str, os.stat_result] | None = None,
-) -> dict[str, Any]:
-    """The fields of a resolved root (`spec` is a RootSpec)."""
     target, hops, kind, st = walk_chain_with(
         spec.path,
-        make_hop,
+        hop,
         allow_missing=spec.allow_missing,
         what=f"root {spec.id!r}",
         dir_cache=dir_cache,
@@ -328,18 +320,18 @@ def resolve_root_fields(
     check_hard_links(spec.id, target, kind, nlink)
     last = _last_existing(target) if kind == "missing" else parent(target)
     under = tuple(sorted({link for link in links for w in workspace_roots if is_within(link, w)}))
-    return {
-        "id": spec.id,
-        "path": spec.path,
-        "backend": spec.backend,
-        "kind": kind,
-        "target": target,
-        "hops": hops,
-        "nlink": nlink,
-        "vault": target if kind == "dir" else parent(target),
-        "holder_dirs": _holder_dirs(target, links, kind, last),
-        "hops_under_workspace": under,
-    }
+    return ResolvedRoot(
+        id=spec.id,
+        path=spec.path,
+        backend=spec.backend,
+        kind=kind,
+        target=target,
+        hops=hops,
+        nlink=nlink,
+        vault=target if kind == "dir" else parent(target),
+        holder_dirs=_holder_dirs(target, links, kind, last),
+        hops_under_workspace=under,
+    )
 
 
 def resolve_roots(
@@ -376,14 +368,7 @@ def resolve_roots(
 
 
 def resolve_home(path: str) -> ResolvedHome:
-    """Resolve the private CODEX_HOME: its canonical directory and the dirs holding its links."""
-    from .models import ResolvedHome
-
-    return ResolvedHome(**resolve_home_fields(path))
-
-
-def resolve_home_fields(path: str) -> dict[str, Any]:
-    """The fields of the resolved CODEX_HOME (for models.ResolvedHome).
+    """Resolve the private CODEX_HOME: its canonical directory and the dirs holding its links.
 
     A CODEX_HOME that does not exist is an input error (exit 2) naming `--codex-home`: the
     daemon creates that directory; `allow_missing` (a root's key) cannot make it exist."""
@@ -407,7 +392,9 @@ def resolve_home_fields(path: str) -> dict[str, Any]:
         tokens = True
     except OSError:
         tokens = False
-    return {"path": path, "canonical": canonical, "holder_dirs": holders, "mcp_tokens": tokens}
+    from .models import ResolvedHome
+
+    return ResolvedHome(path=path, canonical=canonical, holder_dirs=holders, mcp_tokens=tokens)
 
 
 def check_launch_dirs(workspace_roots: Sequence[str], tmpdir: str | None) -> None:
@@ -667,7 +654,11 @@ def _topmost_closed(path: str) -> str | None:
     return None
 
 
-def _kind_of(st: os.stat_result | None) -> str:
+#: What lstat says a path is (a trusted-base path may be a socket).
+PathKind = Literal["file", "dir", "socket", "other", "missing"]
+
+
+def _kind_of(st: os.stat_result | None) -> PathKind:
     if st is None:
         return "missing"
     if stat.S_ISDIR(st.st_mode):
@@ -679,15 +670,18 @@ def _kind_of(st: os.stat_result | None) -> str:
     return "other"
 
 
-def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[str, Any]]:
-    """Resolve every trusted-base path with lstat/readlink; the fields of each TrustedPath.
+def resolve_trusted_base(policy_tb: Any, manifest_tb: Any) -> list[TrustedPath]:
+    """Resolve every trusted-base path with lstat/readlink.
 
     Policy and discovered paths that do not exist on this host are skipped (no podman, no
     /lib32); a path the manifest declares must exist (the daemon named its own binaries and
     sockets). A read-only path must be a directory: a `read` entry pins a directory; name the
     directory that holds a binary. Canonical duplicates collapse (first declaration kept).
     """
-    wanted: list[tuple[str, str, str]] = []  # (declared, access, source)
+    from .models import TrustedPath
+
+    wanted: list[tuple[str, Literal["read", "deny"], Literal["policy", "manifest", "discovered"]]]
+    wanted = []  # (declared, access, source)
     if policy_tb is not None:
         wanted += [(p, "read", "policy") for p in policy_tb.read_only]
         if "python-site-packages" in policy_tb.discover:
@@ -700,19 +694,19 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
     if manifest_tb is not None:
         wanted += [(p, "read", "manifest") for p in manifest_tb.read_only]
         wanted += [(p, "deny", "manifest") for p in manifest_tb.deny]
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], TrustedPath] = {}
     for declared, access, source in wanted:
         what = f"trusted base {declared}"
         check_absolute(declared, what=what, error=InputError)
         try:
-            canonical, _, kind, _ = walk_chain_with(
+            canonical, _, ends, _ = walk_chain_with(
                 declared, _tuple_hop, allow_missing=True, what=what
             )
         except RootChainError:
             if source == "manifest":
                 raise
             continue
-        if kind == "missing":
+        if ends == "missing":
             if source == "manifest":
                 raise InputError(
                     f"{declared} does not exist",
@@ -741,21 +735,15 @@ def resolve_trusted_base_fields(policy_tb: Any, manifest_tb: Any) -> list[dict[s
             continue
         out.setdefault(
             (canonical, access),
-            {
-                "path": canonical,
-                "declared": declared,
-                "access": access,
-                "kind": kind,
-                "source": source,
-            },
+            TrustedPath(path=canonical, declared=declared, access=access, kind=kind, source=source),
         )
     # A directory both denied and read-only (two paths behind one closed directory) is denied.
     return [out[k] for k in sorted(out) if not (k[1] == "read" and (k[0], "deny") in out)]
 
 
-def resolve_input_fields(wanted: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """Resolve trusted-side inputs `(path, role)` with lstat/readlink: the fields of each
-    `input` TrustedPath, canonical (a `read` entry must not cross a link a mode can rewrite).
+def resolve_trusted_inputs(wanted: Sequence[tuple[str, str]]) -> list[TrustedPath]:
+    """Resolve trusted-side inputs `(path, role)` with lstat/readlink: each an `input`
+    TrustedPath, canonical (a `read` entry must not cross a link a mode can rewrite).
 
     They stay read-only in every mode: profilec's own inputs (the roots manifest, the policy
     directory, the vouched-MCP file) and what the Codex parent reads because of the model
@@ -764,27 +752,29 @@ def resolve_input_fields(wanted: Sequence[tuple[str, str]]) -> list[dict[str, An
     command cannot create it. A path whose chain is broken or crosses a file is skipped: no
     name can be created below a file.
     """
-    out: dict[str, dict[str, Any]] = {}
+    from .models import TrustedPath
+
+    out: dict[str, TrustedPath] = {}
     for declared, role in wanted:
         try:
-            canonical, _, kind, st = walk_chain_with(
+            canonical, _, _ends, st = walk_chain_with(
                 declared, _tuple_hop, allow_missing=True, what=role
             )
         except RootChainError:
             continue
-        kind = "missing" if st is None else _kind_of(st)
+        kind = _kind_of(st)  # "missing" when st is None
         if kind in ("socket", "other"):
             continue
         out.setdefault(
             canonical,
-            {
-                "path": canonical,
-                "declared": declared,
-                "access": "read",
-                "kind": kind,
-                "source": "input",
-                "role": role,
-            },
+            TrustedPath(
+                path=canonical,
+                declared=declared,
+                access="read",
+                kind=kind,
+                source="input",
+                role=role,
+            ),
         )
     return [out[k] for k in sorted(out)]
 

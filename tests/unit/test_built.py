@@ -161,3 +161,29 @@ def test_defaults_are_filled_in_field_order() -> None:
     assert p == Provenance.model_validate({"reason": "policy", "detail": "d"})
     assert p.model_fields_set == {"reason", "detail"}
     assert hash(p) == hash(Provenance.model_validate({"reason": "policy", "detail": "d"}))
+
+
+def test_no_built_model_is_called_with_a_mapping_unpacked() -> None:
+    """`Built(**fields)` would hide the field names and types from mypy, the only check a
+    built model gets: every call in the package names its fields."""
+    import ast
+
+    import profilec.models as models
+
+    names = {
+        n
+        for n, v in vars(models).items()
+        if isinstance(v, type) and issubclass(v, Built) and v is not Built
+    }
+    assert {"CompiledBundle", "ResolvedRoot", "TrustedPath"} <= names
+    package = Path(models.__file__).resolve().parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in names and any(k.arg is None for k in node.keywords):
+                found.append(f"{path.relative_to(package)}:{node.lineno} {name}(**...)")
+    assert found == []

@@ -124,11 +124,9 @@ def test_root_split_uses_the_given_top_level_directories_and_keeps_the_trusted_b
     layout = LaunchLayout(workspace_roots=(str(lay.workspace),))
     policy = load_policy()
     tops = ("/.git", "/opt", "/srv", "/usr", "/var")
-    from profilec.models import TrustedPath
-    from profilec.roots import resolve_trusted_base_fields
+    from profilec.roots import resolve_trusted_base
 
-    fields = resolve_trusted_base_fields(policy.trusted_base, None)
-    trusted = tuple(TrustedPath(**f) for f in fields)
+    trusted = tuple(resolve_trusted_base(policy.trusted_base, None))
     bundle = compile_bundle((root,), policy, layout, trusted_base=trusted, root_dirs=tops)
     full = bundle.profile_for("agent-full-access")
     split = {

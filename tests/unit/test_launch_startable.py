@@ -17,9 +17,9 @@ import pytest
 from profilec.codex import CARVE_OUTS
 from profilec.compile import compile_bundle
 from profilec.errors import SandboxRefusesError
-from profilec.models import CompiledBundle, LaunchLayout, RootSpec, TrustedPath
+from profilec.models import CompiledBundle, LaunchLayout, RootSpec
 from profilec.policy import load_policy
-from profilec.roots import LaunchProbe, resolve_root, resolve_trusted_base_fields
+from profilec.roots import LaunchProbe, resolve_root, resolve_trusted_base
 from tests.helpers import Layout, make_layout
 
 MODES = ("read-only", "agent", "agent-full-access")
@@ -47,9 +47,7 @@ def _compile(
     lay = make_layout(tmp_path / "l")
     root = resolve_root(RootSpec(id="r", path=str(lay.link)))
     policy = load_policy()
-    trusted = tuple(
-        TrustedPath(**f) for f in resolve_trusted_base_fields(policy.trusted_base, None)
-    )
+    trusted = tuple(resolve_trusted_base(policy.trusted_base, None))
     layout = LaunchLayout(workspace_roots=(str(lay.workspace),))
     bundle = compile_bundle(
         (root,), policy, layout, trusted_base=trusted, root_dirs=tops, probe=probe

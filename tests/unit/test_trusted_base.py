@@ -17,7 +17,7 @@ from profilec.emit.launch import render_launch
 from profilec.errors import InputError, PolicyError
 from profilec.inputs import Inputs
 from profilec.policy import default_profiles_dir, load_policy
-from profilec.roots import resolve_trusted_base_fields
+from profilec.roots import resolve_trusted_base
 from tests.helpers import make_layout
 
 
@@ -78,23 +78,23 @@ def test_resolution_canonicalizes_skips_missing_and_keeps_sockets(
         deny=[str(sock), str(tmp_path / "run" / "podman.sock")],
         discover=[],
     )
-    got = resolve_trusted_base_fields(policy, None)
-    assert [(g["path"], g["access"], g["kind"]) for g in got] == [
+    got = resolve_trusted_base(policy, None)
+    assert [(g.path, g.access, g.kind) for g in got] == [
         (str(sock), "deny", "socket"),
         (str(real), "read", "dir"),
     ]
-    assert got[1]["declared"] == str(tmp_path / "usr-link")
+    assert got[1].declared == str(tmp_path / "usr-link")
 
 
 def test_manifest_paths_must_exist_and_read_only_must_be_a_directory(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "codex").write_text("#!/bin/sh\n")
     ok = SimpleNamespace(read_only=[str(tmp_path / "bin")], deny=[])
-    assert resolve_trusted_base_fields(None, ok)[0]["source"] == "manifest"
+    assert resolve_trusted_base(None, ok)[0].source == "manifest"
     with pytest.raises(InputError, match="does not exist"):
-        resolve_trusted_base_fields(None, SimpleNamespace(read_only=[], deny=[str(tmp_path / "x")]))
+        resolve_trusted_base(None, SimpleNamespace(read_only=[], deny=[str(tmp_path / "x")]))
     with pytest.raises(InputError, match="not a directory"):
-        resolve_trusted_base_fields(
+        resolve_trusted_base(
             None, SimpleNamespace(read_only=[str(tmp_path / "bin" / "codex")], deny=[])
         )
 
@@ -148,14 +148,14 @@ def test_policy_paths_only_root_can_reach_are_covered_at_the_closed_directory() 
             deny=[str(base / "closed" / "inner" / "engine.sock")],
             discover=[],
         )
-        got = resolve_trusted_base_fields(policy, None)
-        assert [(g["path"], g["access"], g["kind"]) for g in got] == [
+        got = resolve_trusted_base(policy, None)
+        assert [(g.path, g.access, g.kind) for g in got] == [
             (str(base / "closed"), "deny", "dir"),  # denied wins over read-only
             (str(base / "open"), "read", "dir"),
         ]
-        assert got[0]["declared"] == str(base / "closed" / "inner" / "engine.sock")
+        assert got[0].declared == str(base / "closed" / "inner" / "engine.sock")
         manifest = SimpleNamespace(read_only=[str(base / "closed" / "inner")], deny=[])
-        assert [g["path"] for g in resolve_trusted_base_fields(None, manifest)] == [
+        assert [g.path for g in resolve_trusted_base(None, manifest)] == [
             str(base / "closed" / "inner")
         ]
     finally:
