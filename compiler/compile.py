@@ -97,6 +97,30 @@ class Shared:
         self.probe: _ProbeOnce | None = None
 
 
+class Resolutions:
+    """`resolve()` for one profile id, once per distinct table and context: resolve is a pure
+    function of them (lexical: it reads no file), and within one mode the pin pass, the
+    mask-dropping pass and the emitted profile often resolve equal tables (no pin added, no
+    mask dropped). Equal means equal as data (`==` on the whole table; the tables built here
+    hold the same types under the same keys: access strings, bools, ints, tables), so a hit
+    returns what a second resolve would have. A plain class: a per-mode cache (as Shared)."""
+
+    __slots__ = ("_done", "profile_id")
+
+    def __init__(self, profile_id: str) -> None:
+        self.profile_id = profile_id
+        self._done: list[tuple[dict[str, Any], EvalContext, EffectiveProfile]] = []
+
+    def __call__(self, table: dict[str, Any], ctx: EvalContext) -> EffectiveProfile:
+        """`table` (not changed afterwards) resolved in `ctx`."""
+        for t, c, eff in self._done:
+            if c == ctx and t == table:
+                return eff
+        eff = resolve({self.profile_id: table}, self.profile_id, ctx)
+        self._done.append((table, ctx, eff))
+        return eff
+
+
 def _base_table(base: ModeProfilePolicy, workspace_roots: Sequence[str]) -> dict[str, Any]:
     table: dict[str, Any] = {"description": base.description}
     if base.extends:
@@ -326,9 +350,10 @@ def compile_mode(
     base_table = _base_table(base, ws)
     # with the launcher's TMPDIR when it named one (`:tmpdir` then covers it, as at run time)
     contexts = session_contexts(ws, tmpdir=layout.tmpdir)
+    resolved = Resolutions(profile_id)
     base_writes = False
     for ctx in contexts:
-        eff = resolve({profile_id: base_table}, profile_id, ctx)
+        eff = resolved(base_table, ctx)
         if eff.unrestricted or any(e.access == "write" for e in eff.entries):
             base_writes = True
     if cache.deny is None:
@@ -355,12 +380,12 @@ def compile_mode(
     # entry as a pattern. Pins are ancestors of checked paths, so they hold none either.
     _check_literal(entries, roots, trusted)
     _check_literal(trusted, roots, trusted)
-    entries.extend(_trusted_entries(profile_id, base_table, entries, contexts, trusted, mode))
+    entries.extend(_trusted_entries(resolved, base_table, entries, contexts, trusted, mode))
     if cache.protected is None:
         cache.protected = _protected(roots, home, trusted)
     protected = cache.protected
-    entries.extend(_pin_entries(profile_id, base_table, entries, contexts, protected, mode, probe))
-    entries = _drop_unneeded_masks(profile_id, base_table, entries, contexts, trusted)
+    entries.extend(_pin_entries(resolved, base_table, entries, contexts, protected, mode, probe))
+    entries = _drop_unneeded_masks(resolved, base_table, entries, contexts, trusted)
     entries.sort(key=lambda e: (e.path, e.access))
 
     # Entries are canonical by construction; this guards the construction itself, because a
@@ -390,19 +415,23 @@ def compile_mode(
         network_enabled=base.network.enabled,
     )
     # One resolution of what is emitted serves both checks below.
-    effs = resolve_emitted(profile, contexts)
+    effs = resolve_emitted(profile, contexts, resolved)
     _check_startable(effs, probe, mode)
     _prove(profile, roots, home, contexts, trusted, effs, protected)
     return profile
 
 
 def resolve_emitted(
-    profile: CompiledProfile, contexts: Sequence[EvalContext]
+    profile: CompiledProfile,
+    contexts: Sequence[EvalContext],
+    resolved: Resolutions | None = None,
 ) -> list[EffectiveProfile]:
     """The emitted `[permissions]` table of `profile`, resolved in each session context: what
-    the proof and the startability check judge (exactly what Codex is given)."""
-    table = {profile.profile_id: profile.codex_table()}
-    return [resolve(table, profile.profile_id, ctx) for ctx in contexts]
+    the proof and the startability check judge (exactly what Codex is given). `resolved`: the
+    mode's Resolutions, when compile_mode already resolved tables for it."""
+    resolve_one = resolved or Resolutions(profile.profile_id)
+    table = profile.codex_table()
+    return [resolve_one(table, ctx) for ctx in contexts]
 
 
 Verdict = tuple[str | None, "Entry | None"]
@@ -669,14 +698,17 @@ def _protected(
 
 
 def _resolve_with(
-    profile_id: str, base_table: dict[str, Any], entries: Sequence[CompiledEntry], ctx: EvalContext
+    resolved: Resolutions,
+    base_table: dict[str, Any],
+    entries: Sequence[CompiledEntry],
+    ctx: EvalContext,
 ) -> EffectiveProfile:
     table = dict(base_table)
     fs = dict(table["filesystem"])
     for e in entries:
         fs[e.path] = e.access
     table["filesystem"] = fs
-    return resolve({profile_id: table}, profile_id, ctx)
+    return resolved(table, ctx)
 
 
 def _root_split(
@@ -758,7 +790,7 @@ def _trusted_detail(t: TrustedPath) -> str:
 
 
 def _trusted_entries(
-    profile_id: str,
+    resolved: Resolutions,
     base_table: dict[str, Any],
     entries: Sequence[CompiledEntry],
     contexts: Sequence[EvalContext],
@@ -769,7 +801,7 @@ def _trusted_entries(
     read-only directory the mode could write. A writable root inside one fails (exit 5)."""
     if not trusted:
         return []
-    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    effs = [_resolve_with(resolved, base_table, entries, ctx) for ctx in contexts]
     have = {e.path for e in entries}
     out: list[CompiledEntry] = []
     added: list[str] = []
@@ -798,7 +830,7 @@ def _trusted_entries(
 
 
 def _drop_unneeded_masks(
-    profile_id: str,
+    resolved: Resolutions,
     base_table: dict[str, Any],
     entries: list[CompiledEntry],
     contexts: Sequence[EvalContext],
@@ -825,13 +857,13 @@ def _drop_unneeded_masks(
     ]
     if not ours:
         return entries
-    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    effs = [_resolve_with(resolved, base_table, entries, ctx) for ctx in contexts]
     drop = {id(e) for e in ours if all(eff.winner(parent(e.path))[0] != "write" for eff in effs)}
     return [e for e in entries if id(e) not in drop]
 
 
 def _pin_entries(
-    profile_id: str,
+    resolved: Resolutions,
     base_table: dict[str, Any],
     entries: Sequence[CompiledEntry],
     contexts: Sequence[EvalContext],
@@ -851,7 +883,7 @@ def _pin_entries(
     """
     if not protected:
         return []
-    effs = [_resolve_with(profile_id, base_table, entries, ctx) for ctx in contexts]
+    effs = [_resolve_with(resolved, base_table, entries, ctx) for ctx in contexts]
     for eff in effs:
         roots = {e.path: e.source for e in eff.entries if e.kind == "path" and e.access == "write"}
         roots.update({"/": SPECIAL_ROOT} if eff.unrestricted else {})

@@ -86,8 +86,9 @@ def main(argv: list[str]) -> int:
 
         drop = profilec.compile._drop_unneeded_masks
 
-        def only_missing(pid: str, table: Any, entries: Any, ctx: Any, trusted: Any) -> Any:
-            return drop(pid, table, entries, ctx, [t for t in trusted if t.kind == "missing"])
+        def only_missing(resolved: Any, table: Any, entries: Any, ctx: Any, trusted: Any) -> Any:
+            missing = [t for t in trusted if t.kind == "missing"]
+            return drop(resolved, table, entries, ctx, missing)
 
         setattr(profilec.compile, "_drop_unneeded_masks", only_missing)  # noqa: B010
     made = [Path(base) / n for n in CARVE_OUTS] if names_at_compile else []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -221,3 +222,47 @@ def test_a_layout_under_the_launchers_tmpdir_gets_its_ancestors_pinned(tmp_path:
         assert b.layout.tmpdir == str(tmpdir)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def test_resolutions_answer_once_per_equal_table_and_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compile.Resolutions resolves each distinct (table, context) once; an equal table (as
+    data) in the same context is answered from memory, anything else is resolved afresh."""
+    import profilec.compile as compile_module
+
+    calls: list[str] = []
+
+    def counted(perms: Any, profile_id: str, ctx: Any) -> Any:
+        calls.append(profile_id)
+        return resolve(perms, profile_id, ctx)
+
+    monkeypatch.setattr(compile_module, "resolve", counted)
+    memo = compile_module.Resolutions("p")
+    a, b = session_contexts(["/w1", "/w2"])
+    table = {"filesystem": {":minimal": "read", "/w1": "write", "/x": "deny"}}
+    first = memo(table, a)
+    assert memo({"filesystem": {"/x": "deny", "/w1": "write", ":minimal": "read"}}, a) is first
+    assert len(calls) == 1
+    assert memo(table, b) is not first  # another context
+    changed = {"filesystem": {":minimal": "read", "/w1": "write", "/x": "read"}}
+    assert memo(changed, a).decide("/x").access == "read"  # one access changed: resolved again
+    assert len(calls) == 3
+
+
+def test_a_compile_judges_exactly_what_a_fresh_resolve_of_its_output_gives(
+    tmp_path: Path,
+) -> None:
+    """With the memo, every mode's emitted table, resolved afresh, still passes the proof and
+    gives the profile a compile reports (the memo changes the work, never the answer)."""
+    lay = make_layout(tmp_path / "l", hop_dir=True)
+    b = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    protected = _protected(b.roots, b.codex_home, b.trusted_base)
+    ctxs = session_contexts(b.layout.workspace_roots)
+    for prof in b.profiles:
+        table = {prof.profile_id: prof.codex_table()}
+        fresh = [resolve(table, prof.profile_id, ctx) for ctx in ctxs]
+        assert fresh == resolve_emitted(prof, ctxs)
+        _prove(prof, b.roots, b.codex_home, ctxs, b.trusted_base, fresh, protected)
