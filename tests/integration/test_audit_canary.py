@@ -50,12 +50,12 @@ def test_canary_json_from_the_canary_command_feeds_the_report(
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex_bin))
     lay, flags = setup(tmp_path / "l")
     rc, out, err = run(capsys, "canary", *flags, "--format", "json")
-    assert rc == 0, err + out[-4000:]
+    assert rc == 0, err + _failing(out)
     validate("canary-report.schema.json", json.loads(out))
     cj = tmp_path / "canary.json"
     cj.write_text(out, encoding="utf-8")
     rc, html, err = run(capsys, "audit", *flags, "--canary-json", str(cj), "--format", "html")
-    assert rc == 0, err + out[-4000:]
+    assert rc == 0, err
     assert 'id="canary-probes"' in html and NOT_TESTED not in html
     assert "PROFILEC-CANARY-" not in html and lay.marker not in html
     # Bound to the bundle it probed: the same hash audit shows, the tools, and refused for
@@ -66,3 +66,26 @@ def test_canary_json_from_the_canary_command_feeds_the_report(
     _, other = setup(tmp_path / "other")
     rc, html, err = run(capsys, "audit", *other, "--canary-json", str(cj))
     assert rc == 2 and html == "" and "canary results are for bundle " in err
+
+
+def _failing(out: str) -> str:
+    """What a failed canary run reports: its failures and each failing probe's name, failures,
+    exit code and output tail (the whole report when it is no JSON)."""
+    import json
+
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        return out[-4000:]
+    probes = [
+        {k: (p.get(k) or "")[-600:] if k == "output" else p.get(k) for k in PROBE_KEYS}
+        for mode in doc.get("modes", [])
+        for p in mode.get("probes", [])
+        if not p.get("ok")
+    ]
+    errors = {m.get("mode"): m.get("error") for m in doc.get("modes", []) if m.get("error")}
+    summary = {"failures": doc.get("failures"), "mode_errors": errors, "probes": probes}
+    return json.dumps(summary, indent=1)
+
+
+PROBE_KEYS = ("name", "kind", "failures", "exit_code", "expected", "observed", "output")
