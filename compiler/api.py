@@ -20,7 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .audit.drift import verify
+from .bundle.load import compile_document
+from .bundle.lock import render_lock
 from .emit.codex_home import write_codex_home
+from .emit.launch import adapters_of, render_launch_with
 from .emit.overrides import override_lines
 from .errors import (
     CanaryMismatchError,
@@ -37,9 +41,12 @@ from .errors import (
     UnsafeRootError,
     UsageError,
 )
+from .formats import renderer
+from .fsio import write_atomic
 from .inputs import Inputs
 from .models import CompiledBundle
 from .pipeline import InputOptions, SessionConfig, compile_inputs, load_and_compile, make_inputs
+from .watch import watch_bundle
 
 if TYPE_CHECKING:
     from .audit.drift import Drift as LockDrift
@@ -80,8 +87,6 @@ __all__ = [
 def render(bundle: CompiledBundle, fmt: str) -> str:
     """The text `profilec compile --format FMT` prints: toml, overrides, acp-json,
     session-config, bundle or launch (codex-home is a directory: `write_codex_home`)."""
-    from .formats import renderer
-
     try:
         return renderer(fmt)(bundle)
     except KeyError:
@@ -94,8 +99,6 @@ def render(bundle: CompiledBundle, fmt: str) -> str:
 def launch_document(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
     """`--format launch` as data (schemas/launch.schema.json), against the adapter catalog of
     the compile's policy directory. With `inputs` the watch argv names exactly those inputs."""
-    from .emit.launch import adapters_of, render_launch_with
-
     catalog = adapters_of(inputs if inputs is not None else Inputs.unrooted())
     doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog, inputs))
     return doc
@@ -104,10 +107,6 @@ def launch_document(bundle: CompiledBundle, inputs: Inputs | None = None) -> dic
 def write_lock(path: str, inputs: Inputs) -> str:
     """Compile `inputs` and write the lock file (as `profilec lock --out PATH`, atomically);
     returns its content hash. Keep it where no mode writes (beside the roots manifest)."""
-    from .bundle.load import compile_document
-    from .bundle.lock import render_lock
-    from .fsio import write_atomic
-
     _, doc = compile_document(inputs)
     write_atomic(path, render_lock(doc, inputs.plan_layout).encode("utf-8"))
     return str(doc["content_hash"])
@@ -117,8 +116,6 @@ def verify_lock(path: str, inputs: Inputs) -> LockDrift | None:
     """Recompile `inputs` and compare with the lock (as `profilec check --lock`): None when
     nothing changed, else the drift (`.report`: the readable diff; `.error`: the
     LockDriftError, exit 9, to raise or log)."""
-    from .audit.drift import verify
-
     return verify(path, inputs)
 
 
@@ -149,8 +146,6 @@ def start_watch(
     now: a chain that already differs from the bundle raises LockDriftError (exit 9) here.
     Later drift calls `on_drift(drift)` once from the watch thread (`drift.document()` is the
     watch event JSON); the session must then end. Call `handle.stop()` when the session ends."""
-    from .watch import watch_bundle
-
     if not 0.05 <= interval <= 0.5:
         raise UsageError("interval must be between 0.05 and 0.5 seconds")
     watcher = watch_bundle(bundle)

@@ -33,7 +33,7 @@ from .models import (
     Provenance,
 )
 from .paths import ancestors, is_within, parent
-from .roots import check_hard_links, check_possible_roots, root_directories
+from .roots import LaunchProbe, check_hard_links, check_possible_roots, root_directories
 
 if TYPE_CHECKING:
     from .evaluate import Entry
@@ -368,8 +368,6 @@ def compile_mode(
         entries.extend(cache.holder)
     if cache.probe is None:
         if probe is None:
-            from .roots import LaunchProbe
-
             probe = LaunchProbe()
         cache.probe = _ProbeOnce(probe)
     probe = cache.probe

@@ -25,8 +25,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .errors import InputError, PolicyError
+from .errors import InputError, PolicyError, UsageError
 from .fsio import read_input
+from .policy import default_profiles_dir, load_policy
+from .roots import load_manifest, parse_toml, read_trusted_bytes
 
 if TYPE_CHECKING:
     from .models import RootsManifest
@@ -87,8 +89,6 @@ class Inputs:
 
     def trusted(self, path: str) -> InputFile:
         """A daemon-owned file, trust-checked on the descriptor it is read from."""
-        from .roots import read_trusted_bytes
-
         return self._file(path, read_trusted_bytes)
 
     def policy_file(self, path: str) -> InputFile:
@@ -122,8 +122,6 @@ class Inputs:
     @property
     def profiles_dir(self) -> str:
         """The policy directory: `--profiles`, else the shipped one."""
-        from .policy import default_profiles_dir
-
         return self.profiles or default_profiles_dir()
 
     def _once(self, key: str, build: Any) -> Any:
@@ -135,15 +133,12 @@ class Inputs:
 
     def manifest(self) -> RootsManifest:
         """The roots manifest: trust-checked, parsed and validated once."""
-        from .roots import load_manifest
-
         return self._once(  # type: ignore[no-any-return]
             "manifest", lambda: load_manifest(self.roots, data=self.trusted(self.roots).data)
         )
 
     def policy(self) -> Policy:
         """The reviewed policy (mode map, base profiles, trusted base), read once."""
-        from .policy import load_policy
 
         def read(path: str) -> bytes:
             return self.policy_file(path).data
@@ -170,8 +165,6 @@ class Inputs:
         path = self.session_config
         if self.session_data is not None:
             if path is not None:
-                from .errors import UsageError
-
                 raise UsageError("give the session config as a path or as data, not both")
             data = self.session_data
             return self._once(  # type: ignore[no-any-return]
@@ -190,7 +183,6 @@ class Inputs:
         if path is None:
             return None  # no vouched servers: the MCP parser stays unimported
         from .mcp import parse_vouched
-        from .roots import parse_toml
 
         return self._once(  # type: ignore[no-any-return]
             "vouched",

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, NamedTuple, cast
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from .codex import Access
+from .literal import literal_key
 
 #: The ACP session modes Codex advertises, in the order profilec compiles and reports them.
 ACP_MODES: tuple[str, ...] = ("read-only", "agent", "agent-full-access")
@@ -378,7 +379,6 @@ def _entry_key(entry: CompiledEntry) -> str:
     path = entry.path
     if "*" not in path and "?" not in path and "[" not in path and "]" not in path:
         return path
-    from .literal import literal_key
 
     return literal_key(path, entry.access)
 

@@ -28,6 +28,7 @@ from .roots import (
     resolve_workspace_roots,
     under_temp_dir,
 )
+from .startup import startup_refusals
 
 if TYPE_CHECKING:
     from .models import ResolvedHome, ResolvedRoot, RootSpec
@@ -367,8 +368,6 @@ def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
 def refuse_unstartable(bundle: CompiledBundle) -> None:
     """Fail closed when the sandbox would refuse a mode's profile on this filesystem: a
     launcher that trusts compile would get a session in which no command runs."""
-    from .startup import startup_refusals
-
     found = startup_refusals(bundle, PLACEHOLDER_CWD)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""

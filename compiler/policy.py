@@ -10,10 +10,13 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from .codex import SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
+from pydantic import ValidationError
+
+from .codex import PARENT_FORBIDDEN_PREFIXES, SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
 from .errors import PolicyError
 from .fsio import read_input
 from .models import ACP_MODES, ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
+from .resources import profiles_dir
 from .roots import parse_toml, validation_message
 
 if TYPE_CHECKING:
@@ -41,8 +44,6 @@ MODE_MAP_FILE = "modes.toml"
 
 def default_profiles_dir() -> str:
     """The shipped policy directory (package data, from the source tree's `profiles/`)."""
-    from .resources import profiles_dir
-
     return profiles_dir()
 
 
@@ -85,8 +86,6 @@ def _check_key(key: str, value: object, where: str) -> None:
 
 def _validated(model: type[M], data: dict[str, Any], where: str) -> M:
     """`data` as a `model`, or a PolicyError naming the schema violation."""
-    from pydantic import ValidationError
-
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -97,8 +96,6 @@ def load_parent(pdir: str, read: Callable[[str], bytes] | None = None) -> Parent
     """`<pdir>/parent.toml`, validated; a policy directory without one is an error (every
     output must carry the parent policy). Two settings on one key (or a key and a table holding
     it), or a key the compiled profiles own, are refused."""
-    from .codex import PARENT_FORBIDDEN_PREFIXES
-
     path = os.path.join(pdir, PARENT_FILE)
     parent = _validated(ParentPolicy, parse_toml((read or _read)(path), where=path), path)
     seen: list[str] = []

@@ -22,9 +22,13 @@ canary run's static pre-check. lstat/readlink only: a doc is never opened, a tar
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .errors import RootChainError
+from .roots import walk_chain
 
 if TYPE_CHECKING:
     from .models import CompiledBundle
@@ -83,9 +87,6 @@ def bundle_planted_docs(bundle: CompiledBundle) -> tuple[PlantedDoc, ...]:
 def link_target(path: str) -> str | None:
     """Where a project-doc link leads (lstat/readlink only), or None (not a link, or a broken or
     looping chain)."""
-    from .errors import RootChainError
-    from .roots import walk_chain
-
     try:
         target, hops, _, _ = walk_chain(path, allow_missing=True, what="project doc")
     except RootChainError:
@@ -100,8 +101,6 @@ def reaches(target: str, protected: Iterable[str]) -> bool:
 
 def planted_doc(path: str, protected: Iterable[str]) -> PlantedDoc | None:
     """The planted link at `path`, or None."""
-    import os
-
     try:
         link = os.readlink(path)
     except OSError:

@@ -8,18 +8,26 @@ trust check on the open file descriptor) and walks each root's link chain with `
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import site
 import stat
+import sys
+import sysconfig
+import tempfile
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from pydantic import ValidationError
+
 from .errors import InputError, RootChainError, TrustError, UnsafeRootError
+from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, TrustedPath
 from .paths import check_absolute, is_within, parent
+from .settings import cache_dir, codex_version
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
-
-    from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, RootSpec, TrustedPath
+    from .models import RootSpec
 
 
 #: A hop as the caller builds it: models.Hop or a plain tuple.
@@ -137,10 +145,6 @@ def validation_message(exc: ValidationError) -> str:
 
 
 def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
-    from pydantic import ValidationError
-
-    from .models import RootsManifest
-
     try:
         return RootsManifest.model_validate(data)
     except ValidationError as exc:
@@ -178,7 +182,6 @@ def walk_chain(
     path: str, *, allow_missing: bool = False, what: str = "path"
 ) -> tuple[str, tuple[Hop, ...], str, os.stat_result | None]:
     """`walk_chain_with` building models.Hop for each hop."""
-    from .models import Hop
 
     def hop(index: int, link: str, value: str, spelling: str) -> Hop:
         return Hop(index=index, link=link, value=value, spelling=spelling)
@@ -303,7 +306,6 @@ def resolve_root(
     dir_cache: dict[str, os.stat_result] | None = None,
 ) -> ResolvedRoot:
     """Walk one root's chain and record what the checker needs (paths only)."""
-    from .models import Hop, ResolvedRoot
 
     def hop(index: int, link: str, value: str, spelling: str) -> Hop:
         return Hop(index=index, link=link, value=value, spelling=spelling)
@@ -392,7 +394,6 @@ def resolve_home(path: str) -> ResolvedHome:
         tokens = True
     except OSError:
         tokens = False
-    from .models import ResolvedHome
 
     return ResolvedHome(path=path, canonical=canonical, holder_dirs=holders, mcp_tokens=tokens)
 
@@ -586,9 +587,6 @@ def root_directories(root: str = "/") -> tuple[str, ...]:
 
 def site_packages() -> tuple[str, ...]:
     """This interpreter's site-packages directories (what profilec and its daemon import)."""
-    import site
-    import sysconfig
-
     paths = sysconfig.get_paths()
     found = [paths.get("purelib", ""), paths.get("platlib", "")]
     getter = getattr(site, "getsitepackages", None)  # some virtualenv builds lack it
@@ -599,8 +597,6 @@ def site_packages() -> tuple[str, ...]:
 
 def under_temp_dir(path: str) -> bool:
     """Whether `path` lies under the system temp dir (/tmp, or $TMPDIR's canonical form)."""
-    import tempfile
-
     tmp = {"/tmp", os.path.realpath(tempfile.gettempdir())}
     return any(path == t or path.startswith(t.rstrip("/") + "/") for t in tmp)
 
@@ -612,8 +608,6 @@ def profilec_installation() -> tuple[str, ...]:
     sandbox (`profilec plan`) gives the session a private /tmp where it does not exist, and
     Codex refuses to start over an entry it cannot mount there (measured: `bwrap: Can't bind
     mount ... on /newroot/tmp/<checkout>: No such file or directory`)."""
-    import sys
-
     here = os.path.dirname(os.path.abspath(__file__))
     found = {os.path.normpath(sys.prefix), os.path.normpath(sys.base_prefix), here}
     found = {os.path.realpath(p) for p in found}
@@ -625,10 +619,6 @@ def profilec_installation() -> tuple[str, ...]:
 def codex_install_dirs() -> tuple[str, ...]:
     """The pinned Codex install (its npm prefix in the cache) and the directory of `codex` on
     PATH, where they exist."""
-    import shutil
-
-    from .settings import cache_dir, codex_version
-
     found: set[str] = set()
     pinned = os.path.join(str(cache_dir()), f"codex-{codex_version()}")
     if os.path.isdir(pinned):
@@ -678,8 +668,6 @@ def resolve_trusted_base(policy_tb: Any, manifest_tb: Any) -> list[TrustedPath]:
     sockets). A read-only path must be a directory: a `read` entry pins a directory; name the
     directory that holds a binary. Canonical duplicates collapse (first declaration kept).
     """
-    from .models import TrustedPath
-
     wanted: list[tuple[str, Literal["read", "deny"], Literal["policy", "manifest", "discovered"]]]
     wanted = []  # (declared, access, source)
     if policy_tb is not None:
@@ -752,8 +740,6 @@ def resolve_trusted_inputs(wanted: Sequence[tuple[str, str]]) -> list[TrustedPat
     command cannot create it. A path whose chain is broken or crosses a file is skipped: no
     name can be created below a file.
     """
-    from .models import TrustedPath
-
     out: dict[str, TrustedPath] = {}
     for declared, role in wanted:
         try:
@@ -870,7 +856,6 @@ def _launch_gids(uid: int) -> tuple[int, ...]:
     `setpriv --clear-groups` leaves it; fewer groups can only make compile more careful)."""
     if uid == os.geteuid():
         return (os.getegid(), *os.getgroups())
-    import pwd
 
     try:
         return (pwd.getpwuid(uid).pw_gid,)

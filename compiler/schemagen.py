@@ -39,7 +39,7 @@ from .models import (
     TrustedBasePolicy,
 )
 from .mounts.models import BackendCatalog, MountPlan, PlanLayout
-from .resources import PUBLISHED_REF, SCHEMA_SUFFIX, schema_id
+from .resources import PUBLISHED_REF, SCHEMA_SUFFIX, schema_id, schemas_dir
 from .session import SessionAllowList, SessionConfig
 from .watch import WatchEvent
 
@@ -172,8 +172,6 @@ def all_names() -> list[str]:
 
 def main() -> int:
     """Write every schema into the shipped schemas/ (the source tree's folder in a checkout)."""
-    from .resources import schemas_dir
-
     out = schemas_dir()
     out.mkdir(exist_ok=True)
     for name in all_names():

@@ -32,6 +32,7 @@ from pydantic import RootModel, StringConstraints
 from .errors import InputError, PolicyError
 from .fsio import read_input
 from .models import Frozen
+from .policy import default_profiles_dir
 from .projects import project_root as project_root
 from .projects import untrusted_project_paths as untrusted_project_paths
 
@@ -267,8 +268,6 @@ def parse_allowlist(data: Mapping[str, Any], *, where: str) -> AllowList:
 
 def load_allowlist(profiles_dir: str | None = None) -> AllowList:
     """Read and validate `<profiles_dir>/session-allowlist.toml` (default: the shipped one)."""
-    from .policy import default_profiles_dir
-
     path = os.path.join(profiles_dir or default_profiles_dir(), ALLOWLIST_FILE)
     return allowlist_from_bytes(read_input(path, error=PolicyError), where=path)
 

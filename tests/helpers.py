@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tomlkit
 
@@ -79,3 +81,20 @@ def make_layout(base: Path, *, relative_link: bool = False, hop_dir: bool = Fals
         [{"id": "codex-auth", "path": str(link), "backend": "codex"}],
     )
     return Layout(base, target, home, link, ws, control, mark, manifest)
+
+
+def patch_everywhere(monkeypatch: Any, real: Any, replacement: Any) -> int:
+    """Replace `real` by `replacement` in every loaded profilec module that binds it (the module
+    defining it and each that imported it by name); returns how many bindings were replaced.
+    Modules import what they call at their top, so patching only the defining module would miss
+    the callers."""
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if not (name == "profilec" or name.startswith("profilec.")) or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if value is real:
+                monkeypatch.setattr(module, attr, replacement)
+                count += 1
+    assert count, f"{real!r} is bound in no loaded profilec module"
+    return count

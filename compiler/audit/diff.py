@@ -20,7 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..bundle.load import bundle_from_document, unwrap
 from ..bundle.lock import changed_members
+from ..check.configstack import json_object_of, load_acp_json, load_config_toml, load_overrides
 from ..codex import BUILTIN_PROFILES
 from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve, session_contexts
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
@@ -370,14 +372,6 @@ def load_side(
 ) -> Side:
     """A bundle, lock file, acp-json document, config.toml or -c override list, read through
     the run's edge."""
-    from ..bundle.load import bundle_from_document, unwrap
-    from ..check.configstack import (
-        json_object_of,
-        load_acp_json,
-        load_config_toml,
-        load_overrides,
-    )
-
     text = inp.text(path, "diff input")  # read once; every parse below takes these bytes
     modes = dict(mode_map) if mode_map is not None else None
     if text.lstrip().startswith("{"):

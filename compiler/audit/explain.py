@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import RootChainError, UsageError
 from ..evaluate import (
     EQUAL_PATH_RULE,
     Decision,
@@ -29,7 +29,8 @@ from ..evaluate import (
     session_contexts,
 )
 from ..models import CompiledBundle, ResolvedRoot
-from ..roots import MAX_HOPS
+from ..roots import MAX_HOPS, walk_chain
+from ..settings import codex_version
 from .models import ChainStep, EffAccess, ExplainEntry, Explanation
 
 #: Optional edge hook: walk a path that no root covers with lstat/readlink only.
@@ -298,7 +299,6 @@ def _enforcement(
         return None, None
     if eff.unrestricted:
         return "write", None
-    from ..settings import codex_version
 
     enf = enforce(eff, fs, codex_version=codex_version())
     if enf.refusals:
@@ -398,9 +398,6 @@ def render_text(x: Explanation) -> str:
 
 def live_walker(path: str) -> list[tuple[str, str, str]]:
     """The host's link chain for `path` (lstat/readlink only; never opens anything)."""
-    from ..errors import RootChainError
-    from ..roots import walk_chain
-
     try:
         target, hops, _, _ = walk_chain(path, allow_missing=True, what="PATH")
     except RootChainError:

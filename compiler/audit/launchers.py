@@ -20,10 +20,14 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
+from ..e2e.matrix import CompatibilityMatrix, holding_methods, matrix_json, sorted_rows
 from ..errors import InputError
+from ..resources import validator
 
 if TYPE_CHECKING:
-    from ..e2e.matrix import CompatibilityMatrix, MatrixRow
+    from ..e2e.matrix import MatrixRow
     from ..emit.launch import AdapterCatalog
     from ..inputs import Inputs
 
@@ -71,10 +75,6 @@ class LauncherSection:
 def load_e2e_matrix(path: str, inp: Inputs) -> CompatibilityMatrix:
     """A `profilec e2e --format json` document, validated on read (one InputError line)."""
     import jsonschema
-    from pydantic import ValidationError
-
-    from ..e2e.matrix import CompatibilityMatrix
-    from ..resources import validator
 
     doc = inp.json_object(path, "e2e matrix")
     err = jsonschema.exceptions.best_match(validator(SCHEMA_FILE).iter_errors(doc))
@@ -125,8 +125,6 @@ def _failures(rows: list[MatrixRow], skip: frozenset[str] = frozenset()) -> str:
 def _summary(
     key: tuple[str, str, str], rows: list[MatrixRow], catalog: AdapterCatalog | None
 ) -> AdapterSummary:
-    from ..e2e.matrix import CompatibilityMatrix, holding_methods, sorted_rows
-
     ordered = sorted_rows(CompatibilityMatrix(rows=rows))
     held = tuple(holding_methods(CompatibilityMatrix(rows=ordered)).get(key[0], []))
     by_method: dict[str, list[MatrixRow]] = {}
@@ -194,8 +192,6 @@ def launcher_section(
     matrix: CompatibilityMatrix, catalog: AdapterCatalog | None
 ) -> LauncherSection:
     """Rows in the matrix's stable order, and one summary per adapter build."""
-    from ..e2e.matrix import matrix_json, sorted_rows
-
     ordered = sorted_rows(matrix)
     builds: dict[tuple[str, str, str], list[MatrixRow]] = {}
     for r in ordered:

@@ -14,11 +14,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..check.result import SEVERITY_RANK
+from ..check.checker import from_bundle, run_check
+from ..check.result import SEVERITY_RANK, at_or_above
 from ..errors import InputError, UsageError
 from ..evaluate import resolve, session_contexts
 from ..models import CompiledBundle
+from ..resources import validator
 from ..settings import now_utc
+from .launchers import launcher_chosen
 
 if TYPE_CHECKING:
     from ..check.result import Cell
@@ -144,8 +147,6 @@ class Verdict:
     @property
     def failing(self) -> tuple[VerdictItem, ...]:
         """Items at or above --fail-on."""
-        from ..check.result import at_or_above
-
         return tuple(i for i in self.items if at_or_above(i.severity, self.fail_on))
 
 
@@ -312,8 +313,6 @@ def launcher_why(row: e2e.MatrixRow, reviewed: dict[tuple[str, str, str], tuple[
     "" for a held or not-supported row, "expected to lose: ..." for a loss that is not a
     problem, and "FAIL: ..." for a loss (or error) of the method the catalog says to use.
     """
-    from .launchers import launcher_chosen
-
     if row.result in ("held", "not-supported"):
         return ""
     method = row.launch_method
@@ -361,8 +360,6 @@ def report_time(now: str | None) -> datetime | None:
 def load_canary_json(path: str, inp: Inputs) -> dict[str, Any]:
     """A `profilec canary --format json` document, read through the run's edge."""
     import jsonschema
-
-    from ..resources import validator
 
     doc = inp.json_object(path, "canary json")
     if "evidence" not in doc and "modes" in doc:
@@ -485,8 +482,6 @@ def build_report(
     changes: DiffReport | None = None,
 ) -> AuditReport:
     """Evaluate and check the bundle, and gather what the report shows."""
-    from ..check.checker import from_bundle, run_check
-
     report = run_check(
         from_bundle(bundle, bundle.mode_profiles),
         codex_version=str(doc.get("codex_version")),
@@ -562,8 +557,6 @@ def build_report(
 
 def verdict(r: AuditReport, fail_on: str) -> Verdict:
     """PASS unless an item sits at or above `fail_on`; every item names its section."""
-    from ..check.result import at_or_above
-
     items: list[VerdictItem] = []
     for cell in r.matrix:
         if not cell.ok:

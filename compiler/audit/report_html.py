@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from html import escape
 
+from ..e2e.matrix import MATRIX_COLUMNS
+from .launchers import NOT_TESTED_E2E, summary_text
 from .report import (
     NOT_TESTED,
     AccessItem,
@@ -237,9 +239,6 @@ _RESULT_CLASS = {"held": "ok", "lost": "fail", "error": "fail", "not-supported":
 
 def _launchers(r: AuditReport) -> list[str]:
     """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
-    from ..e2e.matrix import MATRIX_COLUMNS
-    from .launchers import NOT_TESTED_E2E, summary_text
-
     out = ['<h2 id="launchers-section">Launchers (end-to-end)</h2>']
     s = r.launchers
     if s is None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 
+from ..e2e.matrix import MATRIX_COLUMNS
+from .launchers import NOT_TESTED_E2E, summary_text
 from .report import (
     NOT_TESTED,
     AccessItem,
@@ -136,9 +138,6 @@ def render_md(r: AuditReport) -> str:
 
 def _launchers(r: AuditReport) -> list[str]:
     """The "Launchers (end-to-end)" section: summary line per adapter build, then every row."""
-    from ..e2e.matrix import MATRIX_COLUMNS
-    from .launchers import NOT_TESTED_E2E, summary_text
-
     out = ["## Launchers (end-to-end)", ""]
     s = r.launchers
     if s is None:

@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Any
 
+from ..bundle.provenance import bundle_provenance
 from ..emit.acp_json import render_acp_json
 from ..emit.codex_toml import render_toml
 from ..emit.overrides import override_lines
@@ -44,8 +45,6 @@ def bundle_document(
     adds the policy and manifest lines and the input hashes.
     """
     if provenance is None:
-        from ..bundle.provenance import bundle_provenance
-
         provenance = bundle_provenance(bundle, None).model_dump(mode="json")
     body: dict[str, Any] = {
         "schema_version": 1,

@@ -11,10 +11,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
+from ..bundle.document import bundle_document, content_hash
 from ..errors import InputError
 from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..pipeline import compile_inputs
+from ..roots import validation_message
+from .provenance import bundle_provenance
+from .sources import sources_of
 
 #: The compile flags and the files they name, each read once (compiler/inputs.py).
 CompileInputs = Inputs
@@ -26,10 +32,6 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
     The bundle, the provenance lines and hashes and the mount plan all come from the bytes
     `inp` read once, so the hashes name exactly what was compiled.
     """
-    from ..bundle.document import bundle_document
-    from .provenance import bundle_provenance
-    from .sources import sources_of
-
     bundle = compile_inputs(inp)
     sources = sources_of(inp)
     plan: dict[str, Any] | None = None
@@ -47,8 +49,6 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
 
 def unwrap(doc: dict[str, Any], where: str) -> dict[str, Any]:
     """The bundle document inside a lock file, or the document itself; its hash verified."""
-    from ..bundle.document import content_hash
-
     if doc.get("kind") == "profilec-lock":
         inner = doc.get("bundle")
         if not isinstance(inner, dict):
@@ -67,10 +67,6 @@ def unwrap(doc: dict[str, Any], where: str) -> dict[str, Any]:
 
 def bundle_from_document(doc: dict[str, Any], where: str) -> CompiledBundle:
     """Validate the `compiled` member back into a CompiledBundle."""
-    from pydantic import ValidationError
-
-    from ..roots import validation_message
-
     try:
         return CompiledBundle.model_validate_json(json.dumps(doc["compiled"]))
     except ValidationError as exc:

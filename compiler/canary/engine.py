@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profilec.errors import EnvironmentMissingError
+from profilec.resources import shipped
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -72,8 +73,6 @@ def run_uid() -> int:
 def seccomp_profile(path: Path | None = None) -> str:
     """The custom seccomp profile as compact JSON, ready for `security_opt=["seccomp=..."]`."""
     if path is None:
-        from profilec.resources import shipped
-
         path = shipped(*SECCOMP_FILE)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

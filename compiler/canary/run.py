@@ -43,8 +43,10 @@ from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..evaluate import EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen
+from ..projectdocs import bundle_planted_docs
 from . import dynamic, engine, paths
 from .image import ensure_image
+from .parent import run_parent
 from .tree import (
     NET_PORT,
     NETWORK_MODES,
@@ -661,8 +663,6 @@ def precheck_notes(bundle: CompiledBundle) -> tuple[str, ...]:
     link (compiler/projectdocs.py, `check` PC051; lstat/readlink only). The probes run on a
     synthetic copy of the layout that holds no such link, so only this names it; it makes no
     session leak, so it is a note, not a failure class."""
-    from ..projectdocs import bundle_planted_docs
-
     return tuple(f"pre-check (PC051): {d.message}" for d in bundle_planted_docs(bundle))
 
 
@@ -673,8 +673,6 @@ def _with_parent(
     progress: Callable[[str], None] | None,
 ) -> tuple[tuple[ModeReport, ...], tuple[str, ...]]:
     """`reports` with each mode's parent probes appended (its wall time added)."""
-    from .parent import run_parent
-
     t0 = time.monotonic()
     found, notes = run_parent(
         bundle, codex_bin=codex_bin, modes=[m.mode for m in reports], progress=progress

@@ -17,6 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle, CompiledProfile, Frozen, ResolvedRoot
+from ..mounts.backends import load_catalog
 from . import paths
 
 
@@ -26,8 +27,6 @@ def writer_names() -> tuple[str, str, str]:
     Read from the reviewed catalog (profiles/backends.toml, `[backends.codex.writer]`, measured
     with strace on 0.171.0; research §1), never spelled here a second time.
     """
-    from ..mounts.backends import load_catalog
-
     writer = load_catalog().backends["codex"].writer
     files = writer.files if writer else ()
 

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codex import DEFAULT_CODEX_VERSION
-from ..evaluate import PLACEHOLDER_CWD, EvalContext, EvaluationError, resolve, session_contexts
+from ..emit.overrides import render_overrides
+from ..evaluate import (
+    PLACEHOLDER_CWD,
+    EvalContext,
+    EvaluationError,
+    LiveFs,
+    resolve,
+    session_contexts,
+)
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from ..rule_ids import CODEX_REJECTS_PROFILE
 from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
@@ -152,7 +160,6 @@ def run_check(
     """The whole static check; deterministic for the same inputs."""
     merged = inp.stack.merged()
     modes, findings = evaluate_modes(inp, merged)
-    from ..evaluate import LiveFs
 
     cells = coverage(modes, inp.roots, LiveFs(), codex_version=codex_version)
     findings += cell_findings(cells, file=inp.manifest_file)
@@ -191,8 +198,6 @@ def run_check(
 
 def bundle_layers(bundle: CompiledBundle) -> Layer:
     """The compiled profiles as Codex receives them: the rendered `-c` lines, parsed back."""
-    from ..emit.overrides import render_overrides
-
     text = render_overrides(bundle)
     return Layer(
         "-c overrides (compiled)",

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..errors import InputError
 from ..evaluate import merge
+from ..session import parse_session_bytes
 
 Origin = Literal["config-toml", "cli-override", "session"]
 
@@ -167,8 +168,6 @@ def load_session(path: str, raw: bytes) -> tuple[Layer, dict[str, Any]]:
     Untrusted: `raw` is the file as compiler/inputs.py read it (bounded), parsed with
     profilec.session's bounds (size, depth, key count; exit 2 past them).
     """
-    from ..session import parse_session_bytes
-
     data = parse_session_bytes(raw, where=path)
     text = raw.decode("utf-8")
     return Layer("session config", "session", _expand_dotted(data), path, text), data

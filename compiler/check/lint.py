@@ -15,6 +15,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..ancestry import Protected, unsafe_ancestors
 from ..codex import (
     BUILTIN_FULL,
     BUILTIN_PROFILES,
@@ -32,7 +33,7 @@ from ..codex import (
     WRITER_LOCK,
     in_range,
 )
-from ..evaluate import EffectiveProfile, enforce, resolve_path
+from ..evaluate import EffectiveProfile, LiveFs, enforce, resolve_path
 from ..models import ACP_MODES
 from ..rule_ids import (
     ANCESTOR_RENAMABLE,
@@ -827,8 +828,6 @@ rule(
 
 def _enforcement(o: _Out) -> None:
     """PC030-PC036: what the sandbox does with each mode's profile on this filesystem."""
-    from ..evaluate import LiveFs
-
     inp = o.inp
     fs = LiveFs()
     for me in o.modes:
@@ -933,8 +932,6 @@ rule(
 
 def _whole_path(o: _Out, me: ModeEval, cwd: str, eff: EffectiveProfile) -> None:
     """PC024 (a renamable ancestor of a protected path) and PC025 (the trusted base)."""
-    from ..ancestry import Protected, unsafe_ancestors
-
     inp = o.inp
     if eff.unrestricted:
         return  # PC003 reports it; nothing can be protected

@@ -15,13 +15,15 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..evaluate import resolve, session_contexts
+from ..projectdocs import planted_docs, protected_dirs
 from ..rule_ids import CODEX_HOME_DOTENV, LOCK_WRITABLE, PARENT_POLICY_MISSING, PROJECT_DOC_LINK
-from .rules import rule
+from .result import CheckFinding
+from .rules import rule, rule_by_id
 
 if TYPE_CHECKING:
     from ..models import ParentSetting
     from .lint import _Out
-    from .result import CheckFinding
 
 
 rule(
@@ -130,8 +132,6 @@ rule(
 
 def project_doc_lint(o: _Out) -> None:
     """PC051: a planted project-doc link (compiler/projectdocs.py; lstat/readlink only)."""
-    from ..projectdocs import planted_docs, protected_dirs
-
     # CheckInputs carries the canonical CODEX_HOME; a link's target is canonical too.
 
     protected = protected_dirs((r.vault for r in o.inp.roots), (o.inp.codex_home,))
@@ -154,10 +154,6 @@ rule(
 def lock_findings(bundle: Any, lock: str) -> list[CheckFinding]:
     """PC050 for each mode in which the lock file is writable (the compiled profile, each
     session cwd)."""
-    from ..evaluate import resolve, session_contexts
-    from .result import CheckFinding
-    from .rules import rule_by_id
-
     path = os.path.abspath(lock)
     ws = tuple(bundle.layout.workspace_roots)
     out: list[CheckFinding] = []

@@ -14,6 +14,7 @@ Stable import path for other modules: `profilec.check.rules` (`rule`, `all_rules
 from __future__ import annotations
 
 import importlib
+import sys
 
 from ..codex import MEASURED_RANGE
 from .result import Rule
@@ -99,6 +100,4 @@ def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
 
 def main() -> None:
     """Print the catalogue table (`python3 -c 'from profilec.check.rules import main; main()'`)."""
-    import sys
-
     sys.stdout.write(catalogue_markdown())

@@ -22,7 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InputError, UsageError
-from .result import Waiver
+from ..inputs import json_object
+from .result import CheckReport, Waiver
+from .triage import fingerprint
 
 CONFIG_NAMES = ("profilec.toml", "pyproject.toml")
 
@@ -161,10 +163,6 @@ def ignore_waivers(rules: Sequence[str]) -> list[Waiver]:
 def load_baseline(path: str, raw: bytes) -> set[str]:
     """Fingerprints of the unwaived findings of a previous `check --format json` report, as
     read from `path`."""
-    from ..inputs import json_object
-    from .result import CheckReport
-    from .triage import fingerprint
-
     doc = json_object(raw, path, "baseline")
     if doc.get("tool") != "profilec" or not isinstance(doc.get("findings"), list):
         raise InputError("baseline is not a `profilec check --format json` report", where=path)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_ABORTED, EXIT_CLEAN, EXIT_INTERNAL, ProfilecError, UsageError
+from ..settings import codex_version
 
 if TYPE_CHECKING:
     import typer
@@ -41,8 +43,6 @@ def _make_app() -> Any:
 
 def version_text() -> str:
     """`profilec --version`: the package version and the Codex version profilec pins."""
-    from ..settings import codex_version
-
     try:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -149,8 +149,6 @@ def _placeholders(command: Any) -> None:
     """Help shows what to type: nothing after a flag, FILE/DIR/PATH for a path, the option's
     own name (FORMAT, CODEX_HOME, ...) for any other value; an explicit metavar wins. Typer
     would print `<bool>`, `<str>`, `<list[str]>`."""
-    from types import SimpleNamespace
-
     help_option = command.get_help_option(SimpleNamespace(help_option_names=["-h", "--help"]))
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         if param.metavar is not None:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from . import app
+from .console import progress
 from .options import (
     BundleOpt,
     CanaryOpt,
@@ -32,6 +33,7 @@ from .options import (
     UserHomeOpt,
     WorkspaceOpt,
 )
+from .output import finish, request_of
 
 LockOutOpt = Annotated[
     Path, typer.Option("--out", help="Lock file to write (atomic); -: stdout.", metavar="FILE")
@@ -84,7 +86,6 @@ def lock_command(
 ) -> int:
     """Compile the bundle and write it as the approved lock file (check --lock compares)."""
     from ..commands.lock import LockRequest, run
-    from .output import finish, request_of
 
     return finish(run(request_of(LockRequest, ctx.params)), out)
 
@@ -101,7 +102,6 @@ def diff_command(
 ) -> int:
     """Classify every change as widening (first, marked !) or narrowing; exit 1 on widening."""
     from ..commands.diff import DiffRequest, run
-    from .output import finish, request_of
 
     return finish(run(request_of(DiffRequest, ctx.params)), out)
 
@@ -129,7 +129,6 @@ def explain_command(
 ) -> int:
     """Print the effective access of PATH under MODE, the winning entry and what it beat."""
     from ..commands.explain import ExplainRequest, run
-    from .output import finish, request_of
 
     return finish(run(request_of(ExplainRequest, ctx.params)))
 
@@ -159,7 +158,5 @@ def audit_command(
 ) -> int:
     """Render one self-contained reviewer report (Markdown or HTML); exit 1 when it says FAIL."""
     from ..commands.audit import AuditRequest, run
-    from .console import progress
-    from .output import finish, request_of
 
     return finish(run(request_of(AuditRequest, ctx.params), progress), out)

@@ -10,7 +10,9 @@ from typing import Annotated
 import typer
 
 from . import app
+from .console import progress
 from .options import HomeOpt, ProfilesOpt, RootsOpt, TextJsonOpt, UserHomeOpt, WorkspaceOpt
+from .output import finish, request_of
 
 ParentOpt = Annotated[
     bool,
@@ -37,7 +39,5 @@ def canary_command(
 ) -> int:
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
     from ..commands.canary import CanaryRequest, run
-    from .console import progress
-    from .output import finish, request_of
 
     return finish(run(request_of(CanaryRequest, ctx.params), progress))

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..report.github import write_step_summary
 from . import app
+from .console import progress
 from .options import (
     CanaryOpt,
     ConfigOpt,
@@ -29,6 +31,7 @@ from .options import (
     UserHomeOpt,
     WorkspaceOpt,
 )
+from .output import exit_with, request_of, show
 
 if TYPE_CHECKING:
     from ..commands.check import CheckOutcome
@@ -118,8 +121,6 @@ def check_command(
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     from ..commands.check import CheckRequest, run
-    from .console import progress
-    from .output import exit_with, request_of, show
 
     outcome = run(request_of(CheckRequest, ctx.params), progress)
     show(outcome, out)
@@ -130,6 +131,4 @@ def check_command(
 def _job_summary(fmt: str, outcome: CheckOutcome) -> None:
     """`--format github` also appends the job summary to $GITHUB_STEP_SUMMARY."""
     if fmt == "github" and outcome.report is not None:
-        from ..report.github import write_step_summary
-
         write_step_summary(outcome.report)

@@ -22,6 +22,7 @@ from .options import (
     UserHomeOpt,
     WorkspaceOpt,
 )
+from .output import finish, request_of
 
 FormatOpt = Annotated[
     str,
@@ -52,6 +53,5 @@ def compile_command(
 ) -> int:
     """Compile one Codex permission profile per ACP mode, the credential deny always applied."""
     from ..commands.compile import CompileRequest, run
-    from .output import finish, request_of
 
     return finish(run(request_of(CompileRequest, ctx.params)), out)

@@ -9,6 +9,7 @@ piped or under `NO_COLOR` nothing extra is written. Standard output never carrie
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,8 +91,6 @@ class Progress:
 
 
 def _columns() -> int:
-    import shutil
-
     return shutil.get_terminal_size((80, 24)).columns
 
 

@@ -9,7 +9,9 @@ from typing import Annotated
 import typer
 
 from . import app
+from .console import progress
 from .options import OutOpt, ProfilesOpt
+from .output import finish, request_of
 
 FormatOpt = Annotated[str, typer.Option("--format", help="json | md", metavar="FORMAT")]
 OnlyOpt = Annotated[str, typer.Option("--only", help="all | acp | appserver", metavar="WHICH")]
@@ -34,7 +36,5 @@ def e2e_command(
     """Drive codex app-server and the pinned ACP adapters against a scripted local model and
     record, per adapter x version x launch method x session event, whether the deny held."""
     from ..commands.e2e import E2eRequest, run
-    from .console import progress
-    from .output import finish, request_of
 
     return finish(run(request_of(E2eRequest, ctx.params), progress), out)

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..commands import to_stdout
+from ..fsio import write_atomic
+from . import console
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -39,7 +41,6 @@ def emit(text: str, out: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from ..fsio import write_atomic
 
     write_atomic(str(out), text.encode("utf-8"))
 
@@ -47,8 +48,6 @@ def emit(text: str, out: Path | None) -> None:
 def show(outcome: Outcome, out: Path | None = None) -> None:
     """Print what the run says, in the order Outcome documents (raises nothing of its own
     but an OutputError from writing `out`)."""
-    from . import console
-
     for line in outcome.verbose:
         console.verbose(line)
     if outcome.text is not None:

@@ -11,6 +11,7 @@ import typer
 
 from . import app
 from .options import OutOpt, ProfilesOpt, RootsOpt
+from .output import finish, request_of
 
 LayoutOpt = Annotated[
     Path,
@@ -34,6 +35,5 @@ def plan_command(
 ) -> int:
     """Compile the sandbox mount plan the trusted Codex parent runs in."""
     from ..commands.plan import PlanRequest, run
-    from .output import finish, request_of
 
     return finish(run(request_of(PlanRequest, ctx.params)), out)

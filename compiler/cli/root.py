@@ -6,13 +6,12 @@ from typing import Annotated
 
 import typer
 
-from ..errors import EXIT_CLEAN
+from ..errors import EXIT_CLEAN, UsageError
+from . import console, version_text
 
 
 def _show_version(value: bool) -> None:
     if value:
-        from . import version_text
-
         print(version_text())
         raise typer.Exit(EXIT_CLEAN)
 
@@ -35,10 +34,6 @@ def root_options(
     ] = False,
 ) -> None:
     """Compile daemon-owned credential roots into Codex permission profiles, and check them."""
-    from . import console
-
     if quiet and verbose:
-        from ..errors import UsageError
-
         raise UsageError("give -q or -v, not both")
     console.set_level(console.QUIET if quiet else console.VERBOSE if verbose else console.NORMAL)

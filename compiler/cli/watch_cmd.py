@@ -22,6 +22,7 @@ from .options import (
     UserHomeOpt,
     WorkspaceOpt,
 )
+from .output import finish, request_of
 
 IntervalOpt = Annotated[
     float,
@@ -50,6 +51,5 @@ def watch_command(
     """Watch every hop, vault and the private auth.json; on a change that makes the compiled
     profile stale print one JSON line and exit 9. SIGTERM or SIGINT: exit 0."""
     from ..commands.watch import WatchRequest, run
-    from .output import finish, request_of
 
     return finish(run(request_of(WatchRequest, ctx.params), _started))

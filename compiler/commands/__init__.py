@@ -11,12 +11,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import EXIT_CLEAN, ProfilecError, UsageError
-
-if TYPE_CHECKING:
-    from ..inputs import Inputs
+from ..inputs import Inputs
 
 #: A progress reporter factory, as the CLI's console.progress: `with progress(what, total) as
 #: step: step(text)`.
@@ -91,16 +88,12 @@ class CompileFlags:
     def unrooted(self) -> Inputs:
         """The run's read edge when it takes no --roots (a --bundle, a --lock, --e2e-matrix
         against the policy of --profiles)."""
-        from ..inputs import Inputs
-
         return Inputs.unrooted(_text(self.profiles))
 
     def inputs(
         self, missing: str = "give --roots (and the compile flags) or --bundle FILE"
     ) -> Inputs:
         """The run's one read edge (compiler/inputs.py); a UsageError `missing` without --roots."""
-        from ..inputs import Inputs
-
         if self.roots is None:
             raise UsageError(missing)
         return Inputs(

@@ -6,8 +6,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..audit.diff import diff_bundles
+from ..audit.evidence import verify
+from ..audit.launchers import launcher_section, load_e2e_matrix
+from ..audit.report import build_report, load_canary_json, report_time
+from ..audit.report_html import render_html
+from ..audit.report_md import render_md
+from ..bundle.load import compile_document, load_bundle
+from ..check.result import SEVERITY_RANK
+from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
 from . import CompileFlags, Outcome, Progress, check_format, no_progress
+from .canary import probe_findings
 
 if TYPE_CHECKING:
     from ..audit.launchers import LauncherSection
@@ -36,8 +46,6 @@ def bundle_or_compile(
 ) -> tuple[CompiledBundle, dict[str, Any], bool]:
     """(bundle, document, live): read from `bundle` through `inp`, else compiled from `inp`
     just now (live)."""
-    from ..bundle.load import compile_document, load_bundle
-
     if bundle is not None:
         b, doc = load_bundle(str(bundle), inp)
         return b, doc, False
@@ -46,8 +54,6 @@ def bundle_or_compile(
 
 
 def _validate(request: AuditRequest) -> None:
-    from ..check.result import SEVERITY_RANK
-
     check_format(request.fmt, ("md", "html"))
     if request.fail_on not in SEVERITY_RANK:
         raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
@@ -61,8 +67,6 @@ def _validate(request: AuditRequest) -> None:
 
 def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
     """The report as Markdown or HTML; exit 1 when its verdict is FAIL."""
-    from ..audit.report import build_report, load_canary_json, report_time
-
     _validate(request)
     inp = request.unrooted() if request.bundle else request.inputs()
     launchers = _launchers(request, inp)
@@ -70,14 +74,10 @@ def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
     binding = None
     canary_doc = load_canary_json(str(request.canary_json), inp) if request.canary_json else None
     if canary_doc is not None:
-        from ..audit.evidence import verify
-
         # Refused for another bundle; stale when an input changed after the run finished.
         files = _input_files(request.bundle, inp)
         binding = verify(canary_doc, doc, str(request.canary_json), files)
     if request.canary:
-        from .canary import probe_findings
-
         canary_doc, _, _ = probe_findings(b, progress)
     changes = _changes(request.lock, b, doc, inp)
     rep = build_report(
@@ -103,8 +103,6 @@ def _launchers(request: AuditRequest, inp: Inputs) -> LauncherSection | None:
     """The launchers section from --e2e-matrix (None without it)."""
     if request.e2e_matrix is None:
         return None
-    from ..audit.launchers import launcher_section, load_e2e_matrix
-    from ..emit.launch import adapters_of
 
     return launcher_section(load_e2e_matrix(str(request.e2e_matrix), inp), adapters_of(inp))
 
@@ -115,8 +113,6 @@ def _changes(
     """What changed since the approved --lock (None without it)."""
     if lock is None:
         return None
-    from ..audit.diff import diff_bundles
-    from ..bundle.load import load_bundle
 
     old_b, old_doc = load_bundle(str(lock), inp)
     return diff_bundles(
@@ -131,10 +127,7 @@ def _changes(
 
 def _render(fmt: str, rep: AuditReport) -> str:
     if fmt == "html":
-        from ..audit.report_html import render_html
-
         return render_html(rep)
-    from ..audit.report_md import render_md
 
     return render_md(rep)
 

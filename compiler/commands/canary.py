@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..audit.evidence import bind
+from ..bundle.load import compile_document
+from ..canary.run import run_canaries
+from ..check.canary import canary_findings
 from ..errors import (
     EXIT_CLEAN,
     EXIT_FOUND,
@@ -15,6 +20,7 @@ from ..errors import (
     EnvironmentMissingError,
     UsageError,
 )
+from ..settings import codex_binary, codex_version
 from . import CompileFlags, Outcome, Progress, no_progress
 
 if TYPE_CHECKING:
@@ -32,8 +38,6 @@ class CanaryRequest(CompileFlags):
 
 def _codex_binary(what: str) -> Path:
     """The pinned codex binary, or an EnvironmentMissingError (exit 7)."""
-    from ..settings import codex_binary, codex_version
-
     binary = codex_binary()
     if binary is None or not binary.is_file():
         raise EnvironmentMissingError(
@@ -46,12 +50,6 @@ def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
     """Compile, probe every mode (and the parent's roads with `parent`): exit 0 when every
     probe passes, 1 when one failed, a CanaryMismatchError (exit 8) when only the static
     prediction was wrong; the report as text or as JSON bound to the bundle it probed."""
-    from datetime import UTC, datetime
-
-    from ..audit.evidence import bind
-    from ..bundle.load import compile_document
-    from ..canary.run import run_canaries
-
     if request.fmt not in ("text", "json"):
         raise UsageError(f"unknown --format {request.fmt!r}; choose text or json")
     bundle, doc = compile_document(request.inputs())
@@ -76,24 +74,9 @@ def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
 def probe_findings(
     bundle: CompiledBundle, progress: Progress = no_progress
 ) -> tuple[dict[str, Any], list[CheckFinding], bool]:
-    """Run the canary hook (profilec.canary.run run_canaries, found by name: a build may lack
-    it) on `bundle`: (the report, one PC022 finding per failed probe, whether a mismatch is
-    all it found). An EnvironmentMissingError (exit 7) without the runner or the codex."""
-    import importlib
-
-    from ..check.canary import canary_findings
-
-    try:
-        module = importlib.import_module("profilec.canary.run")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("profilec.canary", "profilec.canary.run"):
-            raise EnvironmentMissingError(f"--canary: the canary runner needs {exc.name}") from None
-        raise EnvironmentMissingError(
-            "--canary: compiler/canary/run.py is not in this build"
-        ) from None
-    run_canaries = getattr(module, "run_canaries", None)
-    if run_canaries is None:
-        raise EnvironmentMissingError("--canary: profilec.canary.run has no run_canaries()")
+    """Run the canaries on `bundle` (compiler/canary/run.py): (the report, one PC022 finding per
+    failed probe, whether a mismatch is all it found). An EnvironmentMissingError (exit 7)
+    without the pinned codex."""
     binary = _codex_binary("--canary: ")
     with progress("canary", 1 + len(bundle.profiles)) as step:
         report = run_canaries(bundle, codex_bin=binary, progress=step)

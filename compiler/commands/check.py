@@ -8,15 +8,41 @@ launcher findings, then triage (group by cause, waivers, --baseline) and render 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..audit.drift import verify
+from ..check.checker import CheckInputs, from_bundle, run_check
+from ..check.configstack import (
+    ConfigStack,
+    load_acp_json,
+    load_config_toml,
+    load_mode_map,
+    load_overrides,
+    load_session,
+)
+from ..check.launcher import (
+    argv_findings,
+    launcher_findings,
+    load_launch_argv,
+    parse_launch_requests,
+)
+from ..check.parent_layers import lock_findings
+from ..check.result import SEVERITY_RANK
+from ..check.triage import apply_waivers, locate, regroup
+from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, parse_waivers
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, UsageError
+from ..pipeline import compile_inputs, resolve_layout, trusted_paths
+from ..report import FORMATS, render
+from ..roots import resolve_home
+from ..session import MAX_BYTES
+from ..settings import codex_version, now_utc
 from . import CompileFlags, Outcome, Progress, absolute, no_progress
+from .canary import probe_findings
 
 if TYPE_CHECKING:
-    from ..check.checker import CheckInputs
     from ..check.configstack import Layer
     from ..check.result import CheckFinding, CheckReport
     from ..inputs import Inputs
@@ -65,10 +91,6 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
     """Check what `request` names; the rendered report, exit 1 on findings at or above
     --fail-on, a CanaryMismatchError when a canary mismatch is the only one, a LockDriftError
     (the diff on stderr, no report) when the recompiled bundle differs from --lock."""
-    from ..check.checker import run_check
-    from ..report import render
-    from ..settings import codex_version
-
     # The one edge: every input file is read once and shared by the lock check, the compile
     # and the lints (compiler/inputs.py). --home/--tmpdir given explicitly are the launch
     # values compile takes too; the lints fall back to the environment's.
@@ -101,10 +123,6 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
 def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
     """Refuse flags that do not go together; the --mode-map, when given, as read (through
     `edge`)."""
-    from ..check.configstack import load_mode_map
-    from ..check.result import SEVERITY_RANK
-    from ..report import FORMATS
-
     if request.fmt not in FORMATS:
         raise UsageError(f"unknown --format {request.fmt!r}; choose one of {', '.join(FORMATS)}")
     if request.fail_on not in SEVERITY_RANK:
@@ -135,8 +153,6 @@ def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
 def _lock_drift(lock: Path, edge: Inputs) -> CheckOutcome | None:
     """Recompile the bundle from the run's inputs and compare it with the lock: None when it
     matches, else the outcome that prints the diff and raises the LockDriftError."""
-    from ..audit.drift import verify
-
     drift = verify(str(lock), edge)
     if drift is None:
         return None
@@ -152,9 +168,6 @@ def _compiled(
 ) -> tuple[CheckInputs, list[CheckFinding], dict[str, Any] | None, bool]:
     """What profilec compiles: (check inputs, canary and lock findings, canary report,
     whether a canary mismatch is all the canary found)."""
-    from ..check.checker import from_bundle
-    from ..pipeline import compile_inputs
-
     bundle = compile_inputs(edge)
     session_raw = edge.session_raw()  # bounded: untrusted; the bytes compile sanitized
     home_layer = _home_config_layer(
@@ -172,12 +185,8 @@ def _compiled(
     canary_doc: dict[str, Any] | None = None
     mismatch_only = False
     if request.canary:
-        from .canary import probe_findings
-
         canary_doc, extra, mismatch_only = probe_findings(bundle, progress)
     if request.lock is not None:
-        from ..check.parent_layers import lock_findings
-
         extra = [*extra, *lock_findings(bundle, str(request.lock))]
     return inputs, extra, canary_doc, mismatch_only
 
@@ -185,12 +194,6 @@ def _compiled(
 def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) -> CheckInputs:
     """A config stack profilec did not write, over the roots resolved as compile resolves
     them (pipeline.resolve_layout) and held to the same trusted base (PC025)."""
-    from ..check.checker import CheckInputs
-    from ..check.configstack import ConfigStack, load_acp_json, load_session
-    from ..pipeline import resolve_layout, trusted_paths
-    from ..roots import resolve_home
-    from ..session import MAX_BYTES
-
     canonical_ws, resolved, home_path = resolve_layout(edge)
     home = resolve_home(home_path) if home_path else None
     home_layer = _home_config_layer(edge, home.canonical if home else None, resolved)
@@ -223,8 +226,6 @@ def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) 
 
 def _foreign_layers(request: CheckRequest, edge: Inputs, home_layer: Layer | None) -> list[Layer]:
     """--config (else CODEX_HOME/config.toml), then --overrides (read through `edge`)."""
-    from ..check.configstack import load_config_toml, load_overrides
-
     layers: list[Layer] = []
     if request.config:
         cfile = str(request.config)
@@ -241,10 +242,6 @@ def _home_config_layer(
     edge: Inputs, home: str | None, roots: tuple[ResolvedRoot, ...]
 ) -> Layer | None:
     """CODEX_HOME/config.toml as the lowest layer, when it is a regular file (lstat) and no root."""
-    import stat
-
-    from ..check.configstack import load_config_toml
-
     if home is None:
         return None
     path = os.path.join(home, "config.toml")
@@ -278,13 +275,9 @@ def _launcher_findings(request: CheckRequest, edge: Inputs) -> list[CheckFinding
     """PC048/PC049 from --launch-argv, PC023 from --launch-requests (read through `edge`)."""
     out: list[CheckFinding] = []
     if request.launch_argv:
-        from ..check.launcher import argv_findings, load_launch_argv
-
         afile = str(request.launch_argv)
         out += argv_findings(load_launch_argv(afile, edge.text(afile, "launch argv")), file=afile)
     if request.launch_requests:
-        from ..check.launcher import launcher_findings, parse_launch_requests
-
         lfile = str(request.launch_requests)
         text = edge.text(lfile, "launch requests")
         out += launcher_findings(parse_launch_requests(text, where=lfile), file=lfile)
@@ -294,16 +287,6 @@ def _launcher_findings(request: CheckRequest, edge: Inputs) -> list[CheckFinding
 def triage(report: CheckReport, stack: Any, request: CheckRequest, edge: Inputs) -> CheckReport:
     """Locate and group findings by cause, then apply --ignore, the project's waivers and
     --baseline (both files read through the run's edge)."""
-    from ..check.triage import apply_waivers, locate, regroup
-    from ..check.waivers import (
-        find_config,
-        ignore_waivers,
-        load_baseline,
-        load_config,
-        parse_waivers,
-    )
-    from ..settings import now_utc
-
     if request.group:
         report = regroup(report, stack)
     else:
@@ -335,8 +318,6 @@ def _outcome(
 ) -> CheckOutcome:
     """Exit 1 on failing findings (unwaived, at or above --fail-on); a canary mismatch that is
     the only failing finding is the CanaryMismatchError (exit 8) instead."""
-    from ..check.result import SEVERITY_RANK
-
     if report.passed:
         return CheckOutcome(text=text, exit_code=EXIT_CLEAN, report=report)
     floor = SEVERITY_RANK[request.fail_on]

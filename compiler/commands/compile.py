@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from ..formats import FORMATS, renderer
+from ..pipeline import compile_inputs
 from . import CompileFlags, Outcome, to_stdout
 
 if TYPE_CHECKING:
@@ -25,8 +27,6 @@ class CompileRequest(CompileFlags):
 def run(request: CompileRequest) -> Outcome:
     """The rendered format (`codex-home`: the directory written, no text), with the warnings
     for what compile stripped from the session config."""
-    from ..formats import FORMATS
-
     fmt = request.fmt
     if fmt not in FORMATS:
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -45,9 +45,6 @@ def run(request: CompileRequest) -> Outcome:
 
 
 def _plain(request: CompileRequest) -> Outcome:
-    from ..formats import renderer
-    from ..pipeline import compile_inputs
-
     inputs = request.inputs()
     bundle = compile_inputs(inputs)
     fmt = request.fmt

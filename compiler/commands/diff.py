@@ -6,7 +6,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..audit.diff import diff_sides, load_side, render_text
+from ..check.configstack import load_mode_map
 from ..errors import EXIT_CLEAN, EXIT_FOUND
+from ..inputs import Inputs
 from . import Outcome, check_format
 
 
@@ -23,10 +26,6 @@ class DiffRequest:
 
 def run(request: DiffRequest) -> Outcome:
     """The diff as text or JSON; exit 1 when a change widens access."""
-    from ..audit.diff import diff_sides, load_side, render_text
-    from ..check.configstack import load_mode_map
-    from ..inputs import Inputs
-
     check_format(request.fmt, ("text", "json"))
     edge = Inputs.unrooted()  # diff takes no compile flags: its two sides and --mode-map
     modes = None

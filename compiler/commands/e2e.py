@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..e2e.matrix import matrix_json, matrix_markdown
+from ..e2e.run import adapter_verdicts, catalog_disagreements, run_matrix
+from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
+from ..inputs import Inputs
 from . import Outcome, Progress, no_progress
 
 
@@ -26,10 +30,6 @@ def run(request: E2eRequest, progress: Progress = no_progress) -> Outcome:
         raise UsageError(f"unknown --format {request.fmt!r}; choose json or md")
     if request.only not in ("all", "acp", "appserver"):
         raise UsageError(f"unknown --only {request.only!r}; choose all, acp or appserver")
-    from ..e2e.matrix import matrix_json, matrix_markdown
-    from ..e2e.run import adapter_verdicts, catalog_disagreements, run_matrix
-    from ..emit.launch import adapters_of
-    from ..inputs import Inputs
 
     profiles = str(request.profiles) if request.profiles else None
     catalog = adapters_of(Inputs.unrooted(profiles)) if request.check_catalog else None

@@ -8,8 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..audit.explain import explain, explain_config, live_walker, render_text
+from ..check.configstack import ConfigStack, load_config_toml, load_overrides
 from ..errors import UsageError
+from ..evaluate import LiveFs
 from . import CompileFlags, Outcome, absolute, check_format
+from .audit import bundle_or_compile
 
 if TYPE_CHECKING:
     from ..audit.models import Explanation
@@ -32,8 +36,6 @@ class ExplainRequest(CompileFlags):
 
 def run(request: ExplainRequest) -> Outcome:
     """What PATH may do under MODE, the winning entry and what it beat, as text or JSON."""
-    from ..audit.explain import render_text
-
     check_format(request.fmt, ("text", "json"))
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
     x = _foreign(request) if request.config or request.overrides else _compiled(request)
@@ -51,10 +53,6 @@ def _session_home(request: ExplainRequest) -> tuple[str | None, str | None]:
 def _foreign(request: ExplainRequest) -> Explanation:
     """A config profilec did not write: --config and/or --overrides, the profile --profile
     (else its default_permissions)."""
-    from ..audit.explain import explain_config
-    from ..check.configstack import ConfigStack, load_config_toml, load_overrides
-    from ..evaluate import LiveFs
-
     edge = request.unrooted()
     layers = []
     if request.config:
@@ -84,10 +82,6 @@ def _foreign(request: ExplainRequest) -> Explanation:
 
 def _compiled(request: ExplainRequest) -> Explanation:
     """What profilec compiles (or the --bundle it compiled), under --mode."""
-    from ..audit.explain import explain, live_walker
-    from ..evaluate import LiveFs
-    from .audit import bundle_or_compile
-
     if request.mode is None:
         raise UsageError("give --mode (or --config/--overrides with --profile)")
     if request.profile is not None:

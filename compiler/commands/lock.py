@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bundle.load import compile_document
+from ..bundle.lock import render_lock
 from . import CompileFlags, Outcome, to_stdout
 
 
@@ -17,9 +19,6 @@ class LockRequest(CompileFlags):
 
 def run(request: LockRequest) -> Outcome:
     """The lock file's text (compile once, with the plan layout when given)."""
-    from ..bundle.load import compile_document
-    from ..bundle.lock import render_lock
-
     inputs = request.inputs()
     _, doc = compile_document(inputs)
     where = "stdout" if to_stdout(request.out) else str(request.out)

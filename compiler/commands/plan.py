@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..mounts.api import load_and_plan
+from ..mounts.render import FORMATS, RENDERERS
+from ..mounts.render_srt import srt_gaps
 from . import Outcome
 
 
@@ -22,10 +25,6 @@ class PlanRequest:
 
 def run(request: PlanRequest) -> Outcome:
     """The plan in the backend's format, its warnings, and what `srt` cannot express."""
-    from ..mounts.api import load_and_plan
-    from ..mounts.render import FORMATS, RENDERERS
-    from ..mounts.render_srt import srt_gaps
-
     if request.fmt not in FORMATS:
         raise UsageError(f"unknown --format {request.fmt!r}; choose one of {', '.join(FORMATS)}")
     # The backend catalog is policy: `--profiles DIR` reads DIR/backends.toml.

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bundle.load import bundle_from_document
+from ..bundle.lock import read_lock
 from ..errors import LockDriftError, UsageError
+from ..inputs import Inputs
+from ..pipeline import compile_inputs
+from ..watch import run as run_watch
+from ..watch import watch_bundle
 from . import CompileFlags, Outcome
 
 if TYPE_CHECKING:
@@ -32,9 +38,6 @@ def run(request: WatchRequest, started: Callable[[str], None]) -> Outcome:
     """Watch every hop, vault and the private auth.json; `started` gets the one line saying
     what is watched. On a change that makes the compiled profile stale: its JSON line and a
     LockDriftError (exit 9). SIGTERM or SIGINT: nothing, exit 0."""
-    from ..watch import run as run_watch
-    from ..watch import watch_bundle
-
     if not MIN_INTERVAL <= request.interval <= MAX_INTERVAL:
         raise UsageError(f"--interval must be between {MIN_INTERVAL} and {MAX_INTERVAL} seconds")
     # A plain flag, not a threading.Event: Event.set() in a signal handler deadlocks when the
@@ -74,12 +77,8 @@ def _bundle(request: WatchRequest) -> CompiledBundle:
         flags = (r.profiles, r.workspace_root, r.codex_home, r.session_config, r.tmpdir, r.home)
         if any(flags) or r.vouched_mcp:
             raise UsageError("--lock carries its own inputs; drop the compile flags")
-        from ..bundle.load import bundle_from_document
-        from ..bundle.lock import read_lock
-        from ..inputs import Inputs
 
         doc, _ = read_lock(str(request.lock), Inputs.unrooted())
         return bundle_from_document(doc, str(request.lock))
-    from ..pipeline import compile_inputs
 
     return compile_inputs(request.inputs())

@@ -39,6 +39,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import threading
 import time
@@ -46,7 +47,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from ..emit.launch import AdapterCatalog, render_launch_with
+from ..fsio import write_atomic
 from ..models import CompiledBundle
+from ..pipeline import load_and_compile
 from ..procs import cmdline_matches, end_processes, start_time
 from .adapters import (
     NON_ROOT_UID,
@@ -125,8 +129,6 @@ def scaled(seconds: float) -> float:
 
 def remove_layout(layout: Layout) -> None:
     """End what still runs in the tree, then delete it (links are removed, never followed)."""
-    import shutil
-
     end_tree_processes(layout.base)
     shutil.rmtree(layout.base, ignore_errors=True)
 
@@ -461,8 +463,6 @@ def recipe(adapter: Adapter, method: str, bundle: CompiledBundle) -> dict[str, A
     """This adapter's entry of `profilec compile --format launch` with `method` as its launch
     method: the exact renderer users run (compiler/emit/launch.py), fed a one-entry catalog, so
     the matrix proves the shipped recipe and not a copy of it."""
-    from ..emit.launch import AdapterCatalog, render_launch_with
-
     source = (
         "embedded"
         if adapter.kind == "zed"
@@ -494,9 +494,6 @@ def build_launch(
     environment base, the codex binary paths (`launcher_supplies`) and the loopback model
     provider (CODEX_CONFIG keys for the TS adapter, `-c` flags for zed's).
     """
-    from ..fsio import write_atomic
-    from ..pipeline import load_and_compile
-
     bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
     rec = recipe(adapter, method, bundle)  # `none` (the control): the recipe sets nothing
     env = _base_env(layout)

@@ -18,6 +18,7 @@ TypeScript one; `--help` and the binary's strings for the Rust one), see docs/e2
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -186,8 +187,6 @@ def all_adapters() -> tuple[Adapter, ...]:
 
 
 def _package_version(path: Path) -> str | None:
-    import json
-
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -43,12 +43,15 @@ from pathlib import Path
 from typing import Any
 
 from ..codex import APPROVAL_NEVER
+from ..emit.codex_home import write_codex_home
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..settings import codex_binary, codex_version
+from .acp import acp_process, build_launch, remove_layout
+from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 from .appserver import ADAPTER, _profile_id, _Session
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
 from .layout import ACP_TREE, APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
@@ -398,10 +401,6 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
     carries the vouched server. The credential is the harness's API-key marker file, so only the
     MCP server, notify and the vouched server are probed here (no ChatGPT URL row).
     """
-    from ..emit.codex_home import write_codex_home
-    from .acp import acp_process, build_launch, remove_layout
-    from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
-
     adapter = ts_adapter(bundled_codex=bundled_codex)
     if adapter.missing:
         raise EnvironmentMissingError(f"{adapter.package} {adapter.version}: {adapter.missing}")

@@ -27,7 +27,10 @@ import time
 from pathlib import Path
 
 from ..codex import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
+from ..pipeline import load_and_compile
 from ..settings import codex_version
+from .acp import acp_process, build_launch, modes_of, remove_layout
+from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 from .appserver import ADAPTER, _Session, compile_layout
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
 from .layout import ACP_TREE, APPSERVER_TREE, build_layout
@@ -137,17 +140,12 @@ def _row(
 def ts_approval_rows(*, bundled_codex: bool = False) -> list[MatrixRow]:
     """@agentclientprotocol/codex-acp under codex-home+initial-mode: per permission-profile
     mode, does an escalation request reach the client as the mode's policy says?"""
-    from .acp import acp_process, build_launch, modes_of, remove_layout
-    from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
-
     adapter = ts_adapter(bundled_codex=bundled_codex)
     if adapter.missing:
         return []
     layout = build_layout(ACP_TREE)
     rows: list[MatrixRow] = []
     try:
-        from ..pipeline import load_and_compile
-
         bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
         by_id = {p.profile_id: p.mode for p in bundle.profiles}
         with ScriptedModelServer() as server:

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..codex import CARVE_OUTS
+from ..emit.codex_home import ensure_writer_lock
 
 #: Where layouts go by default: under /tmp, which :workspace and a legacy workspaceWrite policy
 #: make writable, so a profile whose holder-directory read entries were dropped shows as a
@@ -116,8 +117,6 @@ def _write_new(path: str, text: str) -> None:
 
 def build_layout(tree: Tree, parent: str | None = None) -> Layout:
     """Build a fresh layout with random markers under `parent` (default: /tmp)."""
-    from ..emit.codex_home import ensure_writer_lock
-
     base = tempfile.mkdtemp(prefix=tree.dir_prefix, dir=parent or SCRATCH_PARENT)
     _CREATED.append(base)
     os.chmod(base, 0o755)

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 from ..emit.launch import AdapterCatalog
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..settings import codex_binary
+from . import appserver
 from .acp import Observation, run_adapter_method
 from .adapters import (
     METHOD_CODEX_CONFIG,
@@ -32,6 +32,8 @@ from .adapters import (
     all_adapters,
     ts_adapter,
 )
+from .agentconfig import run_agent_config_rows, ts_agent_config_rows
+from .approvals import appserver_approval_rows, ts_approval_rows
 from .matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
 
 PROFILE_MODE_PREFIX = "mode:permission-profile:"
@@ -131,18 +133,9 @@ def acp_rows(
     return rows
 
 
-def appserver_rows(progress: Progress | None = None) -> list[MatrixRow] | None:
-    """The app-server helper's rows, or None when that runner is not in this build."""
-    try:
-        from . import appserver
-    except ModuleNotFoundError:
-        return None
-    runner: Any = getattr(appserver, "run_appserver_rows", None)
-    if runner is None:
-        return None
-    rows = list(runner())
-    from .agentconfig import run_agent_config_rows
-
+def appserver_rows(progress: Progress | None = None) -> list[MatrixRow]:
+    """The app-server helper's rows (pinned codex), then the agent-config rows."""
+    rows = list(appserver.run_appserver_rows())
     rows += run_agent_config_rows()
     if progress is not None:
         progress(f"codex app-server: {len(rows)} rows")
@@ -158,9 +151,7 @@ def run_matrix(
     """The whole matrix."""
     parts: list[CompatibilityMatrix] = []
     if include_appserver:
-        rows = appserver_rows(progress)
-        if rows is not None:
-            parts.append(rows_from(rows))
+        parts.append(rows_from(appserver_rows(progress)))
     if include_acp:
         parts.append(rows_from(acp_rows(progress=progress)))
     parts.append(
@@ -178,15 +169,11 @@ def approval_rows(
 ) -> list[MatrixRow]:
     """Per mode, whether the approval behaviour of profiles/modes.toml holds (approvals.py),
     and the TS adapter's agent-config rows (agentconfig.py)."""
-    from .approvals import appserver_approval_rows, ts_approval_rows
-
     rows: list[MatrixRow] = []
     codex = codex_binary()
     if include_appserver and codex is not None and codex.is_file():
         rows += appserver_approval_rows(codex)
     if include_acp:
-        from .agentconfig import ts_agent_config_rows
-
         rows += ts_approval_rows()
         rows += ts_approval_rows(bundled_codex=True)
         if not ts_adapter().missing:

@@ -13,23 +13,28 @@ and which uid the trusted parent runs as inside the outer plan (never root).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+import sysconfig
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
+from ..codex import CARVE_OUTS
 from ..errors import PolicyError
+from ..evaluate import resolve, session_contexts
+from ..inputs import Inputs
 from ..models import AbsPath, CompiledBundle, Frozen
 from ..paths import is_within
+from ..roots import LaunchProbe, parse_toml, validation_message
+from ..settings import codex_version
 from .codex_toml import render_toml
+from .extras import extra_tables, extra_top
 from .overrides import override_lines
-
-if TYPE_CHECKING:
-    from ..inputs import Inputs
 
 Method = Literal[
     "c-overrides",
@@ -89,8 +94,6 @@ class AdapterCatalog(Frozen):
 def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
     """`<profiles_dir>/adapters.toml` (default: the shipped one), outside a run: through an
     edge of its own."""
-    from ..inputs import Inputs
-
     return adapters_of(Inputs.unrooted(profiles_dir))
 
 
@@ -106,8 +109,6 @@ def adapters_of(inp: Inputs) -> AdapterCatalog:
 
 def catalog_from_bytes(raw: bytes, *, where: str) -> AdapterCatalog:
     """Parse and validate the adapter catalog's bytes (read from `where`)."""
-    from ..roots import parse_toml, validation_message
-
     path = where
     data = parse_toml(raw, where=path)
     try:
@@ -225,8 +226,6 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     if method == "codex-home+initial-mode":
         env["INITIAL_AGENT_MODE"] = f"permission-profile:{bundle.default_profile_id}"
     if method == "codex-config":
-        from .extras import extra_tables, extra_top
-
         config = {
             "default_permissions": bundle.default_profile_id,
             "permissions": {p.profile_id: p.codex_table() for p in bundle.profiles},
@@ -291,9 +290,6 @@ def _vaults(bundle: CompiledBundle) -> list[str]:
 def profilec_argv() -> tuple[list[str], dict[str, str]]:
     """An absolute argv prefix that runs this profilec, and the env it needs: this interpreter
     with `-m profilec`, and PYTHONPATH when the package is not installed in it (a checkout)."""
-    import importlib.util
-    import sysconfig
-
     argv = [sys.executable, "-m", "profilec"]
     spec = importlib.util.find_spec("profilec")
     origin = spec.origin if spec is not None else None
@@ -459,10 +455,6 @@ def _carve_out_prerequisites(
     compile: as that user every command of the mode fails before it runs (measured, Codex
     0.171.0 as uid 65534 in agent-full-access: `bwrap: Can't mkdir /farm/.git: Permission
     denied`). Names present now are no remedy: a running session makes and removes them."""
-    from ..codex import CARVE_OUTS
-    from ..evaluate import resolve, session_contexts
-    from ..roots import LaunchProbe
-
     probe = LaunchProbe(uid)
     lay = bundle.layout
     ctx = session_contexts(lay.workspace_roots, tmpdir=lay.tmpdir, home=lay.home)[0]
@@ -508,8 +500,6 @@ APP_SERVER_NEVER_SEND = (
 def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
     """Plain `codex app-server` and `codex exec` (no adapter): args after the codex binary,
     env, cwd and, per mode, how to select it."""
-    from ..settings import codex_version
-
     home = _codex_home(bundle)
     env: dict[str, str] = {}
     if home is not None:

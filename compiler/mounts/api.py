@@ -9,7 +9,7 @@ from ..models import ResolvedRoot, RootSpec
 from ..pipeline import foreign_spec
 from ..roots import resolve_roots
 from .backends import catalog_of
-from .layout import probe_host
+from .layout import parse_layout, probe_host
 from .models import MountPlan, PlanLayout
 from .plan import build_plan
 
@@ -43,8 +43,6 @@ def _spec_of(root: ResolvedRoot) -> RootSpec:
 
 def layout_of(inp: Inputs, path: str) -> PlanLayout:
     """A plan layout read through the edge (trust-checked like the manifest), parsed once."""
-    from .layout import parse_layout
-
     layout: PlanLayout = inp.derived(
         f"layout:{os.path.abspath(path)}",
         lambda: parse_layout(inp.trusted(path).data, where=path),

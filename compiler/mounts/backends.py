@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from ..errors import InputError, PolicyError
+from ..inputs import Inputs
 from ..paths import check_segment
+from ..resources import shipped
 from ..roots import parse_toml, validation_message
 from .models import BackendCatalog
-
-if TYPE_CHECKING:
-    from ..inputs import Inputs
 
 
 def default_catalog_path() -> str:
     """The shipped catalog (package data, the source tree's `profiles/backends.toml`)."""
-    from ..resources import shipped
-
     return str(shipped("profiles", "backends.toml"))
 
 
@@ -77,8 +73,6 @@ def parse_catalog(data: bytes, *, where: str) -> BackendCatalog:
 
 def load_catalog(path: str | None = None) -> BackendCatalog:
     """The catalog outside a run: through an edge of its own."""
-    from ..inputs import Inputs
-
     return catalog_of(Inputs.unrooted(), path)
 
 

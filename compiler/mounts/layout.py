@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import LayoutError, RootChainError
+from ..inputs import Inputs
 from ..paths import check_absolute, check_segment, is_within
 from ..roots import parse_toml, validation_message, walk_chain
 from .models import HostFacts, PlanLayout, SystemPath
@@ -129,8 +130,6 @@ def parse_layout(data: bytes, *, where: str) -> PlanLayout:
 def load_layout(path: str) -> PlanLayout:
     """The plan layout outside a run: trust-checked (same rule as the roots manifest) and read
     through an edge of its own, then validated (a run: mounts.api.layout_of)."""
-    from ..inputs import Inputs
-
     return parse_layout(Inputs.unrooted().trusted(path).data, where=path)
 
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ..check.result import CheckFinding, CheckReport
@@ -71,8 +72,6 @@ SECURITY_SEVERITY = {"error": "8.0", "warning": "5.0", "note": "2.0"}
 
 def render(report: CheckReport, now: datetime) -> str:
     """One run, every rule described, one result per finding."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         tool_version = version("profilec")
     except PackageNotFoundError:

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+import profilec.commands.canary  # noqa: F401  (binds run_canaries at its top)
 from profilec.api import load_and_compile
 from profilec.canary import parent
+from profilec.canary import run as canary_run
 from profilec.canary.run import CanaryReport, ModeReport
 from profilec.canary.tree import ControlOutcome, Probe
 from profilec.cli import main
 from profilec.resources import validator
-from tests.helpers import make_layout
+from tests.helpers import make_layout, patch_everywhere
 
 
 def _probe(control: ControlOutcome | None) -> Probe:
@@ -173,14 +173,12 @@ def test_canary_runs_the_parent_probes_unless_told_not_to(
     codex.write_text("", encoding="utf-8")
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex))
     calls: list[tuple[Any, dict[str, Any]]] = []
-    fake = types.ModuleType("profilec.canary.run")
 
     def run_canaries(bundle: Any, **kw: Any) -> _FakeReport:
         calls.append((bundle, kw))
         return _FakeReport()
 
-    fake.run_canaries = run_canaries  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "profilec.canary.run", fake)
+    patch_everywhere(monkeypatch, canary_run.run_canaries, run_canaries)
     base = [
         "canary",
         "--roots",

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
+import profilec.commands.check  # noqa: F401  (binds run_canaries where check calls it)
+from profilec.canary import run as canary_run
 from profilec.check.configstack import parse_override_lines
 from profilec.cli import main
-from tests.helpers import Layout, make_layout
+from tests.helpers import Layout, make_layout, patch_everywhere
 
 
 def _base(tmp_path: Path) -> tuple[Layout, list[str]]:
@@ -133,16 +133,13 @@ def test_override_lines_split_on_lf_only_and_parse_values_like_codex() -> None:
     assert parse_override_lines('a.":x".b=1', where="t") == {"a": {'":x"': {"b": 1}}}
 
 
-def test_canary_without_the_runner_is_an_environment_error(
+def test_canary_without_the_codex_is_an_environment_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, base = _base(tmp_path)
-    monkeypatch.setitem(sys.modules, "profilec.canary.run", types.ModuleType("profilec.canary.run"))
-    assert main([*base, "--canary"]) == 7
-    _one_line(capsys.readouterr().err)
-    monkeypatch.delitem(sys.modules, "profilec.canary.run")
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(tmp_path / "no-codex"))
     assert main([*base, "--canary"]) == 7
+    assert "pinned codex" in _one_line(capsys.readouterr().err)
 
 
 def test_canary_failures_merge_into_the_report(
@@ -161,9 +158,7 @@ def test_canary_failures_merge_into_the_report(
         def to_dict(self) -> dict[str, object]:
             return {"passed": False, "failures": ["leak"]}
 
-    fake = types.ModuleType("profilec.canary.run")
-    fake.run_canaries = lambda bundle, **kw: FakeReport()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "profilec.canary.run", fake)
+    patch_everywhere(monkeypatch, canary_run.run_canaries, lambda bundle, **kw: FakeReport())
     assert main([*base, "--canary", "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["canary"]["failures"] == ["leak"]
@@ -189,9 +184,7 @@ def test_check_canary_sarif_has_one_result_per_failed_probe(
         def to_dict(self) -> dict[str, object]:
             return doc
 
-    fake = types.ModuleType("profilec.canary.run")
-    fake.run_canaries = lambda bundle, **kw: FakeReport()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "profilec.canary.run", fake)
+    patch_everywhere(monkeypatch, canary_run.run_canaries, lambda bundle, **kw: FakeReport())
     assert main([*base, "--canary", "--format", "sarif"]) == 1
     out = capsys.readouterr().out
     assert OUTPUT_MARK not in out

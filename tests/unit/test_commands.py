@@ -23,7 +23,7 @@ from profilec.commands.check import run as run_check
 from profilec.commands.diff import DiffRequest
 from profilec.commands.diff import run as run_diff
 from profilec.errors import EXIT_CLEAN, EXIT_FOUND, UsageError
-from tests.helpers import Layout, make_layout
+from tests.helpers import Layout, make_layout, patch_everywhere
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_check_of_a_foreign_config_resolves_roots_as_compile_does(
         calls.append(inputs.workspace_roots)
         return real(inputs, **kw)
 
-    monkeypatch.setattr(profilec.pipeline, "resolve_layout", spy)
+    patch_everywhere(monkeypatch, real, spy)
     toml = tmp_path / "c.toml"
     assert main(["compile", *_flags(layout), "--format", "toml", "--out", str(toml)]) == 0
     assert calls == [(str(layout.workspace),)]

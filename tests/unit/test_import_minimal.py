@@ -322,7 +322,7 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
         ("compiler/cli/__init__.py", "import docker", "docker"),
         ("compiler/cli/__init__.py", "import rich.console", "rich"),
         ("compiler/compile.py", "import jsonschema", "jsonschema"),
-        ("compiler/emit/overrides.py", "import profilec.report.json", "profilec.report"),
+        ("compiler/cli/compile_cmd.py", "import profilec.report.json", "profilec.report"),
         ("compiler/roots.py", "import tomlkit", "tomlkit"),
         ("compiler/pipeline.py", "import profilec.check", "profilec.check"),
         ("compiler/cli/compile_cmd.py", "import profilec.canary", "profilec.canary"),
@@ -335,7 +335,7 @@ def test_launch_compile_loads_no_harness(manifest: Path) -> None:
         ("compiler/pipeline.py", "import profilec.schemagen", "profilec.schemagen"),
         ("compiler/pipeline.py", "import profilec.bundle.document", "profilec.bundle"),
         (
-            "compiler/emit/overrides.py",
+            "compiler/cli/compile_cmd.py",
             "import profilec.audit.report_md",
             "profilec.audit.report_md",
         ),

@@ -21,7 +21,7 @@ from profilec.bundle.load import compile_document
 from profilec.cli import main
 from profilec.inputs import Inputs
 from profilec.resources import profiles_dir
-from tests.helpers import Layout, make_layout
+from tests.helpers import Layout, make_layout, patch_everywhere
 
 _OPENED: list[str] = []
 _RECORDING = [False]
@@ -141,7 +141,7 @@ def test_a_file_changed_between_reads_cannot_split_hash_from_compile(
             lay.manifest.write_bytes(second)  # the attacker's edit lands after the read
         return data
 
-    monkeypatch.setattr(roots_mod, "read_trusted_bytes", racing)
+    patch_everywhere(monkeypatch, real, racing)
     bundle, doc = compile_document(
         Inputs(roots=str(lay.manifest), workspace_roots=(str(lay.workspace),))
     )
@@ -200,7 +200,9 @@ def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
 
     home = str(tmp_path / "l" / "ws")
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(profilec.bundle.load, "compile_document", spy)
+        import profilec.commands.explain
+
+        patch_everywhere(m, real, spy)
         assert main(["explain", "/etc/hosts", "--mode", "agent", *flags, "--home", home]) == 0
     (inp,) = seen
     assert (inp.vouched_mcp, inp.tmpdir, inp.home) == (
