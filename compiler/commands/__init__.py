@@ -2,7 +2,8 @@
 
 The CLI (compiler/cli/) parses the flags into a request, calls the run and prints its
 `Outcome`; everything a command does besides parsing and printing is here or below. Each
-module imports what a run needs inside the run, so building a request loads nothing heavy.
+module imports what its run needs at its top; the CLI imports a command's module only when
+that command runs (the registry in compiler/cli/__init__.py).
 """
 
 from __future__ import annotations
