@@ -5,7 +5,9 @@ trusted save was blocked) while the probe found no `HELD` line. util-linux `floc
 error in three write() calls (strace: `flock: `, `cannot open lock file X`, `: reason\\n`); the
 other attempt's `HELD` line can land between them, and the line then reads `flock: HELD ...`.
 A fake `flock` below makes that order certain: the failing attempt writes its first part, waits
-until the other attempt's `HELD` line is in the output, then writes the rest. It runs the real
+until the other attempt's `HELD` line is in the output, then writes the rest; the other attempt
+starts its command only once that first part is written (CI once ran it first, beside two busy
+loops, and the negative control then saw a whole line). It runs the real
 script through busybox `sh`, as the canary container does.
 """
 
@@ -26,9 +28,15 @@ APPLETS = ("sh", "usleep", "tr", "grep", "printf", "cat", "touch")
 FAKE_FLOCK = r"""#!/bin/sh
 # flock -n -x LOCK CMD...: a LOCK in a dir named lock-taken is taken (the command runs); any
 # other fails the way util-linux does, in three writes, with another line forced between them.
+# Both waits make the order certain whatever the scheduler does: the taken lock's command
+# starts only after the first write is out ($OUT.part), the rest follows only after `HELD`.
 lock=$3; shift 3
-case "$lock" in */lock-taken/*) exec "$@";; esac
+case "$lock" in */lock-taken/*)
+  i=0; until [ -e "$OUT.part" ] || [ $i -ge 6000 ]; do usleep 10000; i=$((i+1)); done
+  exec "$@";;
+esac
 printf 'flock: ' >&2
+touch "$OUT.part"
 i=0; until grep -q 'HELD ' "$OUT" || [ $i -ge 6000 ]; do usleep 10000; i=$((i+1)); done
 printf 'cannot open lock file %s' "$lock" >&2
 printf ': Permission denied\n' >&2
