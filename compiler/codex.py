@@ -176,6 +176,13 @@ SESSION_FORBIDDEN_KEYS: tuple[str, ...] = (
 WRITER_LOCK = "auth.lock"
 
 # ---------------------------------------------------------------------------------------------
+# Managed requirements
+
+#: Where Codex reads managed requirements on Linux: constraints no client, turn, mode, project
+#: layer or `-c` override can loosen (shared/research/codex-requirements.md, docs/requirements.md).
+REQUIREMENTS_FILE = "/etc/codex/requirements.toml"
+
+# ---------------------------------------------------------------------------------------------
 # Approvals, legacy sandbox modes, project trust
 
 #: `approval_policy` (config) / `approvalPolicy` (app-server turn/start) values.

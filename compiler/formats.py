@@ -39,7 +39,20 @@ def renderer(name: str) -> Renderer:
         from .emit.launch import render_launch
 
         return render_launch
+    if name == "requirements":
+        from .emit.requirements import render_requirements
+
+        return render_requirements
     raise KeyError(name)
 
 
-FORMATS = ("toml", "overrides", "acp-json", "session-config", "bundle", "codex-home", "launch")
+FORMATS = (
+    "toml",
+    "overrides",
+    "acp-json",
+    "session-config",
+    "bundle",
+    "codex-home",
+    "launch",
+    "requirements",
+)

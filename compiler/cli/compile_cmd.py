@@ -28,7 +28,8 @@ FormatOpt = Annotated[
     str,
     typer.Option(
         "--format",
-        help="toml | overrides | acp-json | session-config | bundle | launch | codex-home "
+        help="toml | overrides | acp-json | session-config | bundle | launch | requirements | "
+        "codex-home "
         "(--out is the directory it writes)",
         metavar="FORMAT",
     ),

@@ -1,0 +1,162 @@
+"""Against the real Codex, both supported cores (the pinned 0.171.0 and the 0.166.0 that
+codex-acp 2.6.0 bundles): profilec's compiled managed requirements hold whatever the session
+asks for.
+
+Each cell is one `codex exec` session (a scripted model on 127.0.0.1 runs one probe command),
+with the compiled document bound over /etc/codex in a private mount namespace (`unshare -m`,
+nothing outside the session's process tree sees it), the session started the ways a client can
+start it: a legacy `sandbox_mode` (what codex-acp's built-in `read-only`, `workspace-write`,
+`agent` and `agent-full-access` modes send), the built-in `:workspace` profile, or profilec's
+own profile; and with a cwd inside the workspace, at CODEX_HOME, in the vault, at HOME.
+The probe reads the credential through the link and at its target, tries the other identity's
+vault and writer lock, and writes into the cwd.
+
+Control: the same sessions without the requirements file leak the marker (legacy
+`danger-full-access`) and write CODEX_HOME (the cwd of a legacy `workspace-write` session).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profilec.e2e.adapters import ts_adapter
+from profilec.e2e.model_server import ScriptedModelServer
+from profilec.emit.codex_home import write_codex_home
+from profilec.emit.requirements import render_requirements
+from profilec.models import CompiledBundle
+from profilec.settings import codex_binary, codex_version
+from tests.integration.conftest import missing
+from tests.integration.test_identities_codex import compile_a1, two_identities
+
+pytestmark = pytest.mark.codex
+
+#: How a client can start the session: `-c` overrides on top of profilec's CODEX_HOME config.
+REQUESTS: dict[str, list[str]] = {
+    "legacy-read-only": ['sandbox_mode="read-only"'],
+    "legacy-workspace-write": ['sandbox_mode="workspace-write"'],
+    "legacy-danger-full-access": ['sandbox_mode="danger-full-access"'],
+    "builtin-workspace": ['default_permissions=":workspace"'],
+    "profilec-agent-full-access": ['default_permissions="profilec-agent-full-access"'],
+}
+CWDS = ("ws", "codex-home", "vault", "home")
+
+
+def _cores() -> list[tuple[str, Path | None]]:
+    pinned = codex_binary()
+    bundled = ts_adapter(bundled_codex=True).wrap_codex
+    return [
+        (codex_version(), pinned),
+        ("codex-acp-bundled", Path(bundled) if bundled else None),
+    ]
+
+
+@pytest.fixture(params=_cores(), ids=lambda c: c[0])
+def core(request: pytest.FixtureRequest) -> Path:
+    name, path = request.param
+    if path is None or not path.is_file():
+        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
+    if os.geteuid() != 0:
+        missing("binding /etc/codex in a private mount namespace needs root")
+    return path
+
+
+def _layout(base: Path) -> tuple[dict[str, Any], CompiledBundle, Path]:
+    lay = two_identities(base)
+    bundle = compile_a1(lay)
+    write_codex_home(bundle, str(lay["a1"] / "codex-home"))
+    etc = base / "etc-codex"
+    etc.mkdir()
+    (etc / "requirements.toml").write_text(render_requirements(bundle))
+    return lay, bundle, etc
+
+
+def _session(
+    codex: Path, lay: dict[str, Any], etc: Path | None, cwd: Path, request: list[str]
+) -> str:
+    a1, a2 = lay["a1"], lay["a2"]
+    vault = lay["manifest"].parent / "vaults"
+    probe = (
+        f"cat '{a1}/codex-home/auth.json'; cat '{vault}/a1/auth.json'; cat '{vault}/a2/auth.json'; "
+        f"echo x >> '{a2}/codex-home/auth.lock' && echo LOCK-OPENED; "
+        "touch ./profilec-cwd-probe && echo CWD-WROTE"
+    )
+    with ScriptedModelServer(probes=[probe]) as srv:
+        argv = [str(codex), "exec", "--skip-git-repo-check"]
+        for o in [*srv.provider_overrides(), 'approval_policy="never"', *request]:
+            argv += ["-c", o]
+        argv.append("run the probe")
+        if etc is not None:
+            argv = [
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                f"mkdir -p /etc/codex && mount --bind '{etc}' /etc/codex && exec \"$@\"",
+                "sh",
+                *argv,
+            ]
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "CODEX_HOME": str(a1 / "codex-home"),
+            "HOME": str(a1 / "home"),
+            "OPENAI_API_KEY": "sk-profilec-test",
+        }
+        proc = subprocess.run(
+            argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=180, check=False
+        )
+        ran = bool(srv.tool_outputs())
+        outputs = "\n".join(srv.tool_outputs().values())
+    wrote = (cwd / "profilec-cwd-probe").exists()
+    (cwd / "profilec-cwd-probe").unlink(missing_ok=True)
+    # The verdict reads what the model saw (the tool outputs); stderr echoes the command.
+    return f"rc={proc.returncode} ran={ran} cwd-file={wrote}\n{outputs}\n--- stderr\n{proc.stderr[-1500:]}"
+
+
+def _key(lay: dict[str, Any], ident: str) -> str:
+    """The marker in an identity's vault (`{"OPENAI_API_KEY": "<marker>"}`)."""
+    text = (lay["manifest"].parent / "vaults" / ident / "auth.json").read_text()
+    return text.split('"')[3]
+
+
+def _cwd(lay: dict[str, Any], name: str) -> Path:
+    a1 = lay["a1"]
+    return {
+        "ws": a1 / "ws",
+        "codex-home": a1 / "codex-home",
+        "vault": lay["manifest"].parent / "vaults" / "a1",
+        "home": a1 / "home",
+    }[name]
+
+
+@pytest.mark.parametrize("request_name", sorted(REQUESTS))
+def test_requirements_hold_for_every_request_and_cwd(
+    core: Path, var_tmp_base: Path, request_name: str
+) -> None:
+    lay, _, etc = _layout(var_tmp_base)
+    keys = [_key(lay, i) for i in ("a1", "a2")]
+    for cwd_name in CWDS:
+        out = _session(core, lay, etc, _cwd(lay, cwd_name), REQUESTS[request_name])
+        cell = (request_name, cwd_name, out)
+        assert "rc=0 ran=True" in out, cell  # the session started and ran the probe
+        seen = out.split("--- stderr", 1)[0]
+        for key in keys:
+            assert key not in out, cell
+        assert "LOCK-OPENED" not in seen, cell
+        if cwd_name != "ws":
+            assert "cwd-file=False" in out and "CWD-WROTE" not in seen, cell
+
+
+def test_control_without_requirements_leaks(core: Path, var_tmp_base: Path) -> None:
+    lay, _, _ = _layout(var_tmp_base)
+    key = _key(lay, "a1")
+    out = _session(core, lay, None, _cwd(lay, "ws"), REQUESTS["legacy-danger-full-access"])
+    assert key in out, out
+    out = _session(core, lay, None, _cwd(lay, "codex-home"), REQUESTS["legacy-workspace-write"])
+    assert "cwd-file=True" in out, out
