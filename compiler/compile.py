@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .ancestry import Protected, pins_for, unsafe_ancestors
 from .codex import CARVE_OUTS, SPECIAL_ROOT, WRITER_LOCK
 from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
-from .evaluate import EffectiveProfile, EvalContext, resolve, session_contexts
+from .evaluate import (
+    EffectiveProfile,
+    EvalContext,
+    cwd_contexts,
+    follows_cwd,
+    resolve,
+    session_contexts,
+)
 from .literal import glob_char, refusal
 from .models import (
     ACP_MODES,
@@ -310,6 +317,57 @@ def _holder_entries(
     return out
 
 
+def _workspace_entries(
+    layout: LaunchLayout, entries: Sequence[CompiledEntry], mode: str
+) -> list[CompiledEntry]:
+    """A `write` entry on each compiled (canonical) workspace root: the mode's writable
+    workspace, named explicitly instead of through `:workspace` (`:workspace_roots` = write),
+    which also makes the session cwd writable, wherever the client starts the session
+    (measured on codex 0.171.0 and 0.166.0: with the cwd at CODEX_HOME, `touch ./x` succeeded
+    under `:workspace` despite a `read` entry on CODEX_HOME; under `:read-only` with these
+    entries it failed, "Read-only file system", from every cwd).
+
+    A workspace root that already carries an entry (a holder directory, the private
+    CODEX_HOME) must stay read-only: refused (exit 5), as the proof refused it before."""
+    have = {e.path: e for e in entries}
+    out: list[CompiledEntry] = []
+    # one provenance for every workspace root (a frozen model: shared, not copied)
+    why = (Provenance(reason="workspace-root", detail="--workspace-root (never the session cwd)"),)
+    for ws in dict.fromkeys(layout.workspace_roots):
+        if ws in have:
+            e = have[ws]
+            reasons = ", ".join(sorted({p.reason for p in e.provenance}))
+            raise UnsafeRootError(
+                f"workspace root {ws} is also a {e.access} entry ({reasons}); writing it would "
+                "let a model command replace what it holds",
+                where=f"mode {mode}",
+                hint="choose a workspace root that holds no credential link or CODEX_HOME",
+            )
+        out.append(CompiledEntry(path=ws, access="write", provenance=why))
+    return out
+
+
+def outside_cwds(
+    roots: Sequence[ResolvedRoot], layout: LaunchLayout, home: ResolvedHome | None
+) -> list[str]:
+    """Session cwds outside the compiled workspace the proof also considers: the client picks
+    the cwd (ACP session/new, app-server thread/start), and a cwd at CODEX_HOME, HOME, a vault,
+    a vault's parent or a holder directory is where a writable cwd would hand over a protected
+    path. In that order (CODEX_HOME and its holders, HOME, then per root), each once, without
+    the workspace roots themselves (the launch contexts cover those)."""
+    found: list[str] = []
+    if home is not None:
+        found += (home.canonical, home.path, *home.holder_dirs)
+    elif layout.codex_home:
+        found.append(layout.codex_home)
+    if layout.home:
+        found.append(layout.home)
+    for r in roots:
+        found += (r.vault, parent(r.vault), *r.holder_dirs)
+    ws = set(layout.workspace_roots)
+    return [c for c in dict.fromkeys(found) if c not in ws]
+
+
 def _link_paths(roots: Sequence[ResolvedRoot]) -> set[str]:
     return {h.link for r in roots for h in r.hops}
 
@@ -362,10 +420,12 @@ def compile_mode(
         cache.deny = _deny_entries(roots, foreign)
     denies = cache.deny
     entries = [*denies, *_lock_entries(home, secret_config=secret_config)]
-    if base_writes:
+    if base_writes or base.write_workspace_roots:
         if cache.holder is None:
             cache.holder = _holder_entries(roots, home, [e.path for e in denies])
         entries.extend(cache.holder)
+    if base.write_workspace_roots:
+        entries.extend(_workspace_entries(layout, entries, mode))
     if cache.probe is None:
         if probe is None:
             probe = LaunchProbe()
@@ -415,7 +475,21 @@ def compile_mode(
     # One resolution of what is emitted serves both checks below.
     effs = resolve_emitted(profile, contexts, resolved)
     _check_startable(effs, probe, mode)
-    _prove(profile, roots, home, contexts, trusted, effs, protected)
+    # The proof also runs with the session cwd outside the workspace: the client picks it. A
+    # profile that does not follow the cwd resolves the same entries at every cwd, so the first
+    # (CODEX_HOME) stands for all of them; one that does is proved at each (roots x cwds).
+    outside = cwd_contexts(outside_cwds(roots, layout, home), ws, tmpdir=layout.tmpdir)
+    if not follows_cwd({profile_id: profile.codex_table()}, profile_id):
+        outside = outside[:1]
+    _prove(
+        profile,
+        roots,
+        home,
+        [*contexts, *outside],
+        trusted,
+        [*effs, *resolve_emitted(profile, outside, resolved)],
+        protected,
+    )
     return profile
 
 

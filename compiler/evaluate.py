@@ -114,6 +114,27 @@ def session_contexts(
     ]
 
 
+def cwd_contexts(
+    cwds: Sequence[str],
+    workspace_roots: Sequence[str],
+    *,
+    tmpdir: str | None = None,
+    home: str | None = None,
+) -> list[EvalContext]:
+    """One context per session cwd in `cwds` that lies outside the workspace (CODEX_HOME,
+    HOME, a vault, ...): a client may start the session there, and under `:workspace` that
+    cwd becomes a writable root. Every workspace root stays listed as an extra root."""
+    return [
+        EvalContext(
+            cwd=c,
+            workspace_roots=tuple(r for r in workspace_roots if r != c),
+            tmpdir=tmpdir,
+            home=home,
+        )
+        for c in cwds
+    ]
+
+
 class Entry(NamedTuple):
     """One compiled filesystem entry: an exact subtree path or a deny glob."""
 
@@ -438,6 +459,21 @@ def _merged_table(permissions: Mapping[str, Any], profile_id: str) -> dict[str, 
         merged.pop("description", None)
         merged = merge(merged, table)
     return merged
+
+
+def follows_cwd(permissions: Mapping[str, Any], profile_id: str) -> bool:
+    """True when `profile_id` (a user profile) resolves differently per session cwd: its merged
+    filesystem names `:workspace_roots` (or `:project_roots`; `extends = ":workspace"` brings
+    one), or its `workspace_roots` table holds a relative key (resolved against the cwd). Else
+    every cwd yields the same entries: `resolve()` reads the cwd for nothing else."""
+    merged = _merged_table(permissions, profile_id)
+    fs = merged.get("filesystem")
+    if isinstance(fs, Mapping) and not SCOPABLE_SPECIALS.isdisjoint(fs):
+        return True
+    roots = merged.get("workspace_roots")
+    return isinstance(roots, Mapping) and any(
+        not str(k).startswith("/") and roots[k] is True for k in roots
+    )
 
 
 def _subpath(sub: str) -> str:

@@ -223,6 +223,10 @@ class ModeProfilePolicy(Frozen):
     description: str
     rationale: str
     extends: Literal[":read-only", ":workspace"] | None = None
+    #: Compile adds a `write` entry on each compiled (canonical) workspace root (provenance
+    #: `workspace-root`). Never the session cwd: `:workspace` (`:workspace_roots` = write)
+    #: makes whatever directory the client starts the session in writable.
+    write_workspace_roots: bool = False
     filesystem: dict[str, FilesystemValue] = Field(default_factory=_new_dict)
     glob_scan_max_depth: Annotated[int, Field(ge=1)] | None = None
     network: NetworkPolicy = Field(default_factory=NetworkPolicy)
@@ -360,6 +364,7 @@ class Provenance(Built):
         "trusted-base",
         "root-split",
         "other-identity",
+        "workspace-root",
     ]
     root_id: str | None = None
     hop_index: int | None = None

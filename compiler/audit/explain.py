@@ -43,6 +43,8 @@ REASON_WHY = {
     "+ rename inside it, which a deny on the file alone does not survive",
     "writer-lock": "the credential writer's lock: a model command that could flock it would "
     "stall every save",
+    "workspace-root": "a workspace root, written by its own entry: never through :workspace, "
+    "whose `:workspace_roots` = write also makes the session cwd (the client picks it) writable",
     "root-split": "full access writes each top-level directory, never / itself: with / writable "
     "a command could replace a top-level name such as the /lib64 symlink (the loader of every "
     "dynamic binary)",

@@ -110,6 +110,17 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
                     )
                 )
                 continue
+            if p.reason == "workspace-root":
+                recs.append(
+                    ProvenanceRecord(
+                        key=entry.path,
+                        value=entry.access,
+                        origin="launch-layout",
+                        reason=p.reason,
+                        detail=p.detail,
+                    )
+                )
+                continue
             if p.reason in ("codex-home", "writer-lock", "private-config"):
                 recs.append(
                     ProvenanceRecord(

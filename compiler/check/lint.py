@@ -195,7 +195,8 @@ rule(
     "error",
     "a profile extends, or a mode selects, :danger-full-access",
     ":danger-full-access is unrestricted and cannot carry a deny (extending it is rejected)",
-    'extend :workspace with ":root" = "write" and network enabled instead',
+    'extend :read-only with ":root" = "write", explicit writes on the workspace roots and '
+    "network enabled instead (never :workspace: it makes the session cwd writable)",
 )
 
 rule(

@@ -35,7 +35,7 @@ from profilec.api import load_and_compile
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.emit.tomltext import string
-from profilec.models import CompiledBundle
+from profilec.models import CompiledBundle, CompiledProfile
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex
@@ -197,17 +197,21 @@ def test_launch_cwd_is_canonical_and_a_symlinked_cwd_drops_the_deny(
     # symlinked spelling as cwd keeps the deny (measured).
     also = _run(codex_bin, lines, pid, str(link), lay["ch"], f"cat '{lay['target']}'")
     assert lay["marker"] not in also, also
-    # Control, the old behaviour: workspace roots emitted as spelled (through the symlink),
-    # that spelling as cwd, and no pins: Codex drops every deny under the real location.
-    # (A canonical pin above the deny alone restores it: measured, docs/paths.md.)
+    # Control, the old behaviour: workspace roots (and the workspace root's `write` entry)
+    # emitted as spelled (through the symlink), that spelling as cwd, and no pins: Codex drops
+    # every deny under the real location. (A canonical pin above the deny alone restores it:
+    # measured, docs/paths.md.)
     unpinned = _strip(bundle, "ancestor")
-    old = unpinned.model_copy(
-        update={
-            "profiles": tuple(
-                p.model_copy(update={"workspace_roots": (str(link),)}) for p in unpinned.profiles
-            )
-        }
-    )
+    real = str(lay["ws"])
+
+    def as_spelled(p: CompiledProfile) -> CompiledProfile:
+        entries = tuple(
+            e.model_copy(update={"path": str(link)}) if e.path == real else e for e in p.entries
+        )
+        return p.model_copy(update={"workspace_roots": (str(link),), "entries": entries})
+
+    old = unpinned.model_copy(update={"profiles": tuple(as_spelled(p) for p in unpinned.profiles)})
+    assert any(e.path == str(link) for e in old.profile_for(mode).entries)
     lost = _run(codex_bin, override_lines(old), pid, str(link), lay["ch"], f"cat '{lay['target']}'")
     assert lay["marker"] in lost, lost
 

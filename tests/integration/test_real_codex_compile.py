@@ -5,7 +5,8 @@ CODEX_HOME/auth.json link, on every hop spelling and on the target (the marker m
 a control `cat` of an unprotected file (must print it: a sandbox that fails to start cannot
 pass), and the mode's semantics: agent writes the workspace, read-only cannot; full access
 writes outside the workspace and /dev/null works. Tampering with the link, the target's
-directory and the private config must fail in every mode.
+directory and the private config must fail in every mode. A session cwd outside the workspace
+(CODEX_HOME, the vault's parent) is never writable, with a :workspace control that leaks.
 """
 
 from __future__ import annotations
@@ -94,6 +95,76 @@ def test_builtin_workspace_leaks_so_the_test_can_fail(tmp_path: Path, codex_bin:
     (tmp_path / "l" / "tmpdir").mkdir()
     out = _sandbox(codex_bin, [], ":workspace", lay.workspace, lay.codex_home, f"cat {lay.link}")
     assert lay.marker in out
+
+
+def _as_workspace(bundle: CompiledBundle, mode: str) -> CompiledBundle:
+    """Yesterday's writing mode: the same bundle with `mode` extending :workspace (which wrote
+    /tmp, $TMPDIR and `:workspace_roots`, the session cwd included) instead of :read-only plus
+    explicit writes."""
+    prof = bundle.profile_for(mode)
+    fs = {k: v for k, v in prof.policy_filesystem.items() if k not in (":slash_tmp", ":tmpdir")}
+    entries = tuple(
+        e for e in prof.entries if not any(v.reason == "workspace-root" for v in e.provenance)
+    )
+    old = prof.model_copy(
+        update={"extends": ":workspace", "policy_filesystem": fs, "entries": entries}
+    )
+    profiles = tuple(old if p.mode == mode else p for p in bundle.profiles)
+    return bundle.model_copy(update={"profiles": profiles})
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "control-workspace"])
+@pytest.mark.parametrize("where", ["codex-home", "vault-parent"])
+@pytest.mark.parametrize("mode", ["agent", "agent-full-access"])
+def test_a_session_cwd_outside_the_workspace_is_not_writable(
+    codex_bin: Path, mode: str, where: str, compiled: bool
+) -> None:
+    """The client picks the session cwd. With it at CODEX_HOME or at the directory holding the
+    vault, the compiled writing modes (:read-only plus explicit writes) keep it read-only and
+    the credential unreadable, and the workspace stays writable. The control, the same bundle
+    under :workspace as profilec emitted it before, must leak first: its cwd is writable.
+
+    The layout lies under /var/tmp, outside /tmp, which agent writes anyway. The vault's parent
+    also holds a hop link, so it carries a `read` entry in both modes (full access writes every
+    other directory of the host, by design): the cwd's write beats exactly that entry."""
+    base = Path(tempfile.mkdtemp(prefix="profilec-cwd-", dir="/var/tmp"))
+    try:
+        lay = make_layout(base / "l", hop_dir=True)
+        (base / "l" / "tmpdir").mkdir()
+        bundle = load_and_compile(
+            str(lay.manifest),
+            workspace_roots=[str(lay.workspace)],
+            codex_home=str(lay.codex_home),
+        )
+        if not compiled:
+            bundle = _as_workspace(bundle, mode)
+        assert (bundle.profile_for(mode).extends == ":read-only") == compiled
+        vault = lay.host_target.parent
+        cwd = lay.codex_home if where == "codex-home" else vault.parent
+        tag = os.urandom(6).hex()
+        script = "; ".join(
+            [
+                f"touch ./cwd-{tag} && echo CWD_WRITE_OK",
+                f"cat {lay.host_target}",
+                f"cat ./{vault.name}/{lay.host_target.name}",
+                f"cat {lay.link}",
+                f"echo CONTROL=$(cat {lay.control})",
+                f"echo w > {lay.workspace}/w.txt && echo WS_WRITE_OK",
+            ]
+        )
+        pid = bundle.profile_for(mode).profile_id
+        out = _sandbox(codex_bin, override_lines(bundle), pid, cwd, lay.codex_home, script)
+        created = (cwd / f"cwd-{tag}").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert "CONTROL=control-ok" in out, out  # the sandbox started
+    assert "WS_WRITE_OK" in out, out
+    if compiled:
+        assert "CWD_WRITE_OK" not in out and not created, out
+        assert "Read-only file system" in out, out
+        assert lay.marker not in out, out
+    else:
+        assert "CWD_WRITE_OK" in out and created, out  # the control leaks
 
 
 def _without_root_split(bundle: CompiledBundle, mode: str) -> CompiledBundle:

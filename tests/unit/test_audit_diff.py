@@ -226,11 +226,21 @@ def test_compiled_launcher_outputs_diff_semantically(
         == 0
     )
     ro = profiles / "read-only.toml"
+    text = ro.read_text(encoding="utf-8")
+    new = tmp_path / f"new.{ext}"
+    # Widened to :workspace, compile refuses: a session cwd at CODEX_HOME would be writable.
+    ro.write_text(text.replace('extends = ":read-only"', 'extends = ":workspace"'), "utf-8")
+    rc, _, err = run(
+        capsys, "compile", *flags, "--profiles", str(profiles), "--format", fmt, "--out", str(new)
+    )
+    assert rc == 5 and "mode read-only, cwd " in err, err
+    # Widened by a write on the workspace roots instead (what agent does), it compiles.
     ro.write_text(
-        ro.read_text(encoding="utf-8").replace('extends = ":read-only"', 'extends = ":workspace"'),
+        text.replace(
+            'extends = ":read-only"', 'extends = ":read-only"\nwrite_workspace_roots = true'
+        ),
         encoding="utf-8",
     )
-    new = tmp_path / f"new.{ext}"
     assert (
         run(
             capsys,
@@ -248,6 +258,5 @@ def test_compiled_launcher_outputs_diff_semantically(
     ws = flags[flags.index("--workspace-root") + 1]
     rc, out, err = run(capsys, "diff", str(old), str(new), "--workspace-root", ws)
     assert rc == 1, err
-    assert "! [read-only] extends: :read-only -> :workspace" in out
     assert f"! [read-only] access {ws}: read -> write" in out
     assert "[agent]" not in out

@@ -70,16 +70,19 @@ def test_equal_path_rule_is_named_and_the_policy_line_is_given(tmp_path: Path) -
     shutil.copytree("profiles", profiles)
     agent = profiles / "agent.toml"
     text = agent.read_text(encoding="utf-8")
-    agent.write_text(text + '\n[filesystem]\n"/tmp" = "read"\n', encoding="utf-8")
-    line = len(text.split("\n")) + 2
+    slash_tmp = '":slash_tmp" = "write"\n'
+    assert slash_tmp in text
+    agent.write_text(text.replace(slash_tmp, slash_tmp + '"/tmp" = "read"\n'), encoding="utf-8")
+    line = text.split("\n").index(slash_tmp.rstrip("\n")) + 2
     bundle, doc = compile_document(
         CompileInputs(
             roots=str(lay.manifest), profiles=str(profiles), workspace_roots=(str(lay.workspace),)
         )
     )
     x = explain(bundle, "/tmp/some/file", "agent", provenance=doc["provenance"])
-    # `:slash_tmp = write` (inherited) and `"/tmp" = "read"` (policy) sit at the same path.
+    # `:slash_tmp = write` and `"/tmp" = "read"` (both policy) sit at the same path.
     assert x.access == "write" and x.winner is not None and x.winner.key == ":slash_tmp"
+    assert (x.winner.origin, x.winner.file) == ("policy", "agent.toml")
     assert "deny > write > read" in (x.winner.rule or "")
     lost = {b.key: b for b in x.beaten}
     assert lost["/tmp"].rule == f"lost: {EQUAL_PATH_RULE}"

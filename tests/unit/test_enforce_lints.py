@@ -143,15 +143,26 @@ def test_enforcement_rule_fires(
     assert all(f.severity == report.rule(rule).severity for f in hits)
 
 
-def test_symlinked_cwd_makes_the_proof_count_the_deny_as_not_enforced(tmp_path: Path) -> None:
-    """check must not PASS when the cwd is a link to the dir that holds the credential."""
+@pytest.mark.parametrize("extends", [":read-only", ":workspace"], ids=["compiled", "control"])
+def test_symlinked_cwd_makes_the_proof_count_the_deny_as_not_enforced(
+    tmp_path: Path, extends: str
+) -> None:
+    """check must not PASS when the cwd is a link to the dir that holds the credential.
+
+    Under :workspace (the control: profilec's agent modes before they extended :read-only) the
+    cwd is a writable root, the sandbox drops the vault's deny and the cells say so; profilec's
+    modes name their writable roots explicitly, so the cwd is none and the deny holds."""
     lay, bundle = _bundle(tmp_path)
-    # the credential's holder made a writable root through a link: the sandbox drops its denies
+    # the credential's holder made the session cwd through a link
     link = lay.base / "hostcwd"
     link.symlink_to(lay.host_target.parent)
     base = from_bundle(bundle, bundle.mode_profiles)
+    cfg = _cfg(bundle)
+    writing = {"agent", "agent-full-access"}
+    for mode in writing:
+        cfg["permissions"][bundle.mode_profiles[mode]]["extends"] = extends
     inp = CheckInputs(
-        stack=ConfigStack((_toml(_cfg(bundle)),)),
+        stack=ConfigStack((_toml(cfg),)),
         mode_map=bundle.mode_profiles,
         roots=base.roots,
         workspace_roots=(str(link),),
@@ -159,8 +170,14 @@ def test_symlinked_cwd_makes_the_proof_count_the_deny_as_not_enforced(tmp_path: 
     )
     report = run_check(inp)
     assert not report.passed
-    cells = [c for c in report.cells if c.spelling == str(lay.host_target) and c.access != "deny"]
-    assert cells and all("not enforced" in (c.winner or "") for c in cells)
+    cells = [c for c in report.cells if c.spelling == str(lay.host_target)]
+    assert {c.mode for c in cells} == {"read-only", *writing}
+    lost = [c for c in cells if c.access != "deny"]
+    if extends == ":workspace":
+        assert {c.mode for c in lost} == writing
+        assert all("not enforced" in (c.winner or "") for c in lost)
+    else:
+        assert lost == []
 
 
 def _foreign_check(b: CompiledBundle, cfg: dict[str, object]) -> CheckReport:

@@ -195,8 +195,15 @@ def _no_extends_codex(lay: Layout, b: CompiledBundle) -> CheckReport:
 
 
 def _nested_table(lay: Layout, b: CompiledBundle) -> CheckReport:
-    text = f'[permissions.{AGENT}.filesystem.":workspace_roots"]\n"." = "write"\n'
-    return _run(b, [_toml(_cfg(b), text)], version="0.148.0-alpha.9")
+    # the footgun needs a profile under extends = ":workspace" (profilec's agent extends
+    # :read-only): a hand-written one
+    cfg = _cfg(b)
+    cfg["permissions"][AGENT]["extends"] = ":workspace"
+    text = (
+        f'[permissions.{AGENT}]\nextends = ":workspace"\n'
+        f'[permissions.{AGENT}.filesystem.":workspace_roots"]\n"." = "write"\n'
+    )
+    return _run(b, [_toml(cfg, text)], version="0.148.0-alpha.9")
 
 
 def _legacy_request(lay: Layout, b: CompiledBundle) -> CheckReport:
