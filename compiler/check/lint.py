@@ -164,6 +164,7 @@ rule(
     "sandbox_mode or sandbox_workspace_write is set in the config stack",
     "a legacy sandbox setting in a higher layer replaces the profile and all its denies",
     "remove sandbox_mode and sandbox_workspace_write from every layer (and every profile)",
+    waivable=False,
 )
 
 
@@ -196,6 +197,7 @@ rule(
     "a profile extends, or a mode selects, :danger-full-access",
     ":danger-full-access is unrestricted and cannot carry a deny (extending it is rejected)",
     'extend :workspace with ":root" = "write" and network enabled instead',
+    waivable=False,
 )
 
 rule(
@@ -300,6 +302,7 @@ rule(
     "[permissions] profiles are defined but default_permissions is not set",
     "Codex refuses the config (prompt-input, sandbox) or app-server falls back to defaults",
     "set default_permissions to the default mode's profile",
+    waivable=False,
 )
 
 rule(
@@ -309,6 +312,7 @@ rule(
     "an ACP mode has no profile mapping, or maps to a profile no config layer defines",
     "that mode falls back to a built-in profile (or Codex rejects it); built-ins hide nothing",
     "map read-only, agent and agent-full-access each to a profile defined in a config layer",
+    waivable=False,
 )
 
 
@@ -366,6 +370,7 @@ rule(
     "a legacy sandboxPolicy on every turn, which replaces the profile and its denies",
     "write a CODEX_HOME (profilec compile --format codex-home) and set "
     "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
+    waivable=False,
 )
 
 
@@ -398,6 +403,7 @@ rule(
     "older Codex has no [permissions]/default_permissions and ignores them",
     "upgrade Codex (PROFILEC_CODEX_VERSION names the target)",
     PROFILES_RANGE,
+    waivable=False,
 )
 
 rule(
@@ -408,6 +414,7 @@ rule(
     "older Codex has no profile inheritance; the profile loses its parent's entries",
     "upgrade Codex, or write the parent's entries out in full",
     EXTENDS_RANGE,
+    waivable=False,
 )
 
 rule(
@@ -633,6 +640,7 @@ rule(
     "a credential target has extra hard links",
     "a path deny masks one name; every other hard link stays readable",
     "remove the extra links (link count 1), or protect each as a root",
+    waivable=False,
 )
 
 rule(
@@ -642,6 +650,7 @@ rule(
     "a directory holding a link, a target or the private CODEX_HOME is writable",
     "a model command can re-point the link, swap the target or edit the private config",
     "give the directory a read entry (profilec compile does) or move it out of writable roots",
+    waivable=False,
 )
 
 
@@ -799,6 +808,7 @@ rule(
     "on <real>/f: a sandboxed cat read the file; the compiled policy still lists the deny)",
     "spell every writable root and the cwd by its canonical path (realpath)",
     MEASURED_RANGE,
+    waivable=False,
 )
 
 rule(
@@ -823,6 +833,7 @@ rule(
     "dropped",
     "deny exact canonical paths of existing files or directories",
     MEASURED_RANGE,
+    waivable=False,
 )
 
 
@@ -915,6 +926,7 @@ rule(
     "(measured on 0.171.0, docs/paths.md)",
     "compile with profilec (it pins every such directory with a `write` entry, which makes it "
     "a mount point), or move the vault out of the writable area",
+    waivable=False,
 )
 
 rule(
@@ -927,6 +939,7 @@ rule(
     "mounts / (measured in full access on 0.171.0, docs/paths.md)",
     "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
     "socket), as `profilec compile` does",
+    waivable=False,
 )
 
 
