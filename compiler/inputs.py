@@ -1,18 +1,18 @@
 """The one edge: every input file of a run, each read once, its bytes kept for every later use.
 
-`Inputs` holds the command's flags and reads each file the first time something asks for it:
-the roots manifest, the vouched-MCP file and the plan layout through the trust check on the
-open descriptor (roots.read_trusted_bytes), the policy files in the profiles directory and the
-session config plainly (the session config bounded, it is untrusted). Every later use, by
-compile, provenance, lock, check or audit, parses the same bytes, so the sha256 a bundle's
-provenance reports (compiler/bundle/sources.py hashes these bytes) is the sha256 of what was
-compiled. The parsed manifest, policy and session config are kept too, so a run validates each
-once. The other files a command names go through here too: a check's
-`--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its project config
+`Inputs` holds the command's flags and reads each file the first time something asks for it: the
+roots manifest, the vouched-MCP file, the plan layout and a check's project config (its waivers)
+through the trust check on the open descriptor (roots.read_trusted_bytes), the policy files in
+the profiles directory and the session config plainly (the session config bounded, it is
+untrusted). Every later use, by compile, provenance, lock, check or audit, parses the same
+bytes, so the sha256 a bundle's provenance reports (compiler/bundle/sources.py hashes these
+bytes) is the sha256 of what was compiled. The parsed manifest, policy and session config are
+kept too, so a run validates each once. The other files a command names go through here too: a
+check's `--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its `--baseline`
 (`text`, `project_file`), a lock, bundle, canary JSON or e2e matrix (`json_object`), the adapter
 and backend catalogs (`policy_file`, parsed once beside their models: emit/launch.adapters_of,
-mounts/backends.catalog_of). No other module opens an input file
-(tests/unit/test_one_edge.py scans for readers).
+mounts/backends.catalog_of). No other module opens an input file (tests/unit/test_one_edge.py
+scans for readers).
 
 Only input files go through here, never a credential: roots are walked with lstat/readlink by
 compiler/roots.py.
@@ -68,6 +68,8 @@ class Inputs:
     #: path -> the file as read (insertion order = read order).
     files: dict[str, InputFile] = field(default_factory=dict)
     _parsed: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: The keys of `files` read through the trust check.
+    _checked: set[str] = field(default_factory=set, repr=False)
 
     @classmethod
     def unrooted(cls, profiles: str | None = None) -> Inputs:
@@ -88,8 +90,15 @@ class Inputs:
         return hit
 
     def trusted(self, path: str) -> InputFile:
-        """A daemon-owned file, trust-checked on the descriptor it is read from."""
-        return self._file(path, read_trusted_bytes)
+        """A daemon-owned file, trust-checked on the descriptor it is read from. A path some
+        flag named for a plain read earlier in the run is read again, checked: the bytes kept
+        for it are never ones that skipped the check."""
+        key = os.path.abspath(path)
+        if key not in self._checked:
+            self.files.pop(key, None)
+        hit = self._file(path, read_trusted_bytes)
+        self._checked.add(key)
+        return hit
 
     def policy_file(self, path: str) -> InputFile:
         """A reviewed policy file (profiles/): no trust check, a policy error when unreadable."""
@@ -100,9 +109,9 @@ class Inputs:
         return self._file(path, lambda p: read_input(p, limit=limit))
 
     def project_file(self, path: str, what: str) -> InputFile:
-        """A file of the project being checked (its waivers file, a `--baseline` report): read
-        plainly, an InputError naming `what` when unreadable. No trust check: such a file can
-        only waive or excuse findings of the run that reads it, never widen a profile."""
+        """A file of the project being checked (a `--baseline` report, a foreign config): read
+        plainly, an InputError naming `what` when unreadable. The project config, which waives
+        findings, is read through `trusted` instead (compiler/check/waivers.py)."""
         return self._file(path, lambda p: read_input(p, what))
 
     def text(self, path: str, what: str) -> str:

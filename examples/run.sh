@@ -16,8 +16,9 @@ if [ -n "${PROFILEC:-}" ]; then
 else
   cd "$here"
   python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-  # The console script pip just installed; `python3 -m profilec` when its bin dir is not on PATH.
-  if command -v profilec >/dev/null 2>&1; then pc=(profilec); else pc=(python3 -m profilec); fi
+  # The console script pip just installed; `python3 -P -m profilec` when its bin dir is not on
+  # PATH (-P: the working directory is not put on sys.path, so only the installed one runs).
+  if command -v profilec >/dev/null 2>&1; then pc=(profilec); else pc=(python3 -P -m profilec); fi
   py=python3
   out="out/example"
 fi

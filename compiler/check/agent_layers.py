@@ -45,6 +45,7 @@ rule(
     "mcp_servers and notify run as the trusted parent",
     "remove the file from the repository, or launch through a profilec route (every route "
     "marks the workspace roots untrusted) and never trust the project",
+    waivable=False,
 )
 
 rule(
@@ -66,6 +67,7 @@ rule(
     "credential, widen access or change approvals; a value of an unreviewed type was never "
     "reviewed",
     "pass the session config through profilec compile --session-config (it strips the key)",
+    waivable=False,
 )
 
 rule(
@@ -88,6 +90,7 @@ rule(
     "(measured on 0.171.0: a trusted sub-directory or repository-root entry beat an "
     "untrusted entry for the workspace root)",
     'set trust_level = "untrusted" (profilec\'s outputs do) and trust no directory under it',
+    waivable=False,
 )
 
 rule(

@@ -22,6 +22,7 @@ rule(
     "or error)",
     "the real sandbox disagrees with the static proof or leaks",
     "read the canary section of the report",
+    waivable=False,
 )
 
 

@@ -98,6 +98,7 @@ rule(
     "Codex refuses to load the selected profile",
     "every command of that mode fails, or the launcher falls back to another profile",
     "fix the profile until `codex debug prompt-input` accepts it",
+    waivable=False,
 )
 
 

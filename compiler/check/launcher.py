@@ -41,6 +41,7 @@ rule(
     "(observed by profilec e2e on 0.171.0, docs/e2e.md)",
     "send `permissions: <profile id>` (experimentalApi) or no sandbox field; with "
     "agentclientprotocol/codex-acp stay in a permission-profile:<id> mode",
+    waivable=False,
 )
 
 
@@ -140,6 +141,7 @@ rule(
     "(docs/parent.md)",
     "talk to app-server over stdio (the default; --format launch does); a unix:// socket under "
     "/tmp/codex-daemon-<uid>/ is masked in every sandbox",
+    waivable=False,
 )
 
 rule(
@@ -151,6 +153,7 @@ rule(
     "argv is readable to model commands (measured on 0.171.0; environ and memory are not)",
     "pass the secret in the environment or a 0600 file the sandbox denies (profilec emits a "
     "vouched MCP server's credential into CODEX_HOME/config.toml, denied in every mode)",
+    waivable=False,
 )
 
 #: Parts of a `-c` key (or a flag) that name a secret; matched case-insensitively.

@@ -164,6 +164,7 @@ rule(
     "sandbox_mode or sandbox_workspace_write is set in the config stack",
     "a legacy sandbox setting in a higher layer replaces the profile and all its denies",
     "remove sandbox_mode and sandbox_workspace_write from every layer (and every profile)",
+    waivable=False,
 )
 
 
@@ -197,6 +198,7 @@ rule(
     ":danger-full-access is unrestricted and cannot carry a deny (extending it is rejected)",
     'extend :read-only with ":root" = "write", explicit writes on the workspace roots and '
     "network enabled instead (never :workspace: it makes the session cwd writable)",
+    waivable=False,
 )
 
 rule(
@@ -301,6 +303,7 @@ rule(
     "[permissions] profiles are defined but default_permissions is not set",
     "Codex refuses the config (prompt-input, sandbox) or app-server falls back to defaults",
     "set default_permissions to the default mode's profile",
+    waivable=False,
 )
 
 rule(
@@ -310,6 +313,7 @@ rule(
     "an ACP mode has no profile mapping, or maps to a profile no config layer defines",
     "that mode falls back to a built-in profile (or Codex rejects it); built-ins hide nothing",
     "map read-only, agent and agent-full-access each to a profile defined in a config layer",
+    waivable=False,
 )
 
 
@@ -367,6 +371,7 @@ rule(
     "a legacy sandboxPolicy on every turn, which replaces the profile and its denies",
     "write a CODEX_HOME (profilec compile --format codex-home) and set "
     "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
+    waivable=False,
 )
 
 
@@ -399,6 +404,7 @@ rule(
     "older Codex has no [permissions]/default_permissions and ignores them",
     "upgrade Codex (PROFILEC_CODEX_VERSION names the target)",
     PROFILES_RANGE,
+    waivable=False,
 )
 
 rule(
@@ -409,6 +415,7 @@ rule(
     "older Codex has no profile inheritance; the profile loses its parent's entries",
     "upgrade Codex, or write the parent's entries out in full",
     EXTENDS_RANGE,
+    waivable=False,
 )
 
 rule(
@@ -634,6 +641,7 @@ rule(
     "a credential target has extra hard links",
     "a path deny masks one name; every other hard link stays readable",
     "remove the extra links (link count 1), or protect each as a root",
+    waivable=False,
 )
 
 rule(
@@ -643,6 +651,7 @@ rule(
     "a directory holding a link, a target or the private CODEX_HOME is writable",
     "a model command can re-point the link, swap the target or edit the private config",
     "give the directory a read entry (profilec compile does) or move it out of writable roots",
+    waivable=False,
 )
 
 
@@ -800,6 +809,7 @@ rule(
     "on <real>/f: a sandboxed cat read the file; the compiled policy still lists the deny)",
     "spell every writable root and the cwd by its canonical path (realpath)",
     MEASURED_RANGE,
+    waivable=False,
 )
 
 rule(
@@ -824,6 +834,7 @@ rule(
     "dropped",
     "deny exact canonical paths of existing files or directories",
     MEASURED_RANGE,
+    waivable=False,
 )
 
 
@@ -916,6 +927,7 @@ rule(
     "(measured on 0.171.0, docs/paths.md)",
     "compile with profilec (it pins every such directory with a `write` entry, which makes it "
     "a mount point), or move the vault out of the writable area",
+    waivable=False,
 )
 
 rule(
@@ -928,6 +940,7 @@ rule(
     "mounts / (measured in full access on 0.171.0, docs/paths.md)",
     "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
     "socket), as `profilec compile` does",
+    waivable=False,
 )
 
 

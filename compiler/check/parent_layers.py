@@ -37,6 +37,7 @@ rule(
     "every model command (docs/parent.md)",
     "launch with a profilec output (every format carries the parent policy), or set the key "
     "the finding names to the value it gives",
+    waivable=False,
 )
 
 
@@ -95,6 +96,7 @@ rule(
     "CODEX_ are dropped); every process the parent starts inherits it: git, MCP servers, "
     "model commands, so a GIT_CONFIG_*, BASH_ENV or LD_PRELOAD there steers the trusted side",
     "remove CODEX_HOME/.env; the launcher sets the parent's environment itself",
+    waivable=False,
 )
 
 
@@ -148,6 +150,7 @@ rule(
     "rewrite it makes drift invisible to `check --lock` and `watch --lock` (profilec's own "
     "inputs are trusted base; the lock's path is known only here)",
     "keep the lock beside the roots manifest or in another directory no mode writes",
+    waivable=False,
 )
 
 

@@ -18,7 +18,8 @@ from ..models import Frozen
 
 class WaiverEntry(Frozen):
     """One `[[waiver]]`: the rule it accepts, why, and optionally until when, where, in which
-    mode."""
+    mode. The rule must be waivable (docs/check.md's catalogue): one that says a protected root
+    is reachable or the trusted side writable is refused (exit 2)."""
 
     rule: Annotated[str, StringConstraints(pattern="^PC[0-9]{3}$")]
     #: Not blank: a waiver without a reason is an input error.
@@ -31,6 +32,7 @@ class WaiverEntry(Frozen):
 
 class ProfilecConfig(Frozen):
     """`profilec.toml` or `[tool.profilec]` in `pyproject.toml` (compiler/check/waivers.py),
-    found upward from the working directory: waivers for `profilec check`."""
+    found upward from the working directory and trust-checked as the roots manifest is:
+    waivers for `profilec check`."""
 
     waiver: list[WaiverEntry] = Field(default_factory=list)

@@ -30,6 +30,10 @@ class Rule(Frozen):
     codex_versions: str | None = None
     #: Where the rule is documented: `docs/check.md#pcNNN` (compiler/check/rules.py).
     doc_anchor: str
+    #: False for a rule whose finding means a protected root is reachable or the trusted side
+    #: is writable (or a mode's coverage could not be proven): no project config, baseline or
+    #: `--ignore` may waive it; the config is fixed instead (compiler/check/waivers.py).
+    waivable: bool = True
 
 
 class Waiver(Frozen):

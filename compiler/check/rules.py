@@ -44,8 +44,15 @@ def rule(
     why: str,
     fix: str,
     versions: str | None = None,
+    *,
+    waivable: bool = True,
 ) -> str:
-    """Declare a rule (once, beside its code); returns its id for the module to use."""
+    """Declare a rule (once, beside its code); returns its id for the module to use.
+
+    `waivable=False`: the finding says a protected root is reachable, a secret readable or the
+    trusted side writable or steerable in some mode (or a mode's coverage was never proven);
+    nothing a pull request, a model or a typo controls may accept it (compiler/check/waivers.py
+    refuses such a waiver)."""
     if id in _REGISTRY:
         raise ValueError(f"rule {id} declared twice")  # a profilec bug, caught by the tests
     _REGISTRY[id] = Rule.model_validate(
@@ -58,6 +65,7 @@ def rule(
             "fix": fix,
             "codex_versions": versions,
             "doc_anchor": f"{DOCS_PAGE}#{id.lower()}",
+            "waivable": waivable,
         }
     )
     return id
@@ -84,8 +92,8 @@ def _cell(text: str) -> str:
 def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
     """docs/check.md's lint catalogue table (one row per rule), generated from the registry."""
     lines = [
-        "| id | name | severity | Codex versions | message | why | fix |",
-        "|---|---|---|---|---|---|---|",
+        "| id | name | severity | waivable | Codex versions | message | why | fix |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rules if rules is not None else all_rules():
         versions = r.codex_versions or "all"
@@ -93,7 +101,8 @@ def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
             versions += " (measured)"
         lines.append(
             f'| <a id="{r.id.lower()}"></a>`{r.id}` | {r.name} | {r.severity} | '
-            f"{_cell(versions)} | {_cell(r.message)} | {_cell(r.why)} | {_cell(r.fix)} |"
+            f"{'yes' if r.waivable else '**no**'} | {_cell(versions)} | {_cell(r.message)} | "
+            f"{_cell(r.why)} | {_cell(r.fix)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -33,7 +33,7 @@ from ..check.parent_layers import lock_findings
 from ..check.result import SEVERITY_RANK
 from ..check.triage import apply_waivers, locate, regroup
 from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, parse_waivers
-from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, UsageError
+from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, TrustError, UsageError
 from ..pipeline import compile_inputs, resolve_layout, trusted_paths
 from ..report import FORMATS, render
 from ..roots import resolve_home
@@ -44,7 +44,7 @@ from .canary import probe_findings
 
 if TYPE_CHECKING:
     from ..check.configstack import Layer
-    from ..check.result import CheckFinding, CheckReport
+    from ..check.result import CheckFinding, CheckReport, Waiver
     from ..inputs import Inputs
     from ..models import ResolvedRoot
 
@@ -97,6 +97,7 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
     rooted = request.inputs() if request.roots is not None else None
     modes = _validate(request, rooted or request.unrooted())
     edge = rooted or request.inputs()  # without --roots: its UsageError, after the flag checks
+    excuse = load_waivers(request, edge)
     if request.lock is not None:
         drift = _lock_drift(request.lock, edge)
         if drift is not None:
@@ -116,8 +117,8 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         canary=canary_doc,
         extra=[*extra, *_launcher_findings(request, edge)],
     )
-    report = triage(report, inputs.stack, request, edge)
-    return _outcome(request, report, render(request.fmt, report), mismatch_only)
+    report = triage(report, inputs.stack, request, excuse)
+    return _outcome(request, report, render(request.fmt, report), mismatch_only, excuse.used)
 
 
 def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
@@ -129,6 +130,10 @@ def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
         raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
     if request.config and request.overrides:
         raise UsageError("give --config or --overrides, not both")
+    if request.project_config is not None and request.no_project_config:
+        # The GitHub Action passes --no-project-config: a waivers file named in its `args`
+        # would be read from the pull request's tree all the same.
+        raise UsageError("give --project-config or --no-project-config, not both")
     if request.vouched_mcp is not None and request.foreign:
         # It shapes what profilec compiles; a foreign config is checked as written, so the file
         # would be taken and never read, and the user led to think it was checked.
@@ -284,42 +289,88 @@ def _launcher_findings(request: CheckRequest, edge: Inputs) -> list[CheckFinding
     return out
 
 
-def triage(report: CheckReport, stack: Any, request: CheckRequest, edge: Inputs) -> CheckReport:
-    """Locate and group findings by cause, then apply --ignore, the project's waivers and
-    --baseline (both files read through the run's edge)."""
-    if request.group:
-        report = regroup(report, stack)
-    else:
-        report = report.model_copy(update={"findings": tuple(locate(report.findings, stack))})
+@dataclass(frozen=True, slots=True)
+class Waivers:
+    """What may excuse findings in this run, read and refused before anything is checked."""
+
+    waivers: list[Waiver]
+    baseline: set[str] | None
+    baseline_file: str | None
+    #: The note saying which project config gave waivers, or that none did.
+    used: str
+
+
+def load_waivers(request: CheckRequest, edge: Inputs) -> Waivers:
+    """--ignore, the project config (named, else found upward from the cwd; trust-checked as
+    the roots manifest is) and --baseline, read through the run's edge. A waiver of a rule
+    declared unwaivable is a UsageError (compiler/check/waivers.py), before the check runs."""
 
     def read(path: str) -> bytes:
+        try:
+            return edge.trusted(path).data
+        except TrustError as exc:
+            raise TrustError(
+                exc.message,
+                where=exc.where,
+                hint="a project config waives findings: it must be as trusted as the roots "
+                "manifest; --no-project-config skips it",
+            ) from None
+
+    def peek(path: str) -> bytes:
         return edge.project_file(path, "project config").data
 
     waivers = ignore_waivers(request.ignore)
+    found: tuple[str, dict[str, Any]] | None = None
     if request.project_config is not None:
         where = str(request.project_config)
-        waivers += parse_waivers(load_config(where, read(where)), where)
+        found = (where, load_config(where, read(where)))
     elif not request.no_project_config:
-        found = find_config(os.getcwd(), read)
-        if found is not None:
-            waivers += parse_waivers(found[1], found[0])
+        found = find_config(os.getcwd(), read, peek)
+    if found is not None:
+        config = parse_waivers(found[1], found[0])
+        waivers += config
+        used = f"project config: {found[0]} (waivers: {len(config)})"
+    elif request.no_project_config:
+        used = "project config: none (--no-project-config)"
+    else:
+        used = (
+            f"project config: none (no profilec.toml or [tool.profilec] at or above {os.getcwd()})"
+        )
     baseline = str(request.baseline) if request.baseline is not None else None
     base = None
     if baseline is not None:
         base = load_baseline(baseline, edge.project_file(baseline, "baseline").data)
-    if not waivers and base is None:
+    return Waivers(waivers, base, baseline, used)
+
+
+def triage(report: CheckReport, stack: Any, request: CheckRequest, excuse: Waivers) -> CheckReport:
+    """Locate and group findings by cause, then apply --ignore, the project's waivers and
+    --baseline (`load_waivers`)."""
+    if request.group:
+        report = regroup(report, stack)
+    else:
+        report = report.model_copy(update={"findings": tuple(locate(report.findings, stack))})
+    if not excuse.waivers and excuse.baseline is None:
         return report
-    today = now_utc().date()
-    return apply_waivers(report, waivers, baseline=base, baseline_file=baseline, today=today)
+    return apply_waivers(
+        report,
+        excuse.waivers,
+        baseline=excuse.baseline,
+        baseline_file=excuse.baseline_file,
+        today=now_utc().date(),
+    )
 
 
 def _outcome(
-    request: CheckRequest, report: CheckReport, text: str, mismatch_only: bool
+    request: CheckRequest, report: CheckReport, text: str, mismatch_only: bool, used: str
 ) -> CheckOutcome:
     """Exit 1 on failing findings (unwaived, at or above --fail-on); a canary mismatch that is
-    the only failing finding is the CanaryMismatchError (exit 8) instead."""
+    the only failing finding is the CanaryMismatchError (exit 8) instead. `used` (which
+    project config gave waivers) is a note either way."""
     if report.passed:
-        return CheckOutcome(text=text, exit_code=EXIT_CLEAN, report=report)
+        return CheckOutcome(
+            text=text, exit_code=EXIT_CLEAN, notes=(f"check: {used}",), report=report
+        )
     floor = SEVERITY_RANK[request.fail_on]
     failing = sum(
         1 for f in report.findings if SEVERITY_RANK[f.severity] >= floor and f.waiver is None
@@ -330,7 +381,7 @@ def _outcome(
     return CheckOutcome(
         text=text,
         exit_code=EXIT_FOUND,
-        notes=(f"check: {failing} findings at or above {request.fail_on}",),
+        notes=(f"check: {used}", f"check: {failing} findings at or above {request.fail_on}"),
         error=error,
         report=report,
     )

@@ -289,8 +289,13 @@ def _vaults(bundle: CompiledBundle) -> list[str]:
 
 def profilec_argv() -> tuple[list[str], dict[str, str]]:
     """An absolute argv prefix that runs this profilec, and the env it needs: this interpreter
-    with `-m profilec`, and PYTHONPATH when the package is not installed in it (a checkout)."""
-    argv = [sys.executable, "-m", "profilec"]
+    with `-P -m profilec`, and PYTHONPATH when the package is not installed in it (a checkout).
+
+    `-P` (Python 3.11 safe path): `-m` would put the working directory first on sys.path, so a
+    `profilec/` (or any module profilec imports) in the directory the launcher starts it from
+    would run instead; with `-P` only the installed package or the PYTHONPATH named here is.
+    Not `-I`: that drops PYTHONPATH too, which a checkout's watcher needs."""
+    argv = [sys.executable, "-P", "-m", "profilec"]
     spec = importlib.util.find_spec("profilec")
     origin = spec.origin if spec is not None else None
     if origin is None:
@@ -694,8 +699,9 @@ class WatchLaunch(Frozen):
         list[str],
         Field(
             min_length=6,
-            description="Absolute: this interpreter, `-m profilec watch` and every compile "
-            "input that decides what is watched.",
+            description="Absolute: this interpreter, `-P -m profilec watch` (-P: nothing "
+            "is imported from the working directory) and every compile input that decides what "
+            "is watched.",
             json_schema_extra={"prefixItems": [{"type": "string", "pattern": "^/"}]},
         ),
     ]

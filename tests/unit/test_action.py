@@ -67,7 +67,7 @@ def shim(tmp_path: Path) -> Path:
     bindir.mkdir(parents=True)
     env = f'export PYTHONPATH="{REPO}${{PYTHONPATH:+:$PYTHONPATH}}"\n'
     (bindir / "profilec").write_text(
-        f'#!/bin/sh\n{env}exec "{sys.executable}" -m profilec.cli "$@"\n', encoding="utf-8"
+        f'#!/bin/sh\n{env}exec "{sys.executable}" -P -m profilec.cli "$@"\n', encoding="utf-8"
     )
     (bindir / "python").write_text(f'#!/bin/sh\n{env}exec "{sys.executable}" "$@"\n')
     for f in bindir.iterdir():
@@ -156,6 +156,48 @@ def test_a_check_that_cannot_start_still_hands_code_scanning_a_log(
 
     schema = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(schema).validate(json.loads(sarif.read_text(encoding="utf-8")))
+
+
+def test_every_python_the_action_runs_ignores_the_checkout() -> None:
+    """`python -m X` and `python -` put the working directory (the pull request's checkout)
+    first on sys.path: each interpreter the steps start runs isolated (-I)."""
+    for step in _action()["runs"]["steps"]:
+        for line in step.get("run", "").split("\n"):
+            if re.search(r'(PYTHON"|/bin/python") ', line):
+                assert re.search(r'(PYTHON"|/bin/python") -I ', line), line
+    assert "--no-project-config" in _steps()["check"]["run"]
+
+
+def test_a_pull_requests_tree_steers_no_step(tmp_path: Path, shim: Path) -> None:
+    """The checkout (the workdir) holds a waiver of every finding and a `json` module the
+    failure step would import: neither is used."""
+    lay = make_layout(tmp_path / "l", hop_dir=True)
+    bad = lay.base / "config.toml"
+    bad.write_text('sandbox_mode = "danger-full-access"\n', encoding="utf-8")
+    (lay.base / "profilec.toml").write_text(
+        '[[waiver]]\nrule = "PC044"\nreason = "pr"\n', encoding="utf-8"
+    )
+    rc, _, sarif = _run_check(shim, lay, args=f"--config {bad} --fail-on note")
+    assert rc == 1
+    results = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert "PC044" in {r["ruleId"] for r in results}
+    assert not any(r.get("suppressions") for r in results)
+    # A waivers file named in `args` is refused, not read from the tree.
+    sarif.unlink()
+    rc, _, sarif = _run_check(shim, lay, args=f"--project-config {lay.base / 'profilec.toml'}")
+    assert rc == 2
+    text = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["invocations"][0]
+    assert "not both" in text["toolExecutionNotifications"][0]["message"]["text"]
+    # The failure step's Python imports no `json` from the checkout.
+    marker = tmp_path / "planted-ran"
+    (lay.base / "json.py").write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    lay.host_target.unlink()
+    sarif.unlink()
+    rc, _, sarif = _run_check(shim, lay)
+    assert rc == 4 and not marker.exists()
+    assert (
+        json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["invocations"][0]["exitCode"] == 4
+    )
 
 
 def _readme_workflow() -> dict[str, Any]:

@@ -71,7 +71,14 @@ def test_render_launch_lock_and_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(api.UsageError, match="unknown format"):
         api.render(bundle, "yaml")
     doc = api.launch_document(bundle, inp)
-    assert doc["watch"]["argv"][4:6] == ["--roots", str(lay.manifest)]
+    assert doc["watch"]["argv"][1:7] == [
+        "-P",
+        "-m",
+        "profilec",
+        "watch",
+        "--roots",
+        str(lay.manifest),
+    ]
     out = tmp_path / "home-out"
     assert api.write_codex_home(bundle, str(out)) == str(out / "config.toml")
     lock = lay.base / "profilec.lock"

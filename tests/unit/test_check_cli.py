@@ -65,16 +65,20 @@ def test_foreign_config_overrides_and_acp_json_are_checked(
 
 
 def test_broken_foreign_config_exits_one_and_names_the_cell(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lay, base = _base(tmp_path)
     toml = _compile(base, "toml", tmp_path / "c.toml")
     text = toml.read_text(encoding="utf-8").replace(f'"{lay.host_target.parent}" = "deny"\n', "")
     toml.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(lay.workspace)  # no project config at or above it
     assert main([*base, "--config", str(toml)]) == 1
     cap = capsys.readouterr()
     assert "FAIL" in cap.out and "PC000" in cap.out and str(lay.link) in cap.out
-    _one_line(cap.err)
+    # Two notes: which project config gave waivers (none here), then the count.
+    used, count = (x for x in cap.err.split("\n") if x)
+    assert used.startswith("profilec: check: project config: none (no profilec.toml")
+    assert count == "profilec: check: 3 findings at or above error"
 
 
 def test_fail_on_warning_turns_warnings_into_exit_one(

@@ -70,13 +70,15 @@ def test_a_failing_check_says_so_in_its_outcome_not_in_the_cli(
     outcome = run_check(_request(layout, acp_json=tmp_path / "a.json", fmt="json"))
     assert outcome.exit_code == EXIT_FOUND
     assert outcome.report is not None and not outcome.report.passed
-    assert len(outcome.notes) == 1 and outcome.notes[0].startswith("check: ")
-    assert outcome.notes[0].endswith(" findings at or above error")
+    # Which project config gave waivers (the request says --no-project-config), then the count.
+    assert len(outcome.notes) == 2 and all(n.startswith("check: ") for n in outcome.notes)
+    assert outcome.notes[0] == "check: project config: none (--no-project-config)"
+    assert outcome.notes[1].endswith(" findings at or above error")
     capsys.readouterr()
     cli_rc = main(["check", *_flags(layout), "--no-project-config", "--acp-json",
                    str(tmp_path / "a.json")])  # fmt: skip
     assert cli_rc == EXIT_FOUND
-    assert capsys.readouterr().err == f"profilec: {outcome.notes[0]}\n"
+    assert capsys.readouterr().err == "".join(f"profilec: {n}\n" for n in outcome.notes)
 
 
 def test_a_bad_flag_is_a_usage_error_from_the_run(layout: Layout) -> None:

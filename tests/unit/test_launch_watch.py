@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from profilec.cli import main
+from profilec.emit.launch import profilec_argv
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,8 +42,9 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
     jsonschema.validate(doc, json.loads((REPO / "schemas/launch.schema.json").read_text()))
     watch = doc["watch"]
     argv = watch["argv"]
-    assert os.path.isabs(argv[0]) and argv[1:4] == ["-m", "profilec", "watch"]
-    assert argv[4:] == [
+    # -P: the watcher imports nothing from the directory the launcher starts it in.
+    assert os.path.isabs(argv[0]) and argv[1:5] == ["-P", "-m", "profilec", "watch"]
+    assert argv[5:] == [
         "--roots",
         str(lay.manifest),
         "--profiles",
@@ -61,7 +64,7 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
 
     # The argv is what `watch` takes, complete: run as written (only the deliberately bad
     # interval added), it parses every flag and refuses only the interval.
-    rc = main([*argv[3:], "--interval", "9"])
+    rc = main([*argv[4:], "--interval", "9"])
     assert rc == 2 and "--interval must be between" in capsys.readouterr().err
     # Every non-root prerequisite names a path of this compile.
     pre = {p["path"]: p["need"] for p in parent["non_root_prerequisites"]}
@@ -161,3 +164,33 @@ def test_prerequisites_name_writable_roots_without_carve_out_mount_points(
     if os.getuid() == 0:
         os.chown(lay.workspace, 65534, 65534)
         assert str(lay.workspace) not in needs()
+
+
+def test_the_emitted_profilec_argv_imports_nothing_from_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """A checkout the launcher starts the watcher in may hold a `profilec/` package: the
+    emitted argv (and its env) must run the installed profilec, not that one."""
+    planted = tmp_path / "checkout"
+    (planted / "profilec").mkdir(parents=True)
+    marker = tmp_path / "planted-ran"
+    (planted / "profilec" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8"
+    )
+    (planted / "profilec" / "__main__.py").write_text("raise SystemExit(0)\n", encoding="utf-8")
+    prefix, env = profilec_argv()
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    run = subprocess.run(
+        [*prefix, "--version"],
+        cwd=planted,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0 and run.stdout.startswith("profilec "), run.stderr
+    assert not marker.exists()
+    # The control: the same argv without -P runs the planted package (what -P prevents).
+    bare = [a for a in prefix if a != "-P"]
+    subprocess.run([*bare, "--version"], cwd=planted, env={**base, **env}, check=False)
+    assert marker.exists()

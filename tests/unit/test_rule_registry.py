@@ -17,7 +17,7 @@ from profilec.check.result import Rule
 from profilec.check.rules import DOCS_PAGE, all_rules, catalogue_markdown, rule, rule_by_id
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADER = "| id | name | severity | Codex versions | message | why | fix |"
+HEADER = "| id | name | severity | waivable | Codex versions | message | why | fix |"
 
 
 def _doc_table(text: str) -> str:
