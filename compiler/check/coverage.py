@@ -191,6 +191,7 @@ rule(
     "a protected root is readable or writable under some spelling in some mode",
     "a model-authored command in that mode can read the credential",
     "deny the canonical target in every mode (profilec compile does)",
+    waivable=False,
 )
 
 rule(

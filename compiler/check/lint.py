@@ -927,6 +927,7 @@ rule(
     "mounts / (measured in full access on 0.171.0, docs/paths.md)",
     "add the profilec trusted-base entries (a `read` entry on the directory, a `deny` on the "
     "socket), as `profilec compile` does",
+    waivable=False,
 )
 
 

@@ -30,6 +30,9 @@ class Rule(Frozen):
     codex_versions: str | None = None
     #: Where the rule is documented: `docs/check.md#pcNNN` (compiler/check/rules.py).
     doc_anchor: str
+    #: False for a rule whose finding means a protected path is reachable or the trusted side
+    #: writable (PC000, PC025): accepting one is accepting the leak (`profilec rules` lists it).
+    waivable: bool = True
 
 
 class Waiver(Frozen):

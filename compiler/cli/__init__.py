@@ -88,6 +88,7 @@ COMMANDS: dict[str, str] = {
     "explain": "audit_cmd",
     "e2e": "e2e_cmd",
     "watch": "watch_cmd",
+    "rules": "rules_cmd",
 }
 
 
