@@ -25,9 +25,10 @@ _APP: list[Any] = []
 
 
 def _make_app() -> Any:
-    import typer
+    from .parsing import ProfilecGroup, ProfilecTyper
 
-    app = typer.Typer(
+    app = ProfilecTyper(
+        cls=ProfilecGroup,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},

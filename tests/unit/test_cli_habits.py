@@ -12,9 +12,10 @@ import pytest
 from profilec.check import rules as registry
 from profilec.check.result import Rule
 from profilec.check.rules import RuleCatalogue, all_rules
-from profilec.cli import main
+from profilec.cli import COMMANDS, main
 from profilec.resources import validator
 from profilec.rule_ids import COVERAGE_READABLE, TRUSTED_BASE_WRITABLE
+from tests.helpers import Layout, make_layout
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,3 +94,149 @@ def test_rules_out_writes_the_file(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["rules", "--out", str(out)]) == 0
     assert capsys.readouterr().out == ""
     assert out.read_text(encoding="utf-8") == _rules(capsys)
+
+
+# -- -q / -v after the command -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> Layout:
+    return make_layout(tmp_path_factory.mktemp("habits") / "l", hop_dir=True)
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _stripping_session(tmp_path: Path) -> Path:
+    """A session config compile strips a key of (a warning on stderr unless -q)."""
+    session = tmp_path / "session.json"
+    session.write_text('{"model": "m", "sandbox_mode": "danger-full-access"}')
+    return session
+
+
+def test_verbose_works_before_and_after_the_command(
+    layout: Layout, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["compile", "--roots", str(layout.manifest)]
+    code, plain_out, plain_err = _run(capsys, *args)
+    assert code == 0 and "profilec: compile: " not in plain_err  # negative control
+    before = _run(capsys, "-v", *args)
+    after = _run(capsys, *args, "-v")
+    middle = _run(capsys, "compile", "--verbose", "--roots", str(layout.manifest))
+    for code, out, err in (before, after, middle):
+        assert code == 0 and out == plain_out
+        assert "profilec: compile: 1 roots" in err, err
+    assert after[2] == before[2] == middle[2]
+
+
+def test_quiet_works_before_and_after_the_command(
+    layout: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["compile", "--roots", str(layout.manifest)]
+    args += ["--session-config", str(_stripping_session(tmp_path))]
+    code, out, err = _run(capsys, *args)
+    assert code == 0 and "profilec: warning: " in err  # negative control
+    assert _run(capsys, "-q", *args) == (0, out, "")
+    assert _run(capsys, *args, "-q") == (0, out, "")
+    assert _run(capsys, "compile", "--quiet", *args[1:]) == (0, out, "")
+    # The level is the run's: the next run without -q warns again.
+    assert _run(capsys, *args) == (0, out, err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-q", "compile", "ROOTS", "-v"],
+        ["-v", "compile", "ROOTS", "-q"],
+        ["compile", "ROOTS", "-q", "-v"],
+        ["compile", "-v", "ROOTS", "--quiet"],
+    ],
+)
+def test_quiet_and_verbose_together_are_refused_wherever_given(
+    layout: Layout, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    argv = [a for x in args for a in (["--roots", str(layout.manifest)] if x == "ROOTS" else [x])]
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err == "profilec: usage: give -q or -v, not both\n"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_takes_the_level_flags_after_its_name(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(capsys, command, "-q", "-h")[0] == 0
+    code, out, _ = _run(capsys, command, "--verbose", "-h")
+    assert code == 0 and "--quiet" in out and "--verbose" in out
+    assert _run(capsys, command, "-x", "-h")[0] == 2  # negative control: an unknown flag
+
+
+def test_a_value_that_looks_like_a_flag_stays_the_option_value(
+    layout: Layout, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parser, not an argv rewrite, decides what -v is: here it is --cwd's value."""
+    code, _, err = _run(capsys, "check", "--roots", str(layout.manifest), "--cwd", "-v")
+    assert code == 2
+    assert err == "profilec: usage: --cwd '-v' must be an absolute path\n"
+
+
+# -- a repeated single-valued option -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--roots", "--codex-home", "--home", "--tmpdir", "--out"])
+def test_a_repeated_single_valued_option_is_refused(
+    layout: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    values = {
+        "--roots": str(layout.manifest),
+        "--codex-home": str(layout.codex_home),
+        "--home": str(layout.base),
+        "--tmpdir": str(tmp_path),
+        "--out": str(tmp_path / "out.toml"),
+    }
+    base = ["compile", *(a for k, v in values.items() for a in (k, v))]
+    code, _, err = _run(capsys, *base)
+    assert code == 0, err  # negative control: each once
+    code, out, err = _run(capsys, *base, option, values[option])
+    assert (code, out) == (2, "")
+    assert (
+        err == f"profilec: usage: {option} given more than once; it takes one value, give it once\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "ROOTS", "--format", "json", "--format", "text"],
+        ["check", "ROOTS", "--fail-on", "note", "--fail-on=error"],
+        ["watch", "ROOTS", "--interval", "0.1", "--interval", "0.2"],
+        ["rules", "--format", "json", "--format=text"],
+        ["compile", "--roots=R", "ROOTS"],
+    ],
+)
+def test_every_single_valued_option_is_refused_twice(
+    layout: Layout, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    roots = str(layout.manifest)
+    argv = [
+        a
+        for x in args
+        for a in (["--roots", roots] if x == "ROOTS" else [x.replace("=R", f"={roots}")])
+    ]
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    assert err.count("\n") == 1 and "given more than once" in err
+
+
+def test_repeatable_options_and_flags_still_repeat(
+    layout: Layout, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = str(layout.workspace)
+    args = ["check", "--roots", str(layout.manifest), "--workspace-root", ws]
+    code, _, err = _run(capsys, *args, "--workspace-root", ws, "--group", "--group")
+    assert code == 0, err
+    assert "given more than once" not in err
+    assert _run(capsys, "-q", "-q", "rules")[0] == 0
