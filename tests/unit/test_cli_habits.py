@@ -4,6 +4,7 @@ introduced, and PC051's text about what Codex 0.171.0 loads."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -240,3 +241,84 @@ def test_repeatable_options_and_flags_still_repeat(
     assert code == 0, err
     assert "given more than once" not in err
     assert _run(capsys, "-q", "-q", "rules")[0] == 0
+
+
+# -- check --exit-zero -------------------------------------------------------------------------
+
+
+def _flags(lay: Layout) -> list[str]:
+    return ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace),
+            "--codex-home", str(lay.codex_home), "--no-project-config"]  # fmt: skip
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Layout:
+    return make_layout(tmp_path / "l", hop_dir=True)
+
+
+def _failing_acp(lay: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """An acp-json launch document whose check fails (its profiles ride on CODEX_CONFIG)."""
+    acp = tmp_path / "a.json"
+    flags = _flags(lay)[:-1]
+    assert main(["compile", *flags, "--format", "acp-json", "--out", str(acp)]) == 0
+    capsys.readouterr()
+    return acp
+
+
+def test_exit_zero_reports_the_same_and_exits_0(
+    fresh: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["check", *_flags(fresh), "--acp-json", str(_failing_acp(fresh, tmp_path, capsys))]
+    code, out, err = _run(capsys, *args, "--format", "json")
+    assert code == 1  # negative control: the findings fail the check
+    assert json.loads(out)["passed"] is False
+    code0, out0, err0 = _run(capsys, *args, "--format", "json", "--exit-zero")
+    assert code0 == 0
+    assert out0 == out  # the same report
+    assert err0 == err.replace("\n", " (--exit-zero: exit 0)\n")
+    assert err0.startswith("profilec: check: ") and err0.count("\n") == 1
+    # The text report still says FAIL.
+    code_text, text, _ = _run(capsys, *args, "--exit-zero")
+    assert code_text == 0 and "FAIL" in text
+
+
+def test_exit_zero_keeps_usage_input_and_drift_codes(
+    fresh: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = _flags(fresh)
+    code, _, err = _run(capsys, "check", *flags, "--fail-on", "fatal", "--exit-zero")
+    assert (code, err.count("\n")) == (2, 1) and err.startswith("profilec: usage: ")
+    missing = ["--roots", str(tmp_path / "absent.toml")]
+    code, _, err = _run(capsys, "check", *missing, "--exit-zero")
+    assert code == 2 and err.startswith("profilec: ") and err.count("\n") == 1
+    # A lock the recompile differs from is drift (exit 9), not a finding --exit-zero forgives.
+    lock = tmp_path / "profilec.lock"
+    assert main(["lock", *flags[:-1], "--out", str(lock)]) == 0
+    (fresh.base / "host2").mkdir()
+    (fresh.base / "host2" / "auth.json").write_text("{}\n", encoding="utf-8")
+    (fresh.base / "hostlink").unlink()
+    (fresh.base / "hostlink").symlink_to("host2")
+    capsys.readouterr()
+    assert _run(capsys, "check", *flags, "--lock", str(lock), "--exit-zero")[0] == 9
+
+
+def test_exit_zero_also_forgives_a_canary_mismatch(
+    fresh: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from profilec.commands.check import CheckRequest, _outcome, run
+
+    acp = _failing_acp(fresh, tmp_path, capsys)
+    request = CheckRequest(
+        roots=fresh.manifest,
+        workspace_root=(str(fresh.workspace),),
+        codex_home=str(fresh.codex_home),
+        no_project_config=True,
+        acp_json=acp,
+    )
+    report = run(request).report
+    assert report is not None and not report.passed
+    failing = report.model_copy(update={"findings": report.findings[:1]})
+    mismatch = _outcome(request, failing, "t", mismatch_only=True)
+    assert mismatch.error is not None and mismatch.error.exit_code == 8  # negative control
+    forgiven = _outcome(dataclasses.replace(request, exit_zero=True), failing, "t", True)
+    assert (forgiven.error, forgiven.exit_code, forgiven.text) == (None, 0, "t")
