@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from profilec.check import rules as registry
 from profilec.check.result import Rule
 from profilec.check.rules import RuleCatalogue, all_rules
 from profilec.cli import COMMANDS, main
+from profilec.errors import UsageError
 from profilec.resources import validator
 from profilec.rule_ids import COVERAGE_READABLE, TRUSTED_BASE_WRITABLE
 from tests.helpers import Layout, make_layout
@@ -322,3 +325,59 @@ def test_exit_zero_also_forgives_a_canary_mismatch(
     assert mismatch.error is not None and mismatch.error.exit_code == 8  # negative control
     forgiven = _outcome(dataclasses.replace(request, exit_zero=True), failing, "t", True)
     assert (forgiven.error, forgiven.exit_code, forgiven.text) == (None, 0, "t")
+
+
+# -- watch --run-as ----------------------------------------------------------------------------
+
+
+def test_watch_takes_run_as_and_compiles_for_that_uid(
+    layout: Layout, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import profilec.commands.watch as watch_run
+
+    seen: list[int | None] = []
+
+    def compile_inputs(inputs: Any) -> Any:
+        seen.append(inputs.run_as)
+        raise UsageError("stopped by the test")
+
+    monkeypatch.setattr(watch_run, "compile_inputs", compile_inputs)
+    args = ["watch", "--roots", str(layout.manifest)]
+    # watch installs SIGTERM/SIGINT handlers before it compiles: pytest gets its own back.
+    handlers = {n: signal.getsignal(n) for n in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        assert _run(capsys, *args)[2] == "profilec: usage: stopped by the test\n"
+        stopped = _run(capsys, *args, "--run-as", "65534")[2]
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert stopped == "profilec: usage: stopped by the test\n"
+    assert seen == [None, 65534]  # the first run is the negative control
+    code, _, err = _run(capsys, *args, "--run-as", "nobody")
+    assert code == 2 and "--run-as" in err and err.count("\n") == 1
+
+
+def test_watch_run_as_is_refused_beside_a_lock(
+    layout: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = tmp_path / "profilec.lock"
+    assert main(["lock", "--roots", str(layout.manifest), "--out", str(lock)]) == 0
+    capsys.readouterr()
+    code, _, err = _run(capsys, "watch", "--lock", str(lock), "--run-as", "65534")
+    assert (code, err) == (
+        2,
+        "profilec: usage: --lock carries its own inputs; drop the compile flags\n",
+    )
+
+
+def test_the_launch_documents_watch_argv_carries_run_as(
+    layout: Layout, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["compile", "--roots", str(layout.manifest), "--format", "launch"]
+    plain = json.loads(_run(capsys, *base)[1])["watch"]["argv"]
+    assert "--run-as" not in plain  # negative control
+    argv = json.loads(_run(capsys, *base, "--run-as", "65534")[1])["watch"]["argv"]
+    assert argv[-2:] == ["--run-as", "65534"] and argv[:-2] == plain
+    # watch parses it as written (only the deliberately bad interval is refused).
+    code, _, err = _run(capsys, *argv[3:], "--interval", "9")
+    assert code == 2 and "--interval must be between" in err
