@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import signal
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -381,3 +383,53 @@ def test_the_launch_documents_watch_argv_carries_run_as(
     # watch parses it as written (only the deliberately bad interval is refused).
     code, _, err = _run(capsys, *argv[3:], "--interval", "9")
     assert code == 2 and "--interval must be between" in err
+
+
+# -- the [canary] extra named where canaries are introduced ------------------------------------
+
+
+def _canary_extra() -> str:
+    """The optional-dependencies group that installs the Docker SDK the canaries use."""
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    named = [k for k, deps in extras.items() if k != "dev" and any("docker" in d for d in deps)]
+    assert len(named) == 1, extras
+    return str(named[0])
+
+
+def _paragraph(text: str, anchor: str) -> str:
+    """The blank-line-separated paragraph of `text` that holds `anchor` (split on LF only)."""
+    found = [p for p in text.split("\n\n") if anchor in p]
+    assert len(found) == 1, (anchor, len(found))
+    return found[0]
+
+
+#: Where canaries are introduced to someone installing profilec: (file, a phrase of the paragraph).
+CANARY_INTROS = (
+    ("README.md", "the canaries (`check --canary`, `canary`) refuse to"),
+    ("docs/check.md", "`--canary` also runs `profilec.canary.run.run_canaries"),
+    ("canaries/README.md", "This directory holds the canary image"),
+)
+
+
+@pytest.mark.parametrize(("name", "anchor"), CANARY_INTROS)
+def test_the_canary_extra_is_named_where_canaries_are_introduced(name: str, anchor: str) -> None:
+    extra = _canary_extra()
+    assert extra == "canary"
+    text = (REPO / name).read_text(encoding="utf-8")
+    assert f"pip install 'profilec[{extra}]'" in _paragraph(text, anchor)
+    # Negative control: the same paragraph without the install line does not pass.
+    stripped = text.replace(f"'profilec[{extra}]'", "profilec")
+    assert f"'profilec[{extra}]'" not in _paragraph(stripped, anchor)
+
+
+def test_the_missing_sdk_error_names_the_same_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from profilec.canary.engine import docker_client
+    from profilec.errors import EnvironmentMissingError
+
+    monkeypatch.setitem(sys.modules, "docker", None)  # `import docker` raises ImportError
+    with pytest.raises(EnvironmentMissingError) as caught:
+        docker_client()
+    assert caught.value.exit_code == 7
+    assert caught.value.one_line().endswith(f"(pip install 'profilec[{_canary_extra()}]')")
