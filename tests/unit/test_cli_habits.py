@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import signal
 import sys
 import tomllib
@@ -20,7 +21,7 @@ from profilec.check.rules import RuleCatalogue, all_rules
 from profilec.cli import COMMANDS, main
 from profilec.errors import UsageError
 from profilec.resources import validator
-from profilec.rule_ids import COVERAGE_READABLE, TRUSTED_BASE_WRITABLE
+from profilec.rule_ids import COVERAGE_READABLE, PROJECT_DOC_LINK, TRUSTED_BASE_WRITABLE
 from tests.helpers import Layout, make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -433,3 +434,34 @@ def test_the_missing_sdk_error_names_the_same_extra(monkeypatch: pytest.MonkeyPa
         docker_client()
     assert caught.value.exit_code == 7
     assert caught.value.one_line().endswith(f"(pip install 'profilec[{_canary_extra()}]')")
+
+
+# -- PC051 says what Codex 0.171.0 loads -------------------------------------------------------
+
+OLD_PC051_WHY_END = "untrusted `projects` entry; with it 0.171.0 loads no project doc"
+
+
+def _unscoped_claims(text: str) -> list[str]:
+    """Each 'loads no project doc' not scoped to the workspace root itself ('... doc there')."""
+    out = []
+    for m in re.finditer(r"loads no project doc(?:s)?(\s+at all|\b(?! there))", text):
+        out.append(text[max(0, m.start() - 60) : m.end() + 20])
+    return out
+
+
+def test_pc051_says_a_subdirectory_cwd_still_loads_its_agents_md() -> None:
+    r = registry.rule_by_id(PROJECT_DOC_LINK)
+    assert "a subdirectory cwd loads its own AGENTS.md" in r.message
+    assert "Measured on 0.171.0 with the cwd at the workspace root" in r.why
+    assert "still loads that subdirectory's AGENTS.md" in r.why
+    assert _unscoped_claims(r.message + r.why) == []
+    # Negative control: the old text made the unscoped claim.
+    assert _unscoped_claims(OLD_PC051_WHY_END) != []
+
+
+@pytest.mark.parametrize(
+    "name", ["docs/check.md", "docs/watch.md", "compiler/projectdocs.py", "README.md"]
+)
+def test_no_doc_says_an_untrusted_root_loads_no_project_doc_anywhere(name: str) -> None:
+    text = (REPO / name).read_text(encoding="utf-8").replace("\n", " ")
+    assert _unscoped_claims(re.sub(r"\s+", " ", text)) == []
