@@ -12,9 +12,11 @@ CODEX_HOME/auth.json), every later session whose cwd holds it fails to start:
     codex debug prompt-input:  Error: failed to load AGENTS.md instructions for environment
                  `local`: Permission denied (os error 13)   [exit 1]
 
-It is not a leak (the helper is denied the target), but nothing else names it. Measured too:
-with the `projects` entry profilec's outputs carry (the workspace root untrusted), 0.171.0
-loads no project doc at all, so the link breaks a launch that lacks that entry.
+It is not a leak (the helper is denied the target), but nothing else names it. Measured too,
+with the cwd at the workspace root: with the `projects` entry profilec's outputs carry (the
+workspace root untrusted), 0.171.0 loads no project doc there, so a root's link breaks a launch
+that lacks that entry. The entry names the root only: a session whose cwd is a subdirectory
+still loads that subdirectory's AGENTS.md (this module looks at each root's own docs).
 
 One helper for `profilec watch` (drift `project-doc-link`), `profilec check` (PC051) and the
 canary run's static pre-check. lstat/readlink only: a doc is never opened, a target never read.

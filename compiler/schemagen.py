@@ -25,6 +25,7 @@ from .bundle.models import BundleDocument, BundleProvenance, LockFile
 from .canary.run import CanaryReportDocument
 from .check.profilec_config import ProfilecConfig
 from .check.result import CheckReport
+from .check.rules import RuleCatalogue
 from .e2e.matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
 from .emit.launch import AdapterCatalog, LaunchDocument
@@ -80,6 +81,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "bundle.schema.json": BundleDocument,
     "launch.schema.json": LaunchDocument,
     "profilec-config.schema.json": ProfilecConfig,
+    "rules.schema.json": RuleCatalogue,
 }
 
 #: The one schema not generated from a model. A launch-request line is Codex's own protocol

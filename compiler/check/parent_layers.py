@@ -119,13 +119,17 @@ rule(
     "project-doc-link",
     "warning",
     "a workspace root's AGENTS.md or AGENTS.override.md is a symlink into a vault or the "
-    "private CODEX_HOME",
-    "a model command can plant it (the workspace is writable); Codex reads project docs at "
-    "session start under the profile, which denies the target, so every later session whose "
-    "cwd holds it fails to start: `failed to load AGENTS.md instructions for environment "
-    "`local`: Permission denied (os error 13)` (codex exec: `thread/start failed: error "
-    "creating thread: ...`, exit 1); not a leak. Measured on 0.171.0 on a launch without the "
-    "untrusted `projects` entry; with it 0.171.0 loads no project doc",
+    "private CODEX_HOME (Codex 0.171.0 loads it with the root as cwd unless the root is "
+    "untrusted; a subdirectory cwd loads its own AGENTS.md even then)",
+    "a model command can plant it (the workspace is writable); Codex reads the session cwd's "
+    "project docs at session start under the profile, which denies the target, so a later "
+    "session that loads it fails to start: `failed to load AGENTS.md instructions for "
+    "environment `local`: Permission denied (os error 13)` (codex exec: `thread/start failed: "
+    "error creating thread: ...`, exit 1); not a leak. Measured on 0.171.0 with the cwd at the "
+    "workspace root: without the untrusted `projects` entry it fails; with it 0.171.0 loads no "
+    "project doc there. The entry names the root only: a session whose cwd is a subdirectory "
+    "still loads that subdirectory's AGENTS.md, so the entry does not make such a link "
+    "harmless (PC051 looks at each workspace root's own docs)",
     "remove the link (the launcher, before the next session) and find the command that "
     "planted it; `profilec watch` reports it as drift `project-doc-link`",
     ">=0.171.0,<=0.171.0",

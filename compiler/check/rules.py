@@ -7,16 +7,22 @@ anchor. The id is a constant of `profilec.rule_ids` (its one home), never a rety
 SARIF rule table and docs/check.md's catalogue (checked by tests/unit/test_rule_registry.py,
 printed by `rules.main()`) come from one place and cannot drift from the rules.
 
+`profilec rules` lists the same registry (`catalogue_text`, `catalogue_document`: one line or one
+JSON object per rule, `schemas/rules.schema.json`).
+
 Stable import path for other modules: `profilec.check.rules` (`rule`, `all_rules`,
-`rule_by_id`, `DOCS_PAGE`, `catalogue_markdown`).
+`rule_by_id`, `DOCS_PAGE`, `catalogue_markdown`, `catalogue_text`, `catalogue_document`).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from typing import Literal
 
 from ..codex import MEASURED_RANGE
+from ..models import Frozen
+from ..settings import codex_version
 from .result import Rule
 
 #: The page that documents every rule; a rule's `doc_anchor` is `DOCS_PAGE#pcNNN`.
@@ -105,6 +111,35 @@ def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
             f"{_cell(r.why)} | {_cell(r.fix)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+class RuleCatalogue(Frozen):
+    """`profilec rules --format json`: every lint rule the registry declares, sorted by id
+    (`schemas/rules.schema.json`; a rule is the same object a check report's `rules` holds)."""
+
+    schema_version: Literal[1] = 1
+    tool: Literal["profilec"] = "profilec"
+    #: The Codex version profilec pins (a rule's `codex_versions` says where it applies).
+    codex_version: str
+    rules: tuple[Rule, ...]
+
+
+def catalogue_document(rules: tuple[Rule, ...] | None = None) -> RuleCatalogue:
+    """The registry as the `profilec rules --format json` document."""
+    return RuleCatalogue(
+        codex_version=codex_version(), rules=rules if rules is not None else all_rules()
+    )
+
+
+def catalogue_text(rules: tuple[Rule, ...] | None = None) -> str:
+    """The registry as `profilec rules` prints it: one line per rule, id, severity, whether a
+    waiver may accept it, and its message (the rule's one-line summary)."""
+    lines = [
+        f"{r.id}  {r.severity:<7}  {'waivable' if r.waivable else 'not-waivable':<12}  "
+        + r.message.replace("\n", " ")
+        for r in (rules if rules is not None else all_rules())
+    ]
+    return "".join(line + "\n" for line in lines)
 
 
 def main() -> None:

@@ -25,9 +25,10 @@ _APP: list[Any] = []
 
 
 def _make_app() -> Any:
-    import typer
+    from .parsing import ProfilecGroup, ProfilecTyper
 
-    app = typer.Typer(
+    app = ProfilecTyper(
+        cls=ProfilecGroup,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -88,6 +89,7 @@ COMMANDS: dict[str, str] = {
     "explain": "audit_cmd",
     "e2e": "e2e_cmd",
     "watch": "watch_cmd",
+    "rules": "rules_cmd",
 }
 
 

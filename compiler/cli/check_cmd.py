@@ -81,6 +81,14 @@ ProjectConfigOpt = Annotated[
 NoProjectConfigOpt = Annotated[
     bool, typer.Option("--no-project-config", help="Do not look for a project config.")
 ]
+ExitZeroOpt = Annotated[
+    bool,
+    typer.Option(
+        "--exit-zero",
+        help="Exit 0 even when findings fail (the report is the same); usage and input errors "
+        "keep their codes.",
+    ),
+]
 GroupOpt = Annotated[
     bool,
     typer.Option(
@@ -118,6 +126,7 @@ def check_command(
     project_config: ProjectConfigOpt = None,
     no_project_config: NoProjectConfigOpt = False,
     group: GroupOpt = True,
+    exit_zero: ExitZeroOpt = False,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     from ..commands.check import CheckRequest, run

@@ -1,13 +1,19 @@
-"""The options before the command: `profilec [--version] [-q | -v] COMMAND ...`."""
+"""The options before the command: `profilec [--version] [-q | -v] COMMAND ...`.
+
+`-q` and `-v` are declared here once; every command takes them after its name too
+(compiler/cli/parsing.py hands each a copy that calls `set_level`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..errors import EXIT_CLEAN, UsageError
 from . import console, version_text
+
+#: Where one run's context keeps the level flags given so far (root and command share it).
+_ASKED = "profilec.console-level"
 
 
 def _show_version(value: bool) -> None:
@@ -16,7 +22,20 @@ def _show_version(value: bool) -> None:
         raise typer.Exit(EXIT_CLEAN)
 
 
+def set_level(ctx: Any, quiet: bool = False, verbose: bool = False) -> None:
+    """Record -q/-v wherever given (before or after the command) and set the console level;
+    both given, in any places: a UsageError."""
+    asked: set[str] = ctx.meta.setdefault(_ASKED, set())
+    asked.update(flag for flag, on in (("-q", quiet), ("-v", verbose)) if on)
+    if len(asked) == 2:
+        raise UsageError("give -q or -v, not both")
+    console.set_level(
+        console.QUIET if "-q" in asked else console.VERBOSE if "-v" in asked else console.NORMAL
+    )
+
+
 def root_options(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -34,6 +53,4 @@ def root_options(
     ] = False,
 ) -> None:
     """Compile daemon-owned credential roots into Codex permission profiles, and check them."""
-    if quiet and verbose:
-        raise UsageError("give -q or -v, not both")
-    console.set_level(console.QUIET if quiet else console.VERBOSE if verbose else console.NORMAL)
+    set_level(ctx, quiet, verbose)

@@ -17,6 +17,7 @@ from .options import (
     McpOpt,
     OptRootsOpt,
     ProfilesOpt,
+    RunAsOpt,
     SessionOpt,
     TmpdirOpt,
     UserHomeOpt,
@@ -46,6 +47,7 @@ def watch_command(
     tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
     vouched_mcp: McpOpt = None,
+    run_as: RunAsOpt = None,
     interval: IntervalOpt = 0.25,
 ) -> int:
     """Watch every hop, vault and the private auth.json; on a change that makes the compiled

@@ -69,6 +69,7 @@ class CheckRequest(CompileFlags):
     project_config: Path | None = None
     no_project_config: bool = False
     group: bool = True
+    exit_zero: bool = False
 
     @property
     def foreign(self) -> bool:
@@ -366,7 +367,8 @@ def _outcome(
 ) -> CheckOutcome:
     """Exit 1 on failing findings (unwaived, at or above --fail-on); a canary mismatch that is
     the only failing finding is the CanaryMismatchError (exit 8) instead. `used` (which
-    project config gave waivers) is a note either way."""
+    project config gave waivers) is a note either way. --exit-zero: the same report and notes,
+    exit 0."""
     if report.passed:
         return CheckOutcome(
             text=text, exit_code=EXIT_CLEAN, notes=(f"check: {used}",), report=report
@@ -375,13 +377,17 @@ def _outcome(
     failing = sum(
         1 for f in report.findings if SEVERITY_RANK[f.severity] >= floor and f.waiver is None
     )
+    note = f"check: {failing} findings at or above {request.fail_on}"
+    if request.exit_zero:
+        notes = (f"check: {used}", f"{note} (--exit-zero: exit 0)")
+        return CheckOutcome(text=text, exit_code=EXIT_CLEAN, notes=notes, report=report)
     error = None
     if mismatch_only and failing == 1:
         error = CanaryMismatchError("canary observations disagree with the static prediction")
     return CheckOutcome(
         text=text,
         exit_code=EXIT_FOUND,
-        notes=(f"check: {used}", f"check: {failing} findings at or above {request.fail_on}"),
+        notes=(f"check: {used}", note),
         error=error,
         report=report,
     )

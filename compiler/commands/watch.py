@@ -75,7 +75,7 @@ def _bundle(request: WatchRequest) -> CompiledBundle:
     if request.lock is not None:
         r = request
         flags = (r.profiles, r.workspace_root, r.codex_home, r.session_config, r.tmpdir, r.home)
-        if any(flags) or r.vouched_mcp:
+        if any(flags) or r.vouched_mcp or r.run_as is not None:
             raise UsageError("--lock carries its own inputs; drop the compile flags")
 
         doc, _ = read_lock(str(request.lock), Inputs.unrooted())

@@ -336,6 +336,8 @@ def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str
     vouched = inputs.vouched_mcp if inputs is not None else _input_of(bundle, "vouched MCP servers")
     if vouched is not None:
         argv += ["--vouched-mcp", os.path.abspath(vouched)]
+    if inputs is not None and inputs.run_as is not None:
+        argv += ["--run-as", str(inputs.run_as)]
     return argv
 
 

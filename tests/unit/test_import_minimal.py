@@ -42,6 +42,7 @@ ALWAYS_FORBIDDEN = (
     "profilec.cli.plan_cmd",
     "profilec.cli.e2e_cmd",
     "profilec.cli.watch_cmd",
+    "profilec.cli.rules_cmd",
     # The runs of the other commands (compiler/commands/): compile loads only its own.
     "profilec.commands.check",
     "profilec.commands.canary",
@@ -52,6 +53,7 @@ ALWAYS_FORBIDDEN = (
     "profilec.commands.plan",
     "profilec.commands.e2e",
     "profilec.commands.watch",
+    "profilec.commands.rules",
     "profilec.report",
     "profilec.canary",
     "profilec.check",

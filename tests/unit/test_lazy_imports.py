@@ -36,7 +36,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         ("cli/__init__.py",),
-        ("typer", "click", "profilec.cli.root", "importlib.metadata"),
+        ("typer", "click", "profilec.cli.root", "profilec.cli.parsing", "importlib.metadata"),
         "the CLI app is built on first use: importing profilec.cli for `main` and its error "
         "mapping loads no typer; --version alone reads the installed metadata",
     ),
