@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from .audit.drift import verify
 from .bundle.load import compile_document
 from .bundle.lock import render_lock
-from .emit.codex_home import write_codex_home
+from .emit.codex_home import write_codex_home as _write_codex_home
 from .emit.launch import adapters_of, render_launch_with
-from .emit.overrides import override_lines
+from .emit.overrides import override_lines as _override_lines
 from .errors import (
     CanaryMismatchError,
     EnvironmentMissingError,
@@ -45,7 +45,15 @@ from .formats import renderer
 from .fsio import write_atomic
 from .inputs import Inputs
 from .models import CompiledBundle
-from .pipeline import InputOptions, SessionConfig, compile_inputs, load_and_compile, make_inputs
+from .pipeline import (
+    InputOptions,
+    SessionConfig,
+    StrPath,
+    load_and_compile,
+    make_inputs,
+    path_arg,
+)
+from .pipeline import compile_inputs as _compile_inputs
 from .watch import watch_bundle
 
 if TYPE_CHECKING:
@@ -67,6 +75,7 @@ __all__ = [
     "RootChainError",
     "SandboxRefusesError",
     "SessionConfig",
+    "StrPath",
     "TrustError",
     "UnsafeRootError",
     "UsageError",
@@ -84,39 +93,79 @@ __all__ = [
 ]
 
 
+def _expect(name: str, value: object, kind: type[object]) -> None:
+    """A UsageError naming parameter `name` unless `value` is a `kind`."""
+    if not isinstance(value, kind):
+        raise UsageError(
+            f"expected {kind.__name__}, got {type(value).__name__}",
+            where=name,
+        )
+
+
+def compile_inputs(inputs: Inputs) -> CompiledBundle:
+    """Compile an `Inputs` (`make_inputs`), once per object: a second call returns the same
+    bundle."""
+    _expect("inputs", inputs, Inputs)
+    return _compile_inputs(inputs)
+
+
 def render(bundle: CompiledBundle, fmt: str) -> str:
     """The text `profilec compile --format FMT` prints: toml, overrides, acp-json,
     session-config, bundle or launch (codex-home is a directory: `write_codex_home`)."""
+    _expect("bundle", bundle, CompiledBundle)
+    _expect("fmt", fmt, str)
     try:
         return renderer(fmt)(bundle)
     except KeyError:
         raise UsageError(
             f"unknown format {fmt!r}; choose one of toml, overrides, acp-json, "
-            "session-config, bundle, launch"
+            "session-config, bundle, launch",
+            where="fmt",
         ) from None
 
 
-def launch_document(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+def override_lines(bundle: CompiledBundle) -> list[str]:
+    """The `-c` values in the order a launcher passes them (the default profile's selection
+    first): pass each as `-c LINE`."""
+    _expect("bundle", bundle, CompiledBundle)
+    return _override_lines(bundle)
+
+
+def write_codex_home(bundle: CompiledBundle, directory: StrPath) -> str:
+    """Write `directory/config.toml` (0600, the directory 0700) and the empty writer lock
+    `auth.lock`; returns the config's path."""
+    _expect("bundle", bundle, CompiledBundle)
+    return _write_codex_home(bundle, path_arg("directory", directory))
+
+
+def launch_document(bundle: CompiledBundle, *, inputs: Inputs | None = None) -> dict[str, Any]:
     """`--format launch` as data (schemas/launch.schema.json), against the adapter catalog of
     the compile's policy directory. With `inputs` the watch argv names exactly those inputs."""
+    _expect("bundle", bundle, CompiledBundle)
+    if inputs is not None:
+        _expect("inputs", inputs, Inputs)
     catalog = adapters_of(inputs if inputs is not None else Inputs.unrooted())
     doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog, inputs))
     return doc
 
 
-def write_lock(path: str, inputs: Inputs) -> str:
+def write_lock(path: StrPath, inputs: Inputs) -> str:
     """Compile `inputs` and write the lock file (as `profilec lock --out PATH`, atomically);
     returns its content hash. Keep it where no mode writes (beside the roots manifest)."""
+    out = path_arg("path", path)
+    _expect("inputs", inputs, Inputs)
     _, doc = compile_document(inputs)
-    write_atomic(path, render_lock(doc, inputs.plan_layout).encode("utf-8"))
+    write_atomic(out, render_lock(doc, inputs.plan_layout).encode("utf-8"))
     return str(doc["content_hash"])
 
 
-def verify_lock(path: str, inputs: Inputs) -> LockDrift | None:
+def verify_lock(path: StrPath, inputs: Inputs) -> LockDrift | None:
     """Recompile `inputs` and compare with the lock (as `profilec check --lock`): None when
     nothing changed, else the drift (`.report`: the readable diff; `.error`: the
     LockDriftError, exit 9, to raise or log)."""
-    return verify(path, inputs)
+    lock = path_arg("path", path)
+    _expect("inputs", inputs, Inputs)
+    return verify(lock, inputs)
 
 
 @dataclass
@@ -146,8 +195,15 @@ def start_watch(
     now: a chain that already differs from the bundle raises LockDriftError (exit 9) here.
     Later drift calls `on_drift(drift)` once from the watch thread (`drift.document()` is the
     watch event JSON); the session must then end. Call `handle.stop()` when the session ends."""
+    _expect("bundle", bundle, CompiledBundle)
+    if not callable(on_drift):
+        raise UsageError(f"expected a callable, got {type(on_drift).__name__}", where="on_drift")
+    if isinstance(interval, bool) or not isinstance(interval, int | float):
+        raise UsageError(
+            f"expected seconds as a float, got {type(interval).__name__}", where="interval"
+        )
     if not 0.05 <= interval <= 0.5:
-        raise UsageError("interval must be between 0.05 and 0.5 seconds")
+        raise UsageError(f"must be between 0.05 and 0.5 seconds, got {interval}", where="interval")
     watcher = watch_bundle(bundle)
     first = watcher.begin()
     if first is not None:

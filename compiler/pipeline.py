@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from .compile import compile_bundle
 from .errors import InputError, SandboxRefusesError, UsageError
 from .evaluate import PLACEHOLDER_CWD
-from .inputs import Inputs
+from .inputs import SESSION_DATA, Inputs
 from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
 from .paths import check_absolute, is_within, parent
 from .projects import untrusted_project_paths
@@ -179,73 +179,182 @@ def other_identities(
     return tuple(found[p] for p in sorted(found))
 
 
-def _session_bytes(config: SessionConfig) -> bytes:
+def _shown(value: object) -> str:
+    """A value's type and a bounded repr, for an argument error."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _session_bytes(config: object) -> bytes:
     """The session config's JSON bytes (a mapping is serialized; text is taken as it is)."""
     if isinstance(config, bytes):
         return config
     if isinstance(config, str):
-        return config.encode("utf-8")
+        try:
+            return config.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"session config is not valid UTF-8 text at character {exc.start}",
+                where=SESSION_DATA,
+            ) from None
     if not isinstance(config, Mapping):
+        hint = "a file: pass session_config_path" if isinstance(config, os.PathLike) else None
         raise UsageError(
-            f"session_config must be a mapping, JSON text or bytes, not {type(config).__name__}"
+            f"expected a mapping, JSON text (str) or bytes, got {_shown(config)}",
+            where="session_config",
+            hint=hint,
         )
     try:
         return json.dumps(dict(config), ensure_ascii=False, allow_nan=False).encode("utf-8")
     except RecursionError:
-        raise InputError("session config nests too deeply", where="<session config data>") from None
+        raise InputError("session config nests too deeply", where=SESSION_DATA) from None
     except (TypeError, ValueError) as exc:
-        raise InputError(
-            f"session config is not JSON data: {exc}", where="<session config data>"
-        ) from None
+        raise InputError(f"session config is not JSON data: {exc}", where=SESSION_DATA) from None
+
+
+#: A path argument of the library: `str` or any `os.PathLike[str]` (a `pathlib.Path`), taken as
+#: `os.fspath` spells it, so a Path and its `str` compile to the same bytes.
+StrPath: TypeAlias = os.PathLike[str] | str
 
 
 class InputOptions(TypedDict, total=False):
-    """The compile inputs beside the roots manifest (the CLI's flags), each optional."""
+    """The compile inputs beside the roots manifest (the CLI's flags), each optional.
 
-    profiles_dir: str | None
-    workspace_roots: Sequence[str]
-    codex_home: str | None
-    session_config_path: str | None
+    The one declaration of the library's options: `make_inputs` and `load_and_compile` take
+    exactly these as keyword-only parameters, with these types (tests/unit/test_api_contract.py
+    compares the signatures with it, and it with the CLI's `CompileFlags`)."""
+
+    profiles_dir: StrPath | None
+    workspace_roots: Sequence[StrPath]
+    codex_home: StrPath | None
+    session_config_path: StrPath | None
     session_config: SessionConfig | None
-    tmpdir: str | None
-    home: str | None
-    vouched_mcp_path: str | None
+    tmpdir: StrPath | None
+    home: StrPath | None
+    vouched_mcp_path: StrPath | None
     run_as: int | None
 
 
-def make_inputs(roots_path: str, **options: Unpack[InputOptions]) -> Inputs:
-    """The compile inputs (the CLI's flags), each file read once when first needed; pass the
+def path_arg(name: str, value: object) -> str:
+    """A library path argument as text: a `str` or `os.PathLike[str]`, absolute and normalized
+    (paths.check_absolute); else a UsageError whose `where` is the parameter's Python name.
+
+    A daemon's working directory is not the session's, so a relative path is refused rather
+    than resolved against it."""
+    if not isinstance(value, str | os.PathLike):
+        raise UsageError(
+            f"expected a str or os.PathLike[str] path, got {_shown(value)}", where=name
+        )
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise UsageError(f"expected a str path, got {_shown(text)}", where=name)
+    try:
+        return check_absolute(text, what="the path", error=InputError)
+    except InputError as exc:
+        raise UsageError(exc.message, where=name) from None
+
+
+def _opt_path(name: str, value: object) -> str | None:
+    return None if value is None else path_arg(name, value)
+
+
+def _path_list(name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
+        raise UsageError(
+            f"expected a sequence of paths (a list), got {_shown(value)}",
+            where=name,
+            hint="wrap a single path in a list",
+        )
+    return tuple(path_arg(f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def _uid(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"expected an int uid, got {_shown(value)}", where=name)
+    if value < 0:
+        raise UsageError(f"a uid is 0 or more, got {value}", where=name)
+    return int(value)
+
+
+def make_inputs(
+    roots_path: StrPath,
+    *,
+    profiles_dir: StrPath | None = None,
+    workspace_roots: Sequence[StrPath] = (),
+    codex_home: StrPath | None = None,
+    session_config_path: StrPath | None = None,
+    session_config: SessionConfig | None = None,
+    tmpdir: StrPath | None = None,
+    home: StrPath | None = None,
+    vouched_mcp_path: StrPath | None = None,
+    run_as: int | None = None,
+) -> Inputs:
+    """The compile inputs (`InputOptions`), each file read once when first needed; pass the
     same object to `compile_inputs`, `write_lock` and `verify_lock` so all three see one read.
 
-    The session config is a path (`session_config_path`) or data (`session_config`), not both.
+    Every argument is checked here, before anything is read: a path is a `str` or
+    `os.PathLike[str]`, absolute and normalized; `workspace_roots` a sequence of such paths;
+    `run_as` an int uid, 0 or more. A wrong one raises a UsageError whose `where` is the
+    parameter's name (`workspace_roots[1]` for an item). The session config is a path
+    (`session_config_path`) or data (`session_config`), not both.
     """
-    data = options.get("session_config")
-    if options.get("session_config_path") is not None and data is not None:
-        raise UsageError("give the session config as a path or as data, not both")
+    if session_config_path is not None and session_config is not None:
+        raise UsageError(
+            "give the session config as a path or as data, not both",
+            where="session_config_path, session_config",
+        )
     return Inputs(
-        roots=roots_path,
-        profiles=options.get("profiles_dir"),
-        workspace_roots=tuple(options.get("workspace_roots", ())),
-        codex_home=options.get("codex_home"),
-        session_config=options.get("session_config_path"),
-        session_data=None if data is None else _session_bytes(data),
-        tmpdir=options.get("tmpdir"),
-        home=options.get("home"),
-        vouched_mcp=options.get("vouched_mcp_path"),
-        run_as=options.get("run_as"),
+        roots=path_arg("roots_path", roots_path),
+        profiles=_opt_path("profiles_dir", profiles_dir),
+        workspace_roots=_path_list("workspace_roots", workspace_roots),
+        codex_home=_opt_path("codex_home", codex_home),
+        session_config=_opt_path("session_config_path", session_config_path),
+        session_data=None if session_config is None else _session_bytes(session_config),
+        tmpdir=_opt_path("tmpdir", tmpdir),
+        home=_opt_path("home", home),
+        vouched_mcp=_opt_path("vouched_mcp_path", vouched_mcp_path),
+        run_as=_uid("run_as", run_as),
     )
 
 
-def load_and_compile(roots_path: str, **options: Unpack[InputOptions]) -> CompiledBundle:
+def load_and_compile(
+    roots_path: StrPath,
+    *,
+    profiles_dir: StrPath | None = None,
+    workspace_roots: Sequence[StrPath] = (),
+    codex_home: StrPath | None = None,
+    session_config_path: StrPath | None = None,
+    session_config: SessionConfig | None = None,
+    tmpdir: StrPath | None = None,
+    home: StrPath | None = None,
+    vouched_mcp_path: StrPath | None = None,
+    run_as: int | None = None,
+) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only.
 
-    The options are `InputOptions`. `home` is HOME of the session's commands, when the launcher
-    sets one: no vault may hold it. `run_as` is the uid Codex is launched as (default: this
-    process's): a writable root it cannot hold Codex's mount targets in is not emitted, or
-    refused (compile.Probe). `session_config` is the agent's session config as data (see
-    `SessionConfig`).
+    The parameters are `make_inputs`'s (`InputOptions`), checked there. `home` is HOME of the
+    session's commands, when the launcher sets one: no vault may hold it. `run_as` is the uid
+    Codex is launched as (default: this process's): a writable root it cannot hold Codex's
+    mount targets in is not emitted, or refused (compile.Probe). `session_config` is the
+    agent's session config as data (see `SessionConfig`).
     """
-    return compile_inputs(make_inputs(roots_path, **options))
+    inputs = make_inputs(
+        roots_path,
+        profiles_dir=profiles_dir,
+        workspace_roots=workspace_roots,
+        codex_home=codex_home,
+        session_config_path=session_config_path,
+        session_config=session_config,
+        tmpdir=tmpdir,
+        home=home,
+        vouched_mcp_path=vouched_mcp_path,
+        run_as=run_as,
+    )
+    return compile_inputs(inputs)
 
 
 def resolve_layout(

@@ -216,7 +216,7 @@ def main() -> int:
             run_as=uid,  # compiled for the uid Codex runs as: a profile that starts as that uid
         )
         bundle = api.compile_inputs(inputs)
-        doc = api.launch_document(bundle, inputs)
+        doc = api.launch_document(bundle, inputs=inputs)
     except api.ProfilecError as exc:  # one line, the CLI's exit code
         print(exc.one_line(), file=sys.stderr)
         return exc.exit_code

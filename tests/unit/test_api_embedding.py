@@ -70,7 +70,7 @@ def test_render_launch_lock_and_typed_errors(tmp_path: Path) -> None:
     assert api.render(bundle, "overrides") == "".join(x + "\n" for x in lines)
     with pytest.raises(api.UsageError, match="unknown format"):
         api.render(bundle, "yaml")
-    doc = api.launch_document(bundle, inp)
+    doc = api.launch_document(bundle, inputs=inp)
     assert doc["watch"]["argv"][1:7] == [
         "-P",
         "-m",
@@ -178,4 +178,4 @@ def test_launch_document_is_what_compile_format_launch_prints(
         tmpdir=str(tmp),
         session_config=AGENT,
     )
-    assert api.launch_document(api.compile_inputs(inp), inp) == cli
+    assert api.launch_document(api.compile_inputs(inp), inputs=inp) == cli
