@@ -149,7 +149,9 @@ def read_requirements(path: str) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise OutputError(f"cannot inspect managed requirements: {exc.strerror}", where=path) from None
+        raise OutputError(
+            f"cannot inspect managed requirements: {exc.strerror}", where=path
+        ) from None
     if not stat.S_ISREG(st.st_mode):
         raise OutputError("managed requirements: not a regular file", where=path)
     if st.st_uid != 0 or st.st_mode & 0o022:

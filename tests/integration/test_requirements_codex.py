@@ -58,6 +58,7 @@ def _cores() -> list[tuple[str, Path | None]]:
 @pytest.fixture(params=_cores(), ids=lambda c: c[0])
 def core(request: pytest.FixtureRequest) -> Path:
     name, path = request.param
+    assert isinstance(name, str) and (path is None or isinstance(path, Path))
     if path is None or not path.is_file():
         missing(f"codex core {name} is not installed (run .ci/tools.sh)")
     if os.geteuid() != 0:
@@ -116,23 +117,26 @@ def _session(
     wrote = (cwd / "profilec-cwd-probe").exists()
     (cwd / "profilec-cwd-probe").unlink(missing_ok=True)
     # The verdict reads what the model saw (the tool outputs); stderr echoes the command.
-    return f"rc={proc.returncode} ran={ran} cwd-file={wrote}\n{outputs}\n--- stderr\n{proc.stderr[-1500:]}"
+    head = f"rc={proc.returncode} ran={ran} cwd-file={wrote}"
+    return f"{head}\n{outputs}\n--- stderr\n{proc.stderr[-1500:]}"
 
 
 def _key(lay: dict[str, Any], ident: str) -> str:
     """The marker in an identity's vault (`{"OPENAI_API_KEY": "<marker>"}`)."""
     text = (lay["manifest"].parent / "vaults" / ident / "auth.json").read_text()
-    return text.split('"')[3]
+    return str(text.split('"')[3])
 
 
 def _cwd(lay: dict[str, Any], name: str) -> Path:
-    a1 = lay["a1"]
-    return {
+    a1: Path = lay["a1"]
+    vaults: Path = lay["manifest"].parent / "vaults"
+    cwds: dict[str, Path] = {
         "ws": a1 / "ws",
         "codex-home": a1 / "codex-home",
-        "vault": lay["manifest"].parent / "vaults" / "a1",
+        "vault": vaults / "a1",
         "home": a1 / "home",
-    }[name]
+    }
+    return cwds[name]
 
 
 @pytest.mark.parametrize("request_name", sorted(REQUESTS))
