@@ -148,6 +148,11 @@ def test_requirements_hold_for_every_request_and_cwd(
     for cwd_name in CWDS:
         out = _session(core, lay, etc, _cwd(lay, cwd_name), REQUESTS[request_name])
         cell = (request_name, cwd_name, out)
+        if cwd_name == "vault":
+            # A session started inside a denied vault does not start at all (measured, both
+            # cores): "failed to load AGENTS.md instructions ... Permission denied".
+            assert "ran=False" in out and "Permission denied" in out, cell
+            continue
         assert "rc=0 ran=True" in out, cell  # the session started and ran the probe
         seen = out.split("--- stderr", 1)[0]
         for key in keys:
