@@ -59,7 +59,7 @@ INVALID_DENY_GLOB: Final = "PC038"
 CWD_THROUGH_SYMLINK_DENIED: Final = "PC039"
 
 # ---------------------------------------------------------------------------------------------
-# Agent- and parent-side layers, launchers (PC040-PC055)
+# Agent- and parent-side layers, launchers, managed requirements (PC040-PC057)
 
 WORKSPACE_CONFIG_GRANTS: Final = "PC040"
 WORKSPACE_CONFIG_PRESENT: Final = "PC041"
@@ -74,6 +74,8 @@ SECRET_ON_PARENT_ARGV: Final = "PC049"
 LOCK_WRITABLE: Final = "PC050"
 PROJECT_DOC_LINK: Final = "PC051"
 SCOPED_TABLE_KEY_PATTERN_SYNTAX: Final = "PC055"
+REQUIREMENTS_NOT_IN_FORCE: Final = "PC056"
+REQUIREMENTS_UNNAMED: Final = "PC057"
 
 # ---------------------------------------------------------------------------------------------
 # Waivers (PC090)

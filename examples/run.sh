@@ -40,6 +40,13 @@ for fmt in toml overrides acp-json bundle; do
 done
 profilec compile "${common[@]}" --format codex-home --out "$out/codex-home"
 echo "compiled: $out/codex-home/config.toml"
+# Codex's managed requirements: the layer no client, mode or cwd loosens. A launcher installs it
+# at /etc/codex/requirements.toml (`profilec requirements install`) or binds this file there in
+# its outer boundary; check verifies the file the launch runs under (PC056).
+profilec compile "${common[@]}" --format requirements --out "$dir/requirements.toml"
+cp "$dir/requirements.toml" "$out/requirements.toml"
+echo "compiled: $out/requirements.toml"
+req=(--requirements "$dir/requirements.toml")
 cat "$out/profiles.toml"
 canary=()
 if [ -f "$here/.ci/tools.sh" ] && { docker info >/dev/null 2>&1 || [ "${PROFILEC_EXAMPLE_SETUP:-1}" = 1 ]; }; then
@@ -48,7 +55,7 @@ fi
 if docker info >/dev/null 2>&1 && "$py" -c 'import profilec.canary.run' 2>/dev/null; then
   canary=(--canary)
 fi
-profilec check "${common[@]}" "${canary[@]}" --format text
+profilec check "${common[@]}" "${req[@]}" "${canary[@]}" --format text
 # The outer boundary: the mount plan the trusted Codex parent runs in (json and bwrap; docker
 # cannot recreate this example's link outside a bound directory and says so).
 for fmt in json bwrap; do
@@ -61,7 +68,7 @@ done
 # The lock lives beside the roots manifest, where no mode writes (check --lock fails, PC050,
 # on a lock a model command could rewrite); out/ gets a copy for reviewers.
 profilec lock "${common[@]}" --out "$dir/profilec.lock"
-profilec check "${common[@]}" --lock "$dir/profilec.lock" --format json --out "$out/check.json"
+profilec check "${common[@]}" "${req[@]}" --lock "$dir/profilec.lock" --format json --out "$out/check.json"
 cp "$dir/profilec.lock" "$out/profilec.lock"
 echo "lock: $out/profilec.lock (no drift)"
 cj=()

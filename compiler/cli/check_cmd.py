@@ -97,6 +97,18 @@ GroupOpt = Annotated[
 ]
 
 
+RequirementsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--requirements",
+        help="The managed requirements file the launch runs under (/etc/codex/requirements.toml "
+        "or the per-session file the mount plan binds there): fails (PC056) unless it is at "
+        "least as strict as what profilec compiles.",
+        metavar="FILE",
+    ),
+]
+
+
 @app.command("check")
 def check_command(
     ctx: typer.Context,
@@ -127,6 +139,7 @@ def check_command(
     no_project_config: NoProjectConfigOpt = False,
     group: GroupOpt = True,
     exit_zero: ExitZeroOpt = False,
+    requirements: RequirementsOpt = None,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     from ..commands.check import CheckRequest, run

@@ -30,6 +30,7 @@ from ..check.launcher import (
     parse_launch_requests,
 )
 from ..check.parent_layers import lock_findings
+from ..check.requirements import requirements_findings
 from ..check.result import SEVERITY_RANK
 from ..check.triage import apply_waivers, locate, regroup
 from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, parse_waivers
@@ -70,6 +71,7 @@ class CheckRequest(CompileFlags):
     no_project_config: bool = False
     group: bool = True
     exit_zero: bool = False
+    requirements: str | None = None
 
     @property
     def foreign(self) -> bool:
@@ -194,6 +196,7 @@ def _compiled(
         canary_doc, extra, mismatch_only = probe_findings(bundle, progress)
     if request.lock is not None:
         extra = [*extra, *lock_findings(bundle, str(request.lock))]
+    extra = [*extra, *requirements_findings(bundle, edge, request.requirements)]
     return inputs, extra, canary_doc, mismatch_only
 
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import tomllib
 from typing import Any
 
 from ..codex import REQUIREMENTS_FILE
 from ..errors import OutputError, UnsafeRootError
 from ..fsio import write_atomic
+from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..paths import is_within
 from .tomltext import key, value
@@ -141,29 +141,18 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
     return problems
 
 
-def read_requirements(path: str) -> str | None:
-    """The installed document's text, None when there is none; refuses anything but a regular
-    file owned by root (Codex reads it as configuration of every session on the host)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
+def read_requirements(edge: Inputs, path: str) -> str | None:
+    """The installed document's text through the run's edge, trust-checked like the roots
+    manifest (Codex reads it as configuration of every session on the host: a file others can
+    write is refused, TrustError); None when there is none."""
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        raise OutputError(
-            f"cannot inspect managed requirements: {exc.strerror}", where=path
-        ) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise OutputError("managed requirements: not a regular file", where=path)
-    if st.st_uid != 0 or st.st_mode & 0o022:
-        raise OutputError(
-            "managed requirements: must be owned by root and not group/world-writable",
-            where=path,
-        )
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read()
+    return edge.trusted(path).data.decode("utf-8", errors="replace")
 
 
-def install_requirements(bundle: CompiledBundle, path: str = REQUIREMENTS_FILE) -> bool:
+def install_requirements(
+    bundle: CompiledBundle, edge: Inputs, path: str = REQUIREMENTS_FILE
+) -> bool:
     """Write the document at `path` (0644, atomic); False when it was already current.
 
     A file there that profilec did not write (no HEADER first line) is never replaced: merge
@@ -171,7 +160,7 @@ def install_requirements(bundle: CompiledBundle, path: str = REQUIREMENTS_FILE) 
     --requirements` verifies the merge.
     """
     text = render_requirements(bundle)
-    current = read_requirements(path)
+    current = read_requirements(edge, path)
     if current == text:
         return False
     if current is not None and not current.startswith(HEADER):

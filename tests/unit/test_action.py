@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from profilec.emit.requirements import render_requirements
+from profilec.pipeline import load_and_compile
 from tests.helpers import Layout, make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,7 +115,13 @@ def _upload(doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_clean_check_writes_sarif_and_uploads_it(tmp_path: Path, shim: Path) -> None:
     lay = make_layout(tmp_path / "l", hop_dir=True)
-    rc, doc, sarif = _run_check(shim, lay)
+    # The launch's managed requirements, named: without them check warns (PC057).
+    req = lay.base / "requirements.toml"
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    req.write_text(render_requirements(bundle), encoding="utf-8")
+    rc, doc, sarif = _run_check(shim, lay, args=f"--requirements {req}")
     assert rc == 0 and doc["outputs"]["exit-code"] == "0"
     log = json.loads(sarif.read_text(encoding="utf-8"))
     assert log["version"] == "2.1.0" and log["runs"][0]["results"] == []
@@ -177,7 +185,7 @@ def test_a_pull_requests_tree_steers_no_step(tmp_path: Path, shim: Path) -> None
     (lay.base / "profilec.toml").write_text(
         '[[waiver]]\nrule = "PC044"\nreason = "pr"\n', encoding="utf-8"
     )
-    rc, _, sarif = _run_check(shim, lay, args=f"--config {bad} --fail-on note")
+    rc, _, sarif = _run_check(shim, lay, args=f"--config {bad}", fail_on="note")
     assert rc == 1
     results = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]
     assert "PC044" in {r["ruleId"] for r in results}

@@ -1,0 +1,59 @@
+"""`profilec requirements install|verify`: Codex's managed requirements on this host.
+
+The flags become a RequirementsRequest; compiler/commands/requirements.py runs it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..codex import REQUIREMENTS_FILE
+from . import app
+from .options import (
+    HomeOpt,
+    McpOpt,
+    ProfilesOpt,
+    RootsOpt,
+    RunAsOpt,
+    SessionOpt,
+    TmpdirOpt,
+    UserHomeOpt,
+    WorkspaceOpt,
+)
+from .output import finish, request_of
+
+ActionArg = Annotated[
+    str,
+    typer.Argument(
+        help="install: write the compiled document (atomic; never over a file profilec did not "
+        "write). verify: exit 1 unless the file in place is at least as strict.",
+        metavar="install|verify",
+    ),
+]
+PathOpt = Annotated[
+    str,
+    typer.Option("--path", help="The requirements file Codex reads.", metavar="FILE"),
+]
+
+
+@app.command("requirements")
+def requirements_command(
+    ctx: typer.Context,
+    action: ActionArg,
+    roots: RootsOpt,
+    profiles: ProfilesOpt = None,
+    workspace_root: WorkspaceOpt = None,
+    codex_home: HomeOpt = None,
+    session_config: SessionOpt = None,
+    tmpdir: TmpdirOpt = None,
+    home: UserHomeOpt = None,
+    vouched_mcp: McpOpt = None,
+    run_as: RunAsOpt = None,
+    path: PathOpt = REQUIREMENTS_FILE,
+) -> int:
+    """Install or verify Codex's managed requirements: a deny on every vault and profilec's
+    profiles as the only ones a session may run, whatever mode, cwd or adapter it takes."""
+    from ..commands.requirements import RequirementsRequest, run
+
+    return finish(run(request_of(RequirementsRequest, ctx.params)), None)
