@@ -30,6 +30,7 @@ from .e2e.matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
 from .emit.launch import AdapterCatalog, LaunchDocument
 from .emit.overrides import OverrideLine
+from .emit.requirements import ManagedRequirements
 from .mcp import VouchedMcpServers
 from .models import (
     CompiledBundle,
@@ -82,6 +83,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "launch.schema.json": LaunchDocument,
     "profilec-config.schema.json": ProfilecConfig,
     "rules.schema.json": RuleCatalogue,
+    "requirements.schema.json": ManagedRequirements,
 }
 
 #: The one schema not generated from a model. A launch-request line is Codex's own protocol

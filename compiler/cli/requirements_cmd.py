@@ -28,7 +28,6 @@ ActionArg = Annotated[
     typer.Argument(
         help="install: write the compiled document (atomic; never over a file profilec did not "
         "write). verify: exit 1 unless the file in place is at least as strict.",
-        metavar="install|verify",
     ),
 ]
 PathOpt = Annotated[

@@ -27,15 +27,40 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from ..codex import REQUIREMENTS_FILE
 from ..errors import OutputError, UnsafeRootError
 from ..fsio import write_atomic
 from ..inputs import Inputs
-from ..models import CompiledBundle
+from ..models import AbsPath, CompiledBundle, Frozen, Slug
 from ..paths import is_within
 from .tomltext import key, value
+
+
+class FilesystemRequirements(Frozen):
+    """`[permissions.filesystem]`: paths no sandboxed command reads, in any mode."""
+
+    deny_read: Annotated[list[AbsPath], Field(min_length=1)]
+
+
+class PermissionsRequirements(Frozen):
+    """`[permissions]` of the requirements: filesystem constraints only (it defines no profile)."""
+
+    filesystem: FilesystemRequirements
+
+
+class ManagedRequirements(Frozen):
+    """The `requirements` format: the keys profilec writes to Codex's managed requirements
+    (schemas/requirements.schema.json). Codex itself ignores unknown keys silently, so this
+    model forbids them: a misspelt key would protect nothing."""
+
+    default_permissions: Slug
+    allowed_permission_profiles: Annotated[dict[Slug, Literal[True]], Field(min_length=1)]
+    permissions: PermissionsRequirements
+
 
 #: The first line of every document profilec writes; `install_requirements` replaces only a
 #: file that starts with it.

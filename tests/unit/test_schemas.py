@@ -175,6 +175,13 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     validate("overrides.schema.json", lines)
     CodexOverrideLines.model_validate(lines)
     validate("session-config.schema.json", json.loads(renderer("session-config")(bundle)))
+    import tomllib
+
+    from profilec.emit.requirements import ManagedRequirements
+
+    req = tomllib.loads(renderer("requirements")(bundle))
+    validate("requirements.schema.json", req)
+    ManagedRequirements.model_validate(req)
     launch = json.loads(renderer("launch")(bundle))
     validate("launch.schema.json", launch)
     LaunchDocument.model_validate(launch, strict=False)

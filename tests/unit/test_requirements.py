@@ -1,0 +1,205 @@
+"""The `requirements` format (Codex's managed requirements) and `profilec requirements`.
+
+What each key does in the real Codex is measured in tests/integration/test_requirements_codex.py
+(both cores, with a control that leaks); here: what the document holds, that it is the same for
+every identity of a manifest, that verify is semantic (a stricter host file passes, each weaker
+one fails), and that install is atomic and never replaces a file profilec did not write.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from profilec.cli import main
+from profilec.emit.requirements import (
+    HEADER,
+    deny_read_paths,
+    render_requirements,
+    requirements_problems,
+)
+from profilec.errors import UnsafeRootError
+from profilec.models import CompiledBundle
+from profilec.pipeline import load_and_compile
+from tests.helpers import Layout, make_layout, write_manifest
+
+
+def _bundle(lay: Layout) -> CompiledBundle:
+    return load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+
+
+@pytest.fixture
+def lay(tmp_path: Path) -> Layout:
+    return make_layout(tmp_path / "l", hop_dir=True)
+
+
+def test_the_document_pins_profilecs_profiles_and_denies_every_vault(lay: Layout) -> None:
+    bundle = _bundle(lay)
+    text = render_requirements(bundle)
+    assert text.startswith(HEADER)
+    doc = tomllib.loads(text)
+    assert doc["default_permissions"] == bundle.default_profile_id
+    assert doc["allowed_permission_profiles"] == {p.profile_id: True for p in bundle.profiles}
+    assert doc["permissions"]["filesystem"]["deny_read"] == [str(lay.host_target.parent)]
+    assert set(doc) == {"default_permissions", "allowed_permission_profiles", "permissions"}
+    assert lay.marker not in text  # paths only, never a credential byte
+    assert render_requirements(_bundle(lay)) == text  # same inputs, same bytes
+
+
+def test_one_document_for_every_identity_of_a_manifest(tmp_path: Path) -> None:
+    base = tmp_path / "two"
+    base.mkdir()
+    roots: list[dict[str, object]] = []
+    homes: dict[str, Path] = {}
+    for ident in ("a1", "a2"):
+        vault = base / "vaults" / ident
+        vault.mkdir(parents=True, mode=0o700)
+        (vault / "auth.json").write_text("{}\n")
+        home = base / ident / "codex-home"
+        home.mkdir(parents=True)
+        (home / "auth.json").symlink_to(vault / "auth.json")
+        (home / "auth.lock").touch()
+        (base / ident / "ws").mkdir()
+        homes[ident] = home
+        roots.append({"id": f"{ident}-auth", "path": str(home / "auth.json")})
+    manifest = write_manifest(base / "roots.toml", roots)
+    texts = {
+        ident: render_requirements(
+            load_and_compile(
+                str(manifest),
+                workspace_roots=[str(base / ident / "ws")],
+                codex_home=str(homes[ident]),
+            )
+        )
+        for ident in homes
+    }
+    assert texts["a1"] == texts["a2"]
+    denied = tomllib.loads(texts["a1"])["permissions"]["filesystem"]["deny_read"]
+    assert denied == [str(base / "vaults" / "a1"), str(base / "vaults" / "a2")]
+
+
+def test_a_vault_inside_a_denied_identity_home_is_refused(lay: Layout) -> None:
+    bundle = _bundle(lay)
+    foreign = lay.host_target.parent.parent  # the layout's base holds the vault
+    from profilec.models import ForeignDir
+
+    odd = bundle.model_copy(
+        update={"other_identities": (ForeignDir(path=str(foreign), identity="a2", what="home"),)}
+    )
+    with pytest.raises(UnsafeRootError, match="sits inside identity a2's home"):
+        deny_read_paths(odd)
+    assert deny_read_paths(bundle)  # negative control: without it, the vault is listed
+
+
+def test_verify_is_semantic(lay: Layout) -> None:
+    bundle = _bundle(lay)
+    text = render_requirements(bundle)
+    vault = str(lay.host_target.parent)
+    assert requirements_problems(text, bundle) == []
+    # A host file that merged profilec's keys into its own, and denies more, still holds.
+    stricter = text.replace("deny_read = [", 'deny_read = [\n  "/srv/other",') + (
+        "\n[features]\nhooks = false\n"
+    )
+    assert requirements_problems(stricter, bundle) == []
+    ancestor = text.replace(f'"{vault}"', f'"{os.path.dirname(vault)}"')
+    assert requirements_problems(ancestor, bundle) == []  # a denied ancestor covers it
+    # Each weaker file fails, naming what is missing.
+    assert requirements_problems(text.replace(f'"{vault}"', '"/elsewhere"'), bundle) == [
+        f"deny_read misses {vault}"
+    ]
+    wider = text.replace(
+        "[allowed_permission_profiles]", '[allowed_permission_profiles]\n":workspace" = true'
+    )
+    assert requirements_problems(wider, bundle) == [
+        "allowed_permission_profiles also allows :workspace"
+    ]
+    no_pin = "\n".join(
+        line
+        for line in text.split("\n")
+        if "= true" not in line and "allowed_permission_profiles" not in line
+    )
+    assert "no [allowed_permission_profiles]" in requirements_problems(no_pin, bundle)[0]
+    other_default = text.replace(
+        f'default_permissions = "{bundle.default_profile_id}"', 'default_permissions = ":workspace"'
+    )
+    assert requirements_problems(other_default, bundle) == [
+        "default_permissions is ':workspace', not one of profilec's profiles"
+    ]
+    assert requirements_problems("not = [toml", bundle)[0].startswith("not valid TOML")
+
+
+def _flags(lay: Layout, path: Path) -> list[str]:
+    return [
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+        "--path",
+        str(path),
+    ]
+
+
+def test_install_verify_and_refuse(
+    lay: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "etc" / "codex" / "requirements.toml"
+    assert main(["requirements", "verify", *_flags(lay, path)]) == 1  # nothing in place yet
+    assert "no managed requirements file" in capsys.readouterr().err
+    assert main(["requirements", "install", *_flags(lay, path)]) == 0
+    assert "installed" in capsys.readouterr().err
+    assert path.read_text() == render_requirements(_bundle(lay))
+    assert oct(path.stat().st_mode & 0o777) == "0o644"
+    assert main(["requirements", "install", *_flags(lay, path)]) == 0
+    assert "already current" in capsys.readouterr().err
+    assert main(["requirements", "verify", *_flags(lay, path)]) == 0
+    # A file profilec did not write is never replaced (exit 6), and verify says what it lacks.
+    path.write_text('default_permissions = "mine"\n')
+    assert main(["requirements", "install", *_flags(lay, path)]) == 6
+    assert "did not write" in capsys.readouterr().err
+    assert path.read_text() == 'default_permissions = "mine"\n'
+    assert main(["requirements", "verify", *_flags(lay, path)]) == 1
+    err = capsys.readouterr().err
+    assert "deny_read misses" in err and "not one of profilec's profiles" in err
+    # A file others can write is refused, not trusted (exit 3).
+    os.chmod(path, 0o666)
+    assert main(["requirements", "verify", *_flags(lay, path)]) == 3
+    assert main(["requirements", "bogus", *_flags(lay, path)]) == 2
+
+
+def test_check_requirements_findings(
+    lay: Layout, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = [
+        "check",
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+        "--format",
+        "json",
+    ]
+    import json
+
+    assert main(flags) == 0  # none named: a warning only
+    rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert "PC057" in rules and "PC056" not in rules
+    path = tmp_path / "requirements.toml"
+    path.write_text(render_requirements(_bundle(lay)))
+    assert main([*flags, "--requirements", str(path)]) == 0
+    rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert not rules & {"PC056", "PC057"}
+    path.write_text(render_requirements(_bundle(lay)).replace(str(lay.host_target.parent), "/x"))
+    assert main([*flags, "--requirements", str(path)]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["rule"] for f in found if f["rule"].startswith("PC05")] == ["PC056"]
+    # Not waivable: --ignore PC056 is refused.
+    assert main([*flags, "--requirements", str(path), "--ignore", "PC056"]) == 2
