@@ -68,6 +68,11 @@ class PlanLayout(Frozen):
     #: `uid[:gid]` the trusted parent runs as inside the plan (default 65534:65534). Root (0) is
     #: refused: Codex's inner sandbox cannot set up its uid map there (research §7).
     user: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,10}(:[0-9]{1,10})?$")] | None = None
+    #: The daemon-owned directory holding this candidate's managed requirements
+    #: (`requirements.toml`, `profilec compile --format requirements`), bound read-only over
+    #: /etc/codex for a codex backend. Default `<daemon_root>/codex-requirements`: hidden from
+    #: the sandbox itself, so no model command can rewrite the bound file in place.
+    requirements_dir: AbsPath | None = None
     #: Opt-in: a hidden path inside a granted directory is masked with an empty tmpfs (or
     #: /dev/null for a file) after the grant. Off by default: such a layout is a LayoutError.
     mask_hidden_in_grants: bool = False
@@ -185,6 +190,7 @@ Purpose = Literal[
     "hop",
     "private-tmp",
     "mask",
+    "requirements",
 ]
 
 
@@ -334,7 +340,7 @@ class Directory(Frozen):
 
     path: AbsPath
     mode: Literal["0700", "0755"]
-    purpose: Literal["state", "mirror", "home", "tmp"]
+    purpose: Literal["state", "mirror", "home", "tmp", "requirements"]
 
 
 class HiddenPath(Frozen):

@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from ..codex import REQUIREMENTS_FILE
 from ..errors import LayoutError, UnsafeRootError
 from ..models import ResolvedRoot
 from ..paths import ancestors, is_within, join, parent
@@ -349,6 +350,33 @@ def run_as(layout: PlanLayout) -> RunAs:
     return RunAs(uid=uid, gid=gid, source="layout", reason=RUN_AS_REASON)
 
 
+REQUIREMENTS_DIR = "codex-requirements"
+
+
+def _requirements(layout: PlanLayout) -> tuple[RoBind, list[Directory]]:
+    """The managed requirements, bound read-only over Codex's directory: the layer no client,
+    mode or cwd loosens (compiler/emit/requirements.py). The source sits under the daemon root,
+    which the plan never mounts, so nothing inside can rewrite the bound file in place. The
+    host's /etc/codex must exist as the mount point (bwrap cannot create it inside the
+    read-only /etc: "Can't create file at /etc/codex/requirements.toml: Read-only file
+    system"); the launcher creates both directories."""
+    source = layout.requirements_dir or join(
+        layout.daemon_root, REQUIREMENTS_DIR, what="requirements dir"
+    )
+    target = parent(REQUIREMENTS_FILE)
+    bind = RoBind(
+        path=target,
+        source=source,
+        purpose="requirements",
+        reason="managed requirements (profilec compile --format requirements), read-only",
+    )
+    dirs = [
+        Directory(path=source, mode="0755", purpose="requirements"),
+        Directory(path=target, mode="0755", purpose="requirements"),
+    ]
+    return bind, dirs
+
+
 def _state(
     layout: PlanLayout, catalog: BackendCatalog
 ) -> tuple[list[EnvSetting], list[str], list[Directory], list[PlanWarning], list[ResidueNote]]:
@@ -491,6 +519,10 @@ def build_plan(
             if not any(isinstance(m, RwBind) and is_within(d, m.path) for m in mounts):
                 mounts.append(_grant(RwBind, d, "mirror", "exact mirror of a remote root"))
     mounts.append(_grant(RwBind, layout.agent_home, "agent-home", "private login home"))
+    requirement_dirs: list[Directory] = []
+    if "codex" in layout.backends:
+        bind, requirement_dirs = _requirements(layout)
+        mounts.append(bind)
     mounts.append(_grant(RwBind, layout.state_dir, "state", "per-candidate state (0700)"))
     seen: dict[str, PlanMount] = {}
     for m in mounts:
@@ -544,7 +576,9 @@ def build_plan(
         env=tuple(sorted(env, key=lambda e: e.name)),
         passthrough_env=tuple(sorted(layout.passthrough_env)),
         codex_args=tuple(codex_args),
-        directories=tuple(sorted([*directories, *dirs_extra], key=lambda d: _segments(d.path))),
+        directories=tuple(
+            sorted([*directories, *dirs_extra, *requirement_dirs], key=lambda d: _segments(d.path))
+        ),
         hidden=tuple(hidden),
         credentials=tuple(credentials),
         warnings=tuple([*cred_warnings, *warnings]),

@@ -22,7 +22,9 @@ _WRITABLE = ("workspace", "mirror")
 def _grants(plan: MountPlan) -> list[str]:
     # Credential binds are the parent's alone; the commands srt wraps get none of them.
     return [
-        m.path for m in plan.mounts if isinstance(m, (RoBind, RwBind)) and m.purpose != "credential"
+        m.path
+        for m in plan.mounts
+        if isinstance(m, (RoBind, RwBind)) and m.purpose not in ("credential", "requirements")
     ]
 
 
@@ -30,6 +32,11 @@ def srt_gaps(plan: MountPlan) -> list[str]:
     """Hidden paths srt cannot deny without also hiding a grant inside them (printed as notes)."""
     grants = _grants(plan)
     out = []
+    if any(m.purpose == "requirements" for m in plan.mounts):
+        out.append(
+            "srt: binds no file, so the managed requirements are not placed over /etc/codex; "
+            "install them on the host (profilec requirements install)"
+        )
     for h in plan.hidden:
         inner = [g for g in grants if g != h.path and is_within(g, h.path)]
         if inner and h.how == "absent":

@@ -87,6 +87,9 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
     for d in plan["directories"]:  # the launcher's job: create state dirs 0700 first
         os.makedirs(d["path"], mode=int(d["mode"], 8), exist_ok=True)
     assert oct(os.stat(daemon / "state" / "cand-1").st_mode & 0o777) == "0o700"
+    # The launcher writes the candidate's managed requirements where the plan binds them from.
+    req_mark = marker()
+    (daemon / "codex-requirements" / "requirements.toml").write_text(f"# {req_mark}\n")
 
     fresh = marker()
     renamed = marker()
@@ -100,6 +103,8 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
             f"mv {lay.host_target.parent}/.auth-XXXXXX {lay.host_target} && echo RENAMED",
             "id -u",
             "echo ws > ws-write.txt && echo WS-WRITABLE",
+            "cat /etc/codex/requirements.toml",
+            "echo x >> /etc/codex/requirements.toml && echo REQ-WRITABLE",
             *(
                 f"cat {p}/decoy.txt 2>/dev/null"
                 for p in (
@@ -123,6 +128,8 @@ def test_inside_the_plan_hidden_paths_are_absent_and_the_credential_is_read_writ
     assert lay.host_target.read_text(encoding="utf-8") == renamed + "\n"  # host file replaced
     assert "\n65534\n" in proc.stdout  # the trusted parent is never root inside
     assert "WS-WRITABLE" in proc.stdout and (lay.workspace / "ws-write.txt").exists()
+    # Codex inside reads the candidate's requirements, and cannot change them.
+    assert req_mark in proc.stdout and "REQ-WRITABLE" not in proc.stdout
     for what, mark in decoys.items():
         assert mark not in proc.stdout, f"{what} is visible inside the sandbox"
     assert "decoy.txt" not in proc.stdout

@@ -216,7 +216,24 @@ def test_state_dir_is_recorded_0700_with_one_subdir_per_relocated_backend() -> N
         ("/srv/agentd/state/cand-1/opencode", "0700"),
         ("/srv/agentd/state/cand-1/cursor", "0700"),
         ("/srv/agentd/state/cand-1/home", "0700"),  # HOME of the trusted parent
+        # the managed requirements' source (under the daemon root) and its mount point
+        ("/srv/agentd/codex-requirements", "0755"),
+        ("/etc/codex", "0755"),
     }
+
+
+def test_a_codex_plan_binds_the_managed_requirements_read_only_from_the_daemon_root() -> None:
+    plan = plan_for(layout(backends=("codex",)))
+    binds = [m for m in plan.mounts if m.purpose == "requirements"]
+    assert [(type(m).__name__, m.path, m.source) for m in binds] == [
+        ("RoBind", "/etc/codex", "/srv/agentd/codex-requirements")
+    ]
+    # After /etc (plan order: parents first), so it covers the host's /etc/codex.
+    paths = [m.path for m in plan.mounts]
+    assert paths.index("/etc/codex") > paths.index("/etc")
+    # A backend that is not Codex gets none (negative control).
+    other = plan_for(layout(backends=("opencode",)))
+    assert not [m for m in other.mounts if m.purpose == "requirements"]
 
 
 def test_each_backend_gets_its_state_knob_and_the_credential_stays_put() -> None:
