@@ -47,7 +47,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from ..codex import REQUIREMENTS_FILE
 from ..emit.launch import AdapterCatalog, render_launch_with
+from ..emit.requirements import render_requirements
 from ..fsio import write_atomic
 from ..models import CompiledBundle
 from ..pipeline import load_and_compile
@@ -485,7 +487,12 @@ def recipe(adapter: Adapter, method: str, bundle: CompiledBundle) -> dict[str, A
 
 
 def build_launch(
-    adapter: Adapter, method: str, layout: Layout, server: ScriptedModelServer
+    adapter: Adapter,
+    method: str,
+    layout: Layout,
+    server: ScriptedModelServer,
+    *,
+    managed: bool = False,
 ) -> Launch:
     """Compile the layout and apply the launch recipe for `method` as a launcher would.
 
@@ -493,6 +500,10 @@ def build_launch(
     user) comes from `recipe`; the harness adds only what a launcher supplies itself: its
     environment base, the codex binary paths (`launcher_supplies`) and the loopback model
     provider (CODEX_CONFIG keys for the TS adapter, `-c` flags for zed's).
+
+    `managed`: the adapter runs under profilec's compiled managed requirements, bound over
+    /etc/codex in a private mount namespace (`with_requirements`), as a host install or the
+    mount plan would place them.
     """
     bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
     rec = recipe(adapter, method, bundle)  # `none` (the control): the recipe sets nothing
@@ -520,7 +531,24 @@ def build_launch(
     launch = Launch(tuple(argv), env, tuple(files))
     if rec["non_root_required"]:
         launch = as_non_root(launch, layout)
+    if managed:
+        launch = with_requirements(launch, render_requirements(bundle), layout)
     return launch
+
+
+def with_requirements(launch: Launch, text: str, layout: Layout) -> Launch:
+    """The same launch under managed requirements `text`: written to a root-owned directory
+    in the layout (removed with it) and bound over /etc/codex in a private mount namespace (nothing outside
+    the adapter's process tree sees it; needs root). The host's /etc/codex is created as the
+    mount point when missing (an empty directory: Codex reads only the file in it)."""
+    source = os.path.join(layout.base, "etc-codex")
+    os.makedirs(source, mode=0o755, exist_ok=True)
+    write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
+    os.makedirs(os.path.dirname(REQUIREMENTS_FILE), mode=0o755, exist_ok=True)
+    target = os.path.dirname(REQUIREMENTS_FILE)
+    script = f'mount --bind "$0" {target} && exec "$@"'
+    prefix = ("unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, source)
+    return Launch((*prefix, *launch.argv), launch.env, (*launch.files, source))
 
 
 def _base_env(layout: Layout) -> dict[str, str]:
@@ -674,7 +702,12 @@ def _short(exc: BaseException) -> str:
 
 
 def run_adapter_method(
-    adapter: Adapter, method: str, *, parent: str | None = None, retry: bool = True
+    adapter: Adapter,
+    method: str,
+    *,
+    parent: str | None = None,
+    retry: bool = True,
+    managed: bool = False,
 ) -> list[Observation]:
     """Every session event of one adapter under one launch method.
 
@@ -682,10 +715,10 @@ def run_adapter_method(
     fresh layout, model and adapter process) and `merge_retry` keeps the first try's decided
     cells and takes the others from the retry, each marked as retried.
     """
-    first = _run_method_once(adapter, method, parent)
+    first = _run_method_once(adapter, method, parent, managed)
     if not retry or not any(o.row.result == "error" for o in first):
         return first
-    return merge_retry(first, _run_method_once(adapter, method, parent))
+    return merge_retry(first, _run_method_once(adapter, method, parent, managed))
 
 
 def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> list[Observation]:
@@ -739,7 +772,9 @@ def merge_retry(first: Sequence[Observation], again: Sequence[Observation]) -> l
     return out
 
 
-def _run_method_once(adapter: Adapter, method: str, parent: str | None) -> list[Observation]:
+def _run_method_once(
+    adapter: Adapter, method: str, parent: str | None, managed: bool = False
+) -> list[Observation]:
     """One try of every session event of one adapter under one launch method."""
     base, non_root = split_method(method)
     layout = build_layout(ACP_TREE, parent)
@@ -758,7 +793,7 @@ def _run_method_once(adapter: Adapter, method: str, parent: str | None) -> list[
                 )
                 return run.out
             try:
-                launch = build_launch(adapter, method, layout, server)
+                launch = build_launch(adapter, method, layout, server, managed=managed)
             except Exception as exc:  # a compile failure is a matrix error, not a crash
                 run.record("new", "error", f"launch could not be built: {_short(exc)}", t0)
                 return run.out
