@@ -538,9 +538,10 @@ def build_launch(
 
 def with_requirements(launch: Launch, text: str, layout: Layout) -> Launch:
     """The same launch under managed requirements `text`: written to a root-owned directory
-    in the layout (removed with it) and bound over /etc/codex in a private mount namespace (nothing outside
-    the adapter's process tree sees it; needs root). The host's /etc/codex is created as the
-    mount point when missing (an empty directory: Codex reads only the file in it)."""
+    in the layout (removed with it) and bound over /etc/codex in a private mount namespace
+    (nothing outside the adapter's process tree sees it; needs root). The host's /etc/codex
+    is created as the mount point when missing (an empty directory: Codex reads only the file
+    in it)."""
     source = os.path.join(layout.base, "etc-codex")
     os.makedirs(source, mode=0o755, exist_ok=True)
     write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
