@@ -177,10 +177,9 @@ def _deny_entries(
         )
     for f in foreign:
         # Another identity's whole CODEX_HOME (transcripts, snapshots, its writer's lock) or HOME.
-        what = "CODEX_HOME" if f.what == "codex-home" else "HOME"
-        by_vault.setdefault(f.path, []).append(
-            Provenance(reason="other-identity", detail=f"{what} of identity {f.identity}")
-        )
+        what = {"codex-home": "CODEX_HOME", "home": "HOME"}.get(f.what)
+        detail = f"{what} of identity {f.identity}" if what else "credential store of the manifest"
+        by_vault.setdefault(f.path, []).append(Provenance(reason="other-identity", detail=detail))
     kept: list[str] = []
     for vault in sorted(by_vault):  # a parent sorts before its children
         cover = next((v for v in kept if is_within(vault, v)), None)

@@ -160,6 +160,10 @@ class RootsManifest(Frozen):
     roots: Annotated[list[RootSpec], Field(min_length=1)]
     trusted_base: TrustedBaseSpec | None = None
     identities: list[IdentitySpec] = Field(default_factory=_new_list)
+    #: Directories the daemon keeps every identity's credential vault in, today's and those it
+    #: provisions later: every mode and the managed requirements deny each whole, so a vault
+    #: created while a session runs is denied from its first byte (no recompile needed).
+    credential_stores: list[AbsPath] = Field(default_factory=_new_list)
 
 
 class TrustedBasePolicy(Frozen):
@@ -332,7 +336,7 @@ class ForeignDir(Built):
 
     path: AbsPath
     identity: str
-    what: Literal["codex-home", "home"]
+    what: Literal["codex-home", "home", "credential-store"]
 
 
 class ResolvedHome(Built):

@@ -153,7 +153,9 @@ def other_identities(
     mine = {session.path, session.canonical}
     found: dict[str, ForeignDir] = {}
 
-    def add(path: str, identity: str, what: Literal["codex-home", "home"]) -> None:
+    def add(
+        path: str, identity: str, what: Literal["codex-home", "home", "credential-store"]
+    ) -> None:
         canonical = resolve_workspace_roots([path])[0]
         if path in mine or canonical in mine:
             return
@@ -176,6 +178,8 @@ def other_identities(
     for spec in skipped:  # another identity's root whose chain is broken today
         if spec.backend == "codex" or spec.id == "codex":
             add(parent(spec.path), f"of root {spec.id}", "codex-home")
+    for store in getattr(manifest, "credential_stores", ()) or ():
+        add(store, "every identity", "credential-store")
     return tuple(found[p] for p in sorted(found))
 
 

@@ -203,3 +203,42 @@ def test_check_requirements_findings(
     assert [f["rule"] for f in found if f["rule"].startswith("PC05")] == ["PC056"]
     # Not waivable: --ignore PC056 is refused.
     assert main([*flags, "--requirements", str(path), "--ignore", "PC056"]) == 2
+
+
+def test_a_credential_store_is_denied_whole_in_every_mode_and_in_the_requirements(
+    tmp_path: Path,
+) -> None:
+    base = tmp_path / "s"
+    store = base / "vaults"
+    (store / "a1").mkdir(parents=True, mode=0o700)
+    (store / "a1" / "auth.json").write_text("{}\n")
+    home = base / "a1" / "codex-home"
+    home.mkdir(parents=True)
+    (home / "auth.json").symlink_to(store / "a1" / "auth.json")
+    (home / "auth.lock").touch()
+    (base / "a1" / "ws").mkdir()
+    manifest = write_manifest(base / "roots.toml", [{"id": "a1", "path": str(home / "auth.json")}])
+
+    def compiled(with_store: bool) -> CompiledBundle:
+        if with_store:
+            manifest.write_text(f'credential_stores = ["{store}"]\n' + manifest.read_text())
+        return load_and_compile(
+            str(manifest), workspace_roots=[str(base / "a1" / "ws")], codex_home=str(home)
+        )
+
+    without = compiled(False)  # negative control: only today's vault is denied
+    assert deny_read_paths(without) == [str(store / "a1")]
+    bundle = compiled(True)
+    # A vault the daemon adds later lands inside the store: denied from its first byte.
+    assert deny_read_paths(bundle) == [str(store)]
+    for profile in bundle.profiles:
+        denies = [e.path for e in profile.entries if e.access == "deny"]
+        assert str(store) in denies and str(store / "a1") not in denies, profile.mode
+
+
+def test_a_store_that_holds_the_workspace_is_refused(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    manifest = lay.manifest
+    manifest.write_text(f'credential_stores = ["{lay.base}"]\n' + manifest.read_text())
+    with pytest.raises(UnsafeRootError, match="credential-store"):
+        _bundle(lay)
