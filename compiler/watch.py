@@ -4,15 +4,18 @@ A compiled profile is true of the chain it was compiled from: each hop link with
 real target's kind and link count, the vault directory and the private CODEX_HOME. When any of
 them changes underneath a running session (a link re-pointed or replaced by a plain file, a
 vault moved or replaced, a new hard link on the target, the private `auth.json` turned into a
-plain file by `codex logout` + login, the writer's lock `$CODEX_HOME/auth.lock` replaced or
-created only after the session started) the deny entries the sandbox applied at start no longer
-cover what the trusted parent reads. `watch` reports the first such change as one JSON line
-(schemas/watch-event.schema.json) and the CLI exits 9, like `check --lock`.
+plain file by `codex logout` + login, the writer's lock `$CODEX_HOME/auth.lock` replaced,
+removed, or created after the session started as anything but a regular file) the deny entries
+the sandbox applied at start no longer cover what the trusted parent reads. `watch` reports the
+first such change as one JSON line (schemas/watch-event.schema.json) and the CLI exits 9, like
+`check --lock`.
 
 What is NOT drift: the trusted save itself. Codex writes `.auth-XXXXXX` in the vault and renames
 it over the real file (research §1), so the target's inode changes while its path, kind and
 link count stay; files that come and go inside the vault (temp files, `auth.json.lock`) are
-not watched. A target whose link count changes is drift, whatever did it.
+not watched. Nor is the writer's lock appearing as a regular file at the first login save
+when every profile denies it (`watch_bundle`); it is the baseline from then on. A target whose
+link count changes is drift, whatever did it.
 
 How: polling with lstat/readlink only (never open(): the credential is never read), every
 `interval` seconds (default 0.25, so a change is reported well within 1 s). Polling was chosen
@@ -27,7 +30,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import StringConstraints
@@ -164,6 +167,10 @@ class Watched:
     identity: bool = False
     #: The private CODEX_HOME/auth.json (a plain file there is reported by that name).
     private_auth: bool = False
+    #: Missing at the start, it may appear as a regular file, which then is the new baseline:
+    #: the writer's lock when every compiled profile denies it (Codex creates it at its first
+    #: login save; see `watch_bundle`).
+    may_appear: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +237,7 @@ def _add(out: dict[str, Watched], w: Watched) -> None:
         nlink=keep.nlink if keep.nlink is not None else other.nlink,
         identity=keep.identity or other.identity,
         private_auth=keep.private_auth or other.private_auth,
+        may_appear=keep.may_appear and other.may_appear,
     )
 
 
@@ -307,12 +315,21 @@ def _expected(w: Watched, start: Seen | None) -> str:
     return w.kind or "unchanged"
 
 
+def appeared_as_expected(w: Watched, now: Seen, start: Seen | None) -> bool:
+    """A path allowed to appear (`may_appear`) that was missing at the start and is a regular
+    file now: not drift (the watcher then takes it as the new baseline)."""
+    return w.may_appear and start is not None and start.kind == "missing" and now.kind == "file"
+
+
 def compare(w: Watched, now: Seen, start: Seen | None) -> Drift | None:
     """The drift of one path, or None. `start` is what watching started with (None while the
     baseline itself is being checked against the bundle)."""
 
     def drift(kind: DriftKind) -> Drift:
         return Drift(kind, w.role, w.path, w.root_ids, _expected(w, start), now.describe())
+
+    if appeared_as_expected(w, now, start):
+        return None
 
     want = w.kind if w.kind is not None else (start.kind if start is not None else None)
     if w.private_auth and now.kind == "file" and want != "file":
@@ -396,6 +413,9 @@ class Watcher:
             found = self._check(w, now, before)
             if found is not None:
                 return found
+            if appeared_as_expected(w, now, before):
+                # From now on this file is what must stay: replaced or removed is drift.
+                start[w.path] = now
         return None
 
 
@@ -455,10 +475,36 @@ def project_doc_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
     )
 
 
+def denies_writer_lock(bundle: CompiledBundle) -> bool:
+    """Every compiled profile denies the writer's lock `$CODEX_HOME/auth.lock` (compile does
+    whenever it has a CODEX_HOME)."""
+    home = bundle.codex_home
+    if home is None or not bundle.profiles:
+        return False
+    lock = writer_lock_path(home)
+    return all(
+        any(e.path == lock and e.access == "deny" for e in p.entries) for p in bundle.profiles
+    )
+
+
 def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
     """A watcher for a compiled bundle's roots, private CODEX_HOME, trusted inputs and the
-    workspace roots' project docs."""
+    workspace roots' project docs.
+
+    The writer's lock appearing as a regular file after the start is not drift when every
+    profile denies it: Codex creates it (O_CREAT, never replaced) at its first login save,
+    e.g. the first token refresh, and a session reporting that as drift dies there. No
+    command can have been running unmasked: CODEX_HOME is read-only in every mode, and with
+    the denied lock missing no sandbox starts (bwrap cannot create it there; seen in full
+    access, docs/paths.md);
+    the next sandbox masks it. Appearing as anything else, or replaced or removed once there,
+    is still drift. Launchers create it before the start anyway (`--format launch` files)."""
     watched = {w.path: w for w in watch_set(bundle.roots, bundle.codex_home)}
+    if denies_writer_lock(bundle) and bundle.codex_home is not None:
+        lock = writer_lock_path(bundle.codex_home)
+        w = watched.get(lock)
+        if w is not None and w.role == "writer-lock":
+            watched[lock] = replace(w, may_appear=True)
     for w in (*input_watch_set(bundle), *project_doc_watch_set(bundle)):
         watched.setdefault(w.path, w)
     return Watcher(

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..codex import REQUIREMENTS_FILE
+from ..emit.codex_home import ensure_writer_lock
 from ..emit.launch import AdapterCatalog, render_launch_with
 from ..emit.requirements import render_requirements
 from ..fsio import write_atomic
@@ -512,7 +513,10 @@ def build_launch(
     argv = [*adapter.argv, *rec["args"]]
     files: list[str] = []
     for f in rec["files"]:
-        write_atomic(f["path"], f["content"].encode("utf-8"), mode=int(f["mode"], 8))
+        if f.get("if_exists") == "keep":  # the writer's lock: created only when missing
+            ensure_writer_lock(os.path.dirname(f["path"]))
+        else:
+            write_atomic(f["path"], f["content"].encode("utf-8"), mode=int(f["mode"], 8))
         files.append(f["path"])
     supplies = rec["launcher_supplies"]
     if "PROFILEC_REAL_CODEX" in supplies:

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
-from ..codex import CARVE_OUTS
+from ..codex import CARVE_OUTS, REQUIREMENTS_FILE, WRITER_LOCK
 from ..errors import PolicyError
 from ..evaluate import resolve, session_contexts
 from ..inputs import Inputs
@@ -35,6 +35,7 @@ from ..settings import codex_version
 from .codex_toml import render_toml
 from .extras import extra_tables, extra_top
 from .overrides import override_lines
+from .requirements import digest, render_requirements
 
 Method = Literal[
     "c-overrides",
@@ -175,7 +176,9 @@ def approval_doc(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
     return {"measured": measured, "evidence": entry.approval_evidence, "modes": out}
 
 
-def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
+def launch_entry(
+    bundle: CompiledBundle, entry: AdapterEntry, inputs: Inputs | None = None
+) -> dict[str, Any]:
     """What to set for one adapter build (JSON-ready, deterministic)."""
     doc: dict[str, Any] = {
         "package": entry.package,
@@ -189,12 +192,17 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
         "approvals": approval_doc(bundle, entry),
     }
     chosen = entry.method
+    doc["requirements"] = requirements_item(bundle, inputs)
     if chosen is None:
         doc.update(
+            command=[],
             env={},
             args=[],
             files=[],
+            mode_ids={},
             blocked_modes=[],
+            enforced_by="launcher",
+            forward_mode_ids=[],
             launcher_supplies={},
             run_as="nothing holds",
             non_root_required=False,
@@ -249,17 +257,140 @@ def launch_entry(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
             supplies["PROFILEC_REAL_CODEX"] = f"path of a codex {entry.codex_version} binary"
     elif entry.codex_source == "CODEX_PATH":
         supplies["CODEX_PATH"] = f"path of a codex {entry.codex_version} binary"
-    doc.update(env=env, args=args, files=files, blocked_modes=list(entry.blocked_modes))
+    env.update(_session_env(bundle, supplies))
+    files += _lock_files(bundle)
+    command_prefix, command_supplies = _adapter_command(entry)
+    supplies.update(command_supplies)
+    mode_ids = _acp_mode_ids(bundle)
+    # Which permission-profile modes the adapter offers: a profile in a config layer
+    # permissionProfile/list sees (CODEX_HOME/config.toml or the -c lines) makes the TS adapter
+    # offer them; CODEX_CONFIG does not, and the zed build offers none with a custom profile
+    # (docs/e2e-acp.md): the launcher then forwards no session/set_mode at all.
+    offered = entry.codex_source != "embedded" and method != "codex-config"
+    forward = sorted(mode_ids.values()) if offered else []
+    enforced = _enforced_by(entry.codex_version)
+    doc.update(
+        command=[*command_prefix, *args],
+        env=env,
+        args=args,
+        files=files,
+        mode_ids=mode_ids,
+        blocked_modes=list(entry.blocked_modes),
+        enforced_by=enforced,
+        forward_mode_ids=forward,
+    )
     doc["launcher_supplies"] = supplies
+    only = (
+        "forward session/set_mode only to " + ", ".join(forward)
+        if forward
+        else "forward no session/set_mode (this build offers no permission-profile mode; the "
+        f"session runs permission-profile:{bundle.default_profile_id})"
+    )
     if entry.blocked_modes:
+        how = (
+            "under the managed requirements (install `requirements` first) such a mode runs "
+            f"the default profile {bundle.default_profile_id} instead"
+            if enforced == "managed-requirements"
+            else "nothing but the launcher stops it for this build (the managed requirements "
+            "were not measured on its Codex core)"
+        )
         doc["statement"] = (
-            "never forward session/set_mode to "
-            + ", ".join(entry.blocked_modes)
-            + ": that mode drops the credential deny"
+            f"{only}; never offer {', '.join(entry.blocked_modes)}: without the managed "
+            f"requirements that mode drops the credential deny; {how}"
         )
     else:
-        doc["statement"] = "every mode the adapter offers keeps the credential deny"
+        doc["statement"] = f"{only}; every mode the adapter offers keeps the credential deny"
     return doc
+
+
+#: Codex versions the managed requirements were measured to hold on (docs/e2e-acp.md,
+#: tests/integration/test_requirements_codex.py): a session asking for a built-in mode or a
+#: legacy sandbox_mode ran "sandbox: custom permissions", the default profile.
+REQUIREMENTS_MEASURED = ("0.171.0", "0.166.0")
+
+
+def _enforced_by(version: str) -> Literal["managed-requirements", "launcher"]:
+    return "managed-requirements" if version in REQUIREMENTS_MEASURED else "launcher"
+
+
+def _acp_mode_ids(bundle: CompiledBundle) -> dict[str, str]:
+    """Mode name -> the ACP session mode id of its profile (`permission-profile:<id>`)."""
+    return {mode: f"permission-profile:{pid}" for mode, pid in sorted(_mode_ids(bundle).items())}
+
+
+def _session_env(bundle: CompiledBundle, supplies: dict[str, str]) -> dict[str, str]:
+    """HOME and TMPDIR as compiled (--home, --tmpdir); one the compile was not given goes to
+    `supplies` with what the launcher must set it to."""
+    env: dict[str, str] = {}
+    lay = bundle.layout
+    if lay.home is not None:
+        env["HOME"] = lay.home
+    else:
+        supplies["HOME"] = (
+            "the session's HOME, a directory the run-as user owns outside every vault and "
+            "CODEX_HOME; recompile with --home DIR so the profiles protect its login-shell and "
+            "git config files and this document sets it"
+        )
+    if lay.tmpdir is not None:
+        env["TMPDIR"] = lay.tmpdir
+    else:
+        supplies["TMPDIR"] = (
+            "the session's TMPDIR, a directory the run-as user owns outside every vault; "
+            "recompile with --tmpdir DIR so the agent modes get it as a writable root and this "
+            "document sets it"
+        )
+    return env
+
+
+def _lock_files(bundle: CompiledBundle) -> list[dict[str, str]]:
+    """The credential writer's lock, created empty (0600) before the start when missing: every
+    profile denies it, and a deny masks only a file that exists when a sandbox starts; Codex
+    creates it at its first login save otherwise (emit/codex_home.ensure_writer_lock)."""
+    home = _codex_home(bundle)
+    if home is None:
+        return []
+    path = os.path.join(os.path.abspath(home), WRITER_LOCK)
+    return [{"path": path, "mode": "0600", "content": "", "if_exists": "keep"}]
+
+
+def _adapter_command(entry: AdapterEntry) -> tuple[list[str], dict[str, str]]:
+    """The argv prefix that starts the adapter (before `args`), with `${NAME}` tokens the
+    launcher substitutes (named in launcher_supplies)."""
+    if entry.codex_source == "embedded":
+        return ["${ADAPTER_BINARY}"], {
+            "ADAPTER_BINARY": (
+                f"path of {entry.package} {entry.version}'s native binary "
+                "(node_modules/@zed-industries/codex-acp-linux-<arch>/bin/codex-acp); "
+                "substitute it in command"
+            )
+        }
+    return ["${NODE}", "${ADAPTER_SCRIPT}"], {
+        "NODE": "path of node >= 20; substitute it in command",
+        "ADAPTER_SCRIPT": (
+            f"path of {entry.package} {entry.version}'s dist/index.js "
+            f"(node_modules/{entry.package}/dist/index.js); substitute it in command"
+        ),
+    }
+
+
+def requirements_item(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+    """The managed requirements the session must run under: where, which (sha256 of the text
+    `--format requirements` prints) and the argv that installs them."""
+    prefix, env = profilec_argv()
+    text = render_requirements(bundle)
+    return {
+        "path": REQUIREMENTS_FILE,
+        "digest": digest(text),
+        "install_argv": [*prefix, "requirements", "install", *compile_flags(bundle, inputs)],
+        "install_env": env,
+        "statement": (
+            f"before the session starts, {REQUIREMENTS_FILE} must hold this document (as root: "
+            "run install_argv, or merge `profilec compile --format requirements` into a host "
+            "file by hand and verify it with `profilec check --requirements`); it pins "
+            "allowed_permission_profiles to profilec's profiles, so a built-in mode or a legacy "
+            "sandbox_mode runs the default profile, and denies every vault"
+        ),
+    }
 
 
 #: The uid the trusted parent runs as inside the outer plan unless the plan layout names one
@@ -316,10 +447,16 @@ def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str
     """`profilec watch` with every input the compile had that decides what is watched (the
     session config does not: it changes config keys, never a root, vault or CODEX_HOME)."""
     prefix, _ = profilec_argv()
-    argv = [*prefix, "watch"]
+    return [*prefix, "watch", *compile_flags(bundle, inputs)]
+
+
+def compile_flags(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str]:
+    """The compile's flags that decide the roots, vaults, profiles and CODEX_HOME (absolute),
+    for `watch` and `requirements install` (not the session config: it changes config keys)."""
+    argv: list[str] = []
     roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
     if roots is None:
-        raise PolicyError("the launch document's watch argv needs the roots manifest path")
+        raise PolicyError("the launch document's argvs need the roots manifest path")
     argv += ["--roots", os.path.abspath(roots)]
     profiles = inputs.profiles if inputs is not None else _input_of(bundle, "policy directory")
     if profiles is not None:
@@ -358,9 +495,10 @@ def watch_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[st
         "on_drift": (
             "exit 9 with one JSON line on stdout (schemas/watch-event.schema.json): a link was "
             "re-pointed or replaced, a vault moved, a new hard link, the private auth.json "
-            "turned plain file (codex logout + login) or the writer's lock auth.lock replaced or "
-            "created late. End the session (the adapter and every "
-            "process it started) and recompile before starting another"
+            "turned plain file (codex logout + login) or the writer's lock auth.lock replaced, "
+            "removed or created late as anything but a plain file (created as one while every "
+            "profile denies it, it is expected: Codex's first login save). End the session (the "
+            "adapter and every process it started) and recompile before starting another"
         ),
         "on_other_exit": "the chain is no longer watched: end the session",
         "stop": "send SIGTERM when the session ends (exit 0, nothing printed)",
@@ -504,25 +642,28 @@ APP_SERVER_NEVER_SEND = (
 )
 
 
-def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
+def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[dict[str, Any]]:
     """Plain `codex app-server` and `codex exec` (no adapter): args after the codex binary,
     env, cwd and, per mode, how to select it."""
     home = _codex_home(bundle)
     env: dict[str, str] = {}
     if home is not None:
         env["CODEX_HOME"] = os.path.abspath(home)
-    if bundle.layout.tmpdir is not None:
-        env["TMPDIR"] = bundle.layout.tmpdir
-    if bundle.layout.home is not None:
-        env["HOME"] = bundle.layout.home
+    supplies = {
+        "codex": f"path of a codex {codex_version()} binary: argv is [codex, *args]; substitute "
+        "it for ${codex} in command"
+    }
+    env.update(_session_env(bundle, supplies))
     roots = list(bundle.layout.workspace_roots)
     cwd = roots[0] if roots else None
     flags = [a for line in override_lines(bundle) for a in ("-c", line)]
-    supplies = {"codex": f"path of a codex {codex_version()} binary: argv is [codex, *args]"}
     common = {
         "codex_version": codex_version(),
         "env": env,
         "cwd": cwd,
+        "files": _lock_files(bundle),
+        "mode_ids": _acp_mode_ids(bundle),
+        "requirements": requirements_item(bundle, inputs),
         "launcher_supplies": supplies,
         "run_as": RUN_AS,
         "non_root_required": False,
@@ -549,6 +690,7 @@ def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
         {
             "launcher": "codex app-server",
             **common,
+            "command": ["${codex}", "app-server", *flags],
             "args": ["app-server", *flags],
             "initialize": {"capabilities": {"experimentalApi": True}},
             "thread_start": {"cwd": cwd} if cwd is not None else {},
@@ -564,6 +706,7 @@ def codex_entries(bundle: CompiledBundle) -> list[dict[str, Any]]:
         {
             "launcher": "codex exec",
             **common,
+            "command": ["${codex}", *exec_args],
             "args": exec_args,
             "modes": exec_modes,
             "never_send": [
@@ -595,8 +738,8 @@ def render_launch_with(
         # (`-C`, ACP `cwd`) and the rest as additional workspace roots, exactly as spelled.
         "cwd": roots[0] if roots else None,
         "workspace_roots": roots,
-        "adapters": [launch_entry(bundle, e) for e in catalog.adapters],
-        "codex": codex_entries(bundle),
+        "adapters": [launch_entry(bundle, e, inputs) for e in catalog.adapters],
+        "codex": codex_entries(bundle, inputs),
         "watch": watch_entry(bundle, inputs),
         "trusted_parent": trusted_parent_entry(bundle, inputs),
     }
@@ -621,6 +764,43 @@ class LaunchFile(Frozen):
     path: str
     mode: Annotated[str, StringConstraints(pattern="^0[0-7]{3}$")]
     content: str
+    if_exists: Literal["keep"] | SkipJsonSchema[None] = Field(
+        default=None,
+        description="`keep`: create the file only when the path is missing (O_CREAT|O_EXCL, "
+        "never through a link) and leave an existing regular file as it is (Codex may hold "
+        "the writer's lock right now); absent: write it (atomically) every launch.",
+    )
+
+
+#: An argv element is either literal or one `${NAME}` token naming a launcher_supplies key.
+_COMMAND = (
+    "The argv that starts it: `args` after the program; each `${NAME}` element is the value "
+    "launcher_supplies[NAME] describes."
+)
+_MODE_IDS = (
+    "Mode name -> the ACP session mode id of its profile (`permission-profile:<profile id>`)."
+)
+
+
+class Requirements(Frozen):
+    """The managed requirements the session must run under."""
+
+    path: Literal["/etc/codex/requirements.toml"]
+    digest: Annotated[str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$")] = Field(
+        description="sha256 of the text `profilec compile --format requirements` prints (with "
+        "the same flags)."
+    )
+    install_argv: Annotated[
+        list[str],
+        Field(
+            min_length=6,
+            description="Absolute: this interpreter, `-P -m profilec requirements install` and "
+            "the compile's flags; run it as root before the session starts.",
+            json_schema_extra={"prefixItems": [{"type": "string", "pattern": "^/"}]},
+        ),
+    ]
+    install_env: _Strings
+    statement: str
 
 
 class ModeApproval(Frozen):
@@ -652,13 +832,29 @@ class AdapterLaunch(Frozen):
     launch_method: Method | None
     reason: str
     evidence: str
+    command: list[str] = Field(description=_COMMAND + " Empty when nothing holds.")
     env: _Strings
     args: list[str]
     files: list[LaunchFile]
-    blocked_modes: list[str]
+    mode_ids: dict[str, str] = Field(description=_MODE_IDS)
+    blocked_modes: list[str] = Field(
+        description="Built-in modes a launcher must never offer: without the managed "
+        "requirements each drops the credential deny."
+    )
+    enforced_by: Literal["managed-requirements", "launcher"] = Field(
+        description="What stops blocked_modes: `managed-requirements` (measured on this Codex: "
+        "such a mode runs the default profile once `requirements` is installed) or only the "
+        "launcher."
+    )
+    forward_mode_ids: list[str] = Field(
+        description="The allow-list: the only session/set_mode ids a launcher forwards "
+        "(empty: forward none)."
+    )
+    requirements: Requirements
     launcher_supplies: _Strings = Field(
-        description="Env vars whose value only the launcher knows (e.g. a codex binary's path), "
-        "with what the value must be."
+        description="Values only the launcher knows (a binary's path, HOME or TMPDIR when not "
+        "compiled in), with what each must be: set it in the env, or substitute it for its "
+        "`${NAME}` token in command."
     )
     run_as: str
     non_root_required: bool = Field(
@@ -681,9 +877,13 @@ class CodexLaunch(Frozen):
 
     launcher: Literal["codex app-server", "codex exec"]
     codex_version: str
+    command: Annotated[list[str], Field(min_length=2, description=_COMMAND)]
     args: Annotated[list[str], Field(min_length=1)]
     env: _Strings
     cwd: str | None
+    files: list[LaunchFile]
+    mode_ids: dict[str, str] = Field(description=_MODE_IDS)
+    requirements: Requirements
     launcher_supplies: _Strings
     run_as: str
     non_root_required: bool

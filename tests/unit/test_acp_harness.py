@@ -523,8 +523,8 @@ def test_a_recipe_change_reaches_the_harness(
 
     real = emit_launch.launch_entry
 
-    def changed(bundle: Any, entry: Any) -> dict[str, Any]:
-        doc = real(bundle, entry)
+    def changed(bundle: Any, entry: Any, inputs: Any = None) -> dict[str, Any]:
+        doc = real(bundle, entry, inputs)
         doc["env"] = {**doc["env"], "PROFILEC_RECIPE_PROBE": "1"}
         return doc
 

@@ -17,7 +17,15 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.models import CompiledBundle
-from profilec.watch import DEFAULT_INTERVAL, Drift, Watcher, run, watch_bundle
+from profilec.watch import (
+    DEFAULT_INTERVAL,
+    Drift,
+    Watcher,
+    denies_writer_lock,
+    run,
+    watch_bundle,
+    watch_set,
+)
 from tests.helpers import Layout, make_layout, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -201,12 +209,87 @@ def test_a_replaced_writer_lock_is_drift(lay: Layout) -> None:
     _expect(w, "replaced", lock, "writer-lock")
 
 
-def test_a_writer_lock_created_after_the_start_is_drift(tmp_path: Path) -> None:
+def _lockless(tmp_path: Path) -> tuple[Layout, CompiledBundle, Path]:
     lay = make_layout(tmp_path / "l")
-    (lay.codex_home / "auth.lock").unlink()  # no lock yet (check warns: PC007)
-    w = _watcher(lay)
-    (lay.codex_home / "auth.lock").touch()  # Codex's first save creates it
-    _expect(w, "appeared", lay.codex_home / "auth.lock", "writer-lock")
+    lock = lay.codex_home / "auth.lock"
+    lock.unlink()  # no lock yet (check warns: PC007)
+    bundle = _bundle(lay)
+    assert denies_writer_lock(bundle)
+    return lay, bundle, lock
+
+
+def _first_login_save(lock: Path) -> None:
+    """What Codex does at its first save: open(O_RDWR|O_CREAT, 0666 & umask) + flock."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+
+
+def test_a_denied_writer_lock_created_by_the_first_login_save_is_not_drift(
+    tmp_path: Path,
+) -> None:
+    """The first token refresh creates the lock every profile denies: expected, the session
+    goes on; from then on it is the baseline (replaced or removed is drift)."""
+    _, bundle, lock = _lockless(tmp_path)
+    w = watch_bundle(bundle)
+    assert w.begin() is None
+    _first_login_save(lock)
+    for _ in range(3):
+        assert w.poll() is None
+    assert w.start[str(lock)].kind == "file"  # the new baseline
+    new = lock.with_name("auth.lock.new")
+    new.touch()
+    os.rename(new, lock)
+    _expect(w, "replaced", lock, "writer-lock")
+
+
+def test_a_denied_writer_lock_removed_after_it_appeared_is_drift(tmp_path: Path) -> None:
+    _, bundle, lock = _lockless(tmp_path)
+    w = watch_bundle(bundle)
+    assert w.begin() is None
+    _first_login_save(lock)
+    assert w.poll() is None
+    lock.unlink()
+    _expect(w, "removed", lock, "writer-lock")
+
+
+def test_a_late_writer_lock_was_drift_before_negative_control(tmp_path: Path) -> None:
+    """Negative control: the watch set alone (the old watcher, no knowledge of the profiles'
+    deny) reports the same first save as drift: what ended sessions at the first refresh."""
+    _, bundle, lock = _lockless(tmp_path)
+    w = Watcher(watch_set(bundle.roots, bundle.codex_home))
+    assert w.begin() is None
+    _first_login_save(lock)
+    _expect(w, "appeared", lock, "writer-lock")
+
+
+def test_a_late_writer_lock_no_profile_denies_is_drift(tmp_path: Path) -> None:
+    """Only the lock every profile denies may appear: without the deny it stays drift."""
+    _, bundle, lock = _lockless(tmp_path)
+    stripped = bundle.model_copy(
+        update={
+            "profiles": tuple(
+                p.model_copy(update={"entries": tuple(e for e in p.entries if e.path != str(lock))})
+                for p in bundle.profiles
+            )
+        }
+    )
+    assert not denies_writer_lock(stripped)
+    w = watch_bundle(stripped)
+    assert w.begin() is None
+    _first_login_save(lock)
+    _expect(w, "appeared", lock, "writer-lock")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "dir"])
+def test_a_writer_lock_appearing_as_a_link_or_dir_is_drift(tmp_path: Path, kind: str) -> None:
+    lay, bundle, lock = _lockless(tmp_path)
+    w = watch_bundle(bundle)
+    assert w.begin() is None
+    if kind == "symlink":
+        lock.symlink_to(lay.host_target)
+    else:
+        lock.mkdir()
+    _expect(w, "appeared", lock, "writer-lock")
 
 
 def test_a_chain_that_already_differs_from_the_bundle_is_drift_at_start(lay: Layout) -> None:
