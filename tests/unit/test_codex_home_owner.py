@@ -90,3 +90,25 @@ def test_without_run_as_a_foreign_codex_home_names_the_run_as_fix(
     err = capsys.readouterr().err
     assert f"--run-as {RUN_AS}" in err and len(err.strip().splitlines()) == 1, err
     _owned(out, RUN_AS, 0o755)
+
+
+def test_the_api_writes_for_run_as_and_refuses_a_bad_uid(tmp_path: Path) -> None:
+    from profilec import api
+    from profilec.errors import UsageError
+
+    lay = make_layout(tmp_path / "l")
+    os.chown(lay.workspace, RUN_AS, RUN_AS)
+    bundle = api.load_and_compile(
+        str(lay.manifest),
+        workspace_roots=[str(lay.workspace)],
+        codex_home=str(lay.codex_home),
+        run_as=RUN_AS,
+    )
+    out = tmp_path / "home"
+    assert api.write_codex_home(bundle, str(out), run_as=RUN_AS) == str(out / "config.toml")
+    _owned(out, RUN_AS, 0o700)
+    _owned(out / "config.toml", RUN_AS, 0o600)
+    _owned(out / "auth.lock", RUN_AS, 0o600)
+    for bad in (-1, True, "65534"):
+        with pytest.raises(UsageError):
+            api.write_codex_home(bundle, str(out), run_as=bad)  # type: ignore[arg-type]
