@@ -35,6 +35,7 @@ RULE_MODULES = (
     "profilec.check.agent_layers",
     "profilec.check.parent_layers",
     "profilec.check.launcher",
+    "profilec.check.ownership",
     "profilec.check.canary",
     "profilec.check.triage",
 )
