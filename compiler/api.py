@@ -131,11 +131,18 @@ def override_lines(bundle: CompiledBundle) -> list[str]:
     return _override_lines(bundle)
 
 
-def write_codex_home(bundle: CompiledBundle, directory: StrPath) -> str:
+def write_codex_home(
+    bundle: CompiledBundle, directory: StrPath, *, run_as: int | None = None
+) -> str:
     """Write `directory/config.toml` (0600, the directory 0700) and the empty writer lock
-    `auth.lock`; returns the config's path."""
+    `auth.lock`; returns the config's path. `run_as`: the uid Codex runs as, when it is not
+    ours (root only): the directory and both files are written owned by it."""
     _expect("bundle", bundle, CompiledBundle)
-    return _write_codex_home(bundle, path_arg("directory", directory))
+    if run_as is not None and (isinstance(run_as, bool) or not isinstance(run_as, int)):
+        raise UsageError(f"expected an int uid, got {type(run_as).__name__}", where="run_as")
+    if run_as is not None and run_as < 0:
+        raise UsageError(f"a uid is 0 or more, got {run_as}", where="run_as")
+    return _write_codex_home(bundle, path_arg("directory", directory), owner=run_as)
 
 
 def launch_document(bundle: CompiledBundle, *, inputs: Inputs | None = None) -> dict[str, Any]:

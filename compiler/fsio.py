@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import stat
 import tempfile
 
@@ -30,8 +31,11 @@ def read_input(
         raise error(f"cannot read{name}: {exc.strerror or exc}", where=path) from None
 
 
-def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
+def write_atomic(path: str, data: bytes, *, mode: int = 0o644, owner: int | None = None) -> None:
     """Replace `path` with `data` all at once; on any error nothing is left behind.
+
+    `owner`: a uid to give the new file to (and its primary group) before it is renamed into
+    place; only root may give a file away, anyone else gets an OutputError.
 
     A target that already exists as a device, FIFO or socket (`--out /dev/null`,
     `/dev/stdout`) is written in place: renaming a file over it would replace the device
@@ -61,6 +65,8 @@ def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        if owner is not None and owner != os.geteuid():
+            os.chown(tmp, owner, primary_gid(owner))
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -81,13 +87,51 @@ def _write_in_place(path: str, data: bytes) -> None:
         raise OutputError(f"cannot write: {exc.strerror}", where=path) from None
 
 
-def ensure_private_dir(path: str) -> None:
-    """Create `path` as a 0700 directory, or tighten an existing one we own to 0700."""
+def primary_gid(uid: int) -> int:
+    """The primary group of `uid` (its own number when no passwd entry names it, as the
+    launch plan's `65534:65534`)."""
+    try:
+        return pwd.getpwuid(uid).pw_gid
+    except KeyError:
+        return uid
+
+
+def ensure_private_dir(path: str, *, owner: int | None = None) -> None:
+    """Create `path` as a 0700 directory, or tighten an existing one we own to 0700.
+
+    `owner`: the uid the directory is for (`compile --run-as`), when it is not ours. Run as
+    root, a directory created here, or an existing one root owns, is given to `owner`; one
+    `owner` already holds is kept. A directory anyone else owns is refused with the fix.
+    """
+    me = os.geteuid()
+    for_other = owner is not None and owner != me
+    if for_other and me != 0:
+        raise OutputError(
+            f"only root can write a directory for uid {owner} (--run-as): run compile as root, "
+            f"or as uid {owner}",
+            where=path,
+        )
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
-        if st.st_uid != os.getuid():
-            raise OutputError(f"directory is owned by uid {st.st_uid}", where=path)
+        if not stat.S_ISDIR(st.st_mode):
+            raise OutputError("is not a directory", where=path)
+        if for_other and owner is not None:
+            if st.st_uid not in (me, owner):
+                raise OutputError(
+                    f"directory is owned by uid {st.st_uid}, neither uid {owner} (--run-as) "
+                    f"nor uid {me}: `chown {owner}:{primary_gid(owner)} {path}`, or choose "
+                    "another directory",
+                    where=path,
+                )
+            if st.st_uid == me:
+                os.chown(path, owner, primary_gid(owner), follow_symlinks=False)
+        elif st.st_uid != me:
+            raise OutputError(
+                f"directory is owned by uid {st.st_uid}: compile for it with --run-as "
+                f"{st.st_uid} (as root), or choose another directory",
+                where=path,
+            )
         os.chmod(path, 0o700)
     except OSError as exc:
         raise OutputError(f"cannot prepare directory: {exc.strerror}", where=path) from None

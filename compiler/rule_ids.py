@@ -78,6 +78,13 @@ REQUIREMENTS_NOT_IN_FORCE: Final = "PC056"
 REQUIREMENTS_UNNAMED: Final = "PC057"
 
 # ---------------------------------------------------------------------------------------------
+# The launch's ownership and mode prerequisites for the run-as uid (PC060-PC062)
+
+VAULT_NOT_RUN_AS_WRITABLE: Final = "PC060"
+CODEX_HOME_OWNERSHIP: Final = "PC061"
+WRITER_LOCK_UNUSABLE: Final = "PC062"
+
+# ---------------------------------------------------------------------------------------------
 # Waivers (PC090)
 
 WAIVER_EXPIRED: Final = "PC090"

@@ -36,6 +36,7 @@ RULE_MODULES = (
     "profilec.check.parent_layers",
     "profilec.check.launcher",
     "profilec.check.requirements",
+    "profilec.check.ownership",
     "profilec.check.canary",
     "profilec.check.triage",
 )

@@ -29,6 +29,7 @@ from ..check.launcher import (
     load_launch_argv,
     parse_launch_requests,
 )
+from ..check.ownership import ownership_findings
 from ..check.parent_layers import lock_findings
 from ..check.requirements import requirements_findings
 from ..check.result import SEVERITY_RANK
@@ -118,7 +119,7 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         fail_on=request.fail_on,  # type: ignore[arg-type]  # validated against SEVERITY_RANK
         codex_version=codex_version(),
         canary=canary_doc,
-        extra=[*extra, *_launcher_findings(request, edge)],
+        extra=[*extra, *_launcher_findings(request, edge), *_ownership(request, inputs)],
     )
     report = triage(report, inputs.stack, request, excuse)
     return _outcome(request, report, render(request.fmt, report), mismatch_only, excuse.used)
@@ -278,6 +279,15 @@ def _launch_context(request: CheckRequest, edge: Inputs, inputs: CheckInputs) ->
         allowlist=edge.allowlist() if inputs.session_raw is not None else None,
         parent=tuple(parent.settings) if parent else (),
     )
+
+
+def _ownership(request: CheckRequest, inputs: CheckInputs) -> list[CheckFinding]:
+    """PC060-PC062: the launch's ownership and mode prerequisites for the run-as uid
+    (--run-as, else the uid check runs as)."""
+    uid = request.run_as if request.run_as is not None else os.geteuid()
+    if uid < 0:
+        raise UsageError(f"--run-as {uid}: a uid is 0 or more")
+    return ownership_findings(inputs.roots, inputs.codex_home, uid)
 
 
 def _launcher_findings(request: CheckRequest, edge: Inputs) -> list[CheckFinding]:

@@ -51,7 +51,7 @@ def _plain(request: CompileRequest) -> Outcome:
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
 
-        write_codex_home(bundle, str(request.out))
+        write_codex_home(bundle, str(request.out), owner=request.run_as)
         return Outcome()
     if fmt == "launch":  # the adapter catalog comes from the same policy directory
         from ..emit.launch import adapters_of, render_launch_with
