@@ -76,3 +76,27 @@ def ancestors(path: str) -> Iterable[str]:
         if cur == "/":
             return
         cur = parent(cur)
+
+
+#: Codex's temp dir when the launch sets no TMPDIR (Rust's `std::env::temp_dir()` on Linux).
+DEFAULT_TEMP_DIR = "/tmp"
+
+#: Why a CODEX_HOME under the temp dir runs no command (measured on 0.165.0 and 0.171.0).
+CODEX_HOME_UNDER_TEMP_REASON = (
+    "Codex refuses to create its sandbox helper there ('Refusing to create helper binaries "
+    "under temporary dir'), so no model command runs"
+)
+
+
+def launch_temp_dir(tmpdir: str | None) -> str:
+    """The temp dir Codex uses: the TMPDIR the launch gives it (the caller's `--tmpdir`, else
+    its `$TMPDIR`), else DEFAULT_TEMP_DIR. Without a trailing slash (`/` stays `/`)."""
+    return (tmpdir or DEFAULT_TEMP_DIR).rstrip("/") or "/"
+
+
+def codex_home_temp_dir(codex_home: str, tmpdir: str | None) -> str | None:
+    """The launch temp dir (`launch_temp_dir(tmpdir)`) when `codex_home` lies in it, else
+    None. The one definition behind check's PC035, compile's refusal and the mount plan's
+    TMPDIR (docs/codex-semantics.md)."""
+    temp = launch_temp_dir(tmpdir)
+    return temp if is_within(codex_home, temp) else None

@@ -12,11 +12,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from .compile import compile_bundle
-from .errors import InputError, SandboxRefusesError, UsageError
+from .errors import InputError, LayoutError, SandboxRefusesError, UsageError
 from .evaluate import PLACEHOLDER_CWD
 from .inputs import SESSION_DATA, Inputs
 from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
-from .paths import check_absolute, is_within, parent
+from .paths import (
+    CODEX_HOME_UNDER_TEMP_REASON,
+    check_absolute,
+    codex_home_temp_dir,
+    is_within,
+    launch_temp_dir,
+    parent,
+)
 from .projects import untrusted_project_paths
 from .roots import (
     LaunchProbe,
@@ -407,6 +414,7 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
             "stays open to model commands"
         )
     resolved_home = resolve_home(home_path)
+    check_home_outside_temp(home_path, resolved_home.canonical, inputs.tmpdir)
     check_home_login_is_declared(manifest, resolved_home)
     if inputs.home is not None:
         check_absolute(inputs.home, what="--home", error=InputError)
@@ -447,6 +455,27 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
     )
     refuse_unstartable(bundle)
     return bundle
+
+
+def check_home_outside_temp(codex_home: str, canonical: str, tmpdir: str | None) -> None:
+    """CODEX_HOME (as given or canonical) must not lie under the temp dir the launch gives Codex
+    (`--tmpdir`, else this process's $TMPDIR, else /tmp: paths.launch_temp_dir, as check's
+    PC035): Codex refuses to create its sandbox helper there and no model command runs, so the
+    profile would compile for a session that cannot work. A LayoutError (exit 2): the launch
+    layout is what is wrong (two of its directories overlap), not a flag's spelling."""
+    tmp = tmpdir if tmpdir is not None else os.environ.get("TMPDIR")
+    temps = {launch_temp_dir(tmp)}
+    temps |= {os.path.realpath(t) for t in temps}
+    for home in dict.fromkeys((codex_home, canonical)):
+        for temp in sorted(temps):
+            if codex_home_temp_dir(home, temp):
+                raise LayoutError(
+                    f"CODEX_HOME {home} is under the temp dir {temp}: "
+                    f"{CODEX_HOME_UNDER_TEMP_REASON}",
+                    where="--codex-home",
+                    hint="put CODEX_HOME under a persistent directory (e.g. /var/lib/<agent>), "
+                    "or launch Codex with a TMPDIR outside it and compile with that --tmpdir",
+                )
 
 
 def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:

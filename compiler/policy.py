@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
-from .codex import PARENT_FORBIDDEN_PREFIXES, SCOPABLE_SPECIALS, SPECIAL_ALIASES, SPECIALS
+from .codex import (
+    BUILTIN_WORKSPACE,
+    PARENT_FORBIDDEN_PREFIXES,
+    SCOPABLE_SPECIALS,
+    SPECIAL_ALIASES,
+    SPECIALS,
+)
 from .errors import PolicyError
 from .fsio import read_input
 from .models import ACP_MODES, ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
@@ -35,6 +41,60 @@ class Policy(NamedTuple):
     trusted_base: TrustedBasePolicy | None = None
     #: `parent.toml`: what every output sets on the trusted Codex parent.
     parent: ParentPolicy | None = None
+
+
+#: What each ACP mode may grant, by its advertised meaning: (writes, network). `read-only`
+#: writes nothing and has no network; `agent` writes the workspace and temp, no network;
+#: `agent-full-access` may do both. A base profile that grants more is refused at load.
+MODE_MEANINGS: dict[str, tuple[bool, bool]] = {
+    "read-only": (False, False),
+    "agent": (True, False),
+    "agent-full-access": (True, True),
+}
+
+
+def _first_write(base: ModeProfilePolicy) -> str | None:
+    """The first policy key through which `base` writes, else None: an `extends` of a
+    built-in that writes (`:workspace`), `write_workspace_roots`, or a `write` value (a key's,
+    or a subpath's in a scoped table) in the filesystem table."""
+    if base.extends == BUILTIN_WORKSPACE:
+        return f"extends = {BUILTIN_WORKSPACE!r}"
+    if base.write_workspace_roots:
+        return "write_workspace_roots = true"
+    for key, value in base.filesystem.items():
+        if value == "write":
+            return f"filesystem {key!r} = 'write'"
+        if isinstance(value, dict):
+            for sub, access in value.items():
+                if access == "write":
+                    return f"filesystem {key!r}.{sub!r} = 'write'"
+    return None
+
+
+def check_mode_meaning(base: ModeProfilePolicy, mode: str, where: str) -> None:
+    """A base profile grants no more than its ACP mode means (MODE_MEANINGS): a read-only that
+    writes, or a read-only or agent with network, is refused naming the key. A mode outside
+    MODE_MEANINGS has no advertised meaning to hold it to."""
+    meaning = MODE_MEANINGS.get(mode)
+    if meaning is None:
+        return
+    writes, network = meaning
+    offending = None if writes else _first_write(base)
+    if offending is None and not network and base.network.enabled:
+        offending = "network.enabled = true"
+    if offending is not None:
+        raise PolicyError(
+            f"mode {mode!r} grants more than it means ({_MEANING_TEXT[mode]}): {offending}",
+            where=where,
+            hint="a wider policy belongs to a wider mode",
+        )
+
+
+_MEANING_TEXT = {
+    "read-only": "writes nothing, no network",
+    "agent": "writes the workspace and temp, no network",
+    "agent-full-access": "writes and network",
+}
 
 
 TRUSTED_BASE_FILE = "trusted-base.toml"
@@ -158,6 +218,7 @@ def load_policy(
             )
         for key, value in base.filesystem.items():
             _check_key(key, value, f"{path}: filesystem")
+        check_mode_meaning(base, mode, path)
         bases[mode] = base
     trusted = load_trusted_base(pdir, read)
     parent = load_parent(pdir, read)

@@ -38,6 +38,9 @@ description = "private CODEX_HOME/auth.json, a symlink chain to the host login"
 TOML
 chmod 600 "$dir/roots.toml"
 mkdir -p "$dir/daemon" "$dir/hosthome"
+# The session's TMPDIR, as the plan sets it (agent_home lies under /tmp, and Codex runs no
+# command with CODEX_HOME under its temp dir): compile takes it as --tmpdir.
+mkdir -p -m 700 "$dir/daemon/state/cand-1/tmp"
 cat > "$dir/layout.toml" <<TOML
 #:schema $schemas/plan-layout.schema.json
 # Daemon-owned plan layout (example): where the trusted Codex parent runs (profilec plan).

@@ -28,7 +28,10 @@ profilec() { command "${pc[@]}" "$@"; }
 dir="$(bash "$here/examples/make-layout.sh")"
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$out"
-common=(--roots "$dir/roots.toml" --workspace-root "$dir/workspace" --codex-home "$dir/agent/codex-home")
+# --tmpdir: the TMPDIR the plan gives the session (the layout lives under /tmp, and compile
+# refuses a CODEX_HOME under the launch's temp dir: Codex would run no command).
+common=(--roots "$dir/roots.toml" --workspace-root "$dir/workspace" --codex-home "$dir/agent/codex-home"
+  --tmpdir "$dir/daemon/state/cand-1/tmp")
 for fmt in toml overrides acp-json bundle; do
   ext="$fmt"; [ "$fmt" = "acp-json" ] && ext="json"; [ "$fmt" = "bundle" ] && ext="bundle.json"
   [ "$fmt" = "overrides" ] && ext="txt"
@@ -72,7 +75,9 @@ profilec check "${common[@]}" "${req[@]}" --lock "$dir/profilec.lock" --format j
 cp "$dir/profilec.lock" "$out/profilec.lock"
 echo "lock: $out/profilec.lock (no drift)"
 cj=()
-if [ "${#canary[@]}" -gt 0 ] && profilec canary "${common[@]}" --format json >"$out/canary.json"; then
+# canary takes no --tmpdir: the launch TMPDIR reaches its compile through the environment.
+if [ "${#canary[@]}" -gt 0 ] && TMPDIR="$dir/daemon/state/cand-1/tmp" \
+  profilec canary "${common[@]:0:6}" --format json >"$out/canary.json"; then
   cj=(--canary-json "$out/canary.json")
 fi
 # The launchers section needs the end-to-end matrix; this script does not run it (about a

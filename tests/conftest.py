@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+#: The launch temp dir the unit tests model (created in each process's basetemp at session start).
+LAUNCH_TMPDIR = "launch-tmp"
+
 #: The carve-out names bubblewrap creates (Codex 0.171.0 as root; `.aws` was never seen made).
 CARVE_OUT_MOUNT_POINTS = (".git", ".agents", ".codex")
 
@@ -33,12 +36,25 @@ def shared_ancestors(basetemp: Path) -> list[Path]:
     return out
 
 
+def launch_tmpdir(basetemp: Path) -> None:
+    """Every test layout lives in pytest's basetemp, under the system temp dir, and compile
+    refuses a CODEX_HOME under the temp dir the launch gives Codex (`--tmpdir`, else $TMPDIR,
+    else /tmp: Codex then runs no command). The launch the tests model gives Codex a TMPDIR of
+    its own, as a launcher must: `<basetemp>/launch-tmp`, which holds no test's CODEX_HOME.
+    Set for this process (and the CLIs it starts) once basetemp exists; a test about the temp
+    dir itself passes `--tmpdir` or sets TMPDIR (monkeypatch)."""
+    tmp = basetemp / LAUNCH_TMPDIR
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    os.environ["TMPDIR"] = str(tmp)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if os.geteuid() != 0:
-        return  # bubblewrap as non-root cannot create them either
     factory = session.config._tmp_path_factory  # type: ignore[attr-defined]
     basetemp = Path(factory.getbasetemp())
+    launch_tmpdir(basetemp)
+    if os.geteuid() != 0:
+        return  # bubblewrap as non-root cannot create them either
     for d in shared_ancestors(basetemp):
         for name in CARVE_OUT_MOUNT_POINTS:
             try:

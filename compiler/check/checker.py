@@ -235,8 +235,9 @@ def from_bundle(
         session_raw=session_raw,
         session_file=session_file,
         manifest_file=manifest_file,
-        home=os.environ.get("HOME"),
-        tmpdir=os.environ.get("TMPDIR"),
+        # The launch context compiled in (--home, --tmpdir), else this process's environment.
+        home=bundle.layout.home or os.environ.get("HOME"),
+        tmpdir=bundle.layout.tmpdir or os.environ.get("TMPDIR"),
         trusted_base=tuple(bundle.trusted_base),
         parent=tuple(bundle.parent),
     )

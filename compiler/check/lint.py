@@ -35,6 +35,7 @@ from ..codex import (
 )
 from ..evaluate import EffectiveProfile, LiveFs, enforce, resolve_path
 from ..models import ACP_MODES
+from ..paths import CODEX_HOME_UNDER_TEMP_REASON, codex_home_temp_dir
 from ..rule_ids import (
     ANCESTOR_RENAMABLE,
     CODEX_HOME_DENIED,
@@ -815,11 +816,12 @@ rule(
 rule(
     CODEX_HOME_UNDER_TMP,
     "codex-home-under-tmp",
-    "warning",
-    "CODEX_HOME lies under the system temp dir ($TMPDIR or /tmp)",
+    "error",
+    "CODEX_HOME lies under the launch temp dir (--tmpdir, else $TMPDIR, else /tmp)",
     "measured: 'Refusing to create helper binaries under temporary dir', then the sandbox "
-    "helper cannot be exec'd and no command runs",
-    "put CODEX_HOME under a persistent directory (e.g. /var/lib, $HOME)",
+    "helper cannot be exec'd and no command runs (compile refuses such a layout, exit 2)",
+    "put CODEX_HOME under a persistent directory (e.g. /var/lib, $HOME), or launch Codex with "
+    "a TMPDIR outside it",
     MEASURED_RANGE,
 )
 
@@ -901,19 +903,15 @@ def _enforcement(o: _Out) -> None:
                     path=dr.entry.path,
                     **kw,
                 )
-    if inp.codex_home and inp.tmpdir:
-        # The launch TMPDIR (check --tmpdir, else the environment's); /tmp is Codex's default
-        # when TMPDIR is unset, checked when the launch context names it.
-        for tmp in (inp.tmpdir,):
-            t = tmp.rstrip("/") or "/"
-            if inp.codex_home == t or inp.codex_home.startswith(t + "/"):
-                o.add(
-                    CODEX_HOME_UNDER_TMP,
-                    f"CODEX_HOME {inp.codex_home} is under the temp dir {t}: Codex refuses to "
-                    "create its sandbox helper there",
-                    path=inp.codex_home,
-                )
-                break
+    # The launch TMPDIR (check --tmpdir, else the environment's), else Codex's default /tmp.
+    temp = codex_home_temp_dir(inp.codex_home, inp.tmpdir) if inp.codex_home else None
+    if inp.codex_home and temp:
+        o.add(
+            CODEX_HOME_UNDER_TMP,
+            f"CODEX_HOME {inp.codex_home} is under the temp dir {temp}: "
+            f"{CODEX_HOME_UNDER_TEMP_REASON}",
+            path=inp.codex_home,
+        )
 
 
 rule(

@@ -26,7 +26,7 @@ from typing import Literal
 from ..codex import REQUIREMENTS_FILE
 from ..errors import LayoutError, UnsafeRootError
 from ..models import ResolvedRoot
-from ..paths import ancestors, is_within, join, parent
+from ..paths import ancestors, codex_home_temp_dir, is_within, join, parent
 from .layout import check_relative, hidden_paths, validate_layout
 from .models import (
     DEFAULT_READONLY,
@@ -458,7 +458,7 @@ def _launch_env(layout: PlanLayout) -> tuple[list[EnvSetting], list[Directory], 
     dirs.append(Directory(path=home, mode="0700", purpose="home"))
     env.append(EnvSetting(name="HOME", value=home, source="plan"))
     tmp = PRIVATE_TMP
-    if "codex" in layout.backends and is_within(layout.agent_home, PRIVATE_TMP):
+    if "codex" in layout.backends and codex_home_temp_dir(layout.agent_home, PRIVATE_TMP):
         tmp = join(layout.state_dir, "tmp", what="TMPDIR")
         dirs.append(Directory(path=tmp, mode="0700", purpose="tmp"))
         warnings.append(

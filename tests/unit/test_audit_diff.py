@@ -102,20 +102,21 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lay, flags = setup(tmp_path / "l")
+    # Policy: agent-full-access without network, then with it (the widening its meaning allows;
+    # agent with network is refused at load). Manifest: a second root -> a new deny (narrowing).
+    profiles = tmp_path / "profiles"
+    shutil.copytree("profiles", profiles)
+    full = profiles / "agent-full-access.toml"
+    full_text = full.read_text(encoding="utf-8")
+    full.write_text(full_text.replace("enabled = true", "enabled = false"), encoding="utf-8")
+    flags = [*flags, "--profiles", str(profiles)]
     old = tmp_path / "old.lock"
     assert run(capsys, "lock", *flags, "--out", str(old))[0] == 0
     same = tmp_path / "same.json"
     assert run(capsys, "compile", *flags, "--format", "bundle", "--out", str(same))[0] == 0
     rc, out, _ = run(capsys, "diff", str(old), str(same))
     assert rc == 0 and "no changes" in out
-    # Policy: agent gets network. Manifest: a second root -> a new deny (narrowing).
-    profiles = tmp_path / "profiles"
-    shutil.copytree("profiles", profiles)
-    agent = profiles / "agent.toml"
-    agent.write_text(
-        agent.read_text(encoding="utf-8").replace("enabled = false", "enabled = true"),
-        encoding="utf-8",
-    )
+    full.write_text(full_text, encoding="utf-8")
     (lay.base / "other-vault").mkdir()
     other = lay.base / "other-vault" / "other.json"
     other.write_text("{}\n", encoding="utf-8")
@@ -131,8 +132,6 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
         capsys,
         "compile",
         *flags,
-        "--profiles",
-        str(profiles),
         "--format",
         "bundle",
         "--out",
@@ -143,7 +142,7 @@ def test_bundles_and_lock_files_diff_by_their_compiled_profiles(
     assert rc == 1
     changes = json.loads(js)["changes"]
     assert changes[0] == {
-        "mode": "agent",
+        "mode": "agent-full-access",
         "what": "network",
         "direction": "widening",
         "path": None,
@@ -228,19 +227,17 @@ def test_compiled_launcher_outputs_diff_semantically(
     ro = profiles / "read-only.toml"
     text = ro.read_text(encoding="utf-8")
     new = tmp_path / f"new.{ext}"
-    # Widened to :workspace, compile refuses: a session cwd at CODEX_HOME would be writable.
+    # Widened to :workspace (or any write), the policy is refused: read-only writes nothing.
     ro.write_text(text.replace('extends = ":read-only"', 'extends = ":workspace"'), "utf-8")
     rc, _, err = run(
         capsys, "compile", *flags, "--profiles", str(profiles), "--format", fmt, "--out", str(new)
     )
-    assert rc == 5 and "mode read-only, cwd " in err, err
-    # Widened by a write on the workspace roots instead (what agent does), it compiles.
-    ro.write_text(
-        text.replace(
-            'extends = ":read-only"', 'extends = ":read-only"\nwrite_workspace_roots = true'
-        ),
-        encoding="utf-8",
-    )
+    assert rc == 2 and "mode 'read-only' grants more than it means" in err, err
+    ro.write_text(text, encoding="utf-8")
+    # Widened where the mode allows it (agent writes the whole host), it compiles.
+    ag = profiles / "agent.toml"
+    atext = ag.read_text(encoding="utf-8")
+    ag.write_text(atext.replace("[filesystem]", '[filesystem]\n":root" = "write"'), "utf-8")
     assert (
         run(
             capsys,
@@ -258,5 +255,5 @@ def test_compiled_launcher_outputs_diff_semantically(
     ws = flags[flags.index("--workspace-root") + 1]
     rc, out, err = run(capsys, "diff", str(old), str(new), "--workspace-root", ws)
     assert rc == 1, err
-    assert f"! [read-only] access {ws}: read -> write" in out
-    assert "[agent]" not in out
+    assert "! [agent] access " in out and ": read -> write" in out
+    assert "[read-only]" not in out

@@ -60,15 +60,14 @@ def test_an_edited_policy_is_drift(tmp_path: Path, capsys: pytest.CaptureFixture
     profiles = tmp_path / "profiles"
     shutil.copytree("profiles", profiles)
     flags = [*flags, "--profiles", str(profiles)]
+    full = profiles / "agent-full-access.toml"
+    text = full.read_text(encoding="utf-8")
+    full.write_text(text.replace("enabled = true", "enabled = false"), encoding="utf-8")
     lock = _lock(tmp_path, capsys, flags)
-    agent = profiles / "agent.toml"
-    agent.write_text(
-        agent.read_text(encoding="utf-8").replace("enabled = false", "enabled = true"),
-        encoding="utf-8",
-    )
+    full.write_text(text, encoding="utf-8")  # network back on: a widening the mode allows
     rc, _, err = run(capsys, "check", *flags, "--lock", str(lock))
     assert rc == 9
-    assert "! [agent] network: disabled -> enabled" in err
+    assert "! [agent-full-access] network: disabled -> enabled" in err
 
 
 def test_a_moved_root_is_drift(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

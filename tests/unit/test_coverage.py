@@ -36,6 +36,7 @@ def _check(bundle: CompiledBundle, cfg: dict[str, Any], **kw: Any) -> CheckRepor
         workspace_roots=kw.pop("workspace_roots", base.workspace_roots),
         codex_home=base.codex_home,
         codex_home_holders=base.codex_home_holders,
+        tmpdir=base.tmpdir,  # the launch's TMPDIR (tests/conftest.py), not /tmp above CODEX_HOME
     )
     return run_check(inp, **kw)
 

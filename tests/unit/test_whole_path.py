@@ -203,16 +203,21 @@ def test_impossible_roots_fail_in_compile(tmp_path: Path, which: str) -> None:
 
 
 def test_a_layout_under_the_launchers_tmpdir_gets_its_ancestors_pinned(tmp_path: Path) -> None:
-    # Under /var/tmp (not /tmp): agent mode writes it only because TMPDIR names it.
+    # Under /var/tmp (not /tmp): agent mode writes it only because TMPDIR names it. CODEX_HOME
+    # stays outside TMPDIR (under it compile refuses: Codex would run no command).
     import shutil
     import tempfile
 
     tmpdir = Path(tempfile.mkdtemp(prefix="profilec-tmpdir-", dir="/var/tmp"))
     try:
         lay = make_layout(tmpdir / "deep" / "l")
+        home = tmp_path / "codexhome"
+        shutil.move(str(lay.codex_home), home)  # its auth.json links to the vault absolutely
+        text = lay.manifest.read_text(encoding="utf-8")
+        lay.manifest.write_text(text.replace(str(lay.codex_home), str(home)), encoding="utf-8")
         ws = tmp_path / "ws"
         ws.mkdir()
-        flags = {"workspace_roots": [str(ws)], "codex_home": str(lay.codex_home)}
+        flags = {"workspace_roots": [str(ws)], "codex_home": str(home)}
         plain = load_and_compile(str(lay.manifest), **flags)  # type: ignore[arg-type]
         agent = {e.path: e.access for e in plain.profile_for("agent").entries}
         assert str(tmpdir / "deep") not in agent  # control: without TMPDIR nothing to pin
