@@ -403,7 +403,17 @@ class Watcher:
         return None
 
     def poll(self) -> Drift | None:
-        """One pass over every watched path (lstat/readlink only)."""
+        """One pass over every watched path (lstat/readlink only). When a pass finds drift, a
+        second pass decides which one is reported: a pass is not atomic, so changes made while
+        it ran can show a later path's drift before an earlier path's (seen under load: a
+        planted project-doc link reported instead of the replaced credential link checked just
+        before it changed). The second pass sees both, and reports the first in path order."""
+        found = self._pass()
+        if found is None:
+            return None
+        return self._pass() or found
+
+    def _pass(self) -> Drift | None:
         start = self.start
         for w in self.watched:
             now = self.look(w.path)

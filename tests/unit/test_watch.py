@@ -491,3 +491,34 @@ def test_a_link_removed_between_lstat_and_readlink_is_missing_not_retargeted(
 
     monkeypatch.setattr(os, "readlink", racing_readlink)
     assert watch_mod.observe(str(link)).kind == "missing"
+
+
+def test_a_pass_that_races_a_change_reports_the_first_drift_in_path_order() -> None:
+    """A pass is not atomic: `/a` is looked at before it changes and `/b` after. The first pass
+    alone would report `/b`; the second pass decides, and reports `/a`."""
+    from profilec.watch import Seen, Watched
+
+    a = Watched(path="/a", role="target", root_ids=("r",), kind="file")
+    b = Watched(path="/b", role="target", root_ids=("r",), kind="file")
+    states = {"/a": Seen("file", 1, 1, 1), "/b": Seen("file", 1, 2, 1)}
+    looks: list[str] = []
+
+    def look(path: str) -> Seen:
+        looks.append(path)
+        seen = states[path]
+        if path == "/a" and len(looks) == 3:  # the first poll's look at /a, then both change
+            states["/a"] = Seen("missing")
+            states["/b"] = Seen("missing")
+        return seen
+
+    w = Watcher((a, b), look)
+    assert w.begin() is None
+    found = w.poll()
+    assert found is not None and found.path == "/a", found
+    # Negative control: the first pass alone reports the later path.
+    states.update({"/a": Seen("file", 1, 1, 1), "/b": Seen("file", 1, 2, 1)})
+    looks.clear()
+    w2 = Watcher((a, b), look)
+    assert w2.begin() is None
+    first = w2._pass()
+    assert first is not None and first.path == "/b", first
