@@ -75,9 +75,7 @@ profilec check "${common[@]}" "${req[@]}" --lock "$dir/profilec.lock" --format j
 cp "$dir/profilec.lock" "$out/profilec.lock"
 echo "lock: $out/profilec.lock (no drift)"
 cj=()
-# canary takes no --tmpdir: the launch TMPDIR reaches its compile through the environment.
-if [ "${#canary[@]}" -gt 0 ] && TMPDIR="$dir/daemon/state/cand-1/tmp" \
-  profilec canary "${common[@]:0:6}" --format json >"$out/canary.json"; then
+if [ "${#canary[@]}" -gt 0 ] && profilec canary "${common[@]}" --format json >"$out/canary.json"; then
   cj=(--canary-json "$out/canary.json")
 fi
 # The launchers section needs the end-to-end matrix; this script does not run it (about a

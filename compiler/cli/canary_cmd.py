@@ -11,7 +11,15 @@ import typer
 
 from . import app
 from .console import progress
-from .options import HomeOpt, ProfilesOpt, RootsOpt, TextJsonOpt, UserHomeOpt, WorkspaceOpt
+from .options import (
+    HomeOpt,
+    ProfilesOpt,
+    RootsOpt,
+    TextJsonOpt,
+    TmpdirOpt,
+    UserHomeOpt,
+    WorkspaceOpt,
+)
 from .output import finish, request_of
 
 ParentOpt = Annotated[
@@ -33,6 +41,7 @@ def canary_command(
     profiles: ProfilesOpt = None,
     workspace_root: WorkspaceOpt = None,
     codex_home: HomeOpt = None,
+    tmpdir: TmpdirOpt = None,
     home: UserHomeOpt = None,
     fmt: TextJsonOpt = "text",
     parent: ParentOpt = True,
