@@ -100,3 +100,13 @@ def codex_home_temp_dir(codex_home: str, tmpdir: str | None) -> str | None:
     TMPDIR (docs/codex-semantics.md)."""
     temp = launch_temp_dir(tmpdir)
     return temp if is_within(codex_home, temp) else None
+
+
+#: GIT_DIR of the trusted Codex parent (the launch document and the mount plan set it; the
+#: parent policy keeps it out of model commands). At every turn start the parent runs `git` in
+#: the session's cwd outside the sandbox, and `git status` runs the clean filters of whatever
+#: repository it discovers there: one the model planted below a workspace root (`ws/proj/.git`)
+#: ran as the parent when a later session opened in `ws/proj` (measured on 0.171.0 and 0.166.0).
+#: A GIT_DIR below /dev/null can never exist, so the parent's git finds no repository at all
+#: and reads no repository config; the model's own git is untouched.
+PARENT_GIT_DIR = "/dev/null/profilec-parent-git-off"

@@ -29,7 +29,7 @@ from ..errors import PolicyError
 from ..evaluate import resolve, session_contexts
 from ..inputs import Inputs
 from ..models import AbsPath, CompiledBundle, Frozen
-from ..paths import is_within
+from ..paths import PARENT_GIT_DIR, is_within
 from ..roots import LaunchProbe, parse_toml, validation_message
 from ..settings import codex_version
 from .codex_toml import render_toml
@@ -320,8 +320,9 @@ def _acp_mode_ids(bundle: CompiledBundle) -> dict[str, str]:
 
 def _session_env(bundle: CompiledBundle, supplies: dict[str, str]) -> dict[str, str]:
     """HOME and TMPDIR as compiled (--home, --tmpdir); one the compile was not given goes to
-    `supplies` with what the launcher must set it to."""
-    env: dict[str, str] = {}
+    `supplies` with what the launcher must set it to. GIT_DIR turns the parent's own git off
+    (paths.PARENT_GIT_DIR)."""
+    env: dict[str, str] = {"GIT_DIR": PARENT_GIT_DIR}
     lay = bundle.layout
     if lay.home is not None:
         env["HOME"] = lay.home

@@ -26,7 +26,7 @@ from typing import Literal
 from ..codex import REQUIREMENTS_FILE
 from ..errors import LayoutError, UnsafeRootError
 from ..models import ResolvedRoot
-from ..paths import ancestors, codex_home_temp_dir, is_within, join, parent
+from ..paths import PARENT_GIT_DIR, ancestors, codex_home_temp_dir, is_within, join, parent
 from .layout import check_relative, hidden_paths, validate_layout
 from .models import (
     DEFAULT_READONLY,
@@ -442,7 +442,8 @@ CODEX_TMP_REASON = (
 
 
 def _launch_env(layout: PlanLayout) -> tuple[list[EnvSetting], list[Directory], list[PlanWarning]]:
-    """TMPDIR, HOME and PATH of the trusted parent (the plan clears the environment).
+    """TMPDIR, HOME, PATH and (for Codex) GIT_DIR of the trusted parent (the plan clears the
+    environment; GIT_DIR: paths.PARENT_GIT_DIR).
 
     HOME is `<state_dir>/home`: per candidate, bound read-write with the state dir, created
     0700 by the launcher; never the agent home (the shared login home that holds the
@@ -471,6 +472,8 @@ def _launch_env(layout: PlanLayout) -> tuple[list[EnvSetting], list[Directory], 
             )
         )
     env.append(EnvSetting(name="TMPDIR", value=tmp, source="plan"))
+    if "codex" in layout.backends:
+        env.append(EnvSetting(name="GIT_DIR", value=PARENT_GIT_DIR, source="plan"))
     if "PATH" not in layout.env and "PATH" not in layout.passthrough_env:
         env.append(EnvSetting(name="PATH", value=DEFAULT_PATH, source="plan"))
     return env, dirs, warnings

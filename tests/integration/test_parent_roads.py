@@ -19,6 +19,10 @@ closed).
    parent-input paths (HOME's git config and login files, the `.git` names above the
    workspace: trusted-base paths of source `input`), which every compiled mode keeps
    read-only.
+5. Nested repository: from agent or full access the model creates `ws/proj` as a repository
+   with its own filter; a later session opened in `ws/proj` ran it as the parent. The launch
+   environment's GIT_DIR (paths.PARENT_GIT_DIR) leaves the parent's git no repository to
+   find; the control drops that one variable. Both supported Codex cores.
 """
 
 from __future__ import annotations
@@ -38,9 +42,13 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
+from profilec.e2e.adapters import ts_adapter
+from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.evaluate import EvalContext, resolve
 from profilec.models import CompiledBundle
+from profilec.paths import PARENT_GIT_DIR
+from profilec.settings import codex_binary, codex_version
 from tests.helpers import Layout, make_layout
 from tests.integration.conftest import missing
 from tests.parent_attacks import (
@@ -518,3 +526,98 @@ def test_parent_git_finds_no_planted_repository_above_the_workspace_with_the_com
     proof, out = _planted_above(codex, s, s.bundle)
     assert "config-rc=0" not in out or "add-rc=0" not in out, out
     assert not proof.exists(), proof.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. A repository the model plants below a workspace root, run by a later session's parent
+
+
+def _cores() -> list[tuple[str, Path | None]]:
+    """Both supported Codex cores: the pinned one and the 0.166.0 codex-acp 2.6.0 bundles."""
+    bundled = ts_adapter(bundled_codex=True).wrap_codex
+    return [
+        (codex_version(), codex_binary()),
+        ("codex-acp-bundled", Path(bundled) if bundled else None),
+    ]
+
+
+@pytest.fixture(params=_cores(), ids=lambda c: c[0])
+def core(request: pytest.FixtureRequest) -> Path:
+    name, path = request.param
+    assert isinstance(name, str) and (path is None or isinstance(path, Path))
+    if path is None or not path.is_file():
+        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
+    if shutil.which("bwrap") is None:
+        missing("bwrap is not installed (apt-get install -y bubblewrap; see .ci/tools.sh)")
+    return path
+
+
+def _launch_exec_env(bundle: CompiledBundle) -> dict[str, str]:
+    """The environment `--format launch` gives a `codex exec` launch (HOME, TMPDIR, GIT_DIR...)."""
+    doc = json.loads(render_launch(bundle))
+    (entry,) = [e for e in doc["codex"] if e["launcher"] == "codex exec"]
+    env = entry["env"]
+    assert isinstance(env, dict)
+    return {str(k): str(v) for k, v in env.items()}
+
+
+def _nested_attack(
+    codex: Path, s: Setup, mode: str, launch_env: dict[str, str]
+) -> tuple[Path, str, str]:
+    """Session 1 (cwd: the workspace root) creates `ws/proj` as a repository whose own config
+    names a clean filter for a tracked file, and touches the file; session 2 opens in
+    `ws/proj`: its parent's `git status` re-hashes the file through the filter, which copies
+    the credential (denied to every sandbox) and `id` to a proof file."""
+    proof = s.lay.base.parent / "git-proof.txt"
+    proj = s.workspace / "proj"
+    driver = f"sh -c 'cat {s.lay.host_target} > {proof}; id >> {proof}; cat'"
+    git = "git -c user.name=m -c user.email=m@example.invalid"
+    plant = (
+        f'mkdir -p {proj} && cd {proj} && git init -q && git config filter.x.clean "{driver}"'
+        " && printf 'tracked.txt filter=x\\n' > .gitattributes && echo t > tracked.txt"
+        f" && {git} add -A && {git} commit -qm i && touch -d 2001-01-01 tracked.txt;"
+        " echo plant-rc=$?; env | grep -c '^GIT_DIR=' || true"
+    )
+    lines = _select(override_lines(s.bundle), s.bundle, mode)
+    env = s.env() | launch_env
+    with ToolScriptServer([[Shell(plant)], [Shell("echo SECOND-SESSION")]]) as srv:
+        first = run_exec(codex, cwd=s.workspace, lines=srv.provider_overrides() + lines, env=env)
+        _ran(first, srv, 1)
+        # In full access the model's own `git add` ran the filter in the sandbox, where the
+        # credential is denied: a proof, if any, holds no marker. The trusted side clears it.
+        if proof.exists():
+            assert s.lay.marker not in proof.read_text(encoding="utf-8")
+            proof.unlink()
+        second = run_exec(codex, cwd=proj, lines=srv.provider_overrides() + lines, env=env)
+        _ran(second, srv, 2)
+    outs = srv.outputs()
+    assert "SECOND-SESSION" in outs[srv.issued[1][0]]
+    return proof, outs[srv.issued[0][0]], s.lay.marker
+
+
+@pytest.mark.parametrize("mode", ["agent", "agent-full-access"])
+def test_control_parent_git_runs_a_filter_planted_in_a_nested_repository(
+    core: Path, base: Path, mode: str
+) -> None:
+    s = _setup(base)
+    env = _launch_exec_env(s.bundle)
+    del env["GIT_DIR"]  # the launch environment without profilec's GIT_DIR
+    proof, plant, marker = _nested_attack(core, s, mode, env)
+    assert "plant-rc=0" in plant, plant
+    assert proof.is_file(), "the parent's git did not run the planted filter"
+    text = proof.read_text(encoding="utf-8")
+    assert marker in text and "uid=" in text, text
+
+
+@pytest.mark.parametrize("mode", ["agent", "agent-full-access"])
+def test_parent_git_runs_no_filter_planted_in_a_nested_repository_with_the_launch_env(
+    core: Path, base: Path, mode: str
+) -> None:
+    s = _setup(base)
+    env = _launch_exec_env(s.bundle)
+    assert env["GIT_DIR"] == PARENT_GIT_DIR
+    proof, plant, _ = _nested_attack(core, s, mode, env)
+    # The model's own git works (its commands never see GIT_DIR: the parent policy drops it),
+    # so the plant succeeds; the parent's git finds no repository and runs nothing.
+    assert "plant-rc=0" in plant and "\n0\n" in plant, plant
+    assert not proof.exists(), proof.read_text(encoding="utf-8")  # nothing ran in session 2

@@ -12,6 +12,7 @@ import pytest
 
 from profilec.cli import main
 from profilec.emit.launch import profilec_argv
+from profilec.paths import PARENT_GIT_DIR
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +106,11 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
     assert set(by) == {"codex app-server", "codex exec"}
     server, exe = by["codex app-server"], by["codex exec"]
     for c in (server, exe):
-        assert c["env"] == {"CODEX_HOME": str(lay.codex_home), "TMPDIR": str(tmp)}
+        assert c["env"] == {
+            "CODEX_HOME": str(lay.codex_home),
+            "TMPDIR": str(tmp),
+            "GIT_DIR": PARENT_GIT_DIR,
+        }
         assert c["cwd"] == str(lay.workspace) and c["run_as"] == doc["trusted_parent"]["run_as"]
         flags = c["args"][2:] if c["args"][0] == "exec" else c["args"][1:]
         assert flags[:2] == ["-c", 'default_permissions="profilec-agent"']
