@@ -14,7 +14,8 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import RootChainError, UsageError
+from ..emit.requirements import deny_read_paths
+from ..errors import ProfilecError, RootChainError, UsageError
 from ..evaluate import (
     EQUAL_PATH_RULE,
     Decision,
@@ -29,9 +30,10 @@ from ..evaluate import (
     session_contexts,
 )
 from ..models import CompiledBundle, ResolvedRoot
+from ..paths import is_within
 from ..roots import MAX_HOPS, walk_chain
 from ..settings import codex_version
-from .models import ChainStep, EffAccess, ExplainEntry, Explanation
+from .models import ChainStep, EffAccess, ExplainEntry, Explanation, LayerDeny
 
 #: Optional edge hook: walk a path that no root covers with lstat/readlink only.
 ChainWalker = Callable[[str], Sequence[tuple[str, str, str]]]
@@ -189,6 +191,8 @@ def explain(
         access = d.access or "unlisted"
         lexical_access = lexical.access or "unlisted"
     via = f" via {real}" if real != asked else ""
+    decided = _decided(d, records, keep_winner=True)
+    layers = enforcing_layers(bundle, (asked, real), access, profile.profile_id, decided[0])
     return _explained(
         eff,
         ctx,
@@ -197,7 +201,7 @@ def explain(
         mode=mode,
         profile_id=profile.profile_id,
         access=(access, lexical_access),
-        decided=_decided(d, records, keep_winner=True),
+        decided=decided,
         head=f"{asked}{via} is {access} in mode {mode}",
         fs=fs,
         home=home,
@@ -206,7 +210,46 @@ def explain(
         roots=tuple(related),
         source="bundle",
         parent=tuple(f"{p.key}={json.dumps(p.value)} (road: {p.road})" for p in bundle.parent),
+        layers=layers,
     )
+
+
+#: What each layer's word reaches (docs/requirements.md, README "Which layer guarantees what").
+MANAGED_SCOPE = (
+    "every session on the host, whatever mode, cwd, client or -c override it asks for "
+    "([permissions.filesystem] deny_read in /etc/codex/requirements.toml)"
+)
+
+
+def enforcing_layers(
+    bundle: CompiledBundle,
+    spellings: tuple[str, str],
+    access: EffAccess,
+    profile_id: str,
+    winner: ExplainEntry | None,
+) -> tuple[LayerDeny, ...]:
+    """The layers that deny a path (its asked and real spelling), strongest first: the managed
+    requirements profilec compiles for this bundle when a `deny_read` covers it, then the
+    permission profile of the mode when it decides deny."""
+    layers: list[LayerDeny] = []
+    try:
+        managed = deny_read_paths(bundle)
+    except ProfilecError:  # no requirements compile for this bundle: compile says why
+        managed = []
+    for p in managed:
+        if any(is_within(s, p) for s in spellings):
+            layers.append(LayerDeny(layer="managed-requirements", entry=p, scope=MANAGED_SCOPE))
+            break
+    if access == "deny" and winner is not None:
+        layers.append(
+            LayerDeny(
+                layer="permission-profile",
+                entry=f"{winner.path} = deny",
+                scope=f"sessions that run {profile_id} (the requirements allow only "
+                "profilec's profiles)",
+            )
+        )
+    return tuple(layers)
 
 
 def _explained(
@@ -227,6 +270,7 @@ def _explained(
     chain: tuple[ChainStep, ...] = (),
     roots: tuple[str, ...] = (),
     parent: tuple[str, ...] = (),
+    layers: tuple[LayerDeny, ...] = (),
 ) -> Explanation:
     """The explanation of one decision (`access`: real path's, lexical path's), with what the
     sandbox enforces beside it and the summary line that starts with `head`."""
@@ -254,6 +298,7 @@ def _explained(
         enforcement=enforcement,
         source=source,
         parent=parent,
+        enforced_by=layers,
     )
 
 
@@ -392,6 +437,11 @@ def render_text(x: Explanation) -> str:
         extra = f" ({x.enforcement})" if x.enforcement else ""
         lines.append(f"enforced: {x.enforced_access}{extra}")
     lines.append(x.summary)
+    if x.enforced_by:
+        lines.append("enforced by:")
+        lines += [f"  {d.layer}: {d.entry}; holds for {d.scope}" for d in x.enforced_by]
+    elif x.source == "bundle":
+        lines.append("enforced by: no layer denies it")
     if x.parent:
         lines.append("trusted parent (set in every output, profiles/parent.toml):")
         lines += [f"  {p}" for p in x.parent]

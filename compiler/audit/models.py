@@ -39,6 +39,17 @@ class ExplainEntry(Frozen):
     detail: str | None = None
 
 
+class LayerDeny(Frozen):
+    """One layer that keeps a path from the model, and how far its word reaches."""
+
+    layer: Literal["managed-requirements", "permission-profile"]
+    #: The entry of that layer that covers the path (a `deny_read` path, a profile's entry).
+    entry: str
+    #: Which sessions it holds for: every mode, cwd and client (managed requirements), or the
+    #: sessions that run this profile.
+    scope: str
+
+
 class Explanation(Frozen):
     """`profilec explain --format json`: the effective access of one path in one mode, and why."""
 
@@ -68,6 +79,9 @@ class Explanation(Frozen):
     source: str | None = None
     #: The parent policy the bundle sets on the trusted Codex parent: `key=value (road)`.
     parent: tuple[str, ...] = ()
+    #: The layers that deny the path, strongest first (empty: nothing denies it). Only a
+    #: bundle's explanation fills it; a foreign config has no managed layer profilec compiled.
+    enforced_by: tuple[LayerDeny, ...] = ()
 
 
 class Change(Frozen):

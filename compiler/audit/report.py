@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..check.checker import from_bundle, run_check
 from ..check.result import SEVERITY_RANK, at_or_above
-from ..errors import InputError, UsageError
+from ..emit.requirements import deny_read_paths
+from ..errors import InputError, ProfilecError, UsageError
 from ..evaluate import resolve, session_contexts
 from ..models import CompiledBundle
+from ..paths import is_within
 from ..resources import validator
 from ..settings import now_utc
 from .launchers import launcher_chosen
@@ -185,6 +187,9 @@ class AuditReport:
     lock_hash: str | None = None
     #: The parent policy every output sets (key, value, road, Codex versions, why).
     parent: tuple[tuple[str, str, str, str, str], ...] = ()
+    #: The managed requirements' `deny_read` paths compiled for this bundle (the layer no mode,
+    #: cwd or client loosens); empty when the bundle compiles none.
+    managed_denies: tuple[str, ...] = ()
 
 
 #: What the coverage table says for a cell no entry decided.
@@ -237,9 +242,30 @@ def roots_table(r: AuditReport) -> Table:
     return header, [tuple(x) for x in r.roots]
 
 
+def enforced_by(r: AuditReport, cell: Cell) -> str:
+    """Which layers deny a coverage cell: the managed requirements (every mode, cwd and client)
+    when a compiled `deny_read` covers its real path, and the mode's profile when it denies."""
+    layers = []
+    if any(is_within(cell.real_path, p) or is_within(cell.spelling, p) for p in r.managed_denies):
+        layers.append("managed requirements")
+    if cell.access == "deny":
+        layers.append("profile")
+    return " + ".join(layers) or "none"
+
+
 def coverage_table(r: AuditReport) -> Table:
     """The mode x root x spelling matrix; a cell passes only on deny."""
-    header = ("mode", "root", "kind", "spelling", "real path", "access", "winner", "ok")
+    header = (
+        "mode",
+        "root",
+        "kind",
+        "spelling",
+        "real path",
+        "access",
+        "winner",
+        "enforced by",
+        "ok",
+    )
     rows: list[tuple[str, ...]] = [
         (
             c.mode,
@@ -249,6 +275,7 @@ def coverage_table(r: AuditReport) -> Table:
             c.real_path,
             c.access,
             c.winner or NO_WINNER,
+            enforced_by(r, c),
             "ok" if c.ok else "FAIL",
         )
         for c in sorted(r.matrix, key=lambda c: c.ok)  # failing rows first, stable otherwise
@@ -551,8 +578,16 @@ def build_report(
             else None
         ),
         lock_hash=changes.old_hash if changes is not None else None,
+        managed_denies=_managed_denies(bundle),
     )
     return replace(rep, verdict=verdict(rep, fail_on))
+
+
+def _managed_denies(bundle: CompiledBundle) -> tuple[str, ...]:
+    try:
+        return tuple(deny_read_paths(bundle))
+    except ProfilecError:  # no requirements compile for this bundle: compile says why
+        return ()
 
 
 def verdict(r: AuditReport, fail_on: str) -> Verdict:

@@ -111,14 +111,26 @@ def test_report_renders_in_headless_chromium_with_the_matrix_and_a_screenshot(
     rows = _Rows()
     rows.feed(dom.stdout)
     header, *cells = rows.rows
-    assert header == ["mode", "root", "kind", "spelling", "real path", "access", "winner", "ok"]
+    assert header == [
+        "mode",
+        "root",
+        "kind",
+        "spelling",
+        "real path",
+        "access",
+        "winner",
+        "enforced by",
+        "ok",
+    ]
     modes = {"read-only", "agent", "agent-full-access"}
     assert {c[0] for c in cells} == modes
     # Every mode has a row for the link, the middle-link spelling and the target; all denied.
     for mode in modes:
         spellings = {c[3] for c in cells if c[0] == mode}
         assert {str(lay.link), str(lay.host_target)} <= spellings
-    assert all(c[5] == "deny" and c[7] == "ok" for c in cells)
+    assert all(c[5] == "deny" and c[8] == "ok" for c in cells)
+    # Every credential cell is held by the managed requirements as well as the mode's profile.
+    assert {c[7] for c in cells} == {"managed requirements + profile"}
     assert lay.marker not in dom.stdout
 
     ARTIFACTS.mkdir(exist_ok=True)

@@ -179,3 +179,26 @@ def test_the_vault_and_the_writer_lock_say_why_they_are_denied(
     winner = doc["winner"]
     assert isinstance(winner, dict) and winner["access"] == "deny"
     assert "stall every save" in str(winner["detail"])
+
+
+@pytest.mark.parametrize("mode", ["read-only", "agent", "agent-full-access"])
+def test_explain_names_the_layers_that_deny_a_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    lay, flags = setup(tmp_path / "l")
+    vault = str(lay.host_target.parent)
+    # The credential (through its link): the managed requirements first, then the profile.
+    doc = _json(capsys, str(lay.link), "--mode", mode, *flags)
+    layers = doc["enforced_by"]
+    assert isinstance(layers, list)
+    assert [(d["layer"], d["entry"]) for d in layers] == [
+        ("managed-requirements", vault),
+        ("permission-profile", f"{vault} = deny"),
+    ]
+    assert "whatever mode, cwd, client" in layers[0]["scope"]
+    # A path no layer denies says so, in JSON (empty) and in text.
+    doc = _json(capsys, "/etc/hosts", "--mode", mode, *flags)
+    assert doc["enforced_by"] == []
+    rc, out, err = run(capsys, "explain", "/etc/hosts", "--mode", mode, *flags)
+    assert rc == 0, err
+    assert "enforced by: no layer denies it" in out.split("\n")

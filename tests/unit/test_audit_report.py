@@ -158,7 +158,7 @@ def test_hostile_path_characters_cannot_break_markdown_or_html(
     assert "script" not in p.tags and "link" not in p.tags
     assert HOSTILE in "".join(p.text)
     matrix = p.rows["coverage-matrix"]
-    assert len(matrix) > 1 and set(matrix) == {8}
+    assert len(matrix) > 1 and set(matrix) == {9}
 
 
 def test_the_escaping_test_would_catch_raw_paths(tmp_path: Path) -> None:
