@@ -65,3 +65,34 @@ def test_every_offered_mode_keeps_the_vault_denied_under_the_managed_requirement
     for event in LEGACY_WRITE_MODES:
         result, evidence = by_event[event]
         assert result == "held" or "marker absent" in evidence, (event, evidence)
+
+
+def test_zed_adapter_under_the_managed_requirements() -> None:
+    """@zed-industries/codex-acp 0.16.0 offers only its built-in modes (`read-only`, `auto`,
+    `full-access`, legacy sandbox policies). Under the requirements its `full-access` cannot be
+    selected at all (exact Codex text below); `auto` keeps the vault denied (the managed
+    `deny_read`) but runs the legacy workspace-write policy, whose writable tree includes the
+    directory holding CODEX_HOME: only the launcher's mode allow-list (`--format launch`
+    `mode_ids`) keeps a client out of it. The control, without requirements, is the same
+    harness run in test_e2e_acp.py (full access selected and run)."""
+    adapter = adapters.zed_adapter()
+    if adapter.missing:
+        missing(adapter.missing)
+    if os.geteuid() != 0:
+        missing("binding /etc/codex in a private mount namespace needs root")
+    rows = [o.row for o in run_adapter_method(adapter, METHOD, managed=True)]
+    by_event = {r.session_event: (r.result, r.evidence) for r in rows}
+    assert {"mode:read-only", "mode:auto", "mode:full-access"} <= set(by_event), sorted(by_event)
+    result, evidence = by_event["mode:full-access"]
+    assert (
+        result == "not-supported"
+        and (
+            "`DangerFullAccess` is not in the allowed set [read-only, workspace-write] "
+            "(set by /etc/codex/requirements.toml)"
+        )
+        in evidence
+    ), evidence
+    for event in ("new", "loaded", "resumed", "mode:read-only"):
+        assert by_event[event][0] == "held", (event, by_event[event])
+    result, evidence = by_event["mode:auto"]
+    assert "marker absent" in evidence, evidence
