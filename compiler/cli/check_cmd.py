@@ -5,7 +5,7 @@ The flags become a CheckRequest; compiler/commands/check.py runs it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,19 +17,11 @@ from .options import (
     ConfigOpt,
     CwdOpt,
     FailOnOpt,
-    HomeOpt,
     LockOpt,
-    McpOpt,
     ModeMapOpt,
     OutOpt,
     OverridesOpt,
-    ProfilesOpt,
-    RootsOpt,
-    RunAsOpt,
-    SessionOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
+    compile_flags,
 )
 from .output import exit_with, request_of, show
 
@@ -110,15 +102,9 @@ RequirementsOpt = Annotated[
 
 
 @app.command("check")
+@compile_flags(roots_required=True)
 def check_command(
     ctx: typer.Context,
-    roots: RootsOpt,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    vouched_mcp: McpOpt = None,
-    run_as: RunAsOpt = None,
     config: ConfigOpt = None,
     overrides: OverridesOpt = None,
     acp_json: AcpJsonOpt = None,
@@ -131,8 +117,6 @@ def check_command(
     canary: CanaryOpt = False,
     lock: LockOpt = None,
     cwd: CwdOpt = None,
-    home: UserHomeOpt = None,
-    tmpdir: TmpdirOpt = None,
     ignore: IgnoreOpt = None,
     baseline: BaselineOpt = None,
     project_config: ProjectConfigOpt = None,
@@ -140,6 +124,7 @@ def check_command(
     group: GroupOpt = True,
     exit_zero: ExitZeroOpt = False,
     requirements: RequirementsOpt = None,
+    **flags: Any,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     from ..commands.check import CheckRequest, run

@@ -5,12 +5,12 @@ The flags become a PlanRequest; compiler/commands/plan.py runs it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from . import app
-from .options import OutOpt, ProfilesOpt, RootsOpt
+from .options import OutOpt, some_flags
 from .output import finish, request_of
 
 LayoutOpt = Annotated[
@@ -25,13 +25,13 @@ FormatOpt = Annotated[
 
 
 @app.command("plan")
+@some_flags("roots", "profiles", required=("roots",))
 def plan_command(
     ctx: typer.Context,
-    roots: RootsOpt,
     layout: LayoutOpt,
-    profiles: ProfilesOpt = None,
     fmt: FormatOpt = "json",
     out: OutOpt = None,
+    **flags: Any,
 ) -> int:
     """Compile the sandbox mount plan the trusted Codex parent runs in."""
     from ..commands.plan import PlanRequest, run

@@ -16,7 +16,8 @@ from ..bundle.load import compile_document, load_bundle
 from ..check.result import SEVERITY_RANK
 from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
-from . import CompileFlags, Outcome, Progress, check_format, no_progress
+from ..flags import CompileFlags
+from . import Outcome, Progress, check_format, no_progress
 from .canary import probe_findings
 
 if TYPE_CHECKING:

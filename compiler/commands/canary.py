@@ -20,8 +20,9 @@ from ..errors import (
     EnvironmentMissingError,
     UsageError,
 )
+from ..flags import CompileFlags
 from ..settings import codex_binary, codex_version
-from . import CompileFlags, Outcome, Progress, no_progress
+from . import Outcome, Progress, no_progress
 
 if TYPE_CHECKING:
     from ..check.result import CheckFinding

@@ -36,12 +36,13 @@ from ..check.result import SEVERITY_RANK
 from ..check.triage import apply_waivers, locate, regroup
 from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, parse_waivers
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, TrustError, UsageError
+from ..flags import CompileFlags
 from ..pipeline import compile_inputs, resolve_layout, trusted_paths
 from ..report import FORMATS, render
 from ..roots import resolve_home
 from ..session import MAX_BYTES
 from ..settings import codex_version, now_utc
-from . import CompileFlags, Outcome, Progress, absolute, no_progress
+from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings
 
 if TYPE_CHECKING:
@@ -222,7 +223,7 @@ def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) 
         stack=ConfigStack(tuple(layers)),
         mode_map=modes if modes is not None else _policy_modes(edge),
         roots=resolved,
-        workspace_roots=request.workspace_root,
+        workspace_roots=request.workspace_roots,
         codex_home=home.canonical if home else None,
         codex_home_holders=home.holder_dirs if home else (),
         session_raw=session_raw,

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from ..flags import CompileFlags
 from ..formats import FORMATS, renderer
 from ..pipeline import compile_inputs
-from . import CompileFlags, Outcome, to_stdout
+from . import Outcome, to_stdout
 
 if TYPE_CHECKING:
     from ..models import Finding

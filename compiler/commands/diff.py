@@ -19,7 +19,7 @@ class DiffRequest:
 
     old: Path
     new: Path
-    workspace_root: tuple[str, ...] = ()
+    workspace_roots: tuple[str, ...] = ()
     mode_map: Path | None = None
     fmt: str = "text"
 
@@ -32,7 +32,7 @@ def run(request: DiffRequest) -> Outcome:
     if request.mode_map:
         mfile = str(request.mode_map)
         modes = load_mode_map(mfile, edge.text(mfile, "mode map"))
-    ws = request.workspace_root
+    ws = request.workspace_roots
     report = diff_sides(
         load_side(str(request.old), edge, mode_map=modes, workspace_roots=ws),
         load_side(str(request.new), edge, mode_map=modes, workspace_roots=ws),

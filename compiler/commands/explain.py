@@ -12,7 +12,8 @@ from ..audit.explain import explain, explain_config, live_walker, render_text
 from ..check.configstack import ConfigStack, load_config_toml, load_overrides
 from ..errors import UsageError
 from ..evaluate import LiveFs
-from . import CompileFlags, Outcome, absolute, check_format
+from ..flags import CompileFlags
+from . import Outcome, absolute, check_format
 from .audit import bundle_or_compile
 
 if TYPE_CHECKING:

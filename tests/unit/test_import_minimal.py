@@ -151,7 +151,8 @@ def test_session_and_mcp_inputs_load_their_parsers(manifest: Path, tmp_path: Pat
 #: index after init). Immutable records are NamedTuples.
 COMPILE_DATACLASSES = {
     "profilec.commands.Outcome",
-    "profilec.commands.CompileFlags",
+    "profilec.flags.CompileFlags",
+    "profilec.flags.Flag",
     "profilec.commands.compile.CompileRequest",
     "profilec.inputs.Inputs",
     "profilec.evaluate.EffectiveProfile",
