@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..formats import AUDIT_FORMATS, DIFF_FORMATS, EXPLAIN_FORMATS
 from . import app
 from .console import progress
 from .options import (
@@ -21,8 +22,8 @@ from .options import (
     ModeMapOpt,
     OutOpt,
     OverridesOpt,
-    TextJsonOpt,
     compile_flags,
+    format_option,
     some_flags,
 )
 from .output import finish, request_of
@@ -58,7 +59,9 @@ NowOpt = Annotated[
         "--now", help="Report time (epoch seconds or 'none'); default SOURCE_DATE_EPOCH, else now."
     ),
 ]
-AuditFormatOpt = Annotated[str, typer.Option("--format", help="md | html")]
+AuditFormatOpt = Annotated[str, format_option(AUDIT_FORMATS)]
+DiffFormatOpt = Annotated[str, format_option(DIFF_FORMATS)]
+ExplainFormatOpt = Annotated[str, format_option(EXPLAIN_FORMATS)]
 
 
 @app.command("lock")
@@ -81,7 +84,7 @@ def diff_command(
     old: OldOpt,
     new: NewOpt,
     mode_map: ModeMapOpt = None,
-    fmt: TextJsonOpt = "text",
+    fmt: DiffFormatOpt = DIFF_FORMATS.default,
     out: OutOpt = None,
     **flags: Any,
 ) -> int:
@@ -102,7 +105,7 @@ def explain_command(
     config: ConfigOpt = None,
     overrides: OverridesOpt = None,
     profile: ProfileOpt = None,
-    fmt: TextJsonOpt = "text",
+    fmt: ExplainFormatOpt = EXPLAIN_FORMATS.default,
     **flags: Any,
 ) -> int:
     """Print the effective access of PATH under MODE, the winning entry and what it beat."""
@@ -120,7 +123,7 @@ def audit_command(
     canary: CanaryOpt = False,
     e2e_matrix: E2eMatrixOpt = None,
     now: NowOpt = None,
-    fmt: AuditFormatOpt = "md",
+    fmt: AuditFormatOpt = AUDIT_FORMATS.default,
     out: OutOpt = None,
     fail_on: FailOnOpt = "error",
     lock: LockOpt = None,

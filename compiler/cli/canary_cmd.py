@@ -9,11 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
+from ..formats import CANARY_FORMATS
 from . import app
 from .console import progress
-from .options import TextJsonOpt, compile_flags
+from .options import compile_flags, format_option
 from .output import finish, request_of
 
+FormatOpt = Annotated[str, format_option(CANARY_FORMATS)]
 ParentOpt = Annotated[
     bool,
     typer.Option(
@@ -30,7 +32,7 @@ ParentOpt = Annotated[
 @compile_flags(roots_required=True)
 def canary_command(
     ctx: typer.Context,
-    fmt: TextJsonOpt = "text",
+    fmt: FormatOpt = CANARY_FORMATS.default,
     parent: ParentOpt = True,
     **flags: Any,
 ) -> int:

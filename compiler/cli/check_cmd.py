@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..formats import CHECK_FORMATS
 from ..report.github import write_step_summary
 from . import app
 from .console import progress
@@ -22,6 +23,7 @@ from .options import (
     OutOpt,
     OverridesOpt,
     compile_flags,
+    format_option,
 )
 from .output import exit_with, request_of, show
 
@@ -49,7 +51,7 @@ LaunchArgvOpt = Annotated[
         "PC048 (a network listener), PC049 (a secret on the argv).",
     ),
 ]
-FormatOpt = Annotated[str, typer.Option("--format", help="text | json | junit | sarif | github")]
+FormatOpt = Annotated[str, format_option(CHECK_FORMATS)]
 IgnoreOpt = Annotated[
     list[str] | None, typer.Option("--ignore", metavar="PCxxx", help="Waive a rule (repeatable).")
 ]
@@ -111,7 +113,7 @@ def check_command(
     mode_map: ModeMapOpt = None,
     launch_requests: LaunchRequestsOpt = None,
     launch_argv: LaunchArgvOpt = None,
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = CHECK_FORMATS.default,
     out: OutOpt = None,
     fail_on: FailOnOpt = "error",
     canary: CanaryOpt = False,

@@ -8,27 +8,19 @@ from typing import Annotated, Any
 
 import typer
 
+from ..formats import COMPILE_FORMATS
 from . import app
-from .options import OutOpt, compile_flags
+from .options import OutOpt, compile_flags, format_option
 from .output import finish, request_of
 
-FormatOpt = Annotated[
-    str,
-    typer.Option(
-        "--format",
-        help="toml | overrides | acp-json | session-config | bundle | launch | requirements | "
-        "codex-home "
-        "(--out is the directory it writes)",
-        metavar="FORMAT",
-    ),
-]
+FormatOpt = Annotated[str, format_option(COMPILE_FORMATS)]
 
 
 @app.command("compile")
 @compile_flags(roots_required=True)
 def compile_command(
     ctx: typer.Context,
-    fmt: FormatOpt = "toml",
+    fmt: FormatOpt = COMPILE_FORMATS.default,
     out: OutOpt = None,
     **flags: Any,
 ) -> int:

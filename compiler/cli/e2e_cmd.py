@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
+from ..formats import E2E_FORMATS
 from . import app
 from .console import progress
-from .options import OutOpt, some_flags
+from .options import OutOpt, format_option, some_flags
 from .output import finish, request_of
 
-FormatOpt = Annotated[str, typer.Option("--format", help="json | md", metavar="FORMAT")]
+FormatOpt = Annotated[str, format_option(E2E_FORMATS)]
 OnlyOpt = Annotated[str, typer.Option("--only", help="all | acp | appserver", metavar="WHICH")]
 CheckCatalogOpt = Annotated[
     bool,
@@ -29,7 +30,7 @@ CheckCatalogOpt = Annotated[
 def e2e_command(
     ctx: typer.Context,
     out: OutOpt = None,
-    fmt: FormatOpt = "json",
+    fmt: FormatOpt = E2E_FORMATS.default,
     only: OnlyOpt = "all",
     check_catalog: CheckCatalogOpt = False,
     **flags: Any,

@@ -17,6 +17,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from ..flags import BY_NAME, FLAGS, Flag
+from ..formats import FormatTable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -140,7 +141,14 @@ OutOpt = Annotated[
         metavar="FILE",
     ),
 ]
-TextJsonOpt = Annotated[str, typer.Option("--format", help="text | json", metavar="FORMAT")]
+
+
+def format_option(table: FormatTable[Any]) -> Any:
+    """The `--format` option of a command rendering `table`'s artifact (its help from the
+    table)."""
+    return typer.Option("--format", help=table.help(), metavar="FORMAT")
+
+
 FailOnOpt = Annotated[
     str, typer.Option("--fail-on", help="note | warning | error: exit 1 at or above it.")
 ]

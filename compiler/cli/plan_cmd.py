@@ -9,8 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ..formats import PLAN_FORMATS
 from . import app
-from .options import OutOpt, some_flags
+from .options import OutOpt, format_option, some_flags
 from .output import finish, request_of
 
 LayoutOpt = Annotated[
@@ -19,9 +20,7 @@ LayoutOpt = Annotated[
         "--layout", help="Daemon-owned plan layout (TOML).", dir_okay=False, metavar="FILE"
     ),
 ]
-FormatOpt = Annotated[
-    str, typer.Option("--format", help="json | docker | bwrap | srt", metavar="FORMAT")
-]
+FormatOpt = Annotated[str, format_option(PLAN_FORMATS)]
 
 
 @app.command("plan")
@@ -29,7 +28,7 @@ FormatOpt = Annotated[
 def plan_command(
     ctx: typer.Context,
     layout: LayoutOpt,
-    fmt: FormatOpt = "json",
+    fmt: FormatOpt = PLAN_FORMATS.default,
     out: OutOpt = None,
     **flags: Any,
 ) -> int:

@@ -28,12 +28,6 @@ def absolute(*, cwd: str | None, home: str | None, tmpdir: str | None) -> None:
             raise UsageError(f"{name} {value!r} must be an absolute path")
 
 
-def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    """A UsageError unless `fmt` is one of `allowed`."""
-    if fmt not in allowed:
-        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(allowed)}")
-
-
 def to_stdout(out: Path | str | None) -> bool:
     """`--out -` (or no --out) means standard output, as everywhere on a command line."""
     return out is None or str(out) == "-"
