@@ -145,3 +145,13 @@ def test_the_declared_flags_reach_the_request_under_their_field_names() -> None:
     for flag in FLAGS:
         value = getattr(request, flag.name)
         assert getattr(inputs, flag.name) == (str(value) if isinstance(value, Path) else value)
+
+
+def test_inputs_holds_every_compile_flag_under_its_name() -> None:
+    """`Inputs` (compiler/inputs.py) keeps a field per compile flag, named as declared, beside
+    what only the edge has (the session config as data, the files read, the parsed cache)."""
+    from profilec.inputs import Inputs
+
+    names = [f.name for f in dataclasses.fields(Inputs)]
+    edge_only = {"session_data", "files", "_parsed", "_checked"}
+    assert set(names) - edge_only == {f.name for f in FLAGS}
