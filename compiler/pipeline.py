@@ -6,11 +6,13 @@ surface is profilec.api, which re-exports what a daemon needs from here.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import inspect
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar
 
 from .compile import compile_bundle
 from .errors import InputError, LayoutError, SandboxRefusesError, UsageError
@@ -201,6 +203,7 @@ def _shown(value: object) -> str:
 
 
 P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _session_bytes(config: object) -> bytes:
@@ -297,6 +300,28 @@ def _uid(name: str, value: object) -> int | None:
     return int(value)
 
 
+def _keywords_checked(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn`, with a keyword it does not take (a misspelling: `workspace_root=`, `hom=`) refused
+    as a UsageError naming it, never dropped (mypy and pyright refuse it before it runs)."""
+    params = inspect.signature(fn).parameters
+    keywords = [n for n, p in params.items() if p.kind is not p.POSITIONAL_ONLY]
+
+    @functools.wraps(fn)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        for name in kwargs:
+            if name not in keywords:
+                close = difflib.get_close_matches(name, keywords, n=1)
+                raise UsageError(
+                    f"{fn.__name__}() takes no keyword argument {name!r}",
+                    where=name,
+                    hint=f"did you mean {close[0]}?" if close else None,
+                )
+        return fn(*args, **kwargs)
+
+    return checked
+
+
+@_keywords_checked
 def make_inputs(
     roots_path: StrPath,
     *,

@@ -156,14 +156,20 @@ def test_the_documented_signature_is_the_real_one() -> None:
 
 
 def test_a_misspelt_keyword_never_passes() -> None:
+    """Refused as a UsageError naming it (mypy refuses it first: tests/typecheck)."""
     for fn in OPTION_FUNCTIONS:
-        with pytest.raises(TypeError, match="workspace_root"):
+        with pytest.raises(api.UsageError) as err:
             fn("/r", workspace_root=["/w"])  # type: ignore[call-arg]
-        with pytest.raises(TypeError, match="hom"):
+        assert err.value.where == "workspace_root"
+        assert err.value.hint == "did you mean workspace_roots?"
+        assert "make_inputs() takes no keyword argument 'workspace_root'" in str(err.value)
+        with pytest.raises(api.UsageError) as err:
             fn("/r", hom="/h")  # type: ignore[call-arg]
+        assert err.value.where == "hom"
         opts: dict[str, Any] = {"codex_hom": "/c"}
-        with pytest.raises(TypeError, match="codex_hom"):
+        with pytest.raises(api.UsageError) as err:
             fn("/r", **opts)
+        assert (err.value.where, err.value.hint) == ("codex_hom", "did you mean codex_home?")
 
 
 def test_run_as_of_a_wrong_type_names_run_as() -> None:
