@@ -2,7 +2,7 @@
 
 A compile flag is an input of the compile beside the reviewed policy (the roots manifest, the
 workspace roots, CODEX_HOME, ...). Its field in `CompileFlags` gives its name, type and default;
-the field's `flag(...)` gives its CLI spelling, help, metavar, whether it names a path and its
+the field's `_flag(...)` gives its CLI spelling, help, metavar, whether it names a path and its
 library keyword. Everything else is derived from here: the typer options of every command that
 compiles (compiler/cli/options.py `compile_flags`), the request records (every
 `commands.*Request` taking compile flags subclasses `CompileFlags`), the `Inputs` a run reads
@@ -10,8 +10,11 @@ compiles (compiler/cli/options.py `compile_flags`), the request records (every
 static spelling, `pipeline.InputOptions`, cannot be derived at type-check time: a test compares
 it with `FLAGS` (tests/unit/test_api_contract.py).
 
-A new compile flag is one field here (and its use in compile): the CLI commands, the requests,
-`Inputs` and the library keyword follow; the tests name whatever else must follow.
+A new compile flag is one field here: every compiling command's option, every request and
+`CompileFlags.inputs` follow from it. Two spellings stay static because mypy reads them, and a
+test fails until they match it: the field of `Inputs` (tests/unit/test_compile_flags.py) and,
+for a flag with a `library` keyword, the parameter of `make_inputs` and the key of
+`InputOptions` (tests/unit/test_api_contract.py).
 """
 
 # `_flag` returns a dataclasses.field (with the flag's spellings as its metadata).
@@ -46,10 +49,6 @@ class Flag:
     kind: Kind
     #: Its keyword in the library (pipeline.make_inputs); None: the CLI's only.
     library: str | None
-
-    @property
-    def is_path(self) -> bool:
-        return self.kind != "uid"
 
 
 def _flag(
