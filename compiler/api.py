@@ -14,6 +14,7 @@ a daemon that already holds validated models calls `compile_bundle` directly.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from .errors import (
     UnsafeRootError,
     UsageError,
 )
-from .formats import renderer
+from .formats import COMPILE_FORMATS
 from .fsio import write_atomic
 from .inputs import Inputs
 from .models import CompiledBundle
@@ -110,18 +111,17 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
 
 
 def render(bundle: CompiledBundle, fmt: str) -> str:
-    """The text `profilec compile --format FMT` prints: toml, overrides, acp-json,
-    session-config, bundle or launch (codex-home is a directory: `write_codex_home`)."""
+    """The text `profilec compile --format FMT` prints, for each format of `COMPILE_FORMATS`
+    that is text (codex-home is a directory: `write_codex_home`)."""
     _expect("bundle", bundle, CompiledBundle)
     _expect("fmt", fmt, str)
-    try:
-        return renderer(fmt)(bundle)
-    except KeyError:
-        raise UsageError(
-            f"unknown format {fmt!r}; choose one of toml, overrides, acp-json, "
-            "session-config, bundle, launch",
-            where="fmt",
-        ) from None
+    return _TEXT_FORMATS.renderer(_TEXT_FORMATS.choose(fmt, where="fmt").name)(bundle)
+
+
+#: The compile formats `render` gives as text: every one but those that write a directory.
+_TEXT_FORMATS = dataclasses.replace(
+    COMPILE_FORMATS, formats=tuple(f for f in COMPILE_FORMATS.formats if not f.directory)
+)
 
 
 def override_lines(bundle: CompiledBundle) -> list[str]:

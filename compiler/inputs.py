@@ -49,7 +49,11 @@ SESSION_DATA = "<session config data>"
 
 @dataclass(slots=True)
 class Inputs:
-    """The flags of one compile/check/lock/audit run and the files they name, each read once."""
+    """The flags of one compile/check/lock/audit run and the files they name, each read once.
+
+    Its flag fields are the compile flags of compiler/flags.py under the same names, as text
+    (`CompileFlags.inputs` and pipeline.make_inputs fill them from that declaration;
+    tests/unit/test_compile_flags.py fails on a flag missing here)."""
 
     roots: str
     profiles: str | None = None

@@ -6,14 +6,18 @@ surface is profilec.api, which re-exports what a daemon needs from here.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar
 
 from .compile import compile_bundle
 from .errors import InputError, LayoutError, SandboxRefusesError, UsageError
 from .evaluate import PLACEHOLDER_CWD
+from .flags import FLAGS
 from .inputs import SESSION_DATA, Inputs
 from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
 from .paths import (
@@ -198,6 +202,10 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {text}"
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
 def _session_bytes(config: object) -> bytes:
     """The session config's JSON bytes (a mapping is serialized; text is taken as it is)."""
     if isinstance(config, bytes):
@@ -231,11 +239,12 @@ StrPath: TypeAlias = os.PathLike[str] | str
 
 
 class InputOptions(TypedDict, total=False):
-    """The compile inputs beside the roots manifest (the CLI's flags), each optional.
+    """The compile inputs beside the roots manifest (the CLI's compile flags), each optional.
 
-    The one declaration of the library's options: `make_inputs` and `load_and_compile` take
-    exactly these as keyword-only parameters, with these types (tests/unit/test_api_contract.py
-    compares the signatures with it, and it with the CLI's `CompileFlags`)."""
+    The library's static spelling of compiler/flags.py's `FLAGS` (keyed by each flag's
+    `library` keyword) plus the session config as data: `make_inputs` and `load_and_compile`
+    take exactly these as keyword-only parameters, with these types
+    (tests/unit/test_api_contract.py compares the signatures, this and `FLAGS`)."""
 
     profiles_dir: StrPath | None
     workspace_roots: Sequence[StrPath]
@@ -291,6 +300,28 @@ def _uid(name: str, value: object) -> int | None:
     return int(value)
 
 
+def _keywords_checked(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn`, with a keyword it does not take (a misspelling: `workspace_root=`, `hom=`) refused
+    as a UsageError naming it, never dropped (mypy and pyright refuse it before it runs)."""
+    params = inspect.signature(fn).parameters
+    keywords = [n for n, p in params.items() if p.kind is not p.POSITIONAL_ONLY]
+
+    @functools.wraps(fn)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        for name in kwargs:
+            if name not in keywords:
+                close = difflib.get_close_matches(name, keywords, n=1)
+                raise UsageError(
+                    f"{fn.__name__}() takes no keyword argument {name!r}",
+                    where=name,
+                    hint=f"did you mean {close[0]}?" if close else None,
+                )
+        return fn(*args, **kwargs)
+
+    return checked
+
+
+@_keywords_checked
 def make_inputs(
     roots_path: StrPath,
     *,
@@ -318,33 +349,42 @@ def make_inputs(
             "give the session config as a path or as data, not both",
             where="session_config_path, session_config",
         )
-    return Inputs(
-        roots=path_arg("roots_path", roots_path),
-        profiles=_opt_path("profiles_dir", profiles_dir),
-        workspace_roots=_path_list("workspace_roots", workspace_roots),
-        codex_home=_opt_path("codex_home", codex_home),
-        session_config=_opt_path("session_config_path", session_config_path),
-        session_data=None if session_config is None else _session_bytes(session_config),
-        tmpdir=_opt_path("tmpdir", tmpdir),
-        home=_opt_path("home", home),
-        vouched_mcp=_opt_path("vouched_mcp_path", vouched_mcp_path),
-        run_as=_uid("run_as", run_as),
-    )
+    given = locals()  # the parameters, by name: each flag's `library` keyword
+    values: dict[str, Any] = {
+        f.name: (path_arg if f.name == "roots" else _CHECKS[f.kind])(f.library, given[f.library])
+        for f in FLAGS
+        if f.library is not None
+    }
+    data = None if session_config is None else _session_bytes(session_config)
+    return Inputs(**values, session_data=data)
 
 
-def load_and_compile(
-    roots_path: StrPath,
-    *,
-    profiles_dir: StrPath | None = None,
-    workspace_roots: Sequence[StrPath] = (),
-    codex_home: StrPath | None = None,
-    session_config_path: StrPath | None = None,
-    session_config: SessionConfig | None = None,
-    tmpdir: StrPath | None = None,
-    home: StrPath | None = None,
-    vouched_mcp_path: StrPath | None = None,
-    run_as: int | None = None,
-) -> CompiledBundle:
+#: How the library checks a compile flag's value, by the flag's kind (flags.Kind).
+_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "file": _opt_path,
+    "dir": _opt_path,
+    "path": _opt_path,
+    "paths": _path_list,
+    "uid": _uid,
+}
+
+
+def _same_options(
+    options: Callable[P, Inputs],
+) -> Callable[[Callable[..., CompiledBundle]], Callable[P, CompiledBundle]]:
+    """Give the decorated function `options`'s parameters (signature and types)."""
+
+    def give(fn: Callable[..., CompiledBundle]) -> Callable[P, CompiledBundle]:
+        sig = inspect.signature(options)
+        fn.__signature__ = sig.replace(return_annotation="CompiledBundle")  # type: ignore[attr-defined]
+        fn.__annotations__ = {**options.__annotations__, "return": "CompiledBundle"}
+        return fn
+
+    return give
+
+
+@_same_options(make_inputs)
+def load_and_compile(roots_path: StrPath, **options: Any) -> CompiledBundle:
     """Read every input at the edge, then compile; raises ProfilecError subclasses only.
 
     The parameters are `make_inputs`'s (`InputOptions`), checked there. `home` is HOME of the
@@ -353,19 +393,7 @@ def load_and_compile(
     mount targets in is not emitted, or refused (compile.Probe). `session_config` is the
     agent's session config as data (see `SessionConfig`).
     """
-    inputs = make_inputs(
-        roots_path,
-        profiles_dir=profiles_dir,
-        workspace_roots=workspace_roots,
-        codex_home=codex_home,
-        session_config_path=session_config_path,
-        session_config=session_config,
-        tmpdir=tmpdir,
-        home=home,
-        vouched_mcp_path=vouched_mcp_path,
-        run_as=run_as,
-    )
-    return compile_inputs(inputs)
+    return compile_inputs(make_inputs(roots_path, **options))
 
 
 def resolve_layout(

@@ -5,10 +5,11 @@ The flags become a request each; compiler/commands/{lock,diff,explain,audit}.py 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..formats import AUDIT_FORMATS, DIFF_FORMATS, EXPLAIN_FORMATS
 from . import app
 from .console import progress
 from .options import (
@@ -17,21 +18,13 @@ from .options import (
     ConfigOpt,
     CwdOpt,
     FailOnOpt,
-    HomeOpt,
     LockOpt,
-    McpOpt,
     ModeMapOpt,
-    OptRootsOpt,
     OutOpt,
     OverridesOpt,
-    PlanLayoutOpt,
-    ProfilesOpt,
-    RunAsOpt,
-    SessionOpt,
-    TextJsonOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
+    compile_flags,
+    format_option,
+    some_flags,
 )
 from .output import finish, request_of
 
@@ -66,23 +59,17 @@ NowOpt = Annotated[
         "--now", help="Report time (epoch seconds or 'none'); default SOURCE_DATE_EPOCH, else now."
     ),
 ]
-AuditFormatOpt = Annotated[str, typer.Option("--format", help="md | html")]
+AuditFormatOpt = Annotated[str, format_option(AUDIT_FORMATS)]
+DiffFormatOpt = Annotated[str, format_option(DIFF_FORMATS)]
+ExplainFormatOpt = Annotated[str, format_option(EXPLAIN_FORMATS)]
 
 
 @app.command("lock")
+@compile_flags(roots_required=False)
 def lock_command(
     ctx: typer.Context,
-    roots: OptRootsOpt = None,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    plan_layout: PlanLayoutOpt = None,
-    vouched_mcp: McpOpt = None,
-    tmpdir: TmpdirOpt = None,
-    home: UserHomeOpt = None,
-    run_as: RunAsOpt = None,
     out: LockOutOpt = Path("profilec.lock"),
+    **flags: Any,
 ) -> int:
     """Compile the bundle and write it as the approved lock file (check --lock compares)."""
     from ..commands.lock import LockRequest, run
@@ -91,14 +78,15 @@ def lock_command(
 
 
 @app.command("diff")
+@some_flags("workspace_roots")
 def diff_command(
     ctx: typer.Context,
     old: OldOpt,
     new: NewOpt,
-    workspace_root: WorkspaceOpt = None,
     mode_map: ModeMapOpt = None,
-    fmt: TextJsonOpt = "text",
+    fmt: DiffFormatOpt = DIFF_FORMATS.default,
     out: OutOpt = None,
+    **flags: Any,
 ) -> int:
     """Classify every change as widening (first, marked !) or narrowing; exit 1 on widening."""
     from ..commands.diff import DiffRequest, run
@@ -107,25 +95,18 @@ def diff_command(
 
 
 @app.command("explain")
+@compile_flags(roots_required=False)
 def explain_command(
     ctx: typer.Context,
     path: PathArg,
     mode: ModeOpt = None,
-    roots: OptRootsOpt = None,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    vouched_mcp: McpOpt = None,
-    run_as: RunAsOpt = None,
     bundle: BundleOpt = None,
     cwd: CwdOpt = None,
-    home: UserHomeOpt = None,
-    tmpdir: TmpdirOpt = None,
     config: ConfigOpt = None,
     overrides: OverridesOpt = None,
     profile: ProfileOpt = None,
-    fmt: TextJsonOpt = "text",
+    fmt: ExplainFormatOpt = EXPLAIN_FORMATS.default,
+    **flags: Any,
 ) -> int:
     """Print the effective access of PATH under MODE, the winning entry and what it beat."""
     from ..commands.explain import ExplainRequest, run
@@ -134,27 +115,19 @@ def explain_command(
 
 
 @app.command("audit")
+@compile_flags(roots_required=False)
 def audit_command(
     ctx: typer.Context,
-    roots: OptRootsOpt = None,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    plan_layout: PlanLayoutOpt = None,
-    vouched_mcp: McpOpt = None,
-    tmpdir: TmpdirOpt = None,
-    home: UserHomeOpt = None,
-    run_as: RunAsOpt = None,
     bundle: BundleOpt = None,
     canary_json: CanaryJsonOpt = None,
     canary: CanaryOpt = False,
     e2e_matrix: E2eMatrixOpt = None,
     now: NowOpt = None,
-    fmt: AuditFormatOpt = "md",
+    fmt: AuditFormatOpt = AUDIT_FORMATS.default,
     out: OutOpt = None,
     fail_on: FailOnOpt = "error",
     lock: LockOpt = None,
+    **flags: Any,
 ) -> int:
     """Render one self-contained reviewer report (Markdown or HTML); exit 1 when it says FAIL."""
     from ..commands.audit import AuditRequest, run

@@ -5,23 +5,17 @@ The flags become a CanaryRequest; compiler/commands/canary.py runs it."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..formats import CANARY_FORMATS
 from . import app
 from .console import progress
-from .options import (
-    HomeOpt,
-    ProfilesOpt,
-    RootsOpt,
-    TextJsonOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
-)
+from .options import compile_flags, format_option
 from .output import finish, request_of
 
+FormatOpt = Annotated[str, format_option(CANARY_FORMATS)]
 ParentOpt = Annotated[
     bool,
     typer.Option(
@@ -35,16 +29,12 @@ ParentOpt = Annotated[
 
 
 @app.command("canary")
+@compile_flags(roots_required=True)
 def canary_command(
     ctx: typer.Context,
-    roots: RootsOpt,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    tmpdir: TmpdirOpt = None,
-    home: UserHomeOpt = None,
-    fmt: TextJsonOpt = "text",
+    fmt: FormatOpt = CANARY_FORMATS.default,
     parent: ParentOpt = True,
+    **flags: Any,
 ) -> int:
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""
     from ..commands.canary import CanaryRequest, run

@@ -5,10 +5,11 @@ The flags become a CheckRequest; compiler/commands/check.py runs it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..formats import CHECK_FORMATS
 from ..report.github import write_step_summary
 from . import app
 from .console import progress
@@ -17,19 +18,12 @@ from .options import (
     ConfigOpt,
     CwdOpt,
     FailOnOpt,
-    HomeOpt,
     LockOpt,
-    McpOpt,
     ModeMapOpt,
     OutOpt,
     OverridesOpt,
-    ProfilesOpt,
-    RootsOpt,
-    RunAsOpt,
-    SessionOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
+    compile_flags,
+    format_option,
 )
 from .output import exit_with, request_of, show
 
@@ -57,7 +51,7 @@ LaunchArgvOpt = Annotated[
         "PC048 (a network listener), PC049 (a secret on the argv).",
     ),
 ]
-FormatOpt = Annotated[str, typer.Option("--format", help="text | json | junit | sarif | github")]
+FormatOpt = Annotated[str, format_option(CHECK_FORMATS)]
 IgnoreOpt = Annotated[
     list[str] | None, typer.Option("--ignore", metavar="PCxxx", help="Waive a rule (repeatable).")
 ]
@@ -110,29 +104,21 @@ RequirementsOpt = Annotated[
 
 
 @app.command("check")
+@compile_flags(roots_required=True)
 def check_command(
     ctx: typer.Context,
-    roots: RootsOpt,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    vouched_mcp: McpOpt = None,
-    run_as: RunAsOpt = None,
     config: ConfigOpt = None,
     overrides: OverridesOpt = None,
     acp_json: AcpJsonOpt = None,
     mode_map: ModeMapOpt = None,
     launch_requests: LaunchRequestsOpt = None,
     launch_argv: LaunchArgvOpt = None,
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = CHECK_FORMATS.default,
     out: OutOpt = None,
     fail_on: FailOnOpt = "error",
     canary: CanaryOpt = False,
     lock: LockOpt = None,
     cwd: CwdOpt = None,
-    home: UserHomeOpt = None,
-    tmpdir: TmpdirOpt = None,
     ignore: IgnoreOpt = None,
     baseline: BaselineOpt = None,
     project_config: ProjectConfigOpt = None,
@@ -140,6 +126,7 @@ def check_command(
     group: GroupOpt = True,
     exit_zero: ExitZeroOpt = False,
     requirements: RequirementsOpt = None,
+    **flags: Any,
 ) -> int:
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     from ..commands.check import CheckRequest, run

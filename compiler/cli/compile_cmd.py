@@ -4,53 +4,25 @@ The flags become a CompileRequest; compiler/commands/compile.py runs it."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..formats import COMPILE_FORMATS
 from . import app
-from .options import (
-    HomeOpt,
-    McpOpt,
-    OutOpt,
-    PlanLayoutOpt,
-    ProfilesOpt,
-    RootsOpt,
-    RunAsOpt,
-    SessionOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
-)
+from .options import OutOpt, compile_flags, format_option
 from .output import finish, request_of
 
-FormatOpt = Annotated[
-    str,
-    typer.Option(
-        "--format",
-        help="toml | overrides | acp-json | session-config | bundle | launch | requirements | "
-        "codex-home "
-        "(--out is the directory it writes)",
-        metavar="FORMAT",
-    ),
-]
+FormatOpt = Annotated[str, format_option(COMPILE_FORMATS)]
 
 
 @app.command("compile")
+@compile_flags(roots_required=True)
 def compile_command(
     ctx: typer.Context,
-    roots: RootsOpt,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    tmpdir: TmpdirOpt = None,
-    home: UserHomeOpt = None,
-    vouched_mcp: McpOpt = None,
-    run_as: RunAsOpt = None,
-    fmt: FormatOpt = "toml",
+    fmt: FormatOpt = COMPILE_FORMATS.default,
     out: OutOpt = None,
-    plan_layout: PlanLayoutOpt = None,
+    **flags: Any,
 ) -> int:
     """Compile one Codex permission profile per ACP mode, the credential deny always applied."""
     from ..commands.compile import CompileRequest, run

@@ -4,16 +4,17 @@ The flags become an E2eRequest; compiler/commands/e2e.py runs it."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..formats import E2E_FORMATS
 from . import app
 from .console import progress
-from .options import OutOpt, ProfilesOpt
+from .options import OutOpt, format_option, some_flags
 from .output import finish, request_of
 
-FormatOpt = Annotated[str, typer.Option("--format", help="json | md", metavar="FORMAT")]
+FormatOpt = Annotated[str, format_option(E2E_FORMATS)]
 OnlyOpt = Annotated[str, typer.Option("--only", help="all | acp | appserver", metavar="WHICH")]
 CheckCatalogOpt = Annotated[
     bool,
@@ -25,13 +26,14 @@ CheckCatalogOpt = Annotated[
 
 
 @app.command("e2e")
+@some_flags("profiles")
 def e2e_command(
     ctx: typer.Context,
     out: OutOpt = None,
-    fmt: FormatOpt = "json",
+    fmt: FormatOpt = E2E_FORMATS.default,
     only: OnlyOpt = "all",
     check_catalog: CheckCatalogOpt = False,
-    profiles: ProfilesOpt = None,
+    **flags: Any,
 ) -> int:
     """Drive codex app-server and the pinned ACP adapters against a scripted local model and
     record, per adapter x version x launch method x session event, whether the deny held."""

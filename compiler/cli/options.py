@@ -2,99 +2,84 @@
 
 A command module imports the aliases it takes from here; an option only one command has stays
 in that command's module. The help text of a shared option holds for every command using it.
+The compile flags are declared in compiler/flags.py; `compile_flags` gives a command all of
+them and `some_flags` some.
 """
 
 from __future__ import annotations
 
+import inspect
+import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-# -- the compile inputs ------------------------------------------------------------------------
+from ..flags import BY_NAME, FLAGS, Flag
+from ..formats import FormatTable
 
-RootsOpt = Annotated[
-    Path,
-    typer.Option(
-        "--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False, metavar="FILE"
-    ),
-]
-OptRootsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--roots", help="Daemon-owned roots manifest (TOML).", dir_okay=False, metavar="FILE"
-    ),
-]
-ProfilesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--profiles", help="Policy directory (default: shipped profiles/).", metavar="DIR"
-    ),
-]
-WorkspaceOpt = Annotated[
-    list[str] | None,
-    typer.Option("--workspace-root", help="Workspace root (absolute; repeatable).", metavar="DIR"),
-]
-HomeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--codex-home",
-        help="Private CODEX_HOME (default: dir holding the codex root).",
-        metavar="DIR",
-    ),
-]
-UserHomeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--home",
-        help="HOME of the session's commands; no credential vault may hold it "
-        "(check and explain lint with $HOME without it).",
-        metavar="DIR",
-    ),
-]
-SessionOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--session-config",
-        help="Untrusted agent session config (CODEX_CONFIG JSON).",
-        metavar="FILE",
-    ),
-]
-McpOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--vouched-mcp",
-        help="Daemon-owned TOML naming the MCP servers the launcher injects (trust-checked).",
-        metavar="FILE",
-    ),
-]
-TmpdirOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--tmpdir",
-        help="TMPDIR the launcher gives Codex (writable in agent mode; protected paths "
-        "below it get their ancestors pinned; check and explain lint with $TMPDIR without it).",
-        metavar="DIR",
-    ),
-]
-RunAsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--run-as",
-        help="uid Codex is launched as (default: this process's); a writable root it cannot "
-        "start over is read-only or refused.",
-        metavar="UID",
-    ),
-]
-PlanLayoutOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--plan-layout",
-        help="Plan layout (TOML): the bundle also holds the mount plan.",
-        dir_okay=False,
-        metavar="FILE",
-    ),
-]
+F = TypeVar("F", bound=Callable[..., Any])
+
+# -- the compile flags (declared once, in compiler/flags.py) --------------------------------
+
+
+def _annotation(flag: Flag, *, required: bool = False) -> Any:
+    """The typer annotation of one compile flag, from its declaration."""
+    if flag.kind == "paths":
+        value: Any = list[str] | None  # click collects a repeated option in a list
+    elif required:
+        value = next(a for a in typing.get_args(flag.type) if a is not type(None))
+    else:
+        value = flag.type
+    option = typer.Option(
+        flag.option, help=flag.help, metavar=flag.metavar, dir_okay=flag.kind != "file"
+    )
+    return Annotated[value, option]
+
+
+def compile_flags(*, roots_required: bool) -> Callable[[F], F]:
+    """Give a command every compile flag (compiler/flags.py), `--roots` required or not."""
+    return some_flags(*(f.name for f in FLAGS), required=("roots",) if roots_required else ())
+
+
+def some_flags(*names: str, required: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Give a command the compile flags `names` (plan: --roots and --profiles; e2e:
+    --profiles; diff: --workspace-root), those in `required` required.
+
+    The command declares its own parameters and `**flags`; its signature, as typer reads it,
+    becomes its own parameters with the flags after its arguments, in declaration order. Each
+    reaches the command in `ctx.params` under its record name, so `request_of(Request,
+    ctx.params)` fills the record's fields."""
+
+    def add(fn: F) -> F:
+        sig = inspect.signature(fn, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        if len(own) == len(sig.parameters):
+            raise TypeError(f"{fn.__name__} takes no **flags")
+        kw = inspect.Parameter.KEYWORD_ONLY
+        added = [
+            inspect.Parameter(
+                name,
+                kw,
+                annotation=_annotation(BY_NAME[name], required=name in required),
+                default=inspect.Parameter.empty if name in required else None,
+            )
+            for name in names
+        ]
+        # the context and the arguments (no default) first, then the flags, then the options
+        head = [p for p in own if p.default is p.empty]
+        tail = [p for p in own if p.default is not p.empty]
+        params = [p.replace(kind=kw) for p in [*head, *added, *tail]]
+        fn.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        fn.__annotations__ = {
+            **{p.name: p.annotation for p in params},
+            "return": sig.return_annotation,
+        }
+        return fn
+
+    return add
+
 
 # -- a config profilec did not write (check, explain, diff) ------------------------------------
 
@@ -156,7 +141,14 @@ OutOpt = Annotated[
         metavar="FILE",
     ),
 ]
-TextJsonOpt = Annotated[str, typer.Option("--format", help="text | json", metavar="FORMAT")]
+
+
+def format_option(table: FormatTable[Any]) -> Any:
+    """The `--format` option of a command rendering `table`'s artifact (its help from the
+    table)."""
+    return typer.Option("--format", help=table.help(), metavar="FORMAT")
+
+
 FailOnOpt = Annotated[
     str, typer.Option("--fail-on", help="note | warning | error: exit 1 at or above it.")
 ]

@@ -4,23 +4,13 @@ The flags become a RequirementsRequest; compiler/commands/requirements.py runs i
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..codex import REQUIREMENTS_FILE
 from . import app
-from .options import (
-    HomeOpt,
-    McpOpt,
-    ProfilesOpt,
-    RootsOpt,
-    RunAsOpt,
-    SessionOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
-)
+from .options import compile_flags
 from .output import finish, request_of
 
 ActionArg = Annotated[
@@ -37,19 +27,12 @@ PathOpt = Annotated[
 
 
 @app.command("requirements")
+@compile_flags(roots_required=True)
 def requirements_command(
     ctx: typer.Context,
     action: ActionArg,
-    roots: RootsOpt,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    tmpdir: TmpdirOpt = None,
-    home: UserHomeOpt = None,
-    vouched_mcp: McpOpt = None,
-    run_as: RunAsOpt = None,
     path: PathOpt = REQUIREMENTS_FILE,
+    **flags: Any,
 ) -> int:
     """Install or verify Codex's managed requirements: a deny on every vault and profilec's
     profiles as the only ones a session may run, whatever mode, cwd or adapter it takes."""

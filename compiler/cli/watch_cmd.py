@@ -5,24 +5,13 @@ The flags become a WatchRequest; compiler/commands/watch.py runs it."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..commands.watch import MAX_INTERVAL, MIN_INTERVAL
 from . import app
-from .options import (
-    HomeOpt,
-    LockOpt,
-    McpOpt,
-    OptRootsOpt,
-    ProfilesOpt,
-    RunAsOpt,
-    SessionOpt,
-    TmpdirOpt,
-    UserHomeOpt,
-    WorkspaceOpt,
-)
+from .options import LockOpt, compile_flags
 from .output import finish, request_of
 
 IntervalOpt = Annotated[
@@ -36,19 +25,12 @@ def _started(line: str) -> None:
 
 
 @app.command("watch")
+@compile_flags(roots_required=False)
 def watch_command(
     ctx: typer.Context,
-    roots: OptRootsOpt = None,
     lock: LockOpt = None,
-    profiles: ProfilesOpt = None,
-    workspace_root: WorkspaceOpt = None,
-    codex_home: HomeOpt = None,
-    session_config: SessionOpt = None,
-    tmpdir: TmpdirOpt = None,
-    home: UserHomeOpt = None,
-    vouched_mcp: McpOpt = None,
-    run_as: RunAsOpt = None,
     interval: IntervalOpt = 0.25,
+    **flags: Any,
 ) -> int:
     """Watch every hop, vault and the private auth.json; on a change that makes the compiled
     profile stale print one JSON line and exit 9. SIGTERM or SIGINT: exit 0."""

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EXIT_CLEAN, ProfilecError, UsageError
-from ..inputs import Inputs
 
 #: A progress reporter factory, as the CLI's console.progress: `with progress(what, total) as
 #: step: step(text)`.
@@ -27,12 +26,6 @@ def absolute(*, cwd: str | None, home: str | None, tmpdir: str | None) -> None:
     for name, value in (("--cwd", cwd), ("--home", home), ("--tmpdir", tmpdir)):
         if value is not None and not value.startswith("/"):
             raise UsageError(f"{name} {value!r} must be an absolute path")
-
-
-def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    """A UsageError unless `fmt` is one of `allowed`."""
-    if fmt not in allowed:
-        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(allowed)}")
 
 
 def to_stdout(out: Path | str | None) -> bool:
@@ -64,48 +57,3 @@ class Outcome:
     notes: tuple[str, ...] = ()
     stderr: str = ""
     error: ProfilecError | None = None
-
-
-def _text(path: Path | None) -> str | None:
-    return str(path) if path else None
-
-
-@dataclass(frozen=True, slots=True)
-class CompileFlags:
-    """The compile inputs a command takes (compile, check, lock, explain, audit, canary, watch
-    each take some of them; the rest stay at their defaults)."""
-
-    roots: Path | None = None
-    profiles: Path | None = None
-    workspace_root: tuple[str, ...] = ()
-    codex_home: str | None = None
-    session_config: Path | None = None
-    plan_layout: Path | None = None
-    vouched_mcp: Path | None = None
-    tmpdir: str | None = None
-    home: str | None = None
-    run_as: int | None = None
-
-    def unrooted(self) -> Inputs:
-        """The run's read edge when it takes no --roots (a --bundle, a --lock, --e2e-matrix
-        against the policy of --profiles)."""
-        return Inputs.unrooted(_text(self.profiles))
-
-    def inputs(
-        self, missing: str = "give --roots (and the compile flags) or --bundle FILE"
-    ) -> Inputs:
-        """The run's one read edge (compiler/inputs.py); a UsageError `missing` without --roots."""
-        if self.roots is None:
-            raise UsageError(missing)
-        return Inputs(
-            roots=str(self.roots),
-            profiles=_text(self.profiles),
-            workspace_roots=self.workspace_root,
-            codex_home=self.codex_home,
-            session_config=_text(self.session_config),
-            plan_layout=_text(self.plan_layout),
-            vouched_mcp=_text(self.vouched_mcp),
-            tmpdir=self.tmpdir,
-            home=self.home,
-            run_as=self.run_as,
-        )

@@ -10,19 +10,18 @@ from ..audit.diff import diff_bundles
 from ..audit.evidence import verify
 from ..audit.launchers import launcher_section, load_e2e_matrix
 from ..audit.report import build_report, load_canary_json, report_time
-from ..audit.report_html import render_html
-from ..audit.report_md import render_md
 from ..bundle.load import compile_document, load_bundle
 from ..check.result import SEVERITY_RANK
 from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
-from . import CompileFlags, Outcome, Progress, check_format, no_progress
+from ..flags import CompileFlags
+from ..formats import AUDIT_FORMATS
+from . import Outcome, Progress, no_progress
 from .canary import probe_findings
 
 if TYPE_CHECKING:
     from ..audit.launchers import LauncherSection
     from ..audit.models import DiffReport
-    from ..audit.report import AuditReport
     from ..inputs import Inputs
     from ..models import CompiledBundle
 
@@ -36,7 +35,7 @@ class AuditRequest(CompileFlags):
     canary: bool = False
     e2e_matrix: Path | None = None
     now: str | None = None
-    fmt: str = "md"
+    fmt: str = AUDIT_FORMATS.default
     fail_on: str = "error"
     lock: Path | None = None
 
@@ -54,7 +53,7 @@ def bundle_or_compile(
 
 
 def _validate(request: AuditRequest) -> None:
-    check_format(request.fmt, ("md", "html"))
+    AUDIT_FORMATS.choose(request.fmt)
     if request.fail_on not in SEVERITY_RANK:
         raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
     if request.canary and request.canary_json:
@@ -90,7 +89,7 @@ def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
         fail_on=request.fail_on,
         changes=changes,
     )
-    text = _render(request.fmt, rep)
+    text = AUDIT_FORMATS.renderer(request.fmt)(rep)
     assert rep.verdict is not None
     if rep.verdict.passed:
         return Outcome(text=text, exit_code=EXIT_CLEAN)
@@ -123,13 +122,6 @@ def _changes(
         old_hash=str(old_doc.get("content_hash")),
         new_hash=str(doc.get("content_hash")),
     )
-
-
-def _render(fmt: str, rep: AuditReport) -> str:
-    if fmt == "html":
-        return render_html(rep)
-
-    return render_md(rep)
 
 
 def _input_files(bundle: Path | None, inp: Inputs) -> list[str]:

@@ -18,10 +18,11 @@ from ..errors import (
     EXIT_FOUND,
     CanaryMismatchError,
     EnvironmentMissingError,
-    UsageError,
 )
+from ..flags import CompileFlags
+from ..formats import CANARY_FORMATS
 from ..settings import codex_binary, codex_version
-from . import CompileFlags, Outcome, Progress, no_progress
+from . import Outcome, Progress, no_progress
 
 if TYPE_CHECKING:
     from ..check.result import CheckFinding
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 class CanaryRequest(CompileFlags):
     """The flags of one `profilec canary` run."""
 
-    fmt: str = "text"
+    fmt: str = CANARY_FORMATS.default
     parent: bool = True
 
 
@@ -50,8 +51,7 @@ def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
     """Compile, probe every mode (and the parent's roads with `parent`): exit 0 when every
     probe passes, 1 when one failed, a CanaryMismatchError (exit 8) when only the static
     prediction was wrong; the report as text or as JSON bound to the bundle it probed."""
-    if request.fmt not in ("text", "json"):
-        raise UsageError(f"unknown --format {request.fmt!r}; choose text or json")
+    CANARY_FORMATS.choose(request.fmt)
     bundle, doc = compile_document(request.inputs())
     codex = _codex_binary("")
     steps = 1 + len(bundle.profiles) * (2 if request.parent else 1)

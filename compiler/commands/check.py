@@ -36,12 +36,13 @@ from ..check.result import SEVERITY_RANK
 from ..check.triage import apply_waivers, locate, regroup
 from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, parse_waivers
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, TrustError, UsageError
+from ..flags import CompileFlags
+from ..formats import CHECK_FORMATS
 from ..pipeline import compile_inputs, resolve_layout, trusted_paths
-from ..report import FORMATS, render
 from ..roots import resolve_home
 from ..session import MAX_BYTES
 from ..settings import codex_version, now_utc
-from . import CompileFlags, Outcome, Progress, absolute, no_progress
+from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class CheckRequest(CompileFlags):
     mode_map: Path | None = None
     launch_requests: Path | None = None
     launch_argv: Path | None = None
-    fmt: str = "text"
+    fmt: str = CHECK_FORMATS.default
     fail_on: str = "error"
     canary: bool = False
     lock: Path | None = None
@@ -122,14 +123,14 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         extra=[*extra, *_launcher_findings(request, edge), *_ownership(request, inputs)],
     )
     report = triage(report, inputs.stack, request, excuse)
-    return _outcome(request, report, render(request.fmt, report), mismatch_only, excuse.used)
+    text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
+    return _outcome(request, report, text, mismatch_only, excuse.used)
 
 
 def _validate(request: CheckRequest, edge: Inputs) -> dict[str, str] | None:
     """Refuse flags that do not go together; the --mode-map, when given, as read (through
     `edge`)."""
-    if request.fmt not in FORMATS:
-        raise UsageError(f"unknown --format {request.fmt!r}; choose one of {', '.join(FORMATS)}")
+    CHECK_FORMATS.choose(request.fmt)
     if request.fail_on not in SEVERITY_RANK:
         raise UsageError(f"unknown --fail-on {request.fail_on!r}; choose note, warning or error")
     if request.config and request.overrides:
@@ -222,7 +223,7 @@ def _foreign(request: CheckRequest, edge: Inputs, modes: dict[str, str] | None) 
         stack=ConfigStack(tuple(layers)),
         mode_map=modes if modes is not None else _policy_modes(edge),
         roots=resolved,
-        workspace_roots=request.workspace_root,
+        workspace_roots=request.workspace_roots,
         codex_home=home.canonical if home else None,
         codex_home_holders=home.holder_dirs if home else (),
         session_raw=session_raw,

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..formats import FORMATS, renderer
+from ..flags import CompileFlags
+from ..formats import COMPILE_FORMATS
 from ..pipeline import compile_inputs
-from . import CompileFlags, Outcome, to_stdout
+from . import Outcome, to_stdout
 
 if TYPE_CHECKING:
     from ..models import Finding
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 class CompileRequest(CompileFlags):
     """The flags of one `profilec compile` run; `out` is the directory `codex-home` writes."""
 
-    fmt: str = "toml"
+    fmt: str = COMPILE_FORMATS.default
     out: Path | None = None
 
 
@@ -28,10 +29,8 @@ def run(request: CompileRequest) -> Outcome:
     """The rendered format (`codex-home`: the directory written, no text), with the warnings
     for what compile stripped from the session config."""
     fmt = request.fmt
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if fmt == "codex-home" and to_stdout(request.out):
-        raise UsageError("--format codex-home needs --out DIR")
+    if COMPILE_FORMATS.choose(fmt).directory and to_stdout(request.out):
+        raise UsageError(f"--format {fmt} needs --out DIR")
     if request.plan_layout is not None and fmt != "bundle":
         raise UsageError("--plan-layout goes with --format bundle")
     if fmt == "bundle":
@@ -66,7 +65,7 @@ def _plain(request: CompileRequest) -> Outcome:
         return Outcome(text=text, warnings=unheld)
     progress = f"compile: {len(bundle.roots)} roots, {len(bundle.profiles)} modes -> {fmt}"
     try:
-        render = renderer(fmt)
+        render = COMPILE_FORMATS.renderer(fmt)
     except (KeyError, ModuleNotFoundError):
         raise UsageError(f"--format {fmt} is not available in this build") from None
     return Outcome(text=render(bundle), verbose=(progress,), warnings=_stripped(bundle.findings))

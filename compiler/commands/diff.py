@@ -9,8 +9,9 @@ from pathlib import Path
 from ..audit.diff import diff_sides, load_side, render_text
 from ..check.configstack import load_mode_map
 from ..errors import EXIT_CLEAN, EXIT_FOUND
+from ..formats import DIFF_FORMATS
 from ..inputs import Inputs
-from . import Outcome, check_format
+from . import Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,20 +20,20 @@ class DiffRequest:
 
     old: Path
     new: Path
-    workspace_root: tuple[str, ...] = ()
+    workspace_roots: tuple[str, ...] = ()
     mode_map: Path | None = None
-    fmt: str = "text"
+    fmt: str = DIFF_FORMATS.default
 
 
 def run(request: DiffRequest) -> Outcome:
     """The diff as text or JSON; exit 1 when a change widens access."""
-    check_format(request.fmt, ("text", "json"))
+    DIFF_FORMATS.choose(request.fmt)
     edge = Inputs.unrooted()  # diff takes no compile flags: its two sides and --mode-map
     modes = None
     if request.mode_map:
         mfile = str(request.mode_map)
         modes = load_mode_map(mfile, edge.text(mfile, "mode map"))
-    ws = request.workspace_root
+    ws = request.workspace_roots
     report = diff_sides(
         load_side(str(request.old), edge, mode_map=modes, workspace_roots=ws),
         load_side(str(request.new), edge, mode_map=modes, workspace_roots=ws),

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..e2e.matrix import matrix_json, matrix_markdown
 from ..e2e.run import adapter_verdicts, catalog_disagreements, run_matrix
 from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
+from ..formats import E2E_FORMATS
 from ..inputs import Inputs
 from . import Outcome, Progress, no_progress
 
@@ -17,7 +17,7 @@ from . import Outcome, Progress, no_progress
 class E2eRequest:
     """The flags of one `profilec e2e` run."""
 
-    fmt: str = "json"
+    fmt: str = E2E_FORMATS.default
     only: str = "all"
     check_catalog: bool = False
     profiles: Path | None = None
@@ -26,8 +26,7 @@ class E2eRequest:
 def run(request: E2eRequest, progress: Progress = no_progress) -> Outcome:
     """The matrix as JSON or Markdown; exit 1 when --check-catalog finds the catalog
     disagreeing with what was observed (each disagreement one line on stderr)."""
-    if request.fmt not in ("json", "md"):
-        raise UsageError(f"unknown --format {request.fmt!r}; choose json or md")
+    render = E2E_FORMATS.renderer(E2E_FORMATS.choose(request.fmt).name)
     if request.only not in ("all", "acp", "appserver"):
         raise UsageError(f"unknown --only {request.only!r}; choose all, acp or appserver")
 
@@ -39,7 +38,7 @@ def run(request: E2eRequest, progress: Progress = no_progress) -> Outcome:
             include_acp=request.only in ("all", "acp"),
             progress=step,
         )
-    text = matrix_json(matrix) if request.fmt == "json" else matrix_markdown(matrix)
+    text = render(matrix)
     if catalog is None:
         return Outcome(text=text)
     problems = catalog_disagreements(adapter_verdicts(matrix), catalog)

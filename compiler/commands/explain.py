@@ -12,7 +12,9 @@ from ..audit.explain import explain, explain_config, live_walker, render_text
 from ..check.configstack import ConfigStack, load_config_toml, load_overrides
 from ..errors import UsageError
 from ..evaluate import LiveFs
-from . import CompileFlags, Outcome, absolute, check_format
+from ..flags import CompileFlags
+from ..formats import EXPLAIN_FORMATS
+from . import Outcome, absolute
 from .audit import bundle_or_compile
 
 if TYPE_CHECKING:
@@ -31,12 +33,12 @@ class ExplainRequest(CompileFlags):
     config: Path | None = None
     overrides: Path | None = None
     profile: str | None = None
-    fmt: str = "text"
+    fmt: str = EXPLAIN_FORMATS.default
 
 
 def run(request: ExplainRequest) -> Outcome:
     """What PATH may do under MODE, the winning entry and what it beat, as text or JSON."""
-    check_format(request.fmt, ("text", "json"))
+    EXPLAIN_FORMATS.choose(request.fmt)
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
     x = _foreign(request) if request.config or request.overrides else _compiled(request)
     if request.fmt == "json":

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..bundle.load import compile_document
 from ..bundle.lock import render_lock
-from . import CompileFlags, Outcome, to_stdout
+from ..flags import CompileFlags
+from . import Outcome, to_stdout
 
 
 @dataclass(frozen=True, slots=True)

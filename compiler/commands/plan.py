@@ -6,9 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..formats import PLAN_FORMATS
 from ..mounts.api import load_and_plan
-from ..mounts.render import FORMATS, RENDERERS
 from ..mounts.render_srt import srt_gaps
 from . import Outcome
 
@@ -20,17 +19,16 @@ class PlanRequest:
     roots: Path
     layout: Path
     profiles: Path | None = None
-    fmt: str = "json"
+    fmt: str = PLAN_FORMATS.default
 
 
 def run(request: PlanRequest) -> Outcome:
     """The plan in the backend's format, its warnings, and what `srt` cannot express."""
-    if request.fmt not in FORMATS:
-        raise UsageError(f"unknown --format {request.fmt!r}; choose one of {', '.join(FORMATS)}")
+    render = PLAN_FORMATS.renderer(PLAN_FORMATS.choose(request.fmt).name)
     # The backend catalog is policy: `--profiles DIR` reads DIR/backends.toml.
     catalog = os.path.join(str(request.profiles), "backends.toml") if request.profiles else None
     plan = load_and_plan(str(request.roots), str(request.layout), catalog_path=catalog)
-    text = RENDERERS[request.fmt](plan)  # renders fully before anything is written
+    text = render(plan)  # renders fully before anything is written
     gaps = srt_gaps(plan) if request.fmt == "srt" else ()
     return Outcome(
         text=text,

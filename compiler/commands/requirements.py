@@ -21,8 +21,9 @@ from ..emit.requirements import (
     requirements_problems,
 )
 from ..errors import EXIT_FOUND, UsageError
+from ..flags import CompileFlags
 from ..pipeline import compile_inputs
-from . import CompileFlags, Outcome
+from . import Outcome
 
 ACTIONS = ("install", "verify")
 

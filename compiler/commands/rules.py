@@ -6,21 +6,20 @@ import json
 from dataclasses import dataclass
 
 from ..check.rules import catalogue_document, catalogue_text
-from . import Outcome, check_format
-
-FORMATS = ("text", "json")
+from ..formats import RULES_FORMATS
+from . import Outcome
 
 
 @dataclass(frozen=True, slots=True)
 class RulesRequest:
     """The flags of one `profilec rules` run."""
 
-    fmt: str = "text"
+    fmt: str = RULES_FORMATS.default
 
 
 def run(request: RulesRequest) -> Outcome:
     """Every declared rule: one line each (text), or the `rules.schema.json` document (json)."""
-    check_format(request.fmt, FORMATS)
+    RULES_FORMATS.choose(request.fmt)
     if request.fmt == "json":
         doc = catalogue_document().model_dump(mode="json")
         return Outcome(text=json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 from ..bundle.load import bundle_from_document
 from ..bundle.lock import read_lock
 from ..errors import LockDriftError, UsageError
+from ..flags import CompileFlags
 from ..inputs import Inputs
 from ..pipeline import compile_inputs
 from ..watch import run as run_watch
 from ..watch import watch_bundle
-from . import CompileFlags, Outcome
+from . import Outcome
 
 if TYPE_CHECKING:
     from ..models import CompiledBundle
@@ -73,9 +74,7 @@ def _bundle(request: WatchRequest) -> CompiledBundle:
     if (request.roots is None) == (request.lock is None):
         raise UsageError("give either --roots (and the compile inputs) or --lock FILE")
     if request.lock is not None:
-        r = request
-        flags = (r.profiles, r.workspace_root, r.codex_home, r.session_config, r.tmpdir, r.home)
-        if any(flags) or r.vouched_mcp or r.run_as is not None:
+        if request.given():  # --roots is not among them: it and --lock exclude each other
             raise UsageError("--lock carries its own inputs; drop the compile flags")
 
         doc, _ = read_lock(str(request.lock), Inputs.unrooted())

@@ -1,6 +1,7 @@
 """Sandbox mount plans for the outer boundary the trusted Codex parent runs in.
 
-`load_layout` + `probe_host` (edge) -> `build_plan` (pure) -> `RENDERERS[fmt]` (format only).
+`load_layout` + `probe_host` (edge) -> `build_plan` (pure) -> a renderer (format only; the
+table naming them is compiler/formats.py's PLAN_FORMATS).
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ from .backends import load_catalog
 from .layout import load_layout, parse_layout, probe_host
 from .models import BackendCatalog, HostFacts, MountPlan, PlanLayout
 from .plan import build_plan, covering, mirror_dirs
-from .render import FORMATS, RENDERERS
 
 __all__ = [
-    "FORMATS",
-    "RENDERERS",
     "BackendCatalog",
     "HostFacts",
     "MountPlan",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from profilec.compile import compile_bundle
 from profilec.errors import UnsafeRootError
 from profilec.evaluate import EvalContext, resolve
-from profilec.formats import renderer
+from profilec.formats import COMPILE_FORMATS
 from profilec.models import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root
@@ -74,4 +74,4 @@ def test_random_trees_every_mode_denies_every_target_and_never_a_link(
                     assert _crosses_symlink(key) is None, (profile.mode, key)
         again = compile_bundle(roots, POLICY, LaunchLayout())
         for fmt in ("toml", "overrides", "acp-json"):
-            assert renderer(fmt)(bundle) == renderer(fmt)(again)
+            assert COMPILE_FORMATS.renderer(fmt)(bundle) == COMPILE_FORMATS.renderer(fmt)(again)

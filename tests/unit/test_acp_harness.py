@@ -402,7 +402,7 @@ def test_e2e_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["e2e", "--format", "xml"]) == 2
     assert main(["e2e", "--only", "nothing"]) == 2
     err = capsys.readouterr().err
-    assert "choose json or md" in err and "choose all, acp or appserver" in err
+    assert "choose one of json, md" in err and "choose all, acp or appserver" in err
 
 
 def test_leftover_processes_in_the_tree_are_ended_by_pid(tmp_path: Path) -> None:

@@ -1,11 +1,11 @@
 """The library API's contract (docs/embedding.md): `api.__all__` pinned, the signatures of
-`load_and_compile` and `make_inputs` equal to the one declaration of the options
-(`InputOptions`) and to the CLI's compile flags, and every argument error a ProfilecError
-naming its parameter. The static side is tests/typecheck/api_types.py (mypy)."""
+`load_and_compile` and `make_inputs` equal to `InputOptions`, and it to the one declaration of
+the compile flags (compiler/flags.py), and every argument error a ProfilecError naming its
+parameter. The static side is tests/typecheck/api_types.py (mypy)."""
 
 from __future__ import annotations
 
-import dataclasses
+import collections.abc
 import inspect
 import os
 import typing
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from profilec import api, pipeline
-from profilec.commands import CompileFlags
+from profilec.flags import FLAGS
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,22 +53,17 @@ PINNED = [
     "write_lock",
 ]
 
-#: The CLI's compile flag (commands.CompileFlags field) -> the library parameter taking the same
-#: input. None: a flag the library does not take, with the reason.
-CLI_TO_LIBRARY: dict[str, str | None] = {
-    "roots": "roots_path",
-    "profiles": "profiles_dir",
-    "workspace_root": "workspace_roots",
-    "codex_home": "codex_home",
-    "session_config": "session_config_path",
-    "tmpdir": "tmpdir",
-    "home": "home",
-    "vouched_mcp": "vouched_mcp_path",
-    "run_as": "run_as",
-    "plan_layout": None,  # lock/check's mount plan: not a compile input of a session launch
-}
 #: Library parameters no CLI flag has: the session config as data (the CLI reads a file).
-LIBRARY_ONLY = {"session_config"}
+LIBRARY_ONLY = {"session_config": api.SessionConfig | None}
+
+#: A compile flag's library type, by its kind (flags.Kind).
+LIBRARY_TYPE = {
+    "file": api.StrPath | None,
+    "dir": api.StrPath | None,
+    "path": api.StrPath | None,
+    "paths": collections.abc.Sequence[api.StrPath],
+    "uid": int | None,
+}
 
 OPTION_FUNCTIONS = [api.load_and_compile, api.make_inputs]
 
@@ -118,12 +113,32 @@ def test_load_and_compile_passes_every_option_to_make_inputs(
     assert seen == {"roots_path": "/r", **sent}
 
 
-def test_library_options_and_cli_compile_flags_agree() -> None:
-    flags = [f.name for f in dataclasses.fields(CompileFlags)]
-    assert set(flags) == set(CLI_TO_LIBRARY), "a CLI compile flag the library does not map"
-    params = set(inspect.signature(api.load_and_compile).parameters)
-    mapped = {v for v in CLI_TO_LIBRARY.values() if v is not None}
-    assert params == mapped | LIBRARY_ONLY
+def test_input_options_are_the_compile_flags_in_library_types() -> None:
+    """Each compile flag the library takes is one InputOptions key, by its `library` keyword,
+    in declaration order and in its kind's type; nothing else but the session config as data.
+    A flag added to compiler/flags.py and not here (or the other way round) fails."""
+    library = {
+        f.library: LIBRARY_TYPE[f.kind] for f in FLAGS if f.library not in (None, "roots_path")
+    }
+    options = {k: v for k, v in declared().items() if k not in LIBRARY_ONLY}
+    assert list(options) == list(library)
+    assert options == library
+    assert {k: declared()[k] for k in LIBRARY_ONLY} == LIBRARY_ONLY
+    assert FLAGS[0].library == "roots_path"  # the positional parameter
+    assert [f.name for f in FLAGS if f.library is None] == ["plan_layout"]  # the lock's only
+
+
+def test_every_library_option_reaches_its_input() -> None:
+    """make_inputs hands each option to the `Inputs` field of its flag (none dropped)."""
+    paths = {"profiles_dir": "/p", "codex_home": "/c", "session_config_path": "/s"}
+    paths |= {"tmpdir": "/t", "home": "/h", "vouched_mcp_path": "/v"}
+    make: Any = api.make_inputs  # the options are a dict here
+    inp = make("/r", workspace_roots=["/w"], run_as=7, **paths)
+    for f in FLAGS:
+        if f.library is None:
+            continue
+        want = {"roots_path": "/r", "workspace_roots": ("/w",), "run_as": 7, **paths}
+        assert getattr(inp, f.name) == want[f.library], f.name
 
 
 def test_the_documented_signature_is_the_real_one() -> None:
@@ -141,14 +156,20 @@ def test_the_documented_signature_is_the_real_one() -> None:
 
 
 def test_a_misspelt_keyword_never_passes() -> None:
+    """Refused as a UsageError naming it (mypy refuses it first: tests/typecheck)."""
     for fn in OPTION_FUNCTIONS:
-        with pytest.raises(TypeError, match="workspace_root"):
+        with pytest.raises(api.UsageError) as err:
             fn("/r", workspace_root=["/w"])  # type: ignore[call-arg]
-        with pytest.raises(TypeError, match="hom"):
+        assert err.value.where == "workspace_root"
+        assert err.value.hint == "did you mean workspace_roots?"
+        assert "make_inputs() takes no keyword argument 'workspace_root'" in str(err.value)
+        with pytest.raises(api.UsageError) as err:
             fn("/r", hom="/h")  # type: ignore[call-arg]
+        assert err.value.where == "hom"
         opts: dict[str, Any] = {"codex_hom": "/c"}
-        with pytest.raises(TypeError, match="codex_hom"):
+        with pytest.raises(api.UsageError) as err:
             fn("/r", **opts)
+        assert (err.value.where, err.value.hint) == ("codex_hom", "did you mean codex_home?")
 
 
 def test_run_as_of_a_wrong_type_names_run_as() -> None:

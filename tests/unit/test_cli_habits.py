@@ -321,7 +321,7 @@ def test_exit_zero_also_forgives_a_canary_mismatch(
     acp = _failing_acp(fresh, tmp_path, capsys)
     request = CheckRequest(
         roots=fresh.manifest,
-        workspace_root=(str(fresh.workspace),),
+        workspace_roots=(str(fresh.workspace),),
         codex_home=str(fresh.codex_home),
         no_project_config=True,
         acp_json=acp,

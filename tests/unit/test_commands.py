@@ -45,7 +45,7 @@ def _flags(lay: Layout) -> list[str]:
 def _request(lay: Layout, **extra: Any) -> CheckRequest:
     return CheckRequest(
         roots=lay.manifest,
-        workspace_root=(str(lay.workspace),),
+        workspace_roots=(str(lay.workspace),),
         codex_home=str(lay.codex_home),
         no_project_config=True,
         **extra,
@@ -99,13 +99,13 @@ def test_requests_and_outcomes_are_frozen(layout: Layout) -> None:
 def test_request_of_maps_parsed_options_onto_the_request() -> None:
     params: dict[str, Any] = {
         "roots": Path("/r.toml"),
-        "workspace_root": ["/w1", "/w2"],
+        "workspace_roots": ["/w1", "/w2"],
         "ignore": None,
         "group": False,
         "out": Path("/report.json"),  # the CLI's: no field of the request
     }
     request = request_of(CheckRequest, params)
-    assert request.workspace_root == ("/w1", "/w2")
+    assert request.workspace_roots == ("/w1", "/w2")
     assert request.ignore == () and request.fmt == "text"  # unset: the field default
     assert request.group is False
     assert "out" not in {f.name for f in dataclasses.fields(CheckRequest)}

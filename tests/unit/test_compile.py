@@ -14,7 +14,7 @@ from profilec.compile import compile_bundle
 from profilec.emit.overrides import override_lines
 from profilec.errors import UnsafeRootError
 from profilec.evaluate import EvalContext, resolve
-from profilec.formats import renderer
+from profilec.formats import COMPILE_FORMATS
 from profilec.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root, root_directories
@@ -252,12 +252,12 @@ def test_compile_is_deterministic(tmp_path: Path) -> None:
         str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
     )
     for fmt in ("toml", "overrides", "acp-json"):
-        assert renderer(fmt)(b1) == renderer(fmt)(b2)
+        assert COMPILE_FORMATS.renderer(fmt)(b1) == COMPILE_FORMATS.renderer(fmt)(b2)
 
 
 def test_toml_output_round_trips_and_selects_agent(tmp_path: Path) -> None:
     _, bundle = _compile(tmp_path)
-    doc = tomllib.loads(renderer("toml")(bundle))
+    doc = tomllib.loads(COMPILE_FORMATS.renderer("toml")(bundle))
     assert doc["default_permissions"] == "profilec-agent"
     assert set(doc["permissions"]) == {
         "profilec-read-only",
@@ -277,7 +277,7 @@ def test_override_keys_never_carry_a_path_or_token(tmp_path: Path) -> None:
 
 def test_acp_json_shape(tmp_path: Path) -> None:
     _, bundle = _compile(tmp_path)
-    doc = json.loads(renderer("acp-json")(bundle))
+    doc = json.loads(COMPILE_FORMATS.renderer("acp-json")(bundle))
     assert set(doc) == {"configOverrides", "modeProfiles"}
     assert doc["modeProfiles"] == {
         "read-only": "profilec-read-only",
@@ -297,7 +297,7 @@ def test_any_legal_path_is_escaped_correctly(tmp_path: Path, name: str) -> None:
     target.write_text("x")
     roots = (resolve_root(RootSpec(id="a", path=str(target))),)
     bundle = compile_bundle(roots, load_policy(), LaunchLayout())
-    doc = tomllib.loads(renderer("toml")(bundle))
+    doc = tomllib.loads(COMPILE_FORMATS.renderer("toml")(bundle))
     for pid in doc["permissions"]:
         assert doc["permissions"][pid]["filesystem"][str(d)] == "deny"
     for line in override_lines(bundle)[1:]:

@@ -147,11 +147,15 @@ def test_session_and_mcp_inputs_load_their_parsers(manifest: Path, tmp_path: Pat
 
 #: The dataclasses a plain compile creates (each generates and compiles six methods as its
 #: class is created, in every process): the command request and outcome (one family with the
-#: other commands', compiler/commands/), the Inputs edge and the resolved profile (it builds its
+#: other commands', compiler/commands/), the compile flags' and formats' declarations
+#: (compiler/flags.py, compiler/formats.py), the Inputs edge and the resolved profile (it builds its
 #: index after init). Immutable records are NamedTuples.
 COMPILE_DATACLASSES = {
     "profilec.commands.Outcome",
-    "profilec.commands.CompileFlags",
+    "profilec.flags.CompileFlags",
+    "profilec.flags.Flag",
+    "profilec.formats.Format",
+    "profilec.formats.FormatTable",
     "profilec.commands.compile.CompileRequest",
     "profilec.inputs.Inputs",
     "profilec.evaluate.EffectiveProfile",

@@ -14,7 +14,8 @@ from profilec.api import load_and_compile
 from profilec.check.canary import canary_findings
 from profilec.check.checker import from_bundle, run_check
 from profilec.check.result import CheckReport
-from profilec.report import FORMATS, render
+from profilec.formats import CHECK_FORMATS
+from profilec.settings import now_utc
 from tests.helpers import make_layout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: tests/data/README.md.
 SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 NOW = datetime(2026, 12, 2, 12, 0, 0, tzinfo=UTC)
+FORMATS = CHECK_FORMATS.names
+
+
+def render(name: str, report: CheckReport, now: datetime | None = None) -> str:
+    """Report `report` in format `name` as check does (`now` or the clock / SOURCE_DATE_EPOCH)."""
+    return CHECK_FORMATS.renderer(name)(report, now or now_utc())
 
 
 def _reports(tmp_path: Path) -> tuple[CheckReport, CheckReport]:

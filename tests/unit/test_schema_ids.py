@@ -91,7 +91,9 @@ def test_validation_across_files_never_touches_the_network(
 ) -> None:
     """A real bundle document validates through five cross-file `$ref`s with sockets refused."""
     from profilec.api import load_and_compile
-    from profilec.formats import renderer
+    from profilec.formats import COMPILE_FORMATS
+
+    renderer = COMPILE_FORMATS.renderer
     from tests.helpers import make_layout
 
     lay = make_layout(tmp_path / "l", hop_dir=True)

@@ -154,7 +154,9 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.bundle.models import BundleDocument
     from profilec.emit.acp_json import AcpLaunchConfig
     from profilec.emit.launch import LaunchDocument
-    from profilec.formats import renderer
+    from profilec.formats import COMPILE_FORMATS
+
+    renderer = COMPILE_FORMATS.renderer
     from profilec.resources import validator
     from profilec.schemagen import CodexOverrideLines
     from tests.helpers import make_layout
