@@ -3,8 +3,8 @@
 
 Run as root from a checkout with profilec installed (`python3 -P examples/launch_acp.py`); it
 needs `.ci/tools.sh`'s pinned Codex and @agentclientprotocol/codex-acp 2.6.0, node >= 20 and
-bubblewrap. Every step is one the README's "Root daemon, unprivileged Codex" and docs/launch.md
-name, in their order:
+bubblewrap. Every step is one the README's "A root daemon's launcher, step by step" names, in
+its order:
 
 1. a layout whose vault, CODEX_HOME, workspace, HOME and TMPDIR belong to the run-as uid (the
    roots manifest stays root's);
