@@ -34,7 +34,7 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
     `inp` read once, so the hashes name exactly what was compiled.
     """
     if inp.plan_layout:
-        _session_dirs_from_plan(inp, inp.plan_layout)
+        session_dirs_from_plan(inp, inp.plan_layout)
     bundle = compile_inputs(inp)
     sources = sources_of(inp)
     plan: dict[str, Any] | None = None
@@ -50,7 +50,7 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
     return bundle, doc
 
 
-def _session_dirs_from_plan(inp: Inputs, layout_path: str) -> None:
+def session_dirs_from_plan(inp: Inputs, layout_path: str) -> None:
     """The profiles take HOME and TMPDIR from the plan (`mounts.plan.session_dirs`, the one
     source the plan's env and the launch document use too): a flag left out is filled in, one
     that names another directory is refused, so the bundle's profiles and its plan never

@@ -32,8 +32,8 @@ def run(request: CompileRequest) -> Outcome:
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "codex-home" and to_stdout(request.out):
         raise UsageError("--format codex-home needs --out DIR")
-    if request.plan_layout is not None and fmt != "bundle":
-        raise UsageError("--plan-layout goes with --format bundle")
+    if request.plan_layout is not None and fmt not in ("bundle", "launch"):
+        raise UsageError("--plan-layout goes with --format bundle or launch")
     if fmt == "bundle":
         # The full document: provenance lines, input hashes, mount plan (compiler/audit/).
         from ..bundle.document import dumps
@@ -46,6 +46,10 @@ def run(request: CompileRequest) -> Outcome:
 
 def _plain(request: CompileRequest) -> Outcome:
     inputs = request.inputs()
+    if inputs.plan_layout is not None:  # launch: HOME and TMPDIR as the plan gives them
+        from ..bundle.load import session_dirs_from_plan
+
+        session_dirs_from_plan(inputs, inputs.plan_layout)
     bundle = compile_inputs(inputs)
     fmt = request.fmt
     if fmt == "codex-home":
