@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,11 @@ def run(request: CompileRequest) -> Outcome:
         raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "codex-home" and to_stdout(request.out):
         raise UsageError("--format codex-home needs --out DIR")
+    if fmt in ("launch", "codex-home") and request.run_as is None and os.geteuid() == 0:
+        raise UsageError(
+            f"--format {fmt} compiled as root needs --run-as UID, the non-root user Codex "
+            "runs as (the profiles and the files are made for that uid; e.g. --run-as 65534)"
+        )
     if request.plan_layout is not None and fmt not in ("bundle", "launch"):
         raise UsageError("--plan-layout goes with --format bundle or launch")
     if fmt == "bundle":

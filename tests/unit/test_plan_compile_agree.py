@@ -4,6 +4,7 @@ TMPDIR (`mounts.plan.session_dirs`), and the plan binds what the launch runs, re
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from profilec.paths import codex_home_temp_dir
 from tests.audit_helpers import plan_layout, run, setup
 
 CATALOG = load_catalog()
+#: A root compile of a launch names the uid Codex runs as (here root: the layout is ours).
+ROOT = ["--run-as", "0"] if os.geteuid() == 0 else []
 
 
 def _env(plan: dict[str, Any]) -> dict[str, str]:
@@ -47,7 +50,7 @@ def test_the_launch_document_under_a_plan_layout_sets_the_plans_home_and_tmpdir(
     lay, flags = setup(tmp_path / "l")
     layout = plan_layout(lay)
     rc, out, err = run(
-        capsys, "compile", *flags, "--plan-layout", str(layout), "--format", "launch"
+        capsys, "compile", *flags, *ROOT, "--plan-layout", str(layout), "--format", "launch"
     )
     assert rc == 0, err
     doc = json.loads(out)
@@ -60,7 +63,7 @@ def test_the_launch_document_under_a_plan_layout_sets_the_plans_home_and_tmpdir(
         assert (entry["env"]["HOME"], entry["env"]["TMPDIR"]) == (env["HOME"], env["TMPDIR"])
         assert "HOME" not in entry["launcher_supplies"]
     # Control: without the plan layout the document leaves both to the launcher.
-    rc, out, err = run(capsys, "compile", *flags, "--format", "launch")
+    rc, out, err = run(capsys, "compile", *flags, *ROOT, "--format", "launch")
     assert rc == 0, err
     first = json.loads(out)["adapters"][0]
     assert "HOME" in first["launcher_supplies"] and "HOME" not in first["env"]
