@@ -19,6 +19,7 @@ from ..errors import LayoutError, RootChainError
 from ..inputs import Inputs
 from ..paths import check_absolute, check_segment, is_within
 from ..roots import parse_toml, validation_message, walk_chain
+from ..settings import cache_dir, codex_binary, codex_version
 from .models import HostFacts, PlanLayout, SystemPath
 
 _ABS_KEYS = ("daemon_root", "agent_home", "state_dir")
@@ -197,8 +198,6 @@ def probe_host(layout: PlanLayout) -> HostFacts:
 def launch_binaries() -> tuple[str, ...]:
     """The directories of what a launch runs, as installed here (canonical, existing): the
     pinned Codex's install (`codex_binary`) and the ACP adapters' (`.ci/tools.d/acp.sh`)."""
-    from ..settings import cache_dir, codex_binary, codex_version
-
     found: list[str] = []
     binary = codex_binary()
     if binary is not None:
