@@ -144,7 +144,8 @@ class CompileFlags:
     )
     plan_layout: Path | None = _flag(
         option="--plan-layout",
-        help="Plan layout (TOML): the bundle also holds the mount plan.",
+        help="Plan layout (TOML): the bundle also holds the mount plan; a launch document takes "
+        "HOME and TMPDIR from it.",
         metavar="FILE",
         kind="file",
         library=None,  # the lock's mount plan: not an input of a session's compile

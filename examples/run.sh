@@ -41,7 +41,9 @@ for fmt in toml overrides acp-json bundle; do
     rc=$?; echo "compile --format $fmt failed (exit $rc)"; exit "$rc"
   fi
 done
-profilec compile "${common[@]}" --format codex-home --out "$out/codex-home"
+# --run-as: the uid Codex runs as (a root compile of codex-home or launch must name it; here the
+# user running this script, who owns the layout).
+profilec compile "${common[@]}" --run-as "$(id -u)" --format codex-home --out "$out/codex-home"
 echo "compiled: $out/codex-home/config.toml"
 # Codex's managed requirements: the layer no client, mode or cwd loosens. A launcher installs it
 # at /etc/codex/requirements.toml (`profilec requirements install`) or binds this file there in

@@ -31,6 +31,9 @@ def setup(base: Path, **kw: Any) -> tuple[Layout, list[str]]:
 def plan_layout(lay: Layout) -> Path:
     """A valid daemon plan layout for `lay` (0600), for bundles that carry a mount plan."""
     (lay.base / "daemon").mkdir(exist_ok=True)
+    # The session TMPDIR the plan gives Codex (CODEX_HOME lies under /tmp), made by the launcher
+    # before a compile takes it from the plan.
+    (lay.base / "daemon" / "state" / "cand-1" / "tmp").mkdir(parents=True, exist_ok=True)
     doc = {
         "schema_version": 1,
         "daemon_root": str(lay.base / "daemon"),

@@ -9,12 +9,13 @@ lock file) into a CompiledBundle for explain/diff/audit.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..bundle.document import bundle_document, content_hash
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..pipeline import compile_inputs
@@ -32,6 +33,8 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
     The bundle, the provenance lines and hashes and the mount plan all come from the bytes
     `inp` read once, so the hashes name exactly what was compiled.
     """
+    if inp.plan_layout:
+        session_dirs_from_plan(inp, inp.plan_layout)
     bundle = compile_inputs(inp)
     sources = sources_of(inp)
     plan: dict[str, Any] | None = None
@@ -45,6 +48,34 @@ def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
         mount_plan=plan,
     )
     return bundle, doc
+
+
+def session_dirs_from_plan(inp: Inputs, layout_path: str) -> None:
+    """The profiles take HOME and TMPDIR from the plan (`mounts.plan.session_dirs`, the one
+    source the plan's env and the launch document use too): a flag left out is filled in, one
+    that names another directory is refused, so the bundle's profiles and its plan never
+    disagree on the directories `~` and `:tmpdir` expand to."""
+    from ..mounts.api import layout_of
+    from ..mounts.plan import session_dirs
+
+    dirs = session_dirs(layout_of(inp, layout_path))
+    for flag, given, planned in (
+        ("--home", inp.home, dirs.home),
+        ("--tmpdir", inp.tmpdir, dirs.tmpdir),
+    ):
+        if given is not None and os.path.normpath(given) != planned:
+            raise UsageError(
+                f"{flag} {given} is not the session's {flag[2:].upper()} under --plan-layout "
+                f"{layout_path} ({planned}): pass {flag} {planned} or leave it out"
+            )
+    if inp.tmpdir is None and not os.path.isdir(dirs.tmpdir):
+        raise UsageError(
+            f"the session's TMPDIR under --plan-layout {layout_path}, {dirs.tmpdir}, does not "
+            "exist: create it (0700, owned by the run-as user; the plan lists it in "
+            "`directories`) before compiling"
+        )
+    inp.home = inp.home or dirs.home
+    inp.tmpdir = inp.tmpdir or dirs.tmpdir
 
 
 def unwrap(doc: dict[str, Any], where: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,13 @@ def run(request: CompileRequest) -> Outcome:
     fmt = request.fmt
     if COMPILE_FORMATS.choose(fmt).directory and to_stdout(request.out):
         raise UsageError(f"--format {fmt} needs --out DIR")
-    if request.plan_layout is not None and fmt != "bundle":
-        raise UsageError("--plan-layout goes with --format bundle")
+    if fmt in ("launch", "codex-home") and request.run_as is None and os.geteuid() == 0:
+        raise UsageError(
+            f"--format {fmt} compiled as root needs --run-as UID, the non-root user Codex "
+            "runs as (the profiles and the files are made for that uid; e.g. --run-as 65534)"
+        )
+    if request.plan_layout is not None and fmt not in ("bundle", "launch"):
+        raise UsageError("--plan-layout goes with --format bundle or launch")
     if fmt == "bundle":
         # The full document: provenance lines, input hashes, mount plan (compiler/audit/).
         from ..bundle.document import dumps
@@ -45,6 +51,10 @@ def run(request: CompileRequest) -> Outcome:
 
 def _plain(request: CompileRequest) -> Outcome:
     inputs = request.inputs()
+    if inputs.plan_layout is not None:  # launch: HOME and TMPDIR as the plan gives them
+        from ..bundle.load import session_dirs_from_plan
+
+        session_dirs_from_plan(inputs, inputs.plan_layout)
     bundle = compile_inputs(inputs)
     fmt = request.fmt
     if fmt == "codex-home":

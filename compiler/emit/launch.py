@@ -214,7 +214,7 @@ def launch_entry(
         return doc
     non_root = chosen.endswith(NON_ROOT)
     method = chosen[: -len(NON_ROOT)] if non_root else chosen
-    doc["run_as"] = RUN_AS
+    doc["run_as"] = run_as_of(inputs)
     # Measured: this build keeps the deny only when it does not run as root (as root a model
     # command unmounts the deny mask). Without it the method also held as root, but a launcher
     # still runs it as RUN_AS: the trusted parent is never root (trusted_parent.never_root).
@@ -404,6 +404,30 @@ RUN_AS = (
 )
 
 
+def run_as_of(inputs: Inputs | None) -> str:
+    """Who runs each launcher entry, as compiled: the `--run-as` uid when the compile named one
+    (the profiles were modelled for it), else RUN_AS."""
+    uid = inputs.run_as if inputs is not None else None
+    if uid is None:
+        return RUN_AS
+    if uid == 0:
+        return (
+            "uid 0 (--run-as 0): the profiles are modelled for Codex running as root, which "
+            "trusted_parent.never_root advises against; recompile with --run-as 65534 and "
+            "run it as that uid"
+        )
+    return (
+        f"uid {uid} (--run-as {uid}): the adapter or Codex and everything it starts; the "
+        "launcher (root) writes `files` owned by this uid, runs requirements.install_argv and "
+        "watch.argv itself, and drops to this uid only to exec `command`"
+    )
+
+
+def _trusted_uid(inputs: Inputs | None) -> int:
+    uid = inputs.run_as if inputs is not None else None
+    return uid if uid else TRUSTED_UID
+
+
 def _vaults(bundle: CompiledBundle) -> list[str]:
     """The session identity's vaults: a root whose link sits in another identity's CODEX_HOME
     or HOME is that identity's, never this launch's (its parent saves it)."""
@@ -512,19 +536,19 @@ def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -
     """Which uid the trusted parent runs as inside the outer plan, the vaults it saves in and
     what the disk must look like for that user."""
     return {
-        "uid": TRUSTED_UID,
-        "gid": TRUSTED_UID,
+        "uid": _trusted_uid(inputs),
+        "gid": _trusted_uid(inputs),
         "never_root": True,
-        "run_as": RUN_AS,
+        "run_as": run_as_of(inputs),
         "vaults": _vaults(bundle),
         "non_root_prerequisites": non_root_prerequisites(bundle, inputs),
         "statement": (
-            f"inside the outer mount plan (`profilec plan`) run the adapter and its Codex as uid "
-            f"{TRUSTED_UID} (or the plan's run_as; bwrap --uid/--gid), never root: as root "
-            "Codex's inner sandbox fails (bwrap: setting up uid map: Operation not permitted). "
-            "The plan binds each vault directory read-write, never the credential file alone: "
-            "Codex saves by renaming .auth-XXXXXX over the real file and locks auth.json.lock "
-            "beside it and $CODEX_HOME/auth.lock"
+            "inside the outer mount plan (`profilec plan`) run the adapter and its Codex as uid "
+            f"{_trusted_uid(inputs)} (or the plan's run_as; bwrap --uid/--gid), never root: as "
+            "root Codex's inner sandbox fails (bwrap: setting up uid map: Operation not "
+            "permitted). The plan binds each vault directory read-write, never the credential "
+            "file alone: Codex saves by renaming .auth-XXXXXX over the real file and locks "
+            "auth.json.lock beside it and $CODEX_HOME/auth.lock"
         ),
     }
 
@@ -580,7 +604,7 @@ def non_root_prerequisites(
                 ),
             }
         )
-    out += _carve_out_prerequisites(bundle)
+    out += _carve_out_prerequisites(bundle, _trusted_uid(inputs))
     out.append(
         {
             "path": "<codex binary>",
@@ -666,7 +690,7 @@ def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
         "mode_ids": _acp_mode_ids(bundle),
         "requirements": requirements_item(bundle, inputs),
         "launcher_supplies": supplies,
-        "run_as": RUN_AS,
+        "run_as": run_as_of(inputs),
         "non_root_required": False,
     }
     server_modes: dict[str, Any] = {}

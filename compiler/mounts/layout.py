@@ -19,6 +19,7 @@ from ..errors import LayoutError, RootChainError
 from ..inputs import Inputs
 from ..paths import check_absolute, check_segment, is_within
 from ..roots import parse_toml, validation_message, walk_chain
+from ..settings import cache_dir, codex_binary, codex_version
 from .models import HostFacts, PlanLayout, SystemPath
 
 _ABS_KEYS = ("daemon_root", "agent_home", "state_dir")
@@ -191,7 +192,20 @@ def probe_host(layout: PlanLayout) -> HostFacts:
             continue  # absent now: a mask, if one is needed, is an empty directory
         if stat.S_ISREG(st.st_mode):
             hidden.append(SystemPath(path=path, kind="file"))
-    return HostFacts(system=tuple(system), hidden=tuple(hidden))
+    return HostFacts(system=tuple(system), hidden=tuple(hidden), launch_binaries=launch_binaries())
+
+
+def launch_binaries() -> tuple[str, ...]:
+    """The directories of what a launch runs, as installed here (canonical, existing): the
+    pinned Codex's install (`codex_binary`) and the ACP adapters' (`.ci/tools.d/acp.sh`)."""
+    found: list[str] = []
+    binary = codex_binary()
+    if binary is not None:
+        install = cache_dir() / f"codex-{codex_version()}"
+        where = install if is_within(str(binary), str(install)) else binary.parent
+        found.append(os.path.realpath(where))
+    found.append(os.path.realpath(cache_dir() / "acp"))
+    return tuple(sorted({d for d in found if os.path.isdir(d)}))
 
 
 def layout_toml(layout: PlanLayout) -> str:

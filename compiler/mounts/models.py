@@ -173,6 +173,9 @@ class HostFacts(Frozen):
     system: tuple[SystemPath, ...] = ()
     #: Hidden paths that exist as regular files (masked with /dev/null rather than a tmpfs).
     hidden: tuple[SystemPath, ...] = ()
+    #: Directories holding what the launch runs (the pinned Codex install, the ACP adapters),
+    #: canonical and existing: bound read-only unless a read-only path already covers them.
+    launch_binaries: tuple[AbsPath, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------

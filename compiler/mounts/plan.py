@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from ..codex import REQUIREMENTS_FILE
@@ -128,6 +129,10 @@ def _system_mounts(layout: PlanLayout, host: HostFacts) -> list[PlanMount]:
             continue
         out.append(_grant(RoBind, path, purpose, "read-only path of the layout"))
         bound.add(path)
+    for path in host.launch_binaries:
+        if not any(is_within(path, b) for b in bound):
+            out.append(_grant(RoBind, path, "readonly", "what the launch runs (Codex, adapter)"))
+            bound.add(path)
     for path, value, canonical in links:
         purpose = "system" if path in DEFAULT_READONLY else "readonly"
         out.append(
@@ -441,42 +446,54 @@ CODEX_TMP_REASON = (
 )
 
 
-def _launch_env(layout: PlanLayout) -> tuple[list[EnvSetting], list[Directory], list[PlanWarning]]:
-    """TMPDIR, HOME, PATH and (for Codex) GIT_DIR of the trusted parent (the plan clears the
-    environment; GIT_DIR: paths.PARENT_GIT_DIR).
+@dataclass(frozen=True)
+class SessionDirs:
+    """HOME and TMPDIR of the session a plan layout launches: one answer for `plan`, for
+    `compile --plan-layout` (the profiles' `--home`/`--tmpdir`) and for the launch document."""
 
-    HOME is `<state_dir>/home`: per candidate, bound read-write with the state dir, created
+    home: str
+    tmpdir: str
+    #: Why TMPDIR is not the private /tmp (CODEX_HOME lies under it), or None.
+    moved: str | None = None
+
+
+def session_dirs(layout: PlanLayout) -> SessionDirs:
+    """HOME is `<state_dir>/home`: per candidate, bound read-write with the state dir, created
     0700 by the launcher; never the agent home (the shared login home that holds the
     credential link) and never a host HOME (hidden). TMPDIR is the private /tmp, unless
     CODEX_HOME lies under it (`CODEX_TMP_REASON`): then `<state_dir>/tmp`, which cannot
-    hold the agent home (validate_layout keeps the two apart). PATH is the layout's (`env` or
-    `passthrough_env`), else DEFAULT_PATH.
-    """
-    env: list[EnvSetting] = []
-    dirs: list[Directory] = []
-    warnings: list[PlanWarning] = []
+    hold the agent home (validate_layout keeps the two apart)."""
     home = join(layout.state_dir, "home", what="HOME")
-    dirs.append(Directory(path=home, mode="0700", purpose="home"))
-    env.append(EnvSetting(name="HOME", value=home, source="plan"))
-    tmp = PRIVATE_TMP
     if "codex" in layout.backends and codex_home_temp_dir(layout.agent_home, PRIVATE_TMP):
         tmp = join(layout.state_dir, "tmp", what="TMPDIR")
-        dirs.append(Directory(path=tmp, mode="0700", purpose="tmp"))
+        return SessionDirs(home, tmp, CODEX_TMP_REASON)
+    return SessionDirs(home, PRIVATE_TMP)
+
+
+def _launch_env(layout: PlanLayout) -> tuple[list[EnvSetting], list[Directory], list[PlanWarning]]:
+    """TMPDIR, HOME (`session_dirs`) and PATH of the trusted parent (the plan clears the
+    environment). PATH is the layout's (`env` or `passthrough_env`), else DEFAULT_PATH."""
+    dirs = session_dirs(layout)
+    env = [EnvSetting(name="HOME", value=dirs.home, source="plan")]
+    made = [Directory(path=dirs.home, mode="0700", purpose="home")]
+    warnings: list[PlanWarning] = []
+    if dirs.moved is not None:
+        made.append(Directory(path=dirs.tmpdir, mode="0700", purpose="tmp"))
         warnings.append(
             PlanWarning(
                 backend="codex",
                 source="plan",
                 message=f"codex: agent_home {layout.agent_home} lies under {PRIVATE_TMP}, so "
-                f"TMPDIR is {tmp}, not {PRIVATE_TMP}: {CODEX_TMP_REASON}; compile the "
-                f"profile with --tmpdir {tmp}, or move agent_home out of {PRIVATE_TMP}",
+                f"TMPDIR is {dirs.tmpdir}, not {PRIVATE_TMP}: {dirs.moved}; compile the "
+                f"profile with --tmpdir {dirs.tmpdir}, or move agent_home out of {PRIVATE_TMP}",
             )
         )
-    env.append(EnvSetting(name="TMPDIR", value=tmp, source="plan"))
+    env.append(EnvSetting(name="TMPDIR", value=dirs.tmpdir, source="plan"))
     if "codex" in layout.backends:
         env.append(EnvSetting(name="GIT_DIR", value=PARENT_GIT_DIR, source="plan"))
     if "PATH" not in layout.env and "PATH" not in layout.passthrough_env:
         env.append(EnvSetting(name="PATH", value=DEFAULT_PATH, source="plan"))
-    return env, dirs, warnings
+    return env, made, warnings
 
 
 def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:

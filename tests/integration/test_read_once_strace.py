@@ -152,16 +152,16 @@ def _written(case: Case, name: str, text: str) -> Path:
 
 @pytest.mark.parametrize("fmt", ["toml", "overrides", "acp-json", "bundle", "launch"])
 def test_compile(case: Case, fmt: str) -> None:
-    rc, err, opened = _traced(["compile", *case.flags, "--format", fmt], case.work)
+    run_as = ["--run-as", "0"] if fmt == "launch" and os.geteuid() == 0 else []
+    rc, err, opened = _traced(["compile", *case.flags, *run_as, "--format", fmt], case.work)
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
 
 
 def test_compile_codex_home(case: Case) -> None:
     out = case.work / "home-out"
-    rc, err, opened = _traced(
-        ["compile", *case.flags, "--format", "codex-home", "--out", str(out)], case.work
-    )
+    argv = ["compile", *case.flags, "--run-as", str(os.geteuid()), "--format", "codex-home"]
+    rc, err, opened = _traced([*argv, "--out", str(out)], case.work)
     assert rc == 0, err
     _judge(case, opened, list(case.inputs.values()))
 

@@ -377,10 +377,12 @@ def test_compile_launch_cli(layout: Layout, capsys: pytest.CaptureFixture[str]) 
             layout.workspace,
             "--format",
             "launch",
+            # A root compile of a launch names the uid Codex runs as (here root).
+            *(["--run-as", "0"] if os.geteuid() == 0 else []),
         ]
     )
     out, err = capsys.readouterr()
-    assert rc == 0
+    assert rc == 0, err
     doc = json.loads(out)
     by = {(a["package"], a["codex_version"]): a for a in doc["adapters"]}
     zed = by[(adapters.ZED_PACKAGE, "embedded")]

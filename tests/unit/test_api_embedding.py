@@ -168,6 +168,7 @@ def test_launch_document_is_what_compile_format_launch_prints(
         str(lay.codex_home),
         "--tmpdir",
         str(tmp),
+        *(["--run-as", "0"] if os.geteuid() == 0 else []),
     ]
     assert main(["compile", *flags, "--session-config", str(session), "--format", "launch"]) == 0
     cli = json.loads(capsys.readouterr().out)
@@ -177,5 +178,6 @@ def test_launch_document_is_what_compile_format_launch_prints(
         codex_home=str(lay.codex_home),
         tmpdir=str(tmp),
         session_config=AGENT,
+        run_as=0 if os.geteuid() == 0 else None,
     )
     assert api.launch_document(api.compile_inputs(inp), inputs=inp) == cli

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import signal
 import sys
@@ -384,10 +385,16 @@ def test_the_launch_documents_watch_argv_carries_run_as(
     layout: Layout, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["compile", "--roots", str(layout.manifest), "--format", "launch"]
-    plain = json.loads(_run(capsys, *base)[1])["watch"]["argv"]
-    assert "--run-as" not in plain  # negative control
+    if os.geteuid() == 0:  # root names the uid Codex runs as: refused without it
+        code, _, err = _run(capsys, *base)
+        assert code == 2 and "compiled as root needs --run-as UID" in err
+    else:
+        plain = json.loads(_run(capsys, *base)[1])["watch"]["argv"]
+        assert "--run-as" not in plain  # negative control
     argv = json.loads(_run(capsys, *base, "--run-as", "65534")[1])["watch"]["argv"]
-    assert argv[-2:] == ["--run-as", "65534"] and argv[:-2] == plain
+    assert argv[-2:] == ["--run-as", "65534"]
+    if os.geteuid() != 0:
+        assert argv[:-2] == plain
     # watch parses it as written (only the deliberately bad interval is refused).
     code, _, err = _run(capsys, *argv[argv.index("watch") :], "--interval", "9")
     assert code == 2 and "--interval must be between" in err

@@ -86,9 +86,17 @@ def test_without_run_as_a_foreign_codex_home_names_the_run_as_fix(
     out = tmp_path / "home"
     out.mkdir()
     os.chown(out, RUN_AS, RUN_AS)
-    assert main(_compile(tmp_path, out)) == 6
+    # Root without --run-as is refused before anything is written, naming the flag.
+    assert main(_compile(tmp_path, out)) == 2
     err = capsys.readouterr().err
-    assert f"--run-as {RUN_AS}" in err and len(err.strip().splitlines()) == 1, err
+    assert "needs --run-as UID" in err and f"--run-as {RUN_AS}" in err, err
+    assert len(err.strip().split("\n")) == 1, err
+    _owned(out, RUN_AS, 0o755)
+    # --run-as 0 (root's own home for Codex) and a directory owned by another uid: refused
+    # with the chown or the --run-as that fixes it (exit 6).
+    assert main(_compile(tmp_path / "again", out, "--run-as", "0")) == 6
+    err = capsys.readouterr().err
+    assert f"--run-as {RUN_AS}" in err and len(err.strip().split("\n")) == 1, err
     _owned(out, RUN_AS, 0o755)
 
 

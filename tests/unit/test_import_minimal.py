@@ -314,7 +314,8 @@ def test_no_lite_twins_or_second_parser_exist() -> None:
 
 
 def test_launch_compile_loads_no_harness(manifest: Path) -> None:
-    rc, modules = loaded(REPO, ["compile", "--roots", str(manifest), "--format", "launch"])
+    argv = ["compile", "--roots", str(manifest), "--run-as", "0", "--format", "launch"]
+    rc, modules = loaded(REPO, argv)
     assert rc == 0
     assert "profilec.emit.launch" in modules
     assert offenders(modules, ALWAYS_FORBIDDEN) == []

@@ -43,7 +43,8 @@ def _flags(lay: Layout, *, dirs: bool) -> list[str]:
     ]
     if dirs:
         flags += ["--tmpdir", str(lay.base / "tmp"), "--home", str(lay.base / "home")]
-    return flags
+    # A root compile of a launch names the uid Codex runs as (here root: the layout is ours).
+    return flags + (["--run-as", "0"] if os.geteuid() == 0 else [])
 
 
 def _layout(tmp_path: Path) -> Layout:

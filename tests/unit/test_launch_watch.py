@@ -16,6 +16,8 @@ from profilec.paths import PARENT_GIT_DIR
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
+#: A root compile of a launch names the uid Codex runs as (here root: the layout is ours).
+ROOT = ["--run-as", "0"] if os.geteuid() == 0 else []
 
 
 def test_launch_document_carries_watch_and_the_trusted_uid(
@@ -35,6 +37,7 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
             "launch",
             "--profiles",
             str(REPO / "profiles"),
+            *ROOT,
         ]
     )
     out, err = capsys.readouterr()
@@ -54,6 +57,7 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
         str(lay.workspace),
         "--codex-home",
         str(lay.codex_home),
+        *ROOT,
     ]
     assert watch["drift_exit_code"] == 9 and "End the session" in watch["on_drift"]
     assert "SIGTERM" in watch["stop"]
@@ -97,6 +101,7 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
             str(tmp),
             "--format",
             "launch",
+            *ROOT,
         ]
     )
     out, err = capsys.readouterr()
@@ -145,6 +150,7 @@ def test_prerequisites_name_writable_roots_without_carve_out_mount_points(
         str(lay.codex_home),
         "--format",
         "launch",
+        *ROOT,
     ]
 
     def needs() -> dict[str, str]:

@@ -305,6 +305,8 @@ def test_cli_bad_vouched_file_one_line_exit_code_nothing_written(
             "codex-home",
             "--out",
             str(out),
+            "--run-as",
+            str(os.geteuid()),
         ],
         capsys,
     )
