@@ -51,6 +51,7 @@ Role = Literal[
     "missing-root",
     "trusted-input",
     "project-doc",
+    "requirements",
 ]
 DriftKind = Literal[
     "link-retargeted",
@@ -62,6 +63,7 @@ DriftKind = Literal[
     "private-auth-plain-file",
     "modified",
     "project-doc-link",
+    "requirements-less-strict",
 ]
 #: Order in which one path's roles are kept when several roots or roles name it.
 _ROLE_RANK: dict[str, int] = {
@@ -75,6 +77,7 @@ _ROLE_RANK: dict[str, int] = {
     "writer-lock": 7,
     "trusted-input": 8,
     "project-doc": 9,
+    "requirements": 10,
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
@@ -198,6 +201,8 @@ class Drift:
             "modified": "was modified (a trusted input the profile was compiled from)",
             "project-doc-link": "is a link into a vault or the private CODEX_HOME: every "
             "later session whose cwd holds it fails to start (Codex cannot read it)",
+            "requirements-less-strict": "is missing or less strict than the compiled managed "
+            "requirements (profilec requirements verify says why)",
         }[self.kind]
         return (
             f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
@@ -356,7 +361,7 @@ def compare(w: Watched, now: Seen, start: Seen | None) -> Drift | None:
     ):
         return drift("replaced")
     if (
-        w.role == "trusted-input"
+        w.role in ("trusted-input", "requirements")
         and start is not None
         and (now.size, now.mtime_ns) != (start.size, start.mtime_ns)
     ):
@@ -497,9 +502,13 @@ def denies_writer_lock(bundle: CompiledBundle) -> bool:
     )
 
 
-def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
+def watch_bundle(
+    bundle: CompiledBundle, look: Observe = observe, *, requirements: str | None = None
+) -> Watcher:
     """A watcher for a compiled bundle's roots, private CODEX_HOME, trusted inputs and the
-    workspace roots' project docs.
+    workspace roots' project docs; `requirements`, when given, is the managed requirements file
+    the session runs under (verified by the caller at the start): replaced, removed or edited is
+    drift.
 
     The writer's lock appearing as a regular file after the start is not drift when every
     profile denies it: Codex creates it (O_CREAT, never replaced) at its first login save,
@@ -517,6 +526,10 @@ def watch_bundle(bundle: CompiledBundle, look: Observe = observe) -> Watcher:
             watched[lock] = replace(w, may_appear=True)
     for w in (*input_watch_set(bundle), *project_doc_watch_set(bundle)):
         watched.setdefault(w.path, w)
+    if requirements is not None:
+        watched[requirements] = Watched(
+            path=requirements, role="requirements", root_ids=(), kind="file", identity=True
+        )
     return Watcher(
         tuple(watched[p] for p in sorted(watched)), look, protected=bundle_protected_dirs(bundle)
     )

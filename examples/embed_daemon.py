@@ -246,9 +246,23 @@ def main() -> int:
             handle.stop()
         report("library", "codex app-server", mode, status, "drift" if drifts else "held")
 
-    # 2. The launch document, as written.
+    # 2. The launch document, as written: first its managed requirements, installed as root
+    # (watch.argv verifies them at its start and reports any later change as drift).
     entries = {c["launcher"]: c for c in doc["codex"]}
     app = entries["codex app-server"]
+    req = app["requirements"]
+    installed = subprocess.run(
+        req["install_argv"],
+        env={**os.environ, **req["install_env"]},
+        capture_output=True,
+        text=True,
+    )
+    if installed.returncode != 0:
+        print(
+            f"embed_daemon: requirements install failed: {installed.stderr.strip()}",
+            file=sys.stderr,
+        )
+        return 1
     run_env = {**base_env, **app["env"]}
     if "HOME" not in run_env:
         run_env["HOME"] = a.home

@@ -24,12 +24,25 @@ def _started(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+RequirementsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--requirements",
+        help="The managed requirements file the session runs under: at the start it must be in "
+        "place and at least as strict as what profilec compiles; replaced, removed or edited "
+        "later is drift (exit 9).",
+        metavar="FILE",
+    ),
+]
+
+
 @app.command("watch")
 @compile_flags(roots_required=False)
 def watch_command(
     ctx: typer.Context,
     lock: LockOpt = None,
     interval: IntervalOpt = 0.25,
+    requirements: RequirementsOpt = None,
     **flags: Any,
 ) -> int:
     """Watch every hop, vault and the private auth.json; on a change that makes the compiled

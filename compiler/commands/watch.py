@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -12,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..bundle.load import bundle_from_document
 from ..bundle.lock import read_lock
+from ..emit.requirements import read_requirements, requirements_problems
 from ..errors import LockDriftError, UsageError
 from ..flags import CompileFlags
 from ..inputs import Inputs
 from ..pipeline import compile_inputs
+from ..watch import Drift, watch_bundle
 from ..watch import run as run_watch
-from ..watch import watch_bundle
 from . import Outcome
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ class WatchRequest(CompileFlags):
 
     lock: Path | None = None
     interval: float = 0.25
+    requirements: str | None = None
 
 
 def run(request: WatchRequest, started: Callable[[str], None]) -> Outcome:
@@ -58,7 +61,12 @@ def run(request: WatchRequest, started: Callable[[str], None]) -> Outcome:
     # Installed before the compile, so a launcher that stops the session early still gets 0.
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    watcher = watch_bundle(_bundle(request))
+    bundle = _bundle(request)
+    stale = _requirements_drift(request, bundle)
+    if stale is not None:
+        text = json.dumps(stale.document(), sort_keys=True) + "\n"
+        return Outcome(text=text, error=LockDriftError(stale.message, where="watch"))
+    watcher = watch_bundle(bundle, requirements=request.requirements)
     started(f"profilec: watch: watching {len(watcher.watched)} paths every {request.interval:g} s")
     if stop:
         return Outcome()
@@ -67,6 +75,30 @@ def run(request: WatchRequest, started: Callable[[str], None]) -> Outcome:
         return Outcome()  # asked to stop: exit 0, nothing on stdout
     text = json.dumps(found.document(), sort_keys=True) + "\n"
     return Outcome(text=text, error=LockDriftError(found.message, where="watch"))
+
+
+def _requirements_drift(request: WatchRequest, bundle: CompiledBundle) -> Drift | None:
+    """At the start: the managed requirements file (`--requirements`) must be in place and at
+    least as strict as what profilec compiles for this bundle (`requirements verify`'s test);
+    else the drift to report. After the start, any change to it is drift (`watch_bundle`)."""
+    path = request.requirements
+    if path is None:
+        return None
+    if not os.path.isabs(path):
+        raise UsageError(f"--requirements must be absolute: {path!r}")
+    edge = Inputs.unrooted() if request.lock is not None else request.inputs()
+    text = read_requirements(edge, path)
+    problems = ["missing"] if text is None else requirements_problems(text, bundle)
+    if not problems:
+        return None
+    return Drift(
+        "requirements-less-strict",
+        "requirements",
+        path,
+        (),
+        "the compiled managed requirements",
+        "; ".join(problems),
+    )
 
 
 def _bundle(request: WatchRequest) -> CompiledBundle:

@@ -472,7 +472,25 @@ def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str
     """`profilec watch` with every input the compile had that decides what is watched (the
     session config does not: it changes config keys, never a root, vault or CODEX_HOME)."""
     prefix, _ = profilec_argv()
-    return [*prefix, "watch", *compile_flags(bundle, inputs)]
+    return [
+        *prefix,
+        "watch",
+        "--requirements",
+        watched_requirements(inputs),
+        *compile_flags(bundle, inputs),
+    ]
+
+
+def watched_requirements(inputs: Inputs | None) -> str:
+    """The host file of the managed requirements the session runs under: the one the mount
+    plan binds over /etc/codex when the compile had a plan layout, else the host's own."""
+    if inputs is None or inputs.plan_layout is None:
+        return REQUIREMENTS_FILE
+    from ..mounts.api import layout_of
+    from ..mounts.plan import requirements_source
+
+    source = requirements_source(layout_of(inputs, inputs.plan_layout))
+    return os.path.join(source, os.path.basename(REQUIREMENTS_FILE))
 
 
 def compile_flags(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str]:
@@ -522,7 +540,8 @@ def watch_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[st
             "re-pointed or replaced, a vault moved, a new hard link, the private auth.json "
             "turned plain file (codex logout + login) or the writer's lock auth.lock replaced, "
             "removed or created late as anything but a plain file (created as one while every "
-            "profile denies it, it is expected: Codex's first login save). End the session (the "
+            "profile denies it, it is expected: Codex's first login save), or the managed "
+            "requirements file missing, less strict, replaced or edited. End the session (the "
             "adapter and every process it started) and recompile before starting another"
         ),
         "on_other_exit": "the chain is no longer watched: end the session",

@@ -358,6 +358,13 @@ def run_as(layout: PlanLayout) -> RunAs:
 REQUIREMENTS_DIR = "codex-requirements"
 
 
+def requirements_source(layout: PlanLayout) -> str:
+    """The host directory whose `requirements.toml` the plan binds over /etc/codex."""
+    return layout.requirements_dir or join(
+        layout.daemon_root, REQUIREMENTS_DIR, what="requirements dir"
+    )
+
+
 def _requirements(layout: PlanLayout) -> tuple[RoBind, list[Directory]]:
     """The managed requirements, bound read-only over Codex's directory: the layer no client,
     mode or cwd loosens (compiler/emit/requirements.py). The source sits under the daemon root,
@@ -365,9 +372,7 @@ def _requirements(layout: PlanLayout) -> tuple[RoBind, list[Directory]]:
     host's /etc/codex must exist as the mount point (bwrap cannot create it inside the
     read-only /etc: "Can't create file at /etc/codex/requirements.toml: Read-only file
     system"); the launcher creates both directories."""
-    source = layout.requirements_dir or join(
-        layout.daemon_root, REQUIREMENTS_DIR, what="requirements dir"
-    )
+    source = requirements_source(layout)
     target = parent(REQUIREMENTS_FILE)
     bind = RoBind(
         path=target,

@@ -42,6 +42,21 @@ SESSIONS = [
 UID = 65534
 
 
+#: Run a command in a private mount namespace whose /etc is an overlay on a tmpfs.
+PRIVATE_ETC = [
+    "unshare",
+    "-m",
+    "--propagation",
+    "private",
+    "/bin/sh",
+    "-c",
+    'u="$(mktemp -d)" && mount -t tmpfs tmpfs "$u" && mkdir "$u/up" "$u/work" && '
+    'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$u/up,workdir=$u/work" /etc && '
+    'exec "$@"',
+    "sh",
+]
+
+
 def _hand_over(base: str) -> None:
     """What non_root_prerequisites asks: the run-as user owns CODEX_HOME, the vault (and the
     credential in it), the workspace, TMPDIR and HOME; the base directory and the roots
@@ -91,8 +106,10 @@ def test_the_embedding_example_starts_every_mode_both_ways(codex_bin: Path) -> N
             for line in server.provider_overrides():
                 argv += ["--config", line]
             env = {**os.environ, "PYTHONPATH": str(REPO)}
+            # The daemon installs the launch document's managed requirements in /etc/codex, as a
+            # real one does on its host; here /etc is a private overlay, so the host is untouched.
             done = subprocess.run(
-                argv, env=env, cwd="/", capture_output=True, text=True, timeout=900
+                [*PRIVATE_ETC, *argv], env=env, cwd="/", capture_output=True, text=True, timeout=900
             )
             lines = [json.loads(x) for x in done.stdout.split("\n") if x.strip()]
             outputs = server.tool_outputs()

@@ -232,7 +232,8 @@ def test_each_entry_names_the_managed_requirements(
         assert req["install_argv"] == want_argv
         assert req["install_env"] == env
     # install_argv takes the same flags as watch.argv, in the same order.
-    assert doc["watch"]["argv"][5:] == want_argv[6:]
+    assert doc["watch"]["argv"][5:7] == ["--requirements", REQUIREMENTS_FILE]
+    assert doc["watch"]["argv"][7:] == want_argv[6:]
 
 
 def test_the_digest_follows_the_vaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

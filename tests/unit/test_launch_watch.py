@@ -48,7 +48,9 @@ def test_launch_document_carries_watch_and_the_trusted_uid(
     argv = watch["argv"]
     # -P: the watcher imports nothing from the directory the launcher starts it in.
     assert os.path.isabs(argv[0]) and argv[1:5] == ["-P", "-m", "profilec", "watch"]
-    assert argv[5:] == [
+    # The managed requirements the session runs under: in place at the start, then watched.
+    assert argv[5:7] == ["--requirements", "/etc/codex/requirements.toml"]
+    assert argv[7:] == [
         "--roots",
         str(lay.manifest),
         "--profiles",

@@ -522,3 +522,56 @@ def test_a_pass_that_races_a_change_reports_the_first_drift_in_path_order() -> N
     assert w2.begin() is None
     first = w2._pass()
     assert first is not None and first.path == "/b", first
+
+
+# ---------------------------------------------------------------------------------------------
+# The managed requirements the session runs under (`--requirements`)
+
+
+def _requirements(lay: Layout, path: Path) -> None:
+    from profilec.emit.requirements import render_requirements
+
+    path.write_text(render_requirements(_bundle(lay)), encoding="utf-8")
+    path.chmod(0o644)
+
+
+def test_cli_reports_requirements_missing_or_less_strict_at_the_start(
+    lay: Layout, tmp_path: Path
+) -> None:
+    req = tmp_path / "req" / "requirements.toml"
+    req.parent.mkdir()
+    for body in (None, '[permissions.filesystem]\ndeny_read = ["/nowhere"]\n'):
+        if body is not None:
+            req.write_text(body, encoding="utf-8")
+        proc = _cli(lay, "--requirements", str(req))
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 9, err
+        doc = json.loads(out.split("\n")[0])
+        jsonschema.validate(doc, SCHEMA)
+        assert doc["kind"] == "requirements-less-strict" and doc["path"] == str(req)
+        assert ("missing" if body is None else "deny_read misses") in doc["observed"], doc
+
+
+def test_cli_reports_an_edit_of_the_requirements_and_without_them_does_not(
+    lay: Layout, tmp_path: Path
+) -> None:
+    req = tmp_path / "req" / "requirements.toml"
+    req.parent.mkdir()
+    _requirements(lay, req)
+    # Control: not named, the file is not watched; an edit goes unnoticed until SIGTERM.
+    proc = _cli(lay, "--interval", "0.05")
+    _started(proc)
+    with req.open("a", encoding="utf-8") as fh:
+        fh.write("# an edit\n")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out) == (0, ""), err
+    _requirements(lay, req)
+    proc = _cli(lay, "--interval", "0.05", "--requirements", str(req))
+    _started(proc)
+    with req.open("a", encoding="utf-8") as fh:
+        fh.write("# an edit\n")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 9, err
+    doc = json.loads(out.split("\n")[0])
+    assert doc["role"] == "requirements" and doc["kind"] == "modified", doc
