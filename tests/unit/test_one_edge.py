@@ -52,7 +52,11 @@ def _inputs(tmp_path: Path) -> tuple[Layout, Path, Path, list[str]]:
     session.write_text(json.dumps({"model": "gpt-5", "notify": ["/bin/true"]}), encoding="utf-8")
     mcp = tmp_path / "l" / "mcp.toml"
     mcp.write_text(
-        'schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n', encoding="utf-8"
+        (
+            'schema_version = 2\ncodex = "/usr/bin/codex"\n'
+            '[servers.bridge]\ncommand = "/usr/bin/true"\ncwd = "/srv/agentd/mcp"\n'
+        ),
+        encoding="utf-8",
     )
     os.chmod(mcp, 0o600)
     flags = [
