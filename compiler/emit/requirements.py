@@ -24,8 +24,9 @@ vaults of them all; the writer locks and another identity's whole CODEX_HOME and
 denied by the compiled profiles, which the allowed-profile pin makes the only profiles a session
 can run), so one host file serves a daemon's every session. With them it names each server's
 command line, which carries the identity's read-only profile: bind it per session (the plan).
-`install_requirements` writes it atomically and refuses to replace a file it did not write; `requirements_problems` says whether an installed
-file (profilec's or a host's own, merged by hand) is at least as strict.
+`install_requirements` writes it atomically and refuses to replace a file it did not write;
+`requirements_problems` says whether an installed file (profilec's or a host's own, merged by
+hand) is at least as strict.
 """
 
 from __future__ import annotations
