@@ -125,6 +125,15 @@ def _check_cwd(name: str, cwd: str, layout: LaunchLayout, vaults: list[str]) -> 
                         where="vouched MCP servers",
                         hint="give each server a daemon-owned directory outside every workspace",
                     )
+    if is_within(canonical, "/tmp") or is_within(cwd, "/tmp"):
+        # The cwd is also the CODEX_HOME of the wrapping `codex sandbox`, and Codex refuses to
+        # keep its sandbox helper there ("Refusing to create helper binaries under temporary
+        # dir"; the sandbox then fails: "bwrap: execvp codex-linux-sandbox"; 0.171.0).
+        raise InputError(
+            f"vouched MCP server {name}: cwd {cwd} is under /tmp, where Codex keeps no sandbox "
+            "helper",
+            where="vouched MCP servers",
+        )
     for vault in vaults:
         if is_within(canonical, vault) or is_within(vault, canonical):
             raise UnsafeRootError(
