@@ -5,9 +5,9 @@ sandbox (measured, 0.171.0 and 0.166.0): in the session's cwd unless `cwd` is se
 HOME, LC_CTYPE and PATH of the parent's environment plus the table's `env`. So a server may come
 only from the launcher, never from agent config (the session allow-list strips `mcp_servers`),
 and profilec runs each one *inside the boundary*: the emitted command is the file's Codex binary
-running `codex sandbox` with profilec's read-only profile (it writes nothing, the vaults are denied,
-the managed requirements included), in the server's daemon-owned `cwd`; a Python command gets
-`-I` (no script directory, cwd, PYTHONPATH or user site on `sys.path`). Measured: a file-serving
+running `codex sandbox` with profilec's read-only profile (it writes nothing, the vaults are
+denied), in the server's daemon-owned `cwd`; a Python command gets `-s -P` (no user site, no script
+directory or cwd on `sys.path`). Measured: a file-serving
 server asked for a model-planted link to the credential got `Permission denied` wrapped and the
 marker unwrapped (tests/integration/test_mcp_boundary_codex.py).
 
@@ -106,11 +106,18 @@ def _is_python(command: str) -> bool:
     return name.startswith("python") and all(c.isdigit() or c == "." for c in name[6:])
 
 
+#: What a Python interpreter gets first: no user site (`-s`: HOME is the session's) and no
+#: unsafe path (`-P`: neither the cwd for `-m` nor the script's directory on `sys.path`).
+#: PYTHONPATH stays the file's own: Codex passes a server no parent variable but HOME,
+#: LC_CTYPE and PATH (measured, 0.171.0 and 0.166.0).
+PYTHON_FLAGS = ("-s", "-P")
+
+
 def server_argv(server: VouchedServer) -> list[str]:
-    """The server's own command line; a Python interpreter gets `-I` first (isolated mode)."""
+    """The server's own command line; a Python interpreter gets PYTHON_FLAGS first."""
     args = list(server.args)
-    if _is_python(server.command) and args[:1] != ["-I"]:
-        args.insert(0, "-I")
+    if _is_python(server.command) and tuple(args[:2]) != PYTHON_FLAGS:
+        args[:0] = PYTHON_FLAGS
     return [server.command, *args]
 
 
@@ -147,9 +154,10 @@ def server_tables(
     vouched: VouchedMcpServers, layout: LaunchLayout, vaults: list[str]
 ) -> dict[str, dict[str, Any]]:
     """name -> the server as it runs inside `codex sandbox`: `command`, `args` (a Python
-    interpreter's with `-I` first), the daemon-owned `cwd` (refused when it overlaps a workspace
-    root or a vault) and `env` (the file's, the per-launch credential, and CODEX_HOME = cwd so
-    that `codex sandbox` reads no session HOME's `.codex`: Codex passes HOME to every server).
+    interpreter's with PYTHON_FLAGS first), the daemon-owned `cwd` (refused when it overlaps a
+    workspace root or a vault, or lies under /tmp) and `env` (the file's, the per-launch
+    credential, and CODEX_HOME = cwd so that `codex sandbox` reads no session HOME's `.codex`:
+    Codex passes HOME to every server).
     compiler/emit/mcp_servers.py wraps each in `codex sandbox` under the read-only profile."""
     out: dict[str, dict[str, Any]] = {}
     for name in sorted(vouched.servers):

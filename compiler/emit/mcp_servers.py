@@ -3,14 +3,16 @@
 Codex starts an `mcp_servers` entry as the trusted parent, outside the command sandbox. profilec
 emits each vouched server as the file's Codex binary running
 
-    codex sandbox --include-managed-config -C <cwd> -c permissions.<ro>={...} -P <ro> -- <server>
+    codex sandbox -C <cwd> -c permissions.<ro>={...} -P <ro> -- <server>
 
-so the server process itself runs under the read-only mode's profile (every vault and writer
-lock denied, nothing writable; the managed requirements' `deny_read` on top), in its
-daemon-owned cwd, with only the environment the file names (Codex adds HOME, LC_CTYPE and PATH).
-The profile travels in the arguments, so the wrapping needs no config file of its own and holds
-for every output format; `<ro>` is the read-only mode's profile id, which the requirements'
-`allowed_permission_profiles` already allows.
+so the server process itself runs under the read-only mode's profile (every vault, writer lock
+and other identity denied, nothing writable, no network), in its daemon-owned cwd, with only
+the environment the file names (Codex adds HOME, LC_CTYPE and PATH). The profile travels in the
+arguments, so the wrapping needs no config file of its own and holds for every output format.
+The wrapper does not take `--include-managed-config`: under profilec's requirements it refuses
+to start ("requirements.toml allowed_permission_profiles refers to undefined profile
+`profilec-agent`", 0.171.0), its config stack defining only the one profile; the profile's own
+denies are the ones the requirements hold.
 
 The managed requirements list the same servers by their whole command line
 (`requirement_tables`): Codex starts no server whose name is not listed or whose executable and
@@ -49,7 +51,7 @@ def mcp_server_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:
     for name in sorted(bundle.vouched_mcp_servers):
         server = bundle.vouched_mcp_servers[name]
         cwd = server["cwd"]
-        args = ["sandbox", "--include-managed-config", "-C", cwd, "-c", grant, "-P", pid, "--"]
+        args = ["sandbox", "-C", cwd, "-c", grant, "-P", pid, "--"]
         out[name] = {
             "command": codex,
             "args": [*args, server["command"], *server["args"]],

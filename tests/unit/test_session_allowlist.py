@@ -218,9 +218,9 @@ def _sandboxed(table: dict[str, Any], inner: list[str], cwd: str, ro_id: str) ->
     """`table` runs `inner` inside `codex sandbox` under the read-only profile, in `cwd`."""
     assert table["command"] == "/opt/codex/bin/codex" and table["cwd"] == cwd
     args = table["args"]
-    assert args[:4] == ["sandbox", "--include-managed-config", "-C", cwd]
-    assert args[4] == "-c" and args[5].startswith(f"permissions.{ro_id}={{")
-    assert args[6:9] == ["-P", ro_id, "--"] and args[9:] == inner
+    assert args[:3] == ["sandbox", "-C", cwd]
+    assert args[3] == "-c" and args[4].startswith(f"permissions.{ro_id}={{")
+    assert args[5:8] == ["-P", ro_id, "--"] and args[8:] == inner
     assert table["env"]["CODEX_HOME"] == cwd
 
 
@@ -239,11 +239,12 @@ def test_vouched_servers_reach_every_format_and_the_fork_shape(tmp_path: Path) -
         "MODE": "x",
         CREDENTIAL_ENV: "launch-secret",
     }
-    # A Python server runs isolated: no cwd, script directory, PYTHONPATH or user site.
+    # A Python server gets no user site and no cwd or script directory on sys.path.
     py = doc["mcp_servers"]["py"]
-    _sandboxed(py, ["/usr/bin/python3", "-I", "-m", "files_server"], "/srv/agentd/mcp/py", ro_id)
+    inner = ["/usr/bin/python3", "-s", "-P", "-m", "files_server"]
+    _sandboxed(py, inner, "/srv/agentd/mcp/py", ro_id)
     # The profile in the arguments is the read-only mode's own table.
-    grant = tomllib.loads(bridge["args"][5].replace(f"permissions.{ro_id}=", "v = ", 1))["v"]
+    grant = tomllib.loads(bridge["args"][4].replace(f"permissions.{ro_id}=", "v = ", 1))["v"]
     assert grant == doc["permissions"][ro_id]
     lines = override_lines(bundle)
     got = {}
