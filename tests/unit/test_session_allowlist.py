@@ -17,7 +17,7 @@ from profilec.cli import main
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
-from profilec.emit.requirements import render_requirements
+from profilec.emit.requirements import render_requirements, requirements_problems
 from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
 from profilec.inputs import Inputs
 from profilec.mcp import CREDENTIAL_ENV
@@ -265,6 +265,12 @@ def test_vouched_servers_reach_every_format_and_the_fork_shape(tmp_path: Path) -
     assert ident["executable"] == bridge["command"]
     assert [a["value"] for a in ident["args"]] == bridge["args"]
     assert {a["match"] for a in ident["args"]} == {"exact"}
+    text = render_requirements(bundle)
+    assert requirements_problems(text, bundle) == []
+    weaker = text.replace('value = "-P"', 'value = "-p"', 1)  # another command line for bridge
+    assert requirements_problems(weaker, bundle) == [
+        "mcp_servers.bridge allows another command line"
+    ]
 
 
 def test_without_vouched_servers_the_requirements_allow_none(tmp_path: Path) -> None:
