@@ -737,7 +737,9 @@ def compile_bundle(
         mode_approvals=_approvals(policy),
         account_apps=policy.mode_map.account_apps,
         untrusted_projects=tuple(sorted({*layout.workspace_roots, *untrusted_projects})),
-        vouched_mcp_servers=_vouched(vouched_mcp, layout, roots),
+        vouched_mcp_servers=vouched_mcp.server_tables(layout, sorted({r.vault for r in roots}))
+        if vouched_mcp
+        else {},
         vouched_mcp_codex=vouched_mcp.codex if vouched_mcp else None,
         vouched_mcp_credentials=vouched_mcp.credentials() if vouched_mcp else {},
         trusted_base=tuple(trusted_base),
@@ -745,17 +747,6 @@ def compile_bundle(
         other_identities=tuple(other_identities),
     )
     return bundle
-
-
-def _vouched(
-    vouched: VouchedMcpServers | None, layout: LaunchLayout, roots: Sequence[ResolvedRoot]
-) -> dict[str, dict[str, Any]]:
-    """Each vouched server as it runs inside `codex sandbox` (compiler/mcp.py)."""
-    if vouched is None:
-        return {}
-    from .mcp import server_tables
-
-    return server_tables(vouched, layout, sorted({r.vault for r in roots}))
 
 
 # ---------------------------------------------------------------------------------------------

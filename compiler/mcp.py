@@ -79,6 +79,30 @@ class VouchedMcpServers(Frozen):
     codex: _Abs = Field(description="The Codex binary whose `codex sandbox` runs every server.")
     servers: dict[_Name, VouchedServer]
 
+    def server_tables(self, layout: LaunchLayout, vaults: list[str]) -> dict[str, dict[str, Any]]:
+        """name -> the server as it runs inside `codex sandbox`: `command`, `args` (a Python
+        interpreter's with PYTHON_FLAGS first), the daemon-owned `cwd` (refused when it overlaps a
+        workspace root or a vault, or lies under /tmp) and `env` (the file's, the per-launch
+        credential, and CODEX_HOME = cwd so that `codex sandbox` reads no session HOME's `.codex`:
+        Codex passes HOME to every server).
+        compiler/emit/mcp_servers.py wraps each in `codex sandbox` under the read-only profile."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.servers):
+            server = self.servers[name]
+            _check_cwd(name, server.cwd, layout, vaults)
+            argv = server_argv(server)
+            env = dict(server.env)
+            env["CODEX_HOME"] = server.cwd
+            if server.credential is not None:
+                env[CREDENTIAL_ENV] = server.credential
+            out[name] = {
+                "command": argv[0],
+                "args": argv[1:],
+                "cwd": server.cwd,
+                "env": dict(sorted(env.items())),
+            }
+        return out
+
     def credentials(self) -> dict[str, str]:
         """name -> per-launch credential, for the servers that carry one."""
         return {
@@ -148,30 +172,3 @@ def _check_cwd(name: str, cwd: str, layout: LaunchLayout, vaults: list[str]) -> 
                 where="vouched MCP servers",
                 hint="give each server a daemon-owned directory outside every vault",
             )
-
-
-def server_tables(
-    vouched: VouchedMcpServers, layout: LaunchLayout, vaults: list[str]
-) -> dict[str, dict[str, Any]]:
-    """name -> the server as it runs inside `codex sandbox`: `command`, `args` (a Python
-    interpreter's with PYTHON_FLAGS first), the daemon-owned `cwd` (refused when it overlaps a
-    workspace root or a vault, or lies under /tmp) and `env` (the file's, the per-launch
-    credential, and CODEX_HOME = cwd so that `codex sandbox` reads no session HOME's `.codex`:
-    Codex passes HOME to every server).
-    compiler/emit/mcp_servers.py wraps each in `codex sandbox` under the read-only profile."""
-    out: dict[str, dict[str, Any]] = {}
-    for name in sorted(vouched.servers):
-        server = vouched.servers[name]
-        _check_cwd(name, server.cwd, layout, vaults)
-        argv = server_argv(server)
-        env = dict(server.env)
-        env["CODEX_HOME"] = server.cwd
-        if server.credential is not None:
-            env[CREDENTIAL_ENV] = server.credential
-        out[name] = {
-            "command": argv[0],
-            "args": argv[1:],
-            "cwd": server.cwd,
-            "env": dict(sorted(env.items())),
-        }
-    return out

@@ -260,6 +260,7 @@ _NOT_INPUTS = {
     "canary/parent.py:_between_sessions": "a payload and proof files of the throwaway tree",
     "canary/parent.py:_read": "a proof file a probe wrote",
     "e2e/agentconfig.py:_read": "a proof file a session wrote",
+    "e2e/agentconfig.py:__init__": "the reader end of the FIFO the vouched server traces into",
     # The environment a probe runs in.
     "canary/image.py:_context_files": "the host's busybox binary, copied into the canary image",
     "e2e/adapters.py:_package_version": "an installed adapter's package.json (its version)",
