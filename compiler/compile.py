@@ -44,6 +44,7 @@ from .roots import LaunchProbe, check_hard_links, check_possible_roots, root_dir
 
 if TYPE_CHECKING:
     from .evaluate import Entry
+    from .mcp import VouchedMcpServers
     from .models import (
         ForeignDir,
         LaunchLayout,
@@ -680,7 +681,7 @@ def compile_bundle(
     stripped_session_keys: Sequence[str] = (),
     stripped_session_classes: Mapping[str, str] | None = None,
     stripped_session_reasons: Mapping[str, str] | None = None,
-    vouched_mcp: tuple[dict[str, dict[str, Any]], dict[str, str]] | None = None,
+    vouched_mcp: VouchedMcpServers | None = None,
     untrusted_projects: Sequence[str] = (),
     trusted_base: Sequence[TrustedPath] = (),
     root_dirs: Sequence[str] | None = None,
@@ -713,7 +714,7 @@ def compile_bundle(
                 home,
                 where=f"{policy.source_dir}/{entry.base}",
                 shared=shared,
-                secret_config=bool(vouched_mcp and vouched_mcp[1]),
+                secret_config=bool(vouched_mcp and vouched_mcp.credentials()),
                 trusted=trusted_base,
                 root_dirs=root_dirs,
                 foreign=other_identities,
@@ -736,8 +737,11 @@ def compile_bundle(
         mode_approvals=_approvals(policy),
         account_apps=policy.mode_map.account_apps,
         untrusted_projects=tuple(sorted({*layout.workspace_roots, *untrusted_projects})),
-        vouched_mcp_servers=dict(vouched_mcp[0]) if vouched_mcp else {},
-        vouched_mcp_credentials=dict(vouched_mcp[1]) if vouched_mcp else {},
+        vouched_mcp_servers=vouched_mcp.server_tables(layout, sorted({r.vault for r in roots}))
+        if vouched_mcp
+        else {},
+        vouched_mcp_codex=vouched_mcp.codex if vouched_mcp else None,
+        vouched_mcp_credentials=vouched_mcp.credentials() if vouched_mcp else {},
         trusted_base=tuple(trusted_base),
         parent=tuple(policy.parent.settings) if policy.parent else (),
         other_identities=tuple(other_identities),

@@ -31,6 +31,7 @@ from .policy import default_profiles_dir, load_policy
 from .roots import load_manifest, parse_toml, read_trusted_bytes
 
 if TYPE_CHECKING:
+    from .mcp import VouchedMcpServers
     from .models import RootsManifest
     from .policy import Policy
     from .session import AllowList
@@ -190,16 +191,16 @@ class Inputs:
             lambda: parse_session_bytes(self.untrusted(path, MAX_BYTES + 1).data, where=path),
         )
 
-    def vouched(self) -> tuple[dict[str, dict[str, Any]], dict[str, str]] | None:
+    def vouched(self) -> VouchedMcpServers | None:
         """The launcher-vouched MCP servers (trust-checked), or None without the file."""
         path = self.vouched_mcp
         if path is None:
-            return None  # no vouched servers: the MCP parser stays unimported
-        from .mcp import parse_vouched
+            return None  # no vouched servers: the MCP model stays unimported
+        from .mcp import load_vouched
 
         return self._once(  # type: ignore[no-any-return]
             "vouched",
-            lambda: parse_vouched(parse_toml(self.trusted(path).data, where=path), where=path),
+            lambda: load_vouched(parse_toml(self.trusted(path).data, where=path), where=path),
         )
 
     # -- derived ---------------------------------------------------------------------------

@@ -1,117 +1,174 @@
 """Launcher-vouched MCP servers: a daemon-owned TOML file, trust-checked like the roots manifest.
 
 Codex starts every server in `mcp_servers` itself, as the trusted parent, outside the command
-sandbox; so a server may come only from the launcher, never from agent config (the session
-allow-list strips `mcp_servers`). The file names each server's stdio command, arguments and
-environment, and optionally a per-launch `credential` that the AgentConnect fork of codex-acp
-checks (`trustedMcpServers: [{name, credential}]`, the server carrying the same value in its
-`CODEX_ACP_MCP_SERVER_CREDENTIAL` environment entry).
+sandbox (measured, 0.171.0 and 0.166.0): in the session's cwd unless `cwd` is set, with only
+HOME, LC_CTYPE and PATH of the parent's environment plus the table's `env`. So a server may come
+only from the launcher, never from agent config (the session allow-list strips `mcp_servers`),
+and profilec runs each one *inside the boundary*: the emitted command is the file's Codex binary
+running `codex sandbox` with profilec's read-only profile (it writes nothing, the vaults are
+denied), in the server's daemon-owned `cwd`; a Python command gets `-s -P` (no user site, no script
+directory or cwd on `sys.path`). Measured: a file-serving
+server asked for a model-planted link to the credential got `Permission denied` wrapped and the
+marker unwrapped (tests/integration/test_mcp_boundary_codex.py).
 
-    schema_version = 1
+    schema_version = 2
+    codex = "/opt/codex/bin/codex"            # whose `codex sandbox` runs every server
     [servers.bridge]
     command = "/usr/local/bin/agentconnect-mcp-bridge"
     args = ["--stdio"]
+    cwd = "/srv/agentd/mcp/bridge"             # daemon-owned, outside every workspace
     env = { BRIDGE_MODE = "session" }
     credential = "per-launch-secret"
+
+The per-launch `credential` is for the AgentConnect fork of codex-acp
+(`trustedMcpServers: [{name, credential}]`, the server carrying the same value in its
+`CODEX_ACP_MCP_SERVER_CREDENTIAL` environment entry).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+import os
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from .errors import InputError
+from .errors import InputError, UnsafeRootError
 from .models import Frozen
+from .paths import is_within
+
+if TYPE_CHECKING:
+    from .models import LaunchLayout
 
 #: The env entry the AgentConnect fork reads to prove the launcher injected a server.
 CREDENTIAL_ENV = "CODEX_ACP_MCP_SERVER_CREDENTIAL"
+_OneLine = Annotated[str, StringConstraints(pattern=r"^[^\n\r\x00]*$")]
+_Abs = Annotated[str, StringConstraints(pattern=r"^/[^\n\r\x00]*$")]
 #: A bare TOML key, so a `-c mcp_servers.<name>=...` key needs no quoting (Codex splits on `.`).
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-_SERVER_KEYS = frozenset({"command", "args", "env", "credential"})
+_Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+_EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 
 
 class VouchedServer(Frozen):
-    """One server: its stdio command (absolute), arguments, environment, per-launch credential."""
+    """One server: its stdio command (absolute), arguments, daemon-owned cwd, environment and
+    per-launch credential."""
 
-    command: Annotated[str, StringConstraints(pattern="^/")]
-    args: tuple[str, ...] = ()
-    env: dict[Annotated[str, StringConstraints(pattern=f"^{_ENV_NAME.pattern}$")], str] = Field(
-        default_factory=dict
+    command: _Abs
+    args: list[_OneLine] = Field(default_factory=list)
+    cwd: _Abs = Field(
+        description="Daemon-owned working directory, outside every workspace root and vault "
+        "(also the CODEX_HOME of the `codex sandbox` that runs the server)."
     )
-    credential: Annotated[str, StringConstraints(min_length=1)] | SkipJsonSchema[None] = None
+    env: dict[_EnvName, _OneLine] = Field(default_factory=dict)
+    credential: Annotated[_OneLine, StringConstraints(min_length=1)] | SkipJsonSchema[None] = None
+
+    @model_validator(mode="after")
+    def _credential_not_in_env(self) -> VouchedServer:
+        if CREDENTIAL_ENV in self.env:
+            raise ValueError(f"set credential, not env.{CREDENTIAL_ENV}")
+        return self
 
 
 class VouchedMcpServers(Frozen):
-    """A daemon-owned file naming the MCP servers the launcher injects (stdio command,
-    arguments, environment, optional per-launch credential). profilec emits them in the
-    overrides, the codex-home config and acp-json trustedMcpServers."""
+    """A daemon-owned file naming the MCP servers the launcher injects and the Codex binary
+    whose `codex sandbox` runs each of them inside the boundary. profilec emits them in the
+    overrides, the codex-home config, acp-json trustedMcpServers and the managed requirements'
+    `mcp_servers` allow-list."""
 
-    # schemas/vouched-mcp.schema.json is generated from this model. `parse_vouched` (below)
-    # reads the file by hand, so that a compile loads no validator; tests/unit/test_schemas.py
-    # gives both the same documents.
+    schema_version: Literal[2]
+    codex: _Abs = Field(description="The Codex binary whose `codex sandbox` runs every server.")
+    servers: dict[_Name, VouchedServer]
 
-    schema_version: Literal[1]
-    servers: dict[Annotated[str, StringConstraints(pattern=f"^{_NAME.pattern}$")], VouchedServer]
+    def server_tables(self, layout: LaunchLayout, vaults: list[str]) -> dict[str, dict[str, Any]]:
+        """name -> the server as it runs inside `codex sandbox`: `command`, `args` (a Python
+        interpreter's with PYTHON_FLAGS first), the daemon-owned `cwd` (refused when it overlaps a
+        workspace root or a vault, or lies under /tmp) and `env` (the file's, the per-launch
+        credential, and CODEX_HOME = cwd so that `codex sandbox` reads no session HOME's `.codex`:
+        Codex passes HOME to every server).
+        compiler/emit/mcp_servers.py wraps each in `codex sandbox` under the read-only profile."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.servers):
+            server = self.servers[name]
+            _check_cwd(name, server.cwd, layout, vaults)
+            argv = server_argv(server)
+            env = dict(server.env)
+            env["CODEX_HOME"] = server.cwd
+            if server.credential is not None:
+                env[CREDENTIAL_ENV] = server.credential
+            out[name] = {
+                "command": argv[0],
+                "args": argv[1:],
+                "cwd": server.cwd,
+                "env": dict(sorted(env.items())),
+            }
+        return out
+
+    def credentials(self) -> dict[str, str]:
+        """name -> per-launch credential, for the servers that carry one."""
+        return {
+            name: s.credential
+            for name, s in sorted(self.servers.items())
+            if s.credential is not None
+        }
 
 
-def _one_line(value: str) -> bool:
-    return "\n" not in value and "\r" not in value and "\x00" not in value
+def load_vouched(data: dict[str, Any], *, where: str) -> VouchedMcpServers:
+    """Validate the parsed file (one model; one error line naming the file and the key)."""
+    try:
+        return VouchedMcpServers.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        msg = "unknown key" if first.get("type") == "extra_forbidden" else first["msg"]
+        more = len(exc.errors()) - 1
+        tail = f" (and {more} more)" if more else ""
+        raise InputError(f"{loc}: {msg}{tail}", where=where) from None
 
 
-def parse_vouched(
-    data: Mapping[str, Any], *, where: str
-) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Validate the parsed file: (name -> Codex mcp_servers table, name -> credential)."""
-    extra = set(data) - {"schema_version", "servers"}
-    if extra:
-        raise InputError(f"unknown key {sorted(extra)[0]!r}", where=where)
-    if data.get("schema_version") != 1:
-        raise InputError("schema_version must be 1", where=where)
-    servers = data.get("servers")
-    if not isinstance(servers, dict):
-        raise InputError("[servers] must be a table", where=where)
-    tables: dict[str, dict[str, Any]] = {}
-    creds: dict[str, str] = {}
-    for name in sorted(servers):
-        spec = servers[name]
-        at = f"{where}: servers.{name}"
-        if _NAME.fullmatch(name) is None:
-            raise InputError("server name must be 1-64 of A-Z a-z 0-9 _ -", where=at)
-        if not isinstance(spec, dict):
-            raise InputError("must be a table", where=at)
-        unknown = set(spec) - _SERVER_KEYS
-        if unknown:
-            raise InputError(f"unknown key {sorted(unknown)[0]!r}", where=at)
-        command = spec.get("command")
-        if not isinstance(command, str) or not command.startswith("/") or not _one_line(command):
-            raise InputError("command must be an absolute path", where=at)
-        args = spec.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) and _one_line(a) for a in args):
-            raise InputError("args must be a list of one-line strings", where=at)
-        env = spec.get("env", {})
-        if not isinstance(env, dict) or not all(
-            isinstance(k, str) and _ENV_NAME.fullmatch(k) and isinstance(v, str) and _one_line(v)
-            for k, v in env.items()
-        ):
-            raise InputError("env must map variable names to one-line strings", where=at)
-        if CREDENTIAL_ENV in env:
-            raise InputError(f"set credential, not env.{CREDENTIAL_ENV}", where=at)
-        table: dict[str, Any] = {"command": command}
-        if args:
-            table["args"] = list(args)
-        merged = {k: env[k] for k in sorted(env)}
-        if "credential" in spec:
-            cred = spec["credential"]
-            if not isinstance(cred, str) or not cred or not _one_line(cred):
-                raise InputError("credential must be a non-empty one-line string", where=at)
-            creds[name] = cred
-            merged[CREDENTIAL_ENV] = cred
-        if merged:
-            table["env"] = merged
-        tables[name] = table
-    return tables, creds
+def _is_python(command: str) -> bool:
+    name = os.path.basename(command)
+    return name.startswith("python") and all(c.isdigit() or c == "." for c in name[6:])
+
+
+#: What a Python interpreter gets first: no user site (`-s`: HOME is the session's) and no
+#: unsafe path (`-P`: neither the cwd for `-m` nor the script's directory on `sys.path`).
+#: PYTHONPATH stays the file's own: Codex passes a server no parent variable but HOME,
+#: LC_CTYPE and PATH (measured, 0.171.0 and 0.166.0).
+PYTHON_FLAGS = ("-s", "-P")
+
+
+def server_argv(server: VouchedServer) -> list[str]:
+    """The server's own command line; a Python interpreter gets PYTHON_FLAGS first."""
+    args = list(server.args)
+    if _is_python(server.command) and tuple(args[:2]) != PYTHON_FLAGS:
+        args[:0] = PYTHON_FLAGS
+    return [server.command, *args]
+
+
+def _check_cwd(name: str, cwd: str, layout: LaunchLayout, vaults: list[str]) -> None:
+    canonical = os.path.realpath(cwd)
+    for root in layout.workspace_roots:
+        for spelled in {root, os.path.realpath(root)}:
+            for c in {cwd, canonical}:
+                if is_within(c, spelled) or is_within(spelled, c):
+                    raise UnsafeRootError(
+                        f"vouched MCP server {name}: cwd {cwd} overlaps workspace root {root}",
+                        where="vouched MCP servers",
+                        hint="give each server a daemon-owned directory outside every workspace",
+                    )
+    if is_within(canonical, "/tmp") or is_within(cwd, "/tmp"):
+        # The cwd is also the CODEX_HOME of the wrapping `codex sandbox`, and Codex refuses to
+        # keep its sandbox helper there ("Refusing to create helper binaries under temporary
+        # dir"; the sandbox then fails: "bwrap: execvp codex-linux-sandbox"; 0.171.0).
+        raise InputError(
+            f"vouched MCP server {name}: cwd {cwd} is under /tmp, where Codex keeps no sandbox "
+            "helper",
+            where="vouched MCP servers",
+        )
+    for vault in vaults:
+        if is_within(canonical, vault) or is_within(vault, canonical):
+            raise UnsafeRootError(
+                f"vouched MCP server {name}: cwd {cwd} overlaps vault {vault}",
+                where="vouched MCP servers",
+                hint="give each server a daemon-owned directory outside every vault",
+            )

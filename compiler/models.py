@@ -460,8 +460,11 @@ class CompiledBundle(Built):
     #: and canonical, and the project root (`.git`) above it (Codex 0.171.0 honours a trusted
     #: entry under either spelling, and one for the repository root).
     untrusted_projects: tuple[str, ...] = ()
-    #: Launcher-vouched MCP servers (daemon-owned file): name -> Codex mcp_servers table.
+    #: Launcher-vouched MCP servers (daemon-owned file): name -> the server as it runs inside
+    #: `codex sandbox` (command, args, cwd, env; compiler/mcp.py server_tables).
     vouched_mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=_new_dict)
+    #: The Codex binary whose `codex sandbox` runs every vouched server (the file's `codex`).
+    vouched_mcp_codex: AbsPath | None = None
     #: Per vouched server with a per-launch credential: name -> credential (acp-json only).
     vouched_mcp_credentials: dict[str, str] = Field(default_factory=_new_dict)
     #: The trusted base every mode leaves read-only or denies (resolved, existing paths).

@@ -15,9 +15,10 @@ behind a CODEX_HOME/auth.json link). The agent's session config carries:
 * `notify`: a program that records that it ran (Codex runs it when a turn completes);
 * `chatgpt_base_url`: a loopback listener that records every request it gets.
 
-The launcher vouches for one MCP server in a daemon-owned file (`--vouched-mcp`): its command
-records that it ran. The app-server is started with profilec's `-c` lines (profiles, approvals,
-`features.apps=false`, the vouched server, untrusted workspace) and the scripted loopback model;
+The launcher vouches for one MCP server in a daemon-owned file (`--vouched-mcp`): profilec runs
+it inside `codex sandbox` (read-only), so its command records that it ran into a FIFO. The
+app-server is started with profilec's `-c` lines (profiles, approvals, `features.apps=false`,
+the vouched server, untrusted workspace) and the scripted loopback model;
 thread/start carries the session config as its `config` map, as a launcher passes CODEX_CONFIG:
 with `strip=True` the config profilec emits (`--format session-config`), with `strip=False` the
 agent's raw config (the negative control). One probe turn runs the usual credential probe.
@@ -35,6 +36,7 @@ import base64
 import json
 import os
 import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -168,20 +170,49 @@ def hostile_session(layout: Layout, files: Files, listener_url: str) -> dict[str
     }
 
 
-def vouched_file(base: str, files: Files) -> str:
-    """The daemon-owned vouched-MCP file (0644, owned by us)."""
+class FifoTrace:
+    """A FIFO the vouched server writes its trace into. The server runs inside `codex sandbox`
+    under the read-only profile, where no regular file can be written; a FIFO can still be
+    opened for writing on a read-only mount (measured). The reader end is opened non-blocking
+    first, so the writer never waits and its bytes stay in the pipe until `read`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        os.mkfifo(path, 0o600)
+        os.chmod(path, 0o622)  # the Codex parent may run as another user (the ACP adapter)
+        self._fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+
+    def read(self) -> str | None:
+        """What the server wrote (None: nothing), closing the reader end."""
+        try:
+            data = os.read(self._fd, 4096)
+        except BlockingIOError:
+            data = b""
+        finally:
+            os.close(self._fd)
+        return data.decode("utf-8", errors="replace") or None
+
+
+def vouched_file(base: str, files: Files, codex: str) -> tuple[str, str]:
+    """The daemon-owned vouched-MCP file (0644, owned by us) and the server's daemon-owned cwd
+    (under /var/tmp: Codex keeps no sandbox helper under /tmp; remove it after the run).
+    `codex` is the binary whose `codex sandbox` runs the server."""
     path = os.path.join(base, "vouched-mcp.toml")
+    cwd = tempfile.mkdtemp(prefix="profilec-mcp-", dir="/var/tmp")
+    os.chmod(cwd, 0o777)  # the Codex parent keeps its sandbox helper here (CODEX_HOME)
     script = f"echo vouched-ran > {files.vouched}; exit 0"
     Path(path).write_text(
-        'schema_version = 1\n\n[servers.launcher_bridge]\ncommand = "/bin/sh"\n'
-        f'args = ["-c", {json.dumps(script)}]\n',
+        f"schema_version = 2\ncodex = {json.dumps(codex)}\n\n[servers.launcher_bridge]\n"
+        f'command = "/bin/sh"\nargs = ["-c", {json.dumps(script)}]\ncwd = {json.dumps(cwd)}\n',
         encoding="utf-8",
     )
     os.chmod(path, 0o644)
-    return path
+    return path, cwd
 
 
-def compile_with_session(layout: Layout, raw: dict[str, Any], files: Files) -> CompiledBundle:
+def compile_with_session(
+    layout: Layout, raw: dict[str, Any], files: Files, vouched_mcp: str
+) -> CompiledBundle:
     """The layout compiled with `raw` as the session config (written beside it) and the
     vouched-MCP file, as a launcher passes them."""
     session_path = os.path.join(layout.base, "session.json")
@@ -191,7 +222,7 @@ def compile_with_session(layout: Layout, raw: dict[str, Any], files: Files) -> C
         workspace_roots=[layout.workspace],
         codex_home=layout.codex_home,
         session_config_path=session_path,
-        vouched_mcp_path=vouched_file(layout.base, files),
+        vouched_mcp_path=vouched_mcp,
     )
 
 
@@ -275,9 +306,12 @@ def run_agent_config(
     results: dict[str, tuple[Result, str]] = {}
     secrets = [layout.marker, access_token]
     rate_error = "not sent"
+    mcp_cwd = ""
     try:
         raw = hostile_session(layout, files, listener.url)
-        bundle = compile_with_session(layout, raw, files)
+        trace = FifoTrace(files.vouched)
+        vouched, mcp_cwd = vouched_file(layout.base, files, str(codex))
+        bundle = compile_with_session(layout, raw, files, vouched)
         config = dict(bundle.session_config or {}) if strip else raw
         with ScriptedModelServer() as server:
             s = _AgentSession(METHOD, layout, bundle, server, str(codex), timeout)
@@ -356,8 +390,8 @@ def run_agent_config(
                 ),
             )
         results["vouched-mcp"] = (
-            ("held", "the launcher-vouched MCP server ran")
-            if _read(files.vouched) is not None
+            ("held", "the launcher-vouched MCP server ran (inside codex sandbox)")
+            if trace.read() is not None
             else ("error", "the launcher-vouched MCP server did not run")
         )
     finally:
@@ -365,6 +399,8 @@ def run_agent_config(
         own.stop()
         if not keep:
             shutil.rmtree(layout.base, ignore_errors=True)
+            if mcp_cwd:
+                shutil.rmtree(mcp_cwd, ignore_errors=True)
     return AgentConfigOutcome(strip, results)
 
 
@@ -411,6 +447,7 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
         os.path.join(layout.base, "vouched.out"),
     )
     results: dict[str, tuple[Result, str]] = {}
+    mcp_cwd = ""
     try:
         raw = {
             "model_verbosity": "low",
@@ -422,7 +459,10 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
             },
             "notify": ["/bin/sh", "-c", f"echo notify-ran > {files.notify}"],
         }
-        bundle = compile_with_session(layout, raw, files)
+        trace = FifoTrace(files.vouched)
+        wrapper = adapter.wrap_codex or str(codex_binary() or "")
+        vouched, mcp_cwd = vouched_file(layout.base, files, wrapper)
+        bundle = compile_with_session(layout, raw, files, vouched)
         with ScriptedModelServer() as server:
             launch = build_launch(adapter, METHOD_CODEX_HOME_INITIAL_MODE, layout, server)
             write_codex_home(bundle, layout.codex_home)  # the same profiles, plus vouched MCP
@@ -456,12 +496,14 @@ def run_ts_agent_config(*, strip: bool, bundled_codex: bool = False) -> AgentCon
             else ("held", "the agent's notify program never ran")
         )
         results["vouched-mcp"] = (
-            ("held", "the launcher-vouched MCP server ran")
-            if _read(files.vouched) is not None
+            ("held", "the launcher-vouched MCP server ran (inside codex sandbox)")
+            if trace.read() is not None
             else ("error", "the launcher-vouched MCP server did not run")
         )
     finally:
         remove_layout(layout)
+        if mcp_cwd:
+            shutil.rmtree(mcp_cwd, ignore_errors=True)
     return AgentConfigOutcome(
         strip,
         results,

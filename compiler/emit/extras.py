@@ -8,7 +8,8 @@
 * the default mode's `approval_policy` and `approvals_reviewer` (one global value: Codex has no
   per-permission-profile approval key; `--format launch` says per adapter whether each mode's
   own value holds);
-* the launcher-vouched MCP servers (the only `mcp_servers` profilec ever emits);
+* the launcher-vouched MCP servers (the only `mcp_servers` profilec ever emits), each inside
+  `codex sandbox` (compiler/emit/mcp_servers.py);
 * `projects."<root>".trust_level = "untrusted"` for every workspace root, so Codex never loads a
   workspace's own `.codex/config.toml` (measured on 0.171.0: a trusted project's file sits above
   CODEX_HOME/config.toml and re-granted read on the credential; an untrusted entry, or one given
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..codex import TRUST_UNTRUSTED
+from .mcp_servers import mcp_server_tables
 
 if TYPE_CHECKING:
     from ..models import CompiledBundle
@@ -65,10 +67,9 @@ def extra_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:
     """Table-valued keys, in emission order: the parent tables (features first), then
     mcp_servers and projects."""
     out = parent_tables(bundle)
-    if bundle.vouched_mcp_servers:
-        out["mcp_servers"] = {
-            name: bundle.vouched_mcp_servers[name] for name in sorted(bundle.vouched_mcp_servers)
-        }
+    servers = mcp_server_tables(bundle)
+    if servers:
+        out["mcp_servers"] = servers
     projects = untrusted_projects(bundle)
     if projects:
         out["projects"] = projects

@@ -13,13 +13,20 @@ override can loosen them. The document holds exactly the keys measured to matter
   profile instead ("sandbox: custom permissions"), so the session cwd never becomes a writable
   root through a built-in mode. A Codex whose config does not define these profiles refuses to
   start ("requirements.toml allowed_permission_profiles refers to undefined profile ...").
+* `[mcp_servers]`: the vouched servers by their exact command line (`codex sandbox ...`,
+  compiler/emit/mcp_servers.py), an empty `[mcp_servers]` without any. Codex starts no server whose
+  name is not listed or whose executable and arguments differ, silently (no message), and none
+  under an empty table. It does not pin a server's `cwd` or `env` (a Codex identity has
+  neither): those hold at the config layer only.
 
-The document is the same for every identity of one manifest (the vaults of them all; the writer
-locks and another identity's whole CODEX_HOME and HOME stay denied by the compiled profiles,
-which the allowed-profile pin makes the only profiles a session can run), so one host file
-serves a daemon's every session. `install_requirements` writes it atomically and
-refuses to replace a file it did not write; `requirements_problems` says whether an installed
-file (profilec's or a host's own, merged by hand) is at least as strict.
+Without vouched MCP servers the document is the same for every identity of one manifest (the
+vaults of them all; the writer locks and another identity's whole CODEX_HOME and HOME stay
+denied by the compiled profiles, which the allowed-profile pin makes the only profiles a session
+can run), so one host file serves a daemon's every session. With them it names each server's
+command line, which carries the identity's read-only profile: bind it per session (the plan).
+`install_requirements` writes it atomically and refuses to replace a file it did not write;
+`requirements_problems` says whether an installed file (profilec's or a host's own, merged by
+hand) is at least as strict.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from ..fsio import write_atomic
 from ..inputs import Inputs
 from ..models import AbsPath, CompiledBundle, Frozen, Slug
 from ..paths import is_within
+from .mcp_servers import requirement_tables
 from .tomltext import key, value
 
 
@@ -52,6 +60,35 @@ class PermissionsRequirements(Frozen):
     filesystem: FilesystemRequirements
 
 
+McpName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+
+
+class McpValueMatcher(Frozen):
+    """One exact argument of a server's command line."""
+
+    match: Literal["exact"]
+    value: str
+
+
+class McpCommandIdentity(Frozen):
+    """A stdio server's whole command line: the executable and every argument, exactly."""
+
+    executable: AbsPath
+    args: list[McpValueMatcher]
+
+
+class McpIdentity(Frozen):
+    """`identity = { command = {...} }`: Codex's matcher form (0.166.0 and 0.171.0)."""
+
+    command: McpCommandIdentity
+
+
+class McpServerRequirement(Frozen):
+    """One allowed MCP server (its name is the table key)."""
+
+    identity: McpIdentity
+
+
 class ManagedRequirements(Frozen):
     """The `requirements` format: the keys profilec writes to Codex's managed requirements
     (schemas/requirements.schema.json). Codex itself ignores unknown keys silently, so this
@@ -60,6 +97,9 @@ class ManagedRequirements(Frozen):
     default_permissions: Slug
     allowed_permission_profiles: Annotated[dict[Slug, Literal[True]], Field(min_length=1)]
     permissions: PermissionsRequirements
+    #: The only MCP servers Codex may start (the vouched ones, by exact command line); an empty
+    #: table allows none.
+    mcp_servers: dict[McpName, McpServerRequirement]
 
 
 #: The first line of every document profilec writes; `install_requirements` replaces only a
@@ -104,6 +144,7 @@ def requirements_data(bundle: CompiledBundle) -> dict[str, Any]:
         "default_permissions": bundle.default_profile_id,
         "allowed_permission_profiles": {p.profile_id: True for p in bundle.profiles},
         "permissions": {"filesystem": {"deny_read": deny_read_paths(bundle)}},
+        "mcp_servers": requirement_tables(bundle),
     }
 
 
@@ -121,8 +162,28 @@ def render_requirements(bundle: CompiledBundle) -> str:
         "deny_read = [",
         *(f"  {value(p)}," for p in data["permissions"]["filesystem"]["deny_read"]),
         "]",
+        "",
+        *_mcp_lines(data["mcp_servers"]),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _mcp_lines(servers: dict[str, Any]) -> list[str]:
+    """An empty `[mcp_servers]` (no server may start), or one identity table per server."""
+    if not servers:
+        return ["[mcp_servers]"]
+    lines: list[str] = []
+    for name, req in servers.items():
+        command = req["identity"]["command"]
+        lines += [
+            f"[mcp_servers.{key(name)}.identity.command]",
+            f"executable = {value(command['executable'])}",
+            "args = [",
+            *(f'  {{ match = "exact", value = {value(a["value"])} }},' for a in command["args"]),
+            "]",
+            "",
+        ]
+    return lines[:-1]
 
 
 def digest(text: str) -> str:
@@ -160,6 +221,7 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
             problems.append(f"allowed_permission_profiles also allows {', '.join(extra)}")
         if not any(v is True for v in allowed.values()):
             problems.append("allowed_permission_profiles allows nothing")
+    problems += _mcp_problems(data.get("mcp_servers"), want["mcp_servers"])
     default = data.get("default_permissions")
     if default not in ours:
         problems.append(
@@ -167,6 +229,20 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
             if default is not None
             else "no default_permissions"
         )
+    return problems
+
+
+def _mcp_problems(installed: Any, want: dict[str, Any]) -> list[str]:
+    """The installed allow-list must be present and allow no server profilec did not vouch for,
+    each by the same command line."""
+    if not isinstance(installed, dict):
+        return ["no [mcp_servers]: Codex may start any MCP server a config layer names"]
+    problems: list[str] = []
+    for name in sorted(installed):
+        if name not in want:
+            problems.append(f"mcp_servers also allows {name}")
+        elif installed[name] != want[name]:
+            problems.append(f"mcp_servers.{name} allows another command line")
     return problems
 
 

@@ -61,7 +61,11 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Case:
     session.write_text(json.dumps({"model": "gpt-5"}), encoding="utf-8")
     mcp = base / "l" / "mcp.toml"
     mcp.write_text(
-        'schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n', encoding="utf-8"
+        (
+            'schema_version = 2\ncodex = "/usr/bin/codex"\n'
+            '[servers.bridge]\ncommand = "/usr/bin/true"\ncwd = "/srv/agentd/mcp"\n'
+        ),
+        encoding="utf-8",
     )
     os.chmod(mcp, 0o600)
     flags = [

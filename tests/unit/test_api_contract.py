@@ -284,7 +284,10 @@ def test_path_and_str_give_byte_identical_output(tmp_path: Path) -> None:
     session = lay.base / "session.json"
     session.write_text('{"model": "gpt-test"}', encoding="utf-8")
     mcp = lay.base / "mcp.toml"
-    mcp.write_text('schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n')
+    mcp.write_text(
+        'schema_version = 2\ncodex = "/usr/bin/codex"\n'
+        '[servers.bridge]\ncommand = "/usr/bin/true"\ncwd = "/srv/agentd/mcp"\n'
+    )
     os.chmod(mcp, 0o600)
     profiles = REPO / "profiles"
     paths: dict[str, Path] = {

@@ -231,7 +231,10 @@ def test_vouched_mcp_with_a_foreign_config_is_refused_not_ignored(
     fmt = {"--config": "toml", "--overrides": "overrides", "--acp-json": "acp-json"}[foreign]
     given = _compile(base, fmt, tmp_path / f"c.{fmt}")
     mcp = tmp_path / "mcp.toml"
-    mcp.write_text('schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n')
+    mcp.write_text(
+        'schema_version = 2\ncodex = "/usr/bin/codex"\n'
+        '[servers.bridge]\ncommand = "/usr/bin/true"\ncwd = "/srv/agentd/mcp"\n'
+    )
     mcp.chmod(0o600)
     assert main([*base, foreign, str(given)]) in (0, 1)  # the same run without it is checked
     capsys.readouterr()

@@ -133,7 +133,11 @@ def test_session_and_mcp_inputs_load_their_parsers(manifest: Path, tmp_path: Pat
     session.write_text(json.dumps({"model": "gpt-5"}), encoding="utf-8")
     mcp = tmp_path / "mcp.toml"
     mcp.write_text(
-        'schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n', encoding="utf-8"
+        (
+            'schema_version = 2\ncodex = "/usr/bin/codex"\n'
+            '[servers.bridge]\ncommand = "/usr/bin/true"\ncwd = "/srv/agentd/mcp"\n'
+        ),
+        encoding="utf-8",
     )
     os.chmod(mcp, 0o600)
     base = ["compile", "--roots", str(manifest), "--format", "overrides"]

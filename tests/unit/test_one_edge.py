@@ -52,7 +52,11 @@ def _inputs(tmp_path: Path) -> tuple[Layout, Path, Path, list[str]]:
     session.write_text(json.dumps({"model": "gpt-5", "notify": ["/bin/true"]}), encoding="utf-8")
     mcp = tmp_path / "l" / "mcp.toml"
     mcp.write_text(
-        'schema_version = 1\n[servers.bridge]\ncommand = "/usr/bin/true"\n', encoding="utf-8"
+        (
+            'schema_version = 2\ncodex = "/usr/bin/codex"\n'
+            '[servers.bridge]\ncommand = "/usr/bin/true"\ncwd = "/srv/agentd/mcp"\n'
+        ),
+        encoding="utf-8",
     )
     os.chmod(mcp, 0o600)
     flags = [
@@ -256,6 +260,7 @@ _NOT_INPUTS = {
     "canary/parent.py:_between_sessions": "a payload and proof files of the throwaway tree",
     "canary/parent.py:_read": "a proof file a probe wrote",
     "e2e/agentconfig.py:_read": "a proof file a session wrote",
+    "e2e/agentconfig.py:__init__": "the reader end of the FIFO the vouched server traces into",
     # The environment a probe runs in.
     "canary/image.py:_context_files": "the host's busybox binary, copied into the canary image",
     "e2e/adapters.py:_package_version": "an installed adapter's package.json (its version)",

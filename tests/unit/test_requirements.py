@@ -46,7 +46,13 @@ def test_the_document_pins_profilecs_profiles_and_denies_every_vault(lay: Layout
     assert doc["default_permissions"] == bundle.default_profile_id
     assert doc["allowed_permission_profiles"] == {p.profile_id: True for p in bundle.profiles}
     assert doc["permissions"]["filesystem"]["deny_read"] == [str(lay.host_target.parent)]
-    assert set(doc) == {"default_permissions", "allowed_permission_profiles", "permissions"}
+    assert set(doc) == {
+        "default_permissions",
+        "allowed_permission_profiles",
+        "permissions",
+        "mcp_servers",
+    }
+    assert doc["mcp_servers"] == {}  # no vouched server: Codex may start none
     assert lay.marker not in text  # paths only, never a credential byte
     assert render_requirements(_bundle(lay)) == text  # same inputs, same bytes
 
@@ -131,6 +137,12 @@ def test_verify_is_semantic(lay: Layout) -> None:
         "default_permissions is ':workspace', not one of profilec's profiles"
     ]
     assert requirements_problems("not = [toml", bundle)[0].startswith("not valid TOML")
+    no_mcp = text.replace("[mcp_servers]\n", "")
+    assert requirements_problems(no_mcp, bundle) == [
+        "no [mcp_servers]: Codex may start any MCP server a config layer names"
+    ]
+    rogue = text + '[mcp_servers.rogue.identity]\ncommand = "/bin/sh"\n'
+    assert requirements_problems(rogue, bundle) == ["mcp_servers also allows rogue"]
 
 
 def _flags(lay: Layout, path: Path) -> list[str]:

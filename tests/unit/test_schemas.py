@@ -205,43 +205,59 @@ def _accepts(fn: Any, doc: Any) -> bool:
     return True
 
 
+_SRV = {"command": "/bin/true", "cwd": "/srv/mcp"}
 VOUCHED: list[tuple[dict[str, Any], bool]] = [
-    ({"schema_version": 1, "servers": {}}, True),
+    ({"schema_version": 2, "codex": "/usr/bin/codex", "servers": {}}, True),
     (
         {
-            "schema_version": 1,
+            "schema_version": 2,
+            "codex": "/usr/bin/codex",
             "servers": {
                 "bridge": {
                     "command": "/usr/bin/env",
                     "args": ["true"],
+                    "cwd": "/srv/mcp/bridge",
                     "env": {"MODE": "x"},
                     "credential": "launch-secret",
                 },
-                "plain": {"command": "/bin/true"},
+                "plain": _SRV,
             },
         },
         True,
     ),
+    ({"schema_version": 1, "codex": "/usr/bin/codex", "servers": {}}, False),
     ({"schema_version": 2, "servers": {}}, False),
-    ({"schema_version": 1}, False),
-    ({"schema_version": 1, "servers": {}, "x": 1}, False),
-    ({"schema_version": 1, "servers": {"x": {"command": "rel/path"}}}, False),
-    ({"schema_version": 1, "servers": {"x": {"command": "/b", "url": "http://x"}}}, False),
-    ({"schema_version": 1, "servers": {"a.b": {"command": "/bin/true"}}}, False),
-    ({"schema_version": 1, "servers": {"x": {"command": "/b", "env": {"1A": "v"}}}}, False),
-    ({"schema_version": 1, "servers": {"x": {"command": "/b", "credential": ""}}}, False),
-    ({"schema_version": 1, "servers": {"x": {"args": []}}}, False),
+    ({"schema_version": 2, "codex": "codex", "servers": {}}, False),
+    ({"schema_version": 2, "codex": "/usr/bin/codex"}, False),
+    ({"schema_version": 2, "codex": "/usr/bin/codex", "servers": {}, "x": 1}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "command": "rel"}}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "url": "http://x"}}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"a.b": _SRV}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "env": {"1A": "v"}}}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "credential": ""}}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {"command": "/bin/true"}}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "cwd": "rel"}}}, False),
+    ({"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "args": ["a\nb"]}}}, False),
 ]
 
 
 @pytest.mark.parametrize(("doc", "valid"), VOUCHED)
-def test_vouched_mcp_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
-    from profilec.mcp import VouchedMcpServers, parse_vouched
+def test_vouched_mcp_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None:
+    from profilec.mcp import load_vouched
 
     schema_ok = _schema("vouched-mcp.schema.json").is_valid(doc)
-    model_ok = _accepts(lambda d: VouchedMcpServers.model_validate(d, strict=False), doc)
-    parser_ok = _accepts(lambda d: parse_vouched(d, where="t"), doc)
-    assert schema_ok == model_ok == parser_ok == valid
+    model_ok = _accepts(lambda d: load_vouched(d, where="t"), doc)
+    assert schema_ok == model_ok == valid
+
+
+def test_a_bad_vouched_file_is_one_line_naming_file_and_key() -> None:
+    from profilec.mcp import load_vouched
+
+    doc = {"schema_version": 2, "codex": "/c", "servers": {"x": {**_SRV, "cwd": "rel"}}}
+    with pytest.raises(ProfilecError) as err:
+        load_vouched(doc, where="/etc/agentd/mcp.toml")
+    text = str(err.value)
+    assert "\n" not in text and "/etc/agentd/mcp.toml" in text and "servers.x.cwd" in text
 
 
 ALLOWLISTS: list[tuple[dict[str, Any], bool]] = [

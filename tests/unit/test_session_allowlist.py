@@ -7,6 +7,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -16,7 +17,8 @@ from profilec.cli import main
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
-from profilec.errors import InputError, PolicyError, TrustError
+from profilec.emit.requirements import render_requirements, requirements_problems
+from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
 from profilec.inputs import Inputs
 from profilec.mcp import CREDENTIAL_ENV
 from profilec.policy import default_profiles_dir, load_policy
@@ -197,15 +199,29 @@ def _mcp_file(path: Path, text: str, mode: int = 0o644) -> Path:
     return path
 
 
-GOOD_MCP = """schema_version = 1
+GOOD_MCP = """schema_version = 2
+codex = "/opt/codex/bin/codex"
 [servers.bridge]
 command = "/usr/bin/env"
 args = ["true"]
+cwd = "/srv/agentd/mcp/bridge"
 env = { MODE = "x" }
 credential = "launch-secret"
-[servers.plain]
-command = "/bin/true"
+[servers.py]
+command = "/usr/bin/python3"
+args = ["-m", "files_server"]
+cwd = "/srv/agentd/mcp/py"
 """
+
+
+def _sandboxed(table: dict[str, Any], inner: list[str], cwd: str, ro_id: str) -> None:
+    """`table` runs `inner` inside `codex sandbox` under the read-only profile, in `cwd`."""
+    assert table["command"] == "/opt/codex/bin/codex" and table["cwd"] == cwd
+    args = table["args"]
+    assert args[:3] == ["sandbox", "-C", cwd]
+    assert args[3] == "-c" and args[4].startswith(f"permissions.{ro_id}={{")
+    assert args[5:8] == ["-P", ro_id, "--"] and args[8:] == inner
+    assert table["env"]["CODEX_HOME"] == cwd
 
 
 def test_vouched_servers_reach_every_format_and_the_fork_shape(tmp_path: Path) -> None:
@@ -214,26 +230,71 @@ def test_vouched_servers_reach_every_format_and_the_fork_shape(tmp_path: Path) -
     bundle = load_and_compile(
         str(lay.manifest), workspace_roots=[str(lay.workspace)], vouched_mcp_path=str(mcp)
     )
-    want = {
-        "command": "/usr/bin/env",
-        "args": ["true"],
-        "env": {"MODE": "x", CREDENTIAL_ENV: "launch-secret"},
-    }
+    ro_id = bundle.profile_for("read-only").profile_id
     doc = tomllib.loads(render_toml(bundle))
-    assert doc["mcp_servers"]["bridge"] == want
-    assert doc["mcp_servers"]["plain"] == {"command": "/bin/true"}
+    bridge = doc["mcp_servers"]["bridge"]
+    _sandboxed(bridge, ["/usr/bin/env", "true"], "/srv/agentd/mcp/bridge", ro_id)
+    assert bridge["env"] == {
+        "CODEX_HOME": "/srv/agentd/mcp/bridge",
+        "MODE": "x",
+        CREDENTIAL_ENV: "launch-secret",
+    }
+    # A Python server gets no user site and no cwd or script directory on sys.path.
+    py = doc["mcp_servers"]["py"]
+    inner = ["/usr/bin/python3", "-s", "-P", "-m", "files_server"]
+    _sandboxed(py, inner, "/srv/agentd/mcp/py", ro_id)
+    # The profile in the arguments is the read-only mode's own table.
+    grant = tomllib.loads(bridge["args"][4].replace(f"permissions.{ro_id}=", "v = ", 1))["v"]
+    assert grant == doc["permissions"][ro_id]
     lines = override_lines(bundle)
     got = {}
     for line in lines:
         key, _, value = line.partition("=")
         if key.startswith("mcp_servers."):
             got[key.split(".", 1)[1]] = tomllib.loads("v = " + value)["v"]
-    assert got["bridge"] == want
+    assert got == doc["mcp_servers"]
     acp = json.loads(render_acp_json(bundle))
     # src/PermissionProfileConfig.ts: z.array(z.object({name, credential})).optional()
     assert acp["trustedMcpServers"] == [{"name": "bridge", "credential": "launch-secret"}]
     schema = json.loads((REPO / "schemas" / "acp-launch.schema.json").read_text())
     jsonschema.validate(acp, schema)
+    # The managed requirements allow exactly these command lines, and no other server.
+    req = tomllib.loads(render_requirements(bundle))["mcp_servers"]
+    assert sorted(req) == ["bridge", "py"]
+    ident = req["bridge"]["identity"]["command"]
+    assert ident["executable"] == bridge["command"]
+    assert [a["value"] for a in ident["args"]] == bridge["args"]
+    assert {a["match"] for a in ident["args"]} == {"exact"}
+    text = render_requirements(bundle)
+    assert requirements_problems(text, bundle) == []
+    weaker = text.replace('value = "-P"', 'value = "-p"', 1)  # another command line for bridge
+    assert requirements_problems(weaker, bundle) == [
+        "mcp_servers.bridge allows another command line"
+    ]
+
+
+def test_without_vouched_servers_the_requirements_allow_none(tmp_path: Path) -> None:
+    lay = make_layout(tmp_path / "l")
+    bundle = load_and_compile(str(lay.manifest), workspace_roots=[str(lay.workspace)])
+    assert tomllib.loads(render_requirements(bundle))["mcp_servers"] == {}
+
+
+@pytest.mark.parametrize("where", ["workspace", "inside-workspace", "above-workspace"])
+def test_a_server_cwd_overlapping_the_workspace_is_refused(tmp_path: Path, where: str) -> None:
+    lay = make_layout(tmp_path / "l")
+    ws = str(lay.workspace)
+    cwd = {"workspace": ws, "inside-workspace": ws + "/sub", "above-workspace": str(tmp_path)}
+    text = GOOD_MCP.replace("/srv/agentd/mcp/bridge", cwd[where])
+    mcp = _mcp_file(tmp_path / "mcp.toml", text)
+    with pytest.raises(UnsafeRootError, match="overlaps workspace root"):
+        load_and_compile(str(lay.manifest), workspace_roots=[ws], vouched_mcp_path=str(mcp))
+
+
+def test_the_credential_env_entry_is_the_credential_key(tmp_path: Path) -> None:
+    text = GOOD_MCP.replace('MODE = "x"', f'{CREDENTIAL_ENV} = "x"')
+    mcp = _mcp_file(tmp_path / "mcp.toml", text)
+    with pytest.raises(InputError, match=f"set credential, not env.{CREDENTIAL_ENV}"):
+        Inputs(roots="", vouched_mcp=str(mcp)).vouched()
 
 
 def test_session_mcp_servers_never_pass_even_beside_vouched_ones(tmp_path: Path) -> None:
@@ -253,21 +314,39 @@ def test_session_mcp_servers_never_pass_even_beside_vouched_ones(tmp_path: Path)
     )
     assert bundle.session_config == {}
     assert "evil" not in render_toml(bundle)
-    assert tomllib.loads(render_toml(bundle))["mcp_servers"]["bridge"]["command"] == "/usr/bin/env"
+    assert tomllib.loads(render_toml(bundle))["mcp_servers"]["bridge"]["args"][-2:] == [
+        "/usr/bin/env",
+        "true",
+    ]
+
+
+V2 = "schema_version = 2\ncodex = '/usr/bin/codex'\n"
 
 
 @pytest.mark.parametrize(
     ("text", "mode", "error"),
     [
-        ("schema_version = 1\n[servers.x]\ncommand = 'rel/path'\n", 0o644, InputError),
         (
-            "schema_version = 1\n[servers.x]\ncommand = '/bin/true'\nurl = 'http://x'\n",
+            V2 + "[servers.x]\ncommand = 'rel/path'\ncwd = '/srv/mcp'\n",
             0o644,
             InputError,
         ),
-        ("schema_version = 1\n[servers.'a.b']\ncommand = '/bin/true'\n", 0o644, InputError),
-        ("schema_version = 1\n[servers.x\n", 0o644, InputError),
-        ("schema_version = 1\n[servers.x]\ncommand = '/bin/true'\n", 0o666, TrustError),
+        (
+            V2 + "[servers.x]\ncommand = '/bin/true'\ncwd = '/srv/mcp'\nurl = 'http://x'\n",
+            0o644,
+            InputError,
+        ),
+        (
+            V2 + "[servers.'a.b']\ncommand = '/bin/true'\ncwd = '/srv/mcp'\n",
+            0o644,
+            InputError,
+        ),
+        (V2 + "[servers.x\n", 0o644, InputError),
+        (
+            V2 + "[servers.x]\ncommand = '/bin/true'\ncwd = '/srv/mcp'\n",
+            0o666,
+            TrustError,
+        ),
     ],
     ids=["relative-command", "unknown-key", "dotted-name", "malformed", "world-writable"],
 )
@@ -291,7 +370,7 @@ def test_cli_bad_vouched_file_one_line_exit_code_nothing_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: int, code: int
 ) -> None:
     lay = make_layout(tmp_path / "l")
-    text = GOOD_MCP if mode == 0o666 else "schema_version = 1\n[servers.x]\n"
+    text = GOOD_MCP if mode == 0o666 else V2 + "[servers.x]\n"
     mcp = _mcp_file(tmp_path / "mcp.toml", text, mode)
     out = tmp_path / "home"
     rc, lines = _cli(
@@ -454,7 +533,8 @@ def test_a_config_carrying_a_vouched_credential_is_denied_to_model_commands(
     CODEX_HOME's read entry would leave readable to every model command."""
     lay = make_layout(tmp_path / "l")
     secret = _mcp_file(tmp_path / "mcp.toml", GOOD_MCP)
-    plain = _mcp_file(tmp_path / "plain.toml", 'schema_version = 1\n[servers.p]\ncommand = "/x"\n')
+    plain_text = 'schema_version = 2\ncodex = "/c"\n[servers.p]\ncommand = "/x"\ncwd = "/srv/p"\n'
+    plain = _mcp_file(tmp_path / "plain.toml", plain_text)
     cfg = str(lay.codex_home / "config.toml")
     for path, denied in ((secret, True), (plain, False)):
         bundle = load_and_compile(
