@@ -71,11 +71,13 @@ def test_render_launch_lock_and_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(api.UsageError, match="unknown format"):
         api.render(bundle, "yaml")
     doc = api.launch_document(bundle, inputs=inp)
-    assert doc["watch"]["argv"][1:7] == [
+    assert doc["watch"]["argv"][1:9] == [
         "-P",
         "-m",
         "profilec",
         "watch",
+        "--requirements",
+        "/etc/codex/requirements.toml",
         "--roots",
         str(lay.manifest),
     ]

@@ -52,9 +52,9 @@ RULES: tuple[Rule, ...] = (
         "--vouched-mcp; test_import_minimal INPUT_ONLY)",
     ),
     Rule(
-        ("bundle/load.py",),
+        ("bundle/load.py", "emit/launch.py"),
         ("profilec.mounts",),
-        "the mount planner loads only for a bundle with --plan-layout",
+        "the mount planner loads only for a bundle or launch document with --plan-layout",
     ),
     Rule(
         ("canary/engine.py", "canary/image.py"),
