@@ -34,7 +34,7 @@ from ..check.parent_layers import lock_findings
 from ..check.requirements import requirements_findings
 from ..check.result import SEVERITY_RANK
 from ..check.triage import apply_waivers, locate, regroup
-from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, parse_waivers
+from ..check.waivers import find_config, ignore_waivers, load_baseline, load_config, config_waivers
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError, TrustError, UsageError
 from ..pipeline import compile_inputs, resolve_layout, trusted_paths
 from ..report import FORMATS, render
@@ -341,7 +341,7 @@ def load_waivers(request: CheckRequest, edge: Inputs) -> Waivers:
     elif not request.no_project_config:
         found = find_config(os.getcwd(), read, peek)
     if found is not None:
-        config = parse_waivers(found[1], found[0])
+        config = config_waivers(found[1], found[0])
         waivers += config
         used = f"project config: {found[0]} (waivers: {len(config)})"
     elif request.no_project_config:
