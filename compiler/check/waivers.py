@@ -39,6 +39,7 @@ from .triage import fingerprint
 
 CONFIG_NAMES = ("profilec.toml", "pyproject.toml")
 
+
 def find_config(
     start: str, read: Callable[[str], bytes], peek: Callable[[str], bytes]
 ) -> tuple[str, dict[str, Any]] | None:

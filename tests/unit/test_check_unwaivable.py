@@ -18,7 +18,7 @@ import pytest
 
 from profilec.check.result import Waiver
 from profilec.check.rules import all_rules
-from profilec.check.waivers import ignore_waivers, load_baseline, config_waivers
+from profilec.check.waivers import config_waivers, ignore_waivers, load_baseline
 from profilec.cli import main
 from profilec.errors import UsageError
 from tests.helpers import Layout, make_layout
