@@ -196,7 +196,7 @@ def load_waivers(options: CheckOptions, edge: Inputs) -> Waivers:
 
 
 class Checker:
-    """One `profilec check` run: `Checker.open` reads and refuses the waivers, `run` checks.
+    """One `profilec check` run: `Checker.for_request` reads and refuses the waivers, `run` checks.
 
     `mismatch_only` is set by `run`: a canary mismatch is all the canary found."""
 
@@ -218,7 +218,7 @@ class Checker:
         self.mismatch_only = False
 
     @classmethod
-    def open(
+    def for_request(
         cls,
         options: CheckOptions,
         edge: Inputs,

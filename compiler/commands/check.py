@@ -72,7 +72,7 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
     modes = validate(request, rooted or request.unrooted())
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
     edge = rooted or request.inputs()  # without --roots: its UsageError, after the flag checks
-    checker = Checker.open(request, edge, modes, probe=lambda b: probe_findings(b, progress))
+    checker = Checker.for_request(request, edge, modes, probe=lambda b: probe_findings(b, progress))
     if request.lock is not None:
         drift = verify(str(request.lock), edge)
         if drift is not None:
