@@ -87,3 +87,34 @@ def test_every_lint_module_is_a_family_and_every_lint_is_registered() -> None:
     )
     assert declared >= 10
     assert sum(len(context.lints_of(n)) for n in names) == declared
+
+
+def _foreign_ids(source: str) -> set[str]:
+    """The rule-id constants `source` uses without declaring them with `rule(...)`."""
+    import ast
+
+    import profilec.rule_ids as ids
+
+    known = {k for k in dir(ids) if k.isupper()}
+    tree = ast.parse(source)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in known}
+    declared = {
+        c.args[0].id
+        for c in ast.walk(tree)
+        if isinstance(c, ast.Call)
+        and isinstance(c.func, ast.Name)
+        and c.func.id == "rule"
+        and c.args
+        and isinstance(c.args[0], ast.Name)
+    }
+    return used - declared
+
+
+def test_a_rule_id_is_named_by_the_one_check_module_that_declares_it() -> None:
+    """So a lint's findings keep one order whatever its family is called, and a rule is found
+    in one file."""
+    for path in sorted((REPO / "compiler" / "check").rglob("*.py")):
+        assert _foreign_ids(path.read_text(encoding="utf-8")) == set(), path
+    # Negative control: a lint firing a rule another family declares is caught.
+    planted = "rule(DENY_ON_SYMLINK, 'x')\ndef f(o):\n    o.add(TRUSTED_BASE_WRITABLE, 'm')\n"
+    assert _foreign_ids(planted) == {"TRUSTED_BASE_WRITABLE"}
