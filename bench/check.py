@@ -68,7 +68,8 @@ def _in_process(n: int, base: Path) -> float:
     """Median seconds of the check alone (parse, resolve, matrix, lints), compile excluded."""
     sys.path.insert(0, str(REPO))
     from profilec.api import load_and_compile
-    from profilec.check.checker import from_bundle, run_check
+    from profilec.check.build import from_bundle
+    from profilec.check.checker import run_check
 
     manifest, ws, home = _layout(base, n)
     bundle = load_and_compile(str(manifest), workspace_roots=[str(ws)], codex_home=str(home))

@@ -91,7 +91,8 @@ MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
 #: `params` of a request and skips responses, and every other member is Codex's to define. The
 #: schema states exactly that: open objects told apart by whether `method` is present. A model
 #: would be all `extra="allow"` and could not state "a response has no `method`" (`not
-#: required`), so it would describe less than this does. The reader is compiler/check/launcher.py.
+#: required`), so it would describe less than this does. The reader is
+#: compiler/check/lints/launcher.py.
 LAUNCH_REQUEST: dict[str, Any] = {
     "title": "LaunchRequest",
     "description": (

@@ -32,7 +32,7 @@ class RefusalClass(NamedTuple):
     fix: str
 
 
-#: evaluate.Refusal.code -> its lint and fix (the lints in compiler/check/lint.py use these).
+#: evaluate.Refusal.code -> its lint and fix (compiler/check/lints/enforcement.py uses these).
 REFUSAL_CLASSES: dict[str, RefusalClass] = {
     "write-on-file": RefusalClass(
         WRITE_ENTRY_ON_FILE, "grant write on the directory that holds the file, or read on the file"

@@ -439,13 +439,17 @@ def run(
     *,
     interval: float = DEFAULT_INTERVAL,
     sleep: Callable[[float], bool],
+    watching: Callable[[], None] = lambda: None,
 ) -> Drift | None:
     """Poll until drift (returned) or until `sleep` returns False (asked to stop: None).
 
     `sleep(seconds)` waits and returns whether to go on; the CLI's returns False once SIGTERM
-    or SIGINT arrived, a test's advances a fake clock.
+    or SIGINT arrived, a test's advances a fake clock. `watching` is called once the starting
+    state is recorded (a change from then on is reported; one before it may be the baseline).
     """
     found = watcher.begin()
+    if found is None:
+        watching()
     while found is None:
         if not sleep(interval):
             return None

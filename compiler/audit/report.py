@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..check.checker import from_bundle, run_check
+from ..check.build import from_bundle
+from ..check.checker import run_check
 from ..check.result import SEVERITY_RANK, at_or_above
 from ..emit.requirements import deny_read_paths
 from ..errors import InputError, ProfilecError, UsageError

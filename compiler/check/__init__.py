@@ -1,24 +1,12 @@
-"""`profilec check`: coverage proof (coverage), lints (lint), config stack (configstack), result."""
+"""`profilec check`, one concept per module.
 
-from __future__ import annotations
+checker (the run: `Checker.run() -> CheckReport`, and `run_check`, the static check), build
+(stack building: CheckInputs from a bundle or a foreign config), check_inputs (what one check
+looks at), resolution (each mode's profile resolved per cwd), coverage (the proof),
+context (the lint context and `@lint`), lints/ (every lint, one module per family), rules (the
+registry and catalogue), triage and waivers (grouping, --ignore, the project config,
+--baseline), configstack (Codex's config layers), options (the request's flags the run reads),
+profilec_config (the project config model), result (the report model).
 
-from .checker import CheckInputs, from_bundle, run_check
-from .configstack import ConfigStack, Layer, parse_override_lines
-from .result import CheckFinding, CheckReport, Rule
-from .rules import all_rules, rule_by_id
-
-RULES = all_rules()
-
-__all__ = [
-    "RULES",
-    "CheckFinding",
-    "CheckInputs",
-    "CheckReport",
-    "ConfigStack",
-    "Layer",
-    "Rule",
-    "from_bundle",
-    "parse_override_lines",
-    "rule_by_id",
-    "run_check",
-]
+The package imports nothing itself: `import profilec.check.X` loads X and what X needs.
+"""

@@ -1,34 +1,44 @@
-"""Run one static check: resolve every mode from the config stack, prove coverage, lint.
+"""The run of `profilec check`: `Checker.run() -> CheckReport`.
 
-Two entry points build the same `CheckInputs`: `from_bundle` re-reads what profilec compiled
-(the `-c` lines it renders, parsed back as Codex parses them), `from_foreign` takes a config.toml,
-an override list or an acp-json document someone else wrote. Either way the roots manifest says
-what must be denied, and every verdict comes from profilec.evaluate, never from the compiler.
+A run reads its waivers first (--ignore, the project config, --baseline: refused before
+anything is checked), builds the config stack (compiler/check/build.py: what profilec compiled,
+or a foreign config), runs the canary step and the lock, requirements, launcher and ownership
+checks, then the static check (`run_check`: resolve every mode, prove coverage, lint), then
+triage (group by cause, waivers, baseline). Every verdict comes from profilec.evaluate, never
+from the compiler. The command (compiler/commands/check.py) validates the output format, asks
+for the lock drift first (compiler/audit/drift.py) and renders the report.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codex import DEFAULT_CODEX_VERSION
-from ..emit.overrides import render_overrides
-from ..evaluate import (
-    PLACEHOLDER_CWD,
-    EvalContext,
-    EvaluationError,
-    LiveFs,
-    resolve,
-    session_contexts,
+from ..errors import TrustError, UsageError
+from ..evaluate import LiveFs
+from ..pipeline import compile_inputs
+from ..settings import codex_version, now_utc
+from .build import compiled_inputs, foreign_inputs, with_launch_context
+from .check_inputs import CheckInputs, launch_context_line
+from .configstack import ConfigStack, load_mode_map
+from .context import LintContext
+from .coverage import cell_findings, coverage
+from .lints import run_lints
+from .lints.launcher import (
+    argv_findings,
+    launcher_findings,
+    load_launch_argv,
+    parse_launch_requests,
 )
-from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
-from ..rule_ids import CODEX_REJECTS_PROFILE
-from .configstack import ConfigStack, Layer, parse_override_lines, session_layer
-from .coverage import ModeEval, cell_findings, coverage
-from .lint import lint
+from .lints.ownership import ownership_findings
+from .lints.parent import lock_findings
+from .lints.requirements import requirements_findings
+from .resolution import evaluate_modes
 from .result import (
+    SEVERITY_RANK,
     CheckFinding,
     CheckReport,
     Severity,
@@ -36,118 +46,19 @@ from .result import (
     at_or_above,
     finding_sort_key,
 )
-from .rules import all_rules, rule
+from .rules import all_rules
+from .triage import apply_waivers, locate, regroup
+from .waivers import config_waivers, find_config, ignore_waivers, load_baseline, load_config
 
-#: Session cwd used when no workspace root was named (holds nothing), as compile does.
+if TYPE_CHECKING:
+    from ..inputs import Inputs
+    from ..models import CompiledBundle
+    from .options import CheckOptions
+    from .result import Waiver
 
-
-@dataclass(frozen=True, slots=True)
-class CheckInputs:
-    """Everything one check looks at."""
-
-    stack: ConfigStack
-    mode_map: Mapping[str, str]
-    roots: tuple[ResolvedRoot, ...]
-    workspace_roots: tuple[str, ...] = ()
-    codex_home: str | None = None
-    codex_home_holders: tuple[str, ...] = ()
-    session_raw: Mapping[str, Any] | None = None
-    session_file: str | None = None
-    manifest_file: str | None = None
-    home: str | None = None
-    tmpdir: str | None = None
-    #: The trusted base a compiled bundle carries (empty for a foreign config).
-    trusted_base: tuple[Any, ...] = ()
-    #: The session cwd as the launcher spells it (`check --cwd`); None: each workspace root.
-    cwd: str | None = None
-    #: The session allow-list of the run's policy directory (None: the shipped one).
-    allowlist: Any = None
-    #: The reviewed parent policy the stack must keep in force (profiles/parent.toml).
-    parent: tuple[Any, ...] = ()
-
-
-def launch_context_line(inp: CheckInputs) -> str:
-    """The launch context every report prints: `~`, `:tmpdir` and the cwd decide access."""
-    if inp.cwd:
-        cwd = inp.cwd
-    elif inp.workspace_roots:
-        cwd = "each workspace root in turn"
-    else:
-        cwd = f"{PLACEHOLDER_CWD} (placeholder: no workspace root, no --cwd)"
-    tmp = inp.tmpdir or "(unset: :tmpdir covers nothing; Codex's temp dir is /tmp)"
-    return f"launch context: cwd {cwd}; HOME {inp.home or '(unset)'}; TMPDIR {tmp}"
-
-
-def contexts(inp: CheckInputs) -> list[EvalContext]:
-    """One evaluation context per possible session cwd (--cwd, else each workspace root)."""
-    return session_contexts(
-        inp.workspace_roots, cwd=inp.cwd or None, tmpdir=inp.tmpdir, home=inp.home
-    )
-
-
-def _mode_order(mode_map: Mapping[str, str]) -> list[str]:
-    return [m for m in ACP_MODES if m in mode_map] + sorted(
-        m for m in mode_map if m not in ACP_MODES
-    )
-
-
-rule(
-    CODEX_REJECTS_PROFILE,
-    "codex-rejects-profile",
-    "error",
-    "Codex refuses to load the selected profile",
-    "every command of that mode fails, or the launcher falls back to another profile",
-    "fix the profile until `codex debug prompt-input` accepts it",
-    waivable=False,
-)
-
-
-def evaluate_modes(
-    inp: CheckInputs, merged: Mapping[str, Any]
-) -> tuple[list[ModeEval], list[CheckFinding]]:
-    """Resolve each mapped profile per cwd; a profile Codex rejects is a PC015 finding."""
-    perms = merged.get("permissions")
-    table: Mapping[str, Any] = perms if isinstance(perms, Mapping) else {}
-    out: list[ModeEval] = []
-    findings: list[CheckFinding] = []
-    ctxs = contexts(inp)
-    dp = merged.get("default_permissions")
-    if isinstance(dp, str):
-        try:
-            resolve(table, dp, ctxs[0])
-        except EvaluationError as exc:
-            findings.append(
-                CheckFinding(
-                    rule=CODEX_REJECTS_PROFILE,
-                    severity="error",
-                    profile=dp,
-                    message=f"default_permissions: {exc.message}",
-                )
-            )
-    for mode in _mode_order(inp.mode_map):
-        pid = inp.mode_map[mode]
-        if not pid.startswith(":") and pid not in table:
-            out.append(ModeEval(mode, pid, ()))  # PC013 reports it; no cells to prove
-            continue
-        try:
-            effs = tuple((c.cwd, resolve(table, pid, c)) for c in ctxs)
-        except EvaluationError as exc:
-            layer = inp.stack.layer_defining(pid)
-            findings.append(
-                CheckFinding(
-                    rule=CODEX_REJECTS_PROFILE,
-                    severity="error",
-                    mode=mode,
-                    profile=pid,
-                    message=f"mode {mode}: Codex rejects profile {pid}: {exc.message}",
-                    file=layer.file if layer else None,
-                    line=layer.line_of(pid) if layer else None,
-                )
-            )
-            out.append(ModeEval(mode, pid, ()))
-            continue
-        out.append(ModeEval(mode, pid, effs))
-    return out, findings
+#: The canary step (compiler/commands/canary.py probe_findings, bound to the run's progress):
+#: (the canary report, one PC022 finding per failed probe, whether a mismatch is all it found).
+CanaryProbe = Callable[["CompiledBundle"], tuple[dict[str, Any], list[CheckFinding], bool]]
 
 
 def run_check(
@@ -164,7 +75,9 @@ def run_check(
 
     cells = coverage(modes, inp.roots, LiveFs(), codex_version=codex_version)
     findings += cell_findings(cells, file=inp.manifest_file)
-    findings += lint(inp, merged=merged, modes=modes, codex_version=codex_version)
+    ctx = LintContext(inp, merged, modes, codex_version)
+    run_lints(ctx)
+    findings += ctx.items
     findings += list(extra)
     seen: set[tuple[str | None, ...]] = set()
     unique: list[CheckFinding] = []
@@ -197,47 +110,184 @@ def run_check(
     )
 
 
-def bundle_layers(bundle: CompiledBundle) -> Layer:
-    """The compiled profiles as Codex receives them: the rendered `-c` lines, parsed back."""
-    text = render_overrides(bundle)
-    return Layer(
-        "-c overrides (compiled)",
-        "cli-override",
-        parse_override_lines(text, where="compiled overrides"),
-        None,
-        text,
-    )
+def validate(options: CheckOptions, edge: Inputs) -> dict[str, str] | None:
+    """Refuse flags that do not go together; the --mode-map, when given, as read (through
+    `edge`)."""
+    if options.fail_on not in SEVERITY_RANK:
+        raise UsageError(f"unknown --fail-on {options.fail_on!r}; choose note, warning or error")
+    if options.config and options.overrides:
+        raise UsageError("give --config or --overrides, not both")
+    if options.project_config is not None and options.no_project_config:
+        # The GitHub Action passes --no-project-config: a waivers file named in its `args`
+        # would be read from the pull request's tree all the same.
+        raise UsageError("give --project-config or --no-project-config, not both")
+    if options.vouched_mcp is not None and options.foreign:
+        # It shapes what profilec compiles; a foreign config is checked as written, so the file
+        # would be taken and never read, and the user led to think it was checked.
+        raise UsageError(
+            "--vouched-mcp shapes what profilec compiles; a config given with --config, "
+            "--overrides or --acp-json is checked as written: drop --vouched-mcp"
+        )
+    if options.canary and options.foreign:
+        raise UsageError(
+            "--canary probes what profilec compiles; drop --config/--overrides/--acp-json"
+        )
+    modes = None
+    if options.mode_map:
+        mfile = str(options.mode_map)
+        modes = load_mode_map(mfile, edge.text(mfile, "mode map"))
+    if options.lock is not None and options.foreign:
+        raise UsageError("--lock compares what profilec compiles; drop --config/--overrides")
+    return modes
 
 
-def from_bundle(
-    bundle: CompiledBundle,
-    mode_map: Mapping[str, str],
-    *,
-    manifest_file: str | None = None,
-    session_raw: Mapping[str, Any] | None = None,
-    session_file: str | None = None,
-    extra_layers: Sequence[Layer] = (),
-) -> CheckInputs:
-    """Inputs for checking what profilec compiled (session config as the launcher passes it)."""
-    layers: list[Layer] = list(extra_layers)
-    layers.append(bundle_layers(bundle))
-    if bundle.session_config is not None:
-        layers.append(session_layer(bundle.session_config, file=session_file, text=None))
-    ws = tuple(dict.fromkeys(bundle.layout.workspace_roots))
-    home = bundle.codex_home
-    return CheckInputs(
-        stack=ConfigStack(tuple(layers)),
-        mode_map=dict(mode_map),
-        roots=tuple(bundle.roots),
-        workspace_roots=ws,
-        codex_home=home.canonical if home else None,
-        codex_home_holders=home.holder_dirs if home else (),
-        session_raw=session_raw,
-        session_file=session_file,
-        manifest_file=manifest_file,
-        # The launch context compiled in (--home, --tmpdir), else this process's environment.
-        home=bundle.layout.home or os.environ.get("HOME"),
-        tmpdir=bundle.layout.tmpdir or os.environ.get("TMPDIR"),
-        trusted_base=tuple(bundle.trusted_base),
-        parent=tuple(bundle.parent),
-    )
+@dataclass(frozen=True, slots=True)
+class Waivers:
+    """What may excuse findings in this run, read and refused before anything is checked."""
+
+    waivers: list[Waiver]
+    baseline: set[str] | None
+    baseline_file: str | None
+    #: The note saying which project config gave waivers, or that none did.
+    used: str
+
+
+def load_waivers(options: CheckOptions, edge: Inputs) -> Waivers:
+    """--ignore, the project config (named, else found upward from the cwd; trust-checked as
+    the roots manifest is) and --baseline, read through the run's edge. A waiver of a rule
+    declared unwaivable is a UsageError (compiler/check/waivers.py), before the check runs."""
+
+    def read(path: str) -> bytes:
+        try:
+            return edge.trusted(path).data
+        except TrustError as exc:
+            raise TrustError(
+                exc.message,
+                where=exc.where,
+                hint="a project config waives findings: it must be as trusted as the roots "
+                "manifest; --no-project-config skips it",
+            ) from None
+
+    def peek(path: str) -> bytes:
+        return edge.project_file(path, "project config").data
+
+    waivers = ignore_waivers(options.ignore)
+    found: tuple[str, dict[str, Any]] | None = None
+    if options.project_config is not None:
+        where = str(options.project_config)
+        found = (where, load_config(where, read(where)))
+    elif not options.no_project_config:
+        found = find_config(os.getcwd(), read, peek)
+    if found is not None:
+        config = config_waivers(found[1], found[0])
+        waivers += config
+        used = f"project config: {found[0]} (waivers: {len(config)})"
+    elif options.no_project_config:
+        used = "project config: none (--no-project-config)"
+    else:
+        used = (
+            f"project config: none (no profilec.toml or [tool.profilec] at or above {os.getcwd()})"
+        )
+    baseline = str(options.baseline) if options.baseline is not None else None
+    base = None
+    if baseline is not None:
+        base = load_baseline(baseline, edge.project_file(baseline, "baseline").data)
+    return Waivers(waivers, base, baseline, used)
+
+
+class Checker:
+    """One `profilec check` run: `Checker.for_request` reads and refuses the waivers, `run` checks.
+
+    `mismatch_only` is set by `run`: a canary mismatch is all the canary found."""
+
+    __slots__ = ("edge", "mismatch_only", "modes", "options", "probe", "waivers")
+
+    def __init__(
+        self,
+        options: CheckOptions,
+        edge: Inputs,
+        modes: dict[str, str] | None,
+        waivers: Waivers,
+        probe: CanaryProbe | None,
+    ) -> None:
+        self.options = options
+        self.edge = edge
+        self.modes = modes
+        self.waivers = waivers
+        self.probe = probe
+        self.mismatch_only = False
+
+    @classmethod
+    def for_request(
+        cls,
+        options: CheckOptions,
+        edge: Inputs,
+        modes: dict[str, str] | None,
+        probe: CanaryProbe | None = None,
+    ) -> Checker:
+        """The run over `edge` (the mode map `validate` read), its waivers read first."""
+        return cls(options, edge, modes, load_waivers(options, edge), probe)
+
+    def run(self) -> CheckReport:
+        """Build the stack, run every step, the static check and triage."""
+        options, edge = self.options, self.edge
+        extra: list[CheckFinding] = []
+        canary_doc: dict[str, Any] | None = None
+        if options.foreign:
+            inputs = foreign_inputs(options, edge, self.modes)
+        else:
+            bundle = compile_inputs(edge)
+            inputs = compiled_inputs(options, edge, self.modes, bundle)
+            if options.canary and self.probe is not None:
+                canary_doc, extra, self.mismatch_only = self.probe(bundle)
+            if options.lock is not None:
+                extra += lock_findings(bundle, str(options.lock))
+            extra += requirements_findings(bundle, edge, options.requirements)
+        inputs = with_launch_context(options, edge, inputs)
+        report = run_check(
+            inputs,
+            fail_on=options.fail_on,  # type: ignore[arg-type]  # validated against SEVERITY_RANK
+            codex_version=codex_version(),
+            canary=canary_doc,
+            extra=[*extra, *self._launcher_findings(), *self._ownership(inputs)],
+        )
+        return self._triage(report, inputs.stack)
+
+    def _ownership(self, inputs: CheckInputs) -> list[CheckFinding]:
+        """PC060-PC062: the launch's ownership and mode prerequisites for the run-as uid
+        (--run-as, else the uid check runs as)."""
+        uid = self.options.run_as if self.options.run_as is not None else os.geteuid()
+        if uid < 0:
+            raise UsageError(f"--run-as {uid}: a uid is 0 or more")
+        return ownership_findings(inputs.roots, inputs.codex_home, uid)
+
+    def _launcher_findings(self) -> list[CheckFinding]:
+        """PC048/PC049 from --launch-argv, PC023 from --launch-requests (read through `edge`)."""
+        out: list[CheckFinding] = []
+        if self.options.launch_argv:
+            afile = str(self.options.launch_argv)
+            argv = load_launch_argv(afile, self.edge.text(afile, "launch argv"))
+            out += argv_findings(argv, file=afile)
+        if self.options.launch_requests:
+            lfile = str(self.options.launch_requests)
+            text = self.edge.text(lfile, "launch requests")
+            out += launcher_findings(parse_launch_requests(text, where=lfile), file=lfile)
+        return out
+
+    def _triage(self, report: CheckReport, stack: ConfigStack) -> CheckReport:
+        """Locate and group findings by cause, then apply --ignore, the project's waivers and
+        --baseline."""
+        if self.options.group:
+            report = regroup(report, stack)
+        else:
+            report = report.model_copy(update={"findings": tuple(locate(report.findings, stack))})
+        excuse = self.waivers
+        if not excuse.waivers and excuse.baseline is None:
+            return report
+        return apply_waivers(
+            report,
+            excuse.waivers,
+            baseline=excuse.baseline,
+            baseline_file=excuse.baseline_file,
+            today=now_utc().date(),
+        )

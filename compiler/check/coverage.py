@@ -20,27 +20,18 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..evaluate import Decision, EffectiveProfile, Enforced, FsView, enforce
 from ..models import ResolvedRoot
 from ..roots import MAX_HOPS
 from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
+from .resolution import ModeEval
 from .result import Cell, CellAccess, CheckFinding, Severity, SpellingKind
 from .rules import rule
 
 #: The child name probed under each spelling of a directory root (never created).
 CHILD_PROBE = "profilec-probe-child"
 _WORST: dict[str, int] = {"deny": 0, "unlisted": 1, "read": 2, "write": 3}
-
-
-@dataclass(frozen=True, slots=True)
-class ModeEval:
-    """One mode's profile resolved once per session cwd."""
-
-    mode: str
-    profile_id: str
-    contexts: tuple[tuple[str, EffectiveProfile], ...]
 
 
 def _link_dest(link: str, value: str) -> str:

@@ -1,8 +1,8 @@
 """The model of the project config (`profilec.toml`, `[tool.profilec]`): waivers for `check`.
 
-compiler/check/waivers.py reads the file by hand (`parse_waivers`, one InputError line per
-problem); schemas/profilec-config.schema.json is generated from this model, and
-tests/unit/test_schemas.py gives both the same documents.
+The one reader of the file: compiler/check/waivers.py validates each table with this model
+(`config_waivers`, one InputError line naming the key); schemas/profilec-config.schema.json is
+generated from it, and tests/unit/test_schemas.py gives both the same documents.
 """
 
 from __future__ import annotations

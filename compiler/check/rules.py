@@ -3,9 +3,11 @@
 Each module that reports a rule declares it with `rule(...)` next to the function that fires it
 (the ruff habit): id, name, severity, message, why, fix, the Codex version range, and the doc
 anchor. The id is a constant of `profilec.rule_ids` (its one home), never a retyped "PCnnn".
-`all_rules()` imports every such module and returns the registry, so the checker's report, the
-SARIF rule table and docs/check.md's catalogue (checked by tests/unit/test_rule_registry.py,
-printed by `rules.main()`) come from one place and cannot drift from the rules.
+`all_rules()` imports every such module (the machinery named below and every family module of
+compiler/check/lints/, found by walking the package) and returns the registry, so the checker's
+report, the SARIF rule table and docs/check.md's catalogue (checked by
+tests/unit/test_rule_registry.py, printed by `rules.main()`) come from one place and cannot drift
+from the rules.
 
 `profilec rules` lists the same registry (`catalogue_text`, `catalogue_document`: one line or one
 JSON object per rule, `schemas/rules.schema.json`).
@@ -27,19 +29,15 @@ from .result import Rule
 
 #: The page that documents every rule; a rule's `doc_anchor` is `DOCS_PAGE#pcNNN`.
 DOCS_PAGE = "docs/check.md"
-#: Every module that declares rules (imported by `all_rules`).
-RULE_MODULES = (
+#: The check machinery that fires rules itself (the profile resolution, the coverage proof,
+#: triage); every family module of profilec.check.lints declares the rest (`lints.families()`).
+MACHINERY_RULE_MODULES = (
+    "profilec.check.resolution",
     "profilec.check.coverage",
-    "profilec.check.checker",
-    "profilec.check.lint",
-    "profilec.check.agent_layers",
-    "profilec.check.parent_layers",
-    "profilec.check.launcher",
-    "profilec.check.requirements",
-    "profilec.check.ownership",
-    "profilec.check.canary",
     "profilec.check.triage",
 )
+#: The lint package: each of its modules is a family that declares its rules.
+LINTS_PACKAGE = "profilec.check.lints"
 
 _REGISTRY: dict[str, Rule] = {}
 
@@ -81,8 +79,9 @@ def rule(
 
 def all_rules() -> tuple[Rule, ...]:
     """Every declared rule, sorted by id."""
-    for module in RULE_MODULES:
+    for module in MACHINERY_RULE_MODULES:
         importlib.import_module(module)
+    importlib.import_module(LINTS_PACKAGE).families()
     return tuple(_REGISTRY[k] for k in sorted(_REGISTRY))
 
 

@@ -4,8 +4,8 @@ The project config is `profilec.toml`, or the `[tool.profilec]` table of `pyproj
 by walking up from the working directory (the first directory holding either wins;
 `profilec.toml` before `pyproject.toml`). The file used is trust-checked as the roots manifest
 is (roots.read_trusted_bytes, through the run's Inputs.trusted): owned by root or the invoking
-uid, not group- or world-writable, in no directory others can write. Its format is
-schemas/profilec-config.schema.json:
+uid, not group- or world-writable, in no directory others can write. Its one model is
+compiler/check/profilec_config.py (schemas/profilec-config.schema.json is generated from it):
 
     [[waiver]]
     rule = "PC025"                  # required
@@ -22,47 +22,22 @@ rule, whatever the waiver's path, mode or expiry. Such a finding is fixed in the
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import tomllib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import InputError, TrustError, UsageError
 from ..inputs import json_object
+from .profilec_config import ProfilecConfig
 from .result import CheckReport, Waiver
 from .rules import rule_by_id
 from .triage import fingerprint
 
 CONFIG_NAMES = ("profilec.toml", "pyproject.toml")
-
-SCHEMA: dict[str, Any] = {
-    "title": "ProfilecConfig",
-    "description": (
-        "`profilec.toml` or `[tool.profilec]` in `pyproject.toml` (compiler/check/waivers.py), "
-        "found upward from the working directory: waivers for `profilec check`."
-    ),
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "waiver": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["rule", "reason"],
-                "properties": {
-                    "rule": {"type": "string", "pattern": "^PC[0-9]{3}$"},
-                    "reason": {"type": "string", "minLength": 1},
-                    "expires": {"type": "string", "format": "date"},
-                    "path": {"type": "string", "pattern": "^/"},
-                    "mode": {"type": "string"},
-                },
-            },
-        }
-    },
-}
 
 
 def find_config(
@@ -133,58 +108,55 @@ def refuse_unwaivable(rule_id: str, where: str) -> None:
         )
 
 
-def parse_waivers(table: dict[str, Any], where: str) -> list[Waiver]:
-    """The waivers of one project config table, validated (one InputError line)."""
+#: One clear line per problem with a `[[waiver]]` key (the model's error, said for a person).
+_KEY_PROBLEMS = {
+    "rule": ": rule must be like PC025",
+    "reason": " has no reason: say why it is accepted",
+    "expires": ": expires must be a date (YYYY-MM-DD)",
+    "path": ": path must be absolute",
+    "mode": ": mode must be a string",
+}
+
+
+def _config_error(exc: ValidationError, table: dict[str, Any], where: str) -> InputError:
+    """The model's first error as one InputError line naming the key (`where` names the file)."""
+    first = exc.errors()[0]
+    loc = first["loc"]
+    if first["type"] == "extra_forbidden" and len(loc) == 1:
+        return InputError(f"unknown project config key {loc[0]!r} (only [[waiver]])", where=where)
+    if len(loc) == 1:
+        return InputError("`waiver` must be an array of tables ([[waiver]])", where=where)
+    n = int(loc[1]) + 1
+    if len(loc) == 2:
+        return InputError(f"waiver {n} must be a table", where=where)
+    key = str(loc[2])
+    if first["type"] == "extra_forbidden":
+        return InputError(f"waiver {n}: unknown key {key!r}", where=where)
+    rule = table["waiver"][n - 1].get("rule")
+    if key == "rule":
+        return InputError(f"waiver {n}{_KEY_PROBLEMS[key]}, got {rule!r}", where=where)
+    problem = _KEY_PROBLEMS.get(key, f": {key}: {first['msg']}")
+    return InputError(f"waiver {n} ({rule}){problem}", where=where)
+
+
+def config_waivers(table: dict[str, Any], where: str) -> list[Waiver]:
+    """The waivers of one project config table, validated by its model (ProfilecConfig: one
+    InputError line naming the key), each refused when its rule is unwaivable."""
+    try:
+        config = ProfilecConfig.model_validate(table, strict=False)
+    except ValidationError as exc:
+        raise _config_error(exc, table, where) from None
     out: list[Waiver] = []
-    items = table.get("waiver", [])
-    extra = sorted(k for k in table if k != "waiver")
-    if extra:
-        raise InputError(f"unknown project config key {extra[0]!r} (only [[waiver]])", where=where)
-    if not isinstance(items, list):
-        raise InputError("`waiver` must be an array of tables ([[waiver]])", where=where)
-    for n, w in enumerate(items, start=1):
-        if not isinstance(w, dict):
-            raise InputError(f"waiver {n} must be a table", where=where)
-        unknown = sorted(set(w) - {"rule", "reason", "expires", "path", "mode"})
-        if unknown:
-            raise InputError(f"waiver {n}: unknown key {unknown[0]!r}", where=where)
-        rule = w.get("rule")
-        if not isinstance(rule, str) or not (
-            len(rule) == 5 and rule.startswith("PC") and rule[2:].isdigit()
-        ):
-            raise InputError(f"waiver {n}: rule must be like PC025, got {rule!r}", where=where)
-        reason = w.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            raise InputError(
-                f"waiver {n} ({rule}) has no reason: say why it is accepted", where=where
-            )
-        expires = w.get("expires")
-        if isinstance(expires, dt.date) and not isinstance(expires, dt.datetime):
-            expires = expires.isoformat()
-        elif isinstance(expires, str):
-            try:
-                expires = dt.date.fromisoformat(expires).isoformat()
-            except ValueError:
-                raise InputError(
-                    f"waiver {n} ({rule}): expires {expires!r} is not a date", where=where
-                ) from None
-        elif expires is not None:
-            raise InputError(f"waiver {n} ({rule}): expires must be a date", where=where)
-        path = w.get("path")
-        if path is not None and (not isinstance(path, str) or not path.startswith("/")):
-            raise InputError(f"waiver {n} ({rule}): path must be absolute", where=where)
-        mode = w.get("mode")
-        if mode is not None and not isinstance(mode, str):
-            raise InputError(f"waiver {n} ({rule}): mode must be a string", where=where)
-        refuse_unwaivable(rule, where)
+    for w in config.waiver:
+        refuse_unwaivable(w.rule, where)
         out.append(
             Waiver(
-                rule=rule,
-                reason=reason.strip(),
+                rule=w.rule,
+                reason=w.reason.strip(),
                 source=where,
-                expires=expires,
-                path=path,
-                mode=mode,
+                expires=w.expires.isoformat() if w.expires else None,
+                path=w.path,
+                mode=w.mode,
             )
         )
     return out

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..audit.evidence import bind
 from ..bundle.load import compile_document
 from ..canary.run import run_canaries
-from ..check.canary import canary_findings
+from ..check.lints.canary import canary_findings
 from ..errors import (
     EXIT_CLEAN,
     EXIT_FOUND,

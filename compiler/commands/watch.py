@@ -67,10 +67,12 @@ def run(request: WatchRequest, started: Callable[[str], None]) -> Outcome:
         text = json.dumps(stale.document(), sort_keys=True) + "\n"
         return Outcome(text=text, error=LockDriftError(stale.message, where="watch"))
     watcher = watch_bundle(bundle, requirements=request.requirements)
-    started(f"profilec: watch: watching {len(watcher.watched)} paths every {request.interval:g} s")
     if stop:
         return Outcome()
-    found = run_watch(watcher, interval=request.interval, sleep=go_on)
+    line = f"profilec: watch: watching {len(watcher.watched)} paths every {request.interval:g} s"
+    found = run_watch(
+        watcher, interval=request.interval, sleep=go_on, watching=lambda: started(line)
+    )
     if found is None:
         return Outcome()  # asked to stop: exit 0, nothing on stdout
     text = json.dumps(found.document(), sort_keys=True) + "\n"

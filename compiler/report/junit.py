@@ -7,8 +7,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from datetime import datetime
 
-from ..check.canary import RULE as CANARY_RULE
-from ..check.canary import mode_error, probe_failure
+from ..check.lints.canary import RULE as CANARY_RULE
+from ..check.lints.canary import mode_error, probe_failure
 from ..check.result import CheckReport, at_or_above
 from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
 

@@ -35,7 +35,7 @@ from profilec.bundle.load import CompileInputs, compile_document
 from profilec.canary.parent import ROADS, run_parent
 from profilec.canary.run import CanaryReport, ModeReport
 from profilec.canary.tree import ControlOutcome, Probe
-from profilec.check.canary import canary_findings
+from profilec.check.lints.canary import canary_findings
 from profilec.models import CompiledBundle, CompiledEntry
 from tests.audit_helpers import validate
 from tests.integration.conftest import missing

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from profilec.check.launcher import launcher_findings, parse_launch_requests
+from profilec.check.lints.launcher import launcher_findings, parse_launch_requests
 from profilec.e2e.appserver import (
     CONTROL_BUILTIN,
     CONTROL_NO_DENY,

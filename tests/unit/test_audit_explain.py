@@ -10,7 +10,8 @@ import pytest
 
 from profilec.audit.explain import explain
 from profilec.bundle.load import CompileInputs, compile_document
-from profilec.check.checker import from_bundle, run_check
+from profilec.check.build import from_bundle
+from profilec.check.checker import run_check
 from tests.audit_helpers import run, setup, validate
 
 

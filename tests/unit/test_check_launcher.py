@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from profilec.check.launcher import LEGACY_FIELDS, launcher_findings, parse_launch_requests
+from profilec.check.lints.launcher import LEGACY_FIELDS, launcher_findings, parse_launch_requests
 from profilec.cli import main
 from profilec.errors import InputError
 from tests.helpers import make_layout

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from profilec.check.ownership import ownership_findings
+from profilec.check.lints.ownership import ownership_findings
 from profilec.check.rules import rule_by_id
 from profilec.cli import main
 from profilec.pipeline import resolve_layout

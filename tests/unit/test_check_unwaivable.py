@@ -18,7 +18,7 @@ import pytest
 
 from profilec.check.result import Waiver
 from profilec.check.rules import all_rules
-from profilec.check.waivers import ignore_waivers, load_baseline, parse_waivers
+from profilec.check.waivers import config_waivers, ignore_waivers, load_baseline
 from profilec.cli import main
 from profilec.errors import UsageError
 from tests.helpers import Layout, make_layout
@@ -94,12 +94,12 @@ def test_no_source_of_waivers_accepts_an_unwaivable_rule(tmp_path: Path) -> None
         table = {"waiver": [{"rule": r.id, "reason": "r", "path": "/srv", "mode": "agent"}]}
         if r.waivable:
             assert ignore_waivers([r.id])[0].rule == r.id
-            assert parse_waivers(table, "p.toml")[0].rule == r.id
+            assert config_waivers(table, "p.toml")[0].rule == r.id
             continue
         with pytest.raises(UsageError, match=rf"{r.id} \({r.name}\) cannot be waived"):
             ignore_waivers([r.id])
         with pytest.raises(UsageError, match=rf"^profilec: usage: p.toml: {r.id} "):
-            parse_waivers(table, "p.toml")
+            config_waivers(table, "p.toml")
     # A rule id no rule declares waives nothing and is let through as before.
     assert ignore_waivers(["PC999"]) == [
         Waiver(rule="PC999", reason="--ignore on the command line", source="--ignore")

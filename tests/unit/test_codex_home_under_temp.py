@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from profilec.api import load_and_compile
-from profilec.check.checker import CheckInputs, run_check
+from profilec.check.check_inputs import CheckInputs
+from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack
 from profilec.errors import LayoutError
 from profilec.paths import codex_home_temp_dir, launch_temp_dir

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from profilec.api import load_and_compile
-from profilec.check.checker import CheckInputs, from_bundle, run_check
+from profilec.check.build import from_bundle
+from profilec.check.check_inputs import CheckInputs
+from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
 from profilec.check.coverage import CHILD_PROBE, real_path, spellings
 from profilec.check.result import CheckReport

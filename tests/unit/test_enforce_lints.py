@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from profilec.check.checker import CheckInputs, from_bundle, run_check
+from profilec.check.build import from_bundle
+from profilec.check.check_inputs import CheckInputs
+from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack
 from profilec.check.result import CheckReport
 from profilec.models import CompiledBundle

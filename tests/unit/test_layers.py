@@ -70,7 +70,7 @@ def test_the_tree_keeps_the_contracts() -> None:
     [
         ("models.py", "import profilec.cli", "layers: no upward import"),
         ("evaluate.py", "import profilec.compile", "layers: no upward import"),
-        ("check/result.py", "import profilec.check.lint", "no import cycle"),
+        ("check/result.py", "import profilec.check.checker", "no import cycle"),
         ("pipeline.py", "import harness.codex_oracle", "imports no dev harness"),
         ("e2e/run.py", "from harness.difftest import gen", "imports no dev harness"),
         ("cli/__init__.py", "from tests.helpers import make_layout", "imports no dev harness"),

@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from profilec.api import load_and_compile
-from profilec.check.checker import CheckInputs, from_bundle, run_check
+from profilec.check.build import from_bundle
+from profilec.check.check_inputs import CheckInputs
+from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
-from profilec.check.launcher import argv_findings, launcher_findings, parse_launch_requests
+from profilec.check.lints.launcher import argv_findings, launcher_findings, parse_launch_requests
 from profilec.check.result import CheckReport
 from profilec.check.rules import all_rules
 from profilec.codex import in_range
@@ -223,7 +225,7 @@ def _argv_secret(lay: Layout, b: CompiledBundle) -> CheckReport:
 
 
 def _lock_in_workspace(lay: Layout, b: CompiledBundle) -> CheckReport:
-    from profilec.check.parent_layers import lock_findings
+    from profilec.check.lints.parent import lock_findings
 
     found = lock_findings(b, str(lay.workspace / "profilec.lock"))
     assert lock_findings(b, str(lay.manifest)) == []  # the control: beside the manifest

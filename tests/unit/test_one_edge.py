@@ -266,7 +266,7 @@ _NOT_INPUTS = {
     "e2e/adapters.py:_package_version": "an installed adapter's package.json (its version)",
     # Discovered, not named by a flag: a workspace's own .codex/config.toml the check's lints
     # review (O_NOFOLLOW, the lstat'd inode only, bounded; a protected root is never opened).
-    "check/agent_layers.py:_read_workspace_config": "a workspace's .codex/config.toml",
+    "check/lints/agent_layers.py:_read_workspace_config": "a workspace's .codex/config.toml",
 }
 
 

@@ -24,7 +24,7 @@ import pytest
 import profilec.pipeline
 from profilec.api import load_and_compile
 from profilec.check.configstack import parse_override_lines
-from profilec.check.parent_layers import holds
+from profilec.check.lints.parent import holds
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.codex_toml import render_toml
@@ -394,7 +394,7 @@ def test_the_launch_recipe_lists_only_this_identitys_vaults(tmp_path: Path) -> N
 def test_profilecs_own_launch_recipe_opens_no_listener_and_carries_no_secret(
     tmp_path: Path,
 ) -> None:
-    from profilec.check.launcher import argv_findings
+    from profilec.check.lints.launcher import argv_findings
 
     doc = json.loads(render_launch(_bundle(tmp_path)))
     argvs = [(str(i), list(a.get("args", []))) for i, a in enumerate(doc["adapters"])]

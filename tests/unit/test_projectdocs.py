@@ -9,7 +9,8 @@ from typing import Any
 
 from profilec.api import load_and_compile
 from profilec.canary.run import CanaryReport, precheck_notes
-from profilec.check.checker import from_bundle, run_check
+from profilec.check.build import from_bundle
+from profilec.check.checker import run_check
 from profilec.models import CompiledBundle
 from profilec.projectdocs import bundle_planted_docs, doc_paths
 from tests.helpers import Layout, make_layout

@@ -11,8 +11,9 @@ import jsonschema
 import pytest
 
 from profilec.api import load_and_compile
-from profilec.check.canary import canary_findings
-from profilec.check.checker import from_bundle, run_check
+from profilec.check.build import from_bundle
+from profilec.check.checker import run_check
+from profilec.check.lints.canary import canary_findings
 from profilec.check.result import CheckReport
 from profilec.formats import CHECK_FORMATS
 from profilec.settings import now_utc

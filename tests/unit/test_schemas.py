@@ -402,11 +402,11 @@ PROJECT_CONFIGS: list[tuple[dict[str, Any], bool]] = [
 @pytest.mark.parametrize(("doc", "valid"), PROJECT_CONFIGS)
 def test_project_config_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
     from profilec.check.profilec_config import ProfilecConfig
-    from profilec.check.waivers import parse_waivers
+    from profilec.check.waivers import config_waivers
 
     schema = json.loads((SCHEMAS / "profilec-config.schema.json").read_text(encoding="utf-8"))
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER  # `expires` is a date
     schema_ok = jsonschema.Draft202012Validator(schema, format_checker=checker).is_valid(doc)
     model_ok = _accepts(lambda d: ProfilecConfig.model_validate(d, strict=False), doc)
-    parser_ok = _accepts(lambda d: parse_waivers(d, "t"), doc)
+    parser_ok = _accepts(lambda d: config_waivers(d, "t"), doc)
     assert schema_ok == model_ok == parser_ok == valid

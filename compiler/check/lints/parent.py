@@ -15,15 +15,16 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..evaluate import resolve, session_contexts
-from ..projectdocs import planted_docs, protected_dirs
-from ..rule_ids import CODEX_HOME_DOTENV, LOCK_WRITABLE, PARENT_POLICY_MISSING, PROJECT_DOC_LINK
-from .result import CheckFinding
-from .rules import rule, rule_by_id
+from ...evaluate import resolve, session_contexts
+from ...projectdocs import planted_docs, protected_dirs
+from ...rule_ids import CODEX_HOME_DOTENV, LOCK_WRITABLE, PARENT_POLICY_MISSING, PROJECT_DOC_LINK
+from ..context import lint
+from ..result import CheckFinding
+from ..rules import rule, rule_by_id
 
 if TYPE_CHECKING:
-    from ..models import ParentSetting
-    from .lint import _Out
+    from ...models import ParentSetting
+    from ..context import LintContext
 
 
 rule(
@@ -68,7 +69,8 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def parent_lints(o: _Out) -> None:
+@lint
+def parent_lints(o: LintContext) -> None:
     """PC046: one finding per parent-policy setting the merged stack does not hold."""
     for setting in o.inp.parent:
         if holds(setting, o.merged):
@@ -100,7 +102,8 @@ rule(
 )
 
 
-def dotenv_lint(o: _Out) -> None:
+@lint
+def dotenv_lint(o: LintContext) -> None:
     """PC047: CODEX_HOME/.env exists (lstat only; never opened)."""
     home = o.inp.codex_home
     if not home:
@@ -136,7 +139,8 @@ rule(
 )
 
 
-def project_doc_lint(o: _Out) -> None:
+@lint
+def project_doc_lint(o: LintContext) -> None:
     """PC051: a planted project-doc link (compiler/projectdocs.py; lstat/readlink only)."""
     # CheckInputs carries the canonical CODEX_HOME; a link's target is canonical too.
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..rule_ids import CANARY_FAILED
-from .result import CheckFinding
-from .rules import rule
+from ...rule_ids import CANARY_FAILED
+from ..result import CheckFinding
+from ..rules import rule
 
 rule(
     CANARY_FAILED,

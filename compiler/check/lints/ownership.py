@@ -16,12 +16,12 @@ import os
 import stat
 from collections.abc import Iterable
 
-from ..codex import WRITER_LOCK
-from ..models import ResolvedRoot
-from ..roots import LaunchProbe
-from ..rule_ids import CODEX_HOME_OWNERSHIP, VAULT_NOT_RUN_AS_WRITABLE, WRITER_LOCK_UNUSABLE
-from .result import CheckFinding
-from .rules import rule, rule_by_id
+from ...codex import WRITER_LOCK
+from ...models import ResolvedRoot
+from ...roots import LaunchProbe
+from ...rule_ids import CODEX_HOME_OWNERSHIP, VAULT_NOT_RUN_AS_WRITABLE, WRITER_LOCK_UNUSABLE
+from ..result import CheckFinding
+from ..rules import rule, rule_by_id
 
 rule(
     VAULT_NOT_RUN_AS_WRITABLE,
@@ -93,7 +93,7 @@ def _show(st: os.stat_result) -> str:
     return f"owner {st.st_uid}, group {st.st_gid}, mode {stat.S_IMODE(st.st_mode):04o}"
 
 
-class _Out:
+class _Ownership:
     def __init__(self, uid: int, gids: frozenset[int]) -> None:
         self.uid = uid
         self.gids = gids
@@ -169,7 +169,7 @@ def ownership_findings(
     """PC060 for each vault and credential target the run-as uid cannot read and write (or
     reach), PC061 for a CODEX_HOME it does not own (nor root), others may write or it cannot
     read, PC062 for an auth.lock that is missing or it cannot open read-write."""
-    o = _Out(uid, LaunchProbe(uid, gids).gids)
+    o = _Ownership(uid, LaunchProbe(uid, gids).gids)
     vaults: dict[str, str] = {}
     for r in roots:
         vaults.setdefault(r.vault, r.id)
@@ -195,7 +195,7 @@ def ownership_findings(
     return o.found
 
 
-def _home(o: _Out, home: str) -> None:
+def _home(o: _Ownership, home: str) -> None:
     try:
         st = os.lstat(home)
     except OSError:

@@ -19,8 +19,8 @@ import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..codex import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
-from ..rule_ids import (
+from ...codex import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
+from ...rule_ids import (
     ACCOUNT_APPS_ENABLED,
     SESSION_CONFIG_NOT_ALLOWED,
     SESSION_CONFIG_STRIPPED,
@@ -28,11 +28,12 @@ from ..rule_ids import (
     WORKSPACE_CONFIG_PRESENT,
     WORKSPACE_PROJECT_TRUSTED,
 )
-from ..session import MAX_BYTES, classify, load_allowlist, project_root, wrong_type
-from .rules import rule
+from ...session import MAX_BYTES, classify, load_allowlist, project_root, wrong_type
+from ..context import lint
+from ..rules import rule
 
 if TYPE_CHECKING:
-    from .lint import _Out
+    from ..context import LintContext
 
 
 rule(
@@ -114,7 +115,7 @@ def _project_dirs(root: str) -> list[str]:
     return out
 
 
-def _protected_inodes(o: _Out) -> set[tuple[int, int]]:
+def _protected_inodes(o: LintContext) -> set[tuple[int, int]]:
     found: set[tuple[int, int]] = set()
     for r in o.inp.roots:
         st = o.lstat(r.target)
@@ -123,7 +124,7 @@ def _protected_inodes(o: _Out) -> set[tuple[int, int]]:
     return found
 
 
-def _read_workspace_config(path: str, o: _Out) -> tuple[dict[str, Any] | None, str | None]:
+def _read_workspace_config(path: str, o: LintContext) -> tuple[dict[str, Any] | None, str | None]:
     """(table, None) or (None, why it was not read); never opens a protected file."""
     st = o.lstat(path)
     if isinstance(st, int):
@@ -153,7 +154,8 @@ def _read_workspace_config(path: str, o: _Out) -> tuple[dict[str, Any] | None, s
         return None, "is not valid TOML"
 
 
-def _workspace_configs(o: _Out) -> None:
+@lint
+def _workspace_configs(o: LintContext) -> None:
     seen: set[str] = set()
     for root in o.inp.workspace_roots:
         for d in _project_dirs(root):
@@ -186,7 +188,8 @@ def _workspace_configs(o: _Out) -> None:
                 )
 
 
-def _session_keys(o: _Out) -> None:
+@lint
+def _session_keys(o: LintContext) -> None:
     raw = o.inp.session_raw
     if raw is None:
         return
@@ -227,7 +230,8 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _trusted_projects(o: _Out) -> None:
+@lint
+def _trusted_projects(o: LintContext) -> None:
     roots = o.inp.workspace_roots
     if not roots:
         return
@@ -250,16 +254,9 @@ def _trusted_projects(o: _Out) -> None:
                 )
 
 
-def _apps(o: _Out) -> None:
+@lint
+def _apps(o: LintContext) -> None:
     features = o.merged.get("features")
     if isinstance(features, Mapping) and features.get("apps") is False:
         return
     o.add(ACCOUNT_APPS_ENABLED, "features.apps is not false in the config stack")
-
-
-def agent_layer_lints(o: _Out) -> None:
-    """Every PC040-PC049 rule."""
-    _workspace_configs(o)
-    _session_keys(o)
-    _trusted_projects(o)
-    _apps(o)

@@ -23,11 +23,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..codex import UNSANDBOXED
-from ..errors import InputError
-from ..rule_ids import LEGACY_SANDBOX_REQUEST, PARENT_LISTENER, SECRET_ON_PARENT_ARGV
-from .result import CheckFinding
-from .rules import rule, rule_by_id
+from ...codex import UNSANDBOXED
+from ...errors import InputError
+from ...rule_ids import (
+    LEGACY_SANDBOX_REQUEST,
+    PARENT_LISTENER,
+    PROFILE_ONLY_IN_SESSION_CONFIG,
+    SECRET_ON_PARENT_ARGV,
+)
+from ..context import LintContext, lint
+from ..result import CheckFinding
+from ..rules import rule, rule_by_id
 
 rule(
     LEGACY_SANDBOX_REQUEST,
@@ -239,3 +245,39 @@ def argv_findings(
             elif arg.startswith("--") and _secret_key(arg) and nxt and not nxt.startswith("-"):
                 add(SECRET_ON_PARENT_ARGV, f"{label}: {arg} <value> on the parent's argv")
     return out
+
+
+rule(
+    PROFILE_ONLY_IN_SESSION_CONFIG,
+    "profile-only-in-session-config",
+    "error",
+    "the profiles live only in CODEX_CONFIG (thread config), not in a config layer",
+    "agentclientprotocol/codex-acp lists permission-profile:<id> modes only for profiles in "
+    "$CODEX_HOME/config.toml or app-server -c; otherwise it stays in `agent` mode and sends "
+    "a legacy sandboxPolicy on every turn, which replaces the profile and its denies",
+    "write a CODEX_HOME (profilec compile --format codex-home) and set "
+    "INITIAL_AGENT_MODE=permission-profile:<id>, or pass -c to app-server",
+    waivable=False,
+)
+
+
+@lint
+def _launcher(o: LintContext) -> None:
+    inp = o.inp
+    stack = inp.stack
+    config_layers = stack.profiles_defined_in("config-toml", "cli-override")
+    session_only = sorted(
+        pid
+        for pid in set(inp.mode_map.values())
+        if pid in stack.profiles_defined_in("session") and pid not in config_layers
+    )
+    for pid in session_only:
+        layer = stack.layer_defining(pid)
+        o.add(
+            PROFILE_ONLY_IN_SESSION_CONFIG,
+            f"profile {pid} is defined only in {layer.name if layer else 'session'}; "
+            "agentclientprotocol/codex-acp replaces it with a per-turn sandboxPolicy",
+            layer=layer,
+            needles=(pid,),
+            profile=pid,
+        )
