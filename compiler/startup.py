@@ -1,9 +1,10 @@
 """Would the sandbox start? Each mode's compiled profile, enforced on the live filesystem.
 
 `enforce()` models the start-up failures measured against the real `codex sandbox`
-(compiler/evaluate.py `_refusals`; the differential tester finds them). Each class has one lint
-(`check`) and one fix, here; compile refuses a bundle with any of them (exit 10), so a launcher
-that trusts compile never gets a session in which no command runs. lstat/readlink only.
+(compiler/codex/refusals.py, one function per class; the differential tester finds them).
+Each class has one lint (`check`) and one fix, here; compile refuses a bundle with any of them
+(exit 10), so a launcher that trusts compile never gets a session in which no command runs.
+lstat/readlink only.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .evaluate import EvalContext, EvaluationError, LiveFs, Refusal, enforce, resolve
+from .codex.enforce import enforce
+from .codex.enforced import Refusal
+from .codex.fsview import LiveFs
+from .codex.lexical import EvaluationError
+from .codex.resolve import EvalContext, resolve
 from .models import CompiledBundle
 from .rule_ids import (
     CWD_THROUGH_SYMLINK_DENIED,
@@ -32,7 +37,7 @@ class RefusalClass(NamedTuple):
     fix: str
 
 
-#: evaluate.Refusal.code -> its lint and fix (the lints in compiler/check/lint.py use these).
+#: codex.enforced.Refusal.code -> its lint and fix (the lints in compiler/check/lint.py use these).
 REFUSAL_CLASSES: dict[str, RefusalClass] = {
     "write-on-file": RefusalClass(
         WRITE_ENTRY_ON_FILE, "grant write on the directory that holds the file, or read on the file"

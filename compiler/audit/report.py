@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..check.checker import from_bundle, run_check
 from ..check.result import SEVERITY_RANK, at_or_above
+from ..codex.resolve import resolve, session_contexts
 from ..errors import InputError, UsageError
-from ..evaluate import resolve, session_contexts
 from ..models import CompiledBundle
 from ..resources import validator
 from ..settings import now_utc

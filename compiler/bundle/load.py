@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..pipeline import compile_inputs
-from ..roots import validation_message
+from ..readers import validation_message
 from .provenance import bundle_provenance
 from .sources import sources_of
 

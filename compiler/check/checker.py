@@ -3,7 +3,7 @@
 Two entry points build the same `CheckInputs`: `from_bundle` re-reads what profilec compiled
 (the `-c` lines it renders, parsed back as Codex parses them), `from_foreign` takes a config.toml,
 an override list or an acp-json document someone else wrote. Either way the roots manifest says
-what must be denied, and every verdict comes from profilec.evaluate, never from the compiler.
+what must be denied, and every verdict comes from profilec.codex, never from the compiler.
 """
 
 from __future__ import annotations
@@ -13,16 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..codex import DEFAULT_CODEX_VERSION
+from ..codex.fsview import LiveFs
+from ..codex.lexical import EvaluationError
+from ..codex.resolve import PLACEHOLDER_CWD, EvalContext, resolve, session_contexts
+from ..codex.vocabulary import DEFAULT_CODEX_VERSION
 from ..emit.overrides import render_overrides
-from ..evaluate import (
-    PLACEHOLDER_CWD,
-    EvalContext,
-    EvaluationError,
-    LiveFs,
-    resolve,
-    session_contexts,
-)
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from ..rule_ids import CODEX_REJECTS_PROFILE
 from .configstack import ConfigStack, Layer, parse_override_lines, session_layer

@@ -16,7 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..ancestry import Protected, unsafe_ancestors
-from ..codex import (
+from ..codex.enforce import enforce
+from ..codex.fsview import LiveFs, resolve_path
+from ..codex.resolve import EffectiveProfile
+from ..codex.vocabulary import (
     BUILTIN_FULL,
     BUILTIN_PROFILES,
     BUILTIN_WORKSPACE,
@@ -33,7 +36,6 @@ from ..codex import (
     WRITER_LOCK,
     in_range,
 )
-from ..evaluate import EffectiveProfile, LiveFs, enforce, resolve_path
 from ..models import ACP_MODES
 from ..paths import CODEX_HOME_UNDER_TEMP_REASON, codex_home_temp_dir
 from ..rule_ids import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..codex import TRUST_UNTRUSTED
+from ..codex.vocabulary import TRUST_UNTRUSTED
 
 if TYPE_CHECKING:
     from ..models import CompiledBundle

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from ..codex import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..errors import LayoutError, UnsafeRootError
 from ..models import ResolvedRoot
 from ..paths import ancestors, codex_home_temp_dir, is_within, join, parent

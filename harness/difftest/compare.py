@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.codex_oracle import map_per_home
-from profilec.evaluate import EvalContext, FsSnapshot
+from profilec.codex.fsview import FsSnapshot
+from profilec.codex.resolve import EvalContext
 
 from .gen import Case, make_case
 from .refusals import refusal_class, refusal_table
@@ -231,7 +232,8 @@ def policy_predictor(
 
     This is what `check` proved before the enforcement model; the tester must catch it.
     """
-    from profilec.evaluate import EvaluationError, resolve
+    from profilec.codex.lexical import EvaluationError
+    from profilec.codex.resolve import resolve
 
     from .gen import PROFILE_ID
 

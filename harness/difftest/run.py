@@ -19,14 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.codex_oracle import run_in_session, toml_inline
-from profilec.evaluate import (
-    EvalContext,
-    EvaluationError,
-    FsKind,
-    FsSnapshot,
-    enforce,
-    resolve,
-)
+from profilec.codex.enforce import enforce
+from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.lexical import EvaluationError
+from profilec.codex.resolve import EvalContext, resolve
 
 from .gen import PROFILE_ID, Case, Probe
 
@@ -106,7 +102,7 @@ def snapshot(base: Path) -> FsSnapshot:
     for root, dnames, fnames in os.walk(b):
         for name in dnames + fnames:
             note(posixpath.join(root, name))
-    from profilec.evaluate import LiveFs
+    from profilec.codex.fsview import LiveFs
 
     return FsSnapshot(kinds, links, scope=b, outside=LiveFs())
 
@@ -149,7 +145,7 @@ def predict(
 
 
 def _follows_to_file(fs: FsSnapshot, spelled: str) -> bool:
-    from profilec.evaluate import resolve_path
+    from profilec.codex.fsview import resolve_path
 
     return fs.kind(resolve_path(fs, spelled).real) in ("file", "other")
 

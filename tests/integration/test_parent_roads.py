@@ -38,8 +38,8 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
+from profilec.codex.resolve import EvalContext, resolve
 from profilec.emit.overrides import override_lines
-from profilec.evaluate import EvalContext, resolve
 from profilec.models import CompiledBundle
 from tests.helpers import Layout, make_layout
 from tests.integration.conftest import missing

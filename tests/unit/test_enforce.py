@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from profilec.evaluate import (
-    EvalContext,
-    FsKind,
-    FsSnapshot,
-    enforce,
-    escape_literal,
-    glob_regex,
-    resolve,
-)
+from profilec.codex.enforce import enforce
+from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.globs import escape_literal, glob_regex
+from profilec.codex.resolve import EvalContext, resolve
 
 B = "/b"
 
