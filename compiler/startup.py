@@ -28,6 +28,7 @@ from .rule_ids import (
     SCOPED_TABLE_KEY_PATTERN_SYNTAX,
     WRITE_ENTRY_ON_FILE,
 )
+from .settings import codex_version
 
 
 class RefusalClass(NamedTuple):
@@ -89,12 +90,14 @@ class StartRefusal(NamedTuple):
 
 
 def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[StartRefusal]:
-    """Every (mode, cwd) whose compiled profile the sandbox refuses, on this filesystem."""
+    """Every (mode, cwd) whose compiled profile the sandbox of the target Codex release
+    (`settings.codex_version()`) refuses, on this filesystem."""
     table = {p.profile_id: p.codex_table() for p in bundle.profiles}
     lay = bundle.layout
     home = lay.home or os.environ.get("HOME")
     cwds = list(dict.fromkeys(lay.workspace_roots)) or [placeholder_cwd]
     fs = LiveFs()
+    version = codex_version()
     out: list[StartRefusal] = []
     for prof in bundle.profiles:
         for cwd in cwds:
@@ -109,6 +112,7 @@ def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[Start
             except EvaluationError:
                 continue  # Codex rejects the profile itself: check's PC015 reports it
             out.extend(
-                StartRefusal(prof.mode, prof.profile_id, cwd, r) for r in enforce(eff, fs).refusals
+                StartRefusal(prof.mode, prof.profile_id, cwd, r)
+                for r in enforce(eff, fs, codex_version=version).refusals
             )
     return out

@@ -12,18 +12,32 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from .enforced import NESTED, Dropped, Enforced, is_carve_out
+from .enforced import (
+    MODEL_0_166,
+    MODEL_0_171,
+    NESTED,
+    Dropped,
+    Enforced,
+    EnforcementModel,
+    is_carve_out,
+)
 from .fsview import FsView, real_path
 from .globs import (
     enforced_glob_regex,
-    glob_in_directory,
     glob_scan_ok,
     glob_static_prefix,
+    name_glob_regex,
 )
 from .lexical import normalize_abs, under
 from .refusals import refusals
 from .resolve import RANK, EffectiveProfile, Entry
-from .vocabulary import DIRECTORY_GLOB_FIXED, ENFORCEMENT_VERSION, SPECIAL_MINIMAL, parse_version
+from .vocabulary import ENFORCEMENT_VERSION, NAME_GLOB_FIXED, SPECIAL_MINIMAL, parse_version
+
+
+def model_for(codex_version: str | None) -> EnforcementModel:
+    """The enforcement model of a Codex release (None: the measured default, 0.171.0)."""
+    v = parse_version(codex_version or ENFORCEMENT_VERSION)[:3]
+    return MODEL_0_171 if v >= NAME_GLOB_FIXED else MODEL_0_166
 
 
 def enforce(
@@ -31,21 +45,24 @@ def enforce(
 ) -> Enforced:
     """Model the sandbox: which entries it mounts, where, and whether it starts at all.
 
-    `codex_version` (default: the measured 0.171.0) selects version differences seen by the
-    differential tester: before 0.171.0 (0.165.0 measured) a deny glob with a glob character
-    in a directory component after its literal prefix masks nothing.
+    `codex_version` (default: the measured 0.171.0) picks the `EnforcementModel` of that
+    release: how a deny glob matches, and so which files it masks and which mounts refuse.
     """
-    old = parse_version(codex_version or ENFORCEMENT_VERSION)[:3] < DIRECTORY_GLOB_FIXED
+    model = model_for(codex_version)
     if profile.unrestricted:
-        return Enforced(profile, fs, (), (), (), (), ())
+        return Enforced(profile, fs, (), (), (), (), (), model=model)
     entries = list(profile.entries)
     dropped: list[Dropped] = []
     keep: list[Entry] = []
+    # `:minimal` = deny is not enforced, so it does not keep a write-only profile from being
+    # one (difftest 1:236, 3:264 on 0.166.0 and 0.171.0: `:root` = write with `:minimal` =
+    # deny started with a write entry on a file, and the carve-outs were writable).
     full_write = profile.winner("/")[0] == "write" and not any(
-        e.access != "write" and not is_carve_out(e) for e in entries
+        e.access != "write" and not is_carve_out(e) and not _unenforced(e) for e in entries
     )
+    by_name = model.glob_matches_name and profile.winner("/")[0] != "write"
     for e in entries:
-        if e.source == SPECIAL_MINIMAL and e.access == "deny":
+        if _unenforced(e):
             dropped.append(Dropped(e, '":minimal" = "deny" is not enforced'))
         elif full_write and is_carve_out(e):
             dropped.append(
@@ -68,22 +85,14 @@ def enforce(
                     Dropped(e, "a `{` or `}` in a directory component: the scan finds nothing")
                 )
                 continue
-            if old and glob_in_directory(e.path):
-                dropped.append(
-                    Dropped(
-                        e,
-                        "Codex < 0.171.0 masks nothing for a glob character in a directory "
-                        "component (measured on 0.165.0)",
-                    )
-                )
-                continue
             start = glob_static_prefix(e.path)
             if real_path(fs, start) != start:
                 dropped.append(
                     Dropped(e, "the glob's scan starts at a symlinked path (not modelled)")
                 )
                 continue
-            globs.append((e, enforced_glob_regex(e.path), start))
+            rx = name_glob_regex(e.path) if by_name else None
+            globs.append((e, rx or enforced_glob_regex(e.path), start))
             continue
         r = real_path(fs, e.path)
         if e.access == "read" and fs is not None and fs.kind(e.path) == "link":
@@ -133,6 +142,8 @@ def enforce(
         (),
         tuple(shadows),
         _index_exact(exact_t),
+        model,
+        by_name,
     )
     return Enforced(
         profile,
@@ -143,7 +154,13 @@ def enforce(
         tuple(refusals(enf, full_write)),
         enf.shadows,
         enf.by_real,
+        model,
+        by_name,
     )
+
+
+def _unenforced(e: Entry) -> bool:
+    return e.source == SPECIAL_MINIMAL and e.access == "deny"
 
 
 def _index_exact(exact: Sequence[tuple[Entry, str]]) -> dict[str, tuple[int, Entry]]:

@@ -6,6 +6,7 @@ Pure: the filesystem is an `FsView` argument.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -39,6 +40,28 @@ class Dropped(NamedTuple):
 NESTED = " (inside a denied directory)"
 
 
+class EnforcementModel(NamedTuple):
+    """How one range of Codex releases enforces a profile where releases differ (measured with
+    the differential tester and by hand on each release named; docs/codex-semantics.md
+    "Per Codex version")."""
+
+    #: The release this model was measured on.
+    measured_on: str
+    #: True: unless `:root` is writable, a deny glob masks every existing file below its literal
+    #: prefix whose *name* matches the pattern part (0.166.0 with `:root` = read: `<h>/?` masked
+    #: `<h>/xy/z`; `<h>/s*/m5` masked nothing; `<h>/**/m8` masked `<h>/src/inner/m8`; with
+    #: `:root` = write `<h>/vault/*` masked `<h>/vault/a` only, as 0.171.0 does, difftest
+    #: 1:108). False: the pattern part matches the path below the prefix, `*` and `?` within
+    #: one component (0.171.0).
+    glob_matches_name: bool
+
+
+#: Codex 0.171.0 and later (the default target).
+MODEL_0_171 = EnforcementModel("0.171.0", glob_matches_name=False)
+#: Codex before 0.171.0: 0.166.0, the floor codex-acp 2.6.0 accepts (`@openai/codex ^0.166.0`).
+MODEL_0_166 = EnforcementModel("0.166.0", glob_matches_name=True)
+
+
 class Enforced(NamedTuple):
     """A resolved profile as the Linux sandbox applies it on one filesystem."""
 
@@ -54,6 +77,19 @@ class Enforced(NamedTuple):
     #: `exact` by real path: the strongest entry there (first of equals) and its rank, so a
     #: lookup walks the path's ancestors instead of scanning every entry (`_index_exact`).
     by_real: Mapping[str, tuple[int, Entry]] = MappingProxyType({})
+    #: The Codex release range whose enforcement this is.
+    model: EnforcementModel = MODEL_0_171
+    #: Whether this profile's deny globs match file names (`EnforcementModel`); `globs` then
+    #: holds the name patterns.
+    glob_by_name: bool = False
+
+    def glob_match(self, rx: re.Pattern[str], start: str, real: str) -> bool:
+        """True when the deny glob (`rx` from `glob_pattern`, scan from `start`) matches the
+        existing path `real`, as this model's release matches."""
+        if self.glob_by_name:
+            name = posixpath.basename(real)
+            return real != start and under(real, start) and rx.fullmatch(name) is not None
+        return rx.fullmatch(real) is not None
 
     def _base(self, real: str) -> tuple[Access | None, Entry | None, int]:
         """Most specific enforced entry covering `real`; depth of the winner (components)."""
@@ -79,7 +115,7 @@ class Enforced(NamedTuple):
                         best, found = key, e
         depth = 0 if real == "/" else real.count("/")
         for e, rx, start in self.globs:
-            if rx.fullmatch(real) and self._glob_masks(e, real, start):
+            if self.glob_match(rx, start, real) and self._glob_masks(e, real, start):
                 key = (depth, RANK["deny"])
                 if best is None or key > best:
                     best, found = key, e

@@ -93,6 +93,12 @@ def enforced_glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(re.escape(start) + _glob_body(pattern[len(start) :]))
 
 
+def name_glob_regex(pattern: str) -> re.Pattern[str]:
+    """The pattern part of a deny glob (after its literal prefix) as Codex before 0.171.0
+    matched it: against each file's name, anywhere below the prefix (`EnforcementModel`)."""
+    return re.compile(_glob_body(glob_tail(pattern).lstrip("/")))
+
+
 def _brace_end(pattern: str, i: int) -> int:
     j = i + 1
     while j < len(pattern):
@@ -145,12 +151,6 @@ def glob_scan_ok(pattern: str) -> bool:
     literal prefix): such a scan found nothing (measured `/h/x*/{dd,x}/in` shape)."""
     tail = glob_tail(pattern).split("/")
     return not any("{" in part or "}" in part for part in tail[1:-1])
-
-
-def glob_in_directory(pattern: str) -> bool:
-    """True when a glob character sits in a directory component after the literal prefix."""
-    tail = glob_tail(pattern)
-    return "/" in tail[1:]
 
 
 def glob_tail(pattern: str) -> str:

@@ -12,7 +12,15 @@ import posixpath
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .enforced import NESTED, Enforced, Refusal, is_carve_out
+from .enforced import (
+    MODEL_0_166,
+    MODEL_0_171,
+    NESTED,
+    Enforced,
+    EnforcementModel,
+    Refusal,
+    is_carve_out,
+)
 from .fsview import FsSnapshot, FsView, real_path, resolve_path
 from .globs import GLOB_CHARS, brace_error, glob_static_prefix, glob_tail
 from .lexical import ancestors, under
@@ -31,11 +39,13 @@ def _wins(prof: EffectiveProfile, e: Entry) -> bool:
 
 
 def _containing_roots(prof: EffectiveProfile, path: str) -> list[str]:
-    """Every write entry that lexically contains `path`, deepest first."""
+    """Every writable root that lexically contains `path`, deepest first. A write entry that a
+    deny at its own path beats is no writable root (difftest 2:293, 0.166.0 and 0.171.0: cwd
+    `<h>` writable and denied, deny on the dangling link `<h>/l3` started)."""
     roots = {
         w.path
         for w in prof.entries
-        if w.kind == "path" and w.access == "write" and under(path, w.path)
+        if w.kind == "path" and w.access == "write" and under(path, w.path) and _wins(prof, w)
     }
     return sorted(roots, key=len, reverse=True)
 
@@ -119,6 +129,13 @@ class Facts(NamedTuple):
         mount point (and the directories to it) made first -- unless a writable root strictly
         above `outer` holds it (difftest 20261203:190, by hand: `:root` = write refuses where
         `:root` = read starts)."""
+        if any(under(w, inner) and under(w, outer) and w != outer for w in self.writes):
+            # a writable root at or below the inner entry, inside the denied directory, is
+            # made first whatever is writable above (difftest 1:23; by hand on 0.166.0 and
+            # 0.171.0: `<t>` and `<t>/lib` denied with `:root` = write start with the cwd at
+            # `<t>/lib/lib/a b` or a link to it or to `<t>/lib`; a cwd at `<t>/x` refuses
+            # "Can't mkdir <t>/lib: Read-only file system")
+            return True
         if any(under(outer, w) and w != outer for w in self.writes):
             return False
         if outer in self.linked:
@@ -296,7 +313,7 @@ def glob_match_inside_denied_dir(f: Facts) -> list[Refusal]:
             for sd, d in dirs
         ):
             continue
-        if any(rx.fullmatch(path) for _g, rx, _s in f.enf.globs):
+        if any(f.enf.glob_match(rx, s, path) for _g, rx, s in f.enf.globs):
             msg = f"bwrap: Can't create file at {path}: Read-only file system"
             out.append(Refusal("deny-inside-denied-dir", path, msg))
     return out
@@ -321,8 +338,8 @@ def scoped_glob_over_pattern_root(f: Facts) -> list[Refusal]:
             if kind not in ("file", "other") or path == root or not under(path, root):
                 continue
             if any(
-                rx.fullmatch(path) and not e.source.startswith(":workspace_roots/")
-                for e, rx, _s in f.enf.globs
+                f.enf.glob_match(rx, s, path) and not e.source.startswith(":workspace_roots/")
+                for e, rx, s in f.enf.globs
             ):
                 msg = f"bwrap: Can't create file at {path}: Read-only file system"
                 out.append(Refusal("deny-inside-denied-dir", path, msg))
@@ -388,6 +405,32 @@ def cwd_denied(f: Facts) -> list[Refusal]:
     return []
 
 
+def glob_match_on_writable_link(f: Facts) -> list[Refusal]:
+    """Codex before 0.171.0 with `:root` = write: a deny glob matching a symlink (to a file, a
+    directory or nothing) refuses as a deny spelled through it (by hand on 0.166.0: `<ws>/l0*`
+    with `<ws>/l0` -> a directory, a file or a missing path refused "cannot enforce sandbox
+    deny-read path <ws>/l0 because it crosses writable symlink <ws>/l0"; 0.171.0 started, and
+    so did 0.166.0 with `:root` = read; difftest 3:156, 4:36)."""
+    fs = f.fs
+    if not isinstance(fs, FsSnapshot) or f.enf.glob_by_name:
+        return []
+    if f.enf.profile.winner("/")[0] != "write":
+        return []
+    out: list[Refusal] = []
+    for path, kind in sorted(fs.kinds.items()):
+        if kind != "link" or not any(rx.fullmatch(path) for _g, rx, _s in f.enf.globs):
+            continue
+        out.append(
+            Refusal(
+                "crosses-writable-symlink",
+                path,
+                f"Fatal error: cannot enforce sandbox deny-read path {path} because it "
+                f"crosses writable symlink {path}",
+            )
+        )
+    return out
+
+
 #: The classes a configuration alone decides, run with or without a filesystem.
 CONFIG_CLASSES: tuple[Callable[[Enforced], list[Refusal]], ...] = (
     unsupported_path_syntax,
@@ -404,6 +447,11 @@ FS_CLASSES: tuple[Callable[[Facts], list[Refusal]], ...] = (
     missing_nested_entries,
     cwd_denied,
 )
+#: The filesystem classes per Codex release range (`EnforcementModel`).
+FS_CLASSES_BY_MODEL: dict[EnforcementModel, tuple[Callable[[Facts], list[Refusal]], ...]] = {
+    MODEL_0_171: FS_CLASSES,
+    MODEL_0_166: (*FS_CLASSES, glob_match_on_writable_link),
+}
 
 
 def refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
@@ -412,7 +460,7 @@ def refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
     out = [r for cls in CONFIG_CLASSES for r in cls(enf)]
     if enf.fs is not None:
         facts = _facts(enf, enf.fs, full_write)
-        out += [r for fs_cls in FS_CLASSES for r in fs_cls(facts)]
+        out += [r for fs_cls in FS_CLASSES_BY_MODEL[enf.model] for r in fs_cls(facts)]
     return sorted(set(out), key=lambda x: (x.code, x.path))
 
 

@@ -150,7 +150,7 @@ def cases_for(seed: int, count: int, *, start: int = 0) -> list[Case]:
     return [make_case(seed, i) for i in range(start, start + count)]
 
 
-def table(results: Sequence[CaseResult]) -> str:
+def table(results: Sequence[CaseResult], version: str) -> str:
     """The agreement table: probes by kind x class, cases by feature tag x case class."""
     by_kind: Counter[tuple[str, str]] = Counter()
     for r in results:
@@ -179,7 +179,7 @@ def table(results: Sequence[CaseResult]) -> str:
     lines += ["", "| case class | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for t in tags:
         lines.append(f"| {t} | " + " | ".join(str(by_tag[(t, c)]) for c in cols) + " |")
-    lines += ["", refusal_table(results)]
+    lines += ["", refusal_table(results, version)]
     return "\n".join(lines)
 
 

@@ -119,14 +119,31 @@ def context(case: Case, perms: Mapping[str, Any], base: str) -> EvalContext:
 def predict(
     case: Case, perms: Mapping[str, Any], ctx: EvalContext, fs: FsSnapshot, base: str
 ) -> tuple[bool, dict[int, Outcome], str]:
+    """The evaluator's prediction for the target Codex (`settings.codex_version()`)."""
+    from profilec.settings import codex_version
+
+    return predict_as(codex_version(), case, perms, ctx, fs, base)
+
+
+def predictor_for(version: str) -> Predictor:
+    """The evaluator's prediction with the enforcement model of Codex `version`."""
+    return lambda case, perms, ctx, fs, base: predict_as(version, case, perms, ctx, fs, base)
+
+
+def predict_as(
+    version: str,
+    case: Case,
+    perms: Mapping[str, Any],
+    ctx: EvalContext,
+    fs: FsSnapshot,
+    base: str,
+) -> tuple[bool, dict[int, Outcome], str]:
     """The evaluator's prediction: refused?, and allow/deny per probe (even when refused)."""
     try:
         eff = resolve(perms, PROFILE_ID, ctx)
     except EvaluationError as exc:
         return True, {p.idx: "deny" for p in case.probes}, f"config: {exc.message}"
-    from profilec.settings import codex_version
-
-    enf = enforce(eff, fs, codex_version=codex_version())
+    enf = enforce(eff, fs, codex_version=version)
     out: dict[int, Outcome] = {}
     for p in case.probes:
         spelled = f"{base}/{p.rel}"

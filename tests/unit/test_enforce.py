@@ -1,4 +1,4 @@
-"""The enforcement model (profilec.evaluate.enforce): one test per class, each a minimized case
+"""The enforcement model (profilec.codex.enforce): one test per class, each a minimized case
 from the differential tester or the measurements in docs/codex-semantics.md (Codex 0.171.0)."""
 
 from __future__ import annotations

@@ -1,0 +1,158 @@
+"""The enforcement model per Codex release (codex.enforce.model_for): each test a minimized
+case measured on the real 0.166.0 and 0.171.0 binaries (docs/codex-semantics.md "Per Codex
+version"), with the other release's model as the control where the releases differ."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from profilec.codex.enforce import enforce, model_for
+from profilec.codex.enforced import MODEL_0_166, MODEL_0_171, Enforced
+from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.resolve import EvalContext, resolve
+
+B = "/b"
+H = f"{B}/home"
+FILES = ("ab", "abc", "a", "src/m5", "src/inner/m8", "xy/z", "q/r")
+
+
+def _fs(files: tuple[str, ...] = FILES, links: dict[str, str] | None = None) -> FsSnapshot:
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", H: "dir", f"{B}/ws": "dir"}
+    for f in files:
+        parts = f.split("/")
+        for i in range(1, len(parts)):
+            kinds[f"{H}/" + "/".join(parts[:i])] = "dir"
+        kinds[f"{H}/{f}"] = "file"
+    for p in links or {}:
+        kinds[p] = "link"
+    return FsSnapshot(kinds, links or {})
+
+
+def _enf(table: dict[str, Any], fs: FsSnapshot, version: str) -> Enforced:
+    perms = {"p": {"filesystem": table, "extends": ":workspace"}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
+    return enforce(eff, fs, codex_version=version)
+
+
+def _masked(enf: Enforced) -> list[str]:
+    return [f for f in FILES if enf.decide(f"{H}/{f}").access == "deny"]
+
+
+def test_the_release_picks_the_model() -> None:
+    assert model_for(None) is MODEL_0_171
+    assert model_for("0.171.0") is MODEL_0_171
+    assert model_for("0.172.0-alpha.1") is MODEL_0_171
+    assert model_for("0.166.0") is MODEL_0_166
+    assert model_for("0.170.2") is MODEL_0_166
+
+
+@pytest.mark.parametrize(
+    ("glob", "on_0_171", "on_0_166"),
+    [
+        # measured with `:root` = read, one deny glob at a time
+        ("?", ["a"], ["a", "xy/z", "q/r"]),
+        ("??", ["ab"], ["ab", "src/m5", "src/inner/m8"]),
+        ("*", ["ab", "abc", "a"], list(FILES)),
+        ("src/*", ["src/m5"], ["src/m5", "src/inner/m8"]),
+        ("s*/m5", ["src/m5"], []),
+        ("**/m8", ["src/inner/m8"], ["src/inner/m8"]),
+    ],
+)
+def test_before_0_171_a_deny_glob_matches_file_names(
+    glob: str, on_0_171: list[str], on_0_166: list[str]
+) -> None:
+    table = {":root": "read", f"{H}/{glob}": "deny"}
+    assert _masked(_enf(table, _fs(), "0.171.0")) == on_0_171
+    assert _masked(_enf(table, _fs(), "0.166.0")) == on_0_166
+
+
+def test_with_root_writable_0_166_matches_paths_as_0_171_does() -> None:
+    # difftest 1:108 (0.166.0): `:root` = write, `<h>/vault/*` left `<h>/vault/src/m8` readable
+    table = {":root": "write", f"{H}/*": "deny"}
+    assert _masked(_enf(table, _fs(), "0.166.0")) == ["ab", "abc", "a"]
+    assert _masked(_enf({**table, ":root": "read"}, _fs(), "0.166.0")) == list(FILES)
+
+
+def test_a_name_matched_file_inside_a_denied_directory_refuses_on_0_166() -> None:
+    # measured: `<h>/??` plus deny `<h>/src/inner` -> 0.166.0 "bwrap: Can't create file at
+    # <h>/src/inner/m8: Read-only file system"; 0.171.0 starts
+    table = {":root": "read", f"{H}/??": "deny", f"{H}/src/inner": "deny"}
+    old = _enf(table, _fs(), "0.166.0").refusals
+    assert [(r.code, r.path) for r in old] == [("deny-inside-denied-dir", f"{H}/src/inner/m8")]
+    assert "Read-only file system" in old[0].message
+    assert not _enf(table, _fs(), "0.171.0").refusals
+
+
+@pytest.mark.parametrize("target", [f"{H}/src", f"{H}/a", f"{H}/missing"])
+def test_a_deny_glob_on_a_link_under_root_write_refuses_on_0_166(target: str) -> None:
+    # measured: `<ws>/l0*` with `<ws>/l0` -> a directory, a file or nothing, `:root` = write:
+    # 0.166.0 "cannot enforce sandbox deny-read path <ws>/l0 because it crosses writable symlink
+    # <ws>/l0"; 0.171.0 starts, and 0.166.0 starts with `:root` = read
+    link = f"{B}/ws/l0"
+    fs = _fs(links={link: target})
+    table = {":root": "write", f"{link}*": "deny"}
+    old = _enf(table, fs, "0.166.0").refusals
+    assert [(r.code, r.path) for r in old] == [("crosses-writable-symlink", link)]
+    assert old[0].message.endswith(f"crosses writable symlink {link}")
+    assert not _enf(table, fs, "0.171.0").refusals
+    assert not _enf({**table, ":root": "read"}, fs, "0.166.0").refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_minimal_deny_keeps_a_write_only_profile(version: str) -> None:
+    # difftest 1:236 and 3:264 (both releases): `:root` = write, `:minimal` = deny and a write
+    # entry on a file started, and the carve-outs were writable
+    fs = _fs(files=("f",))
+    table = {":root": "write", ":minimal": "deny", f"{H}/f": "write"}
+    enf = _enf(table, fs, version)
+    assert not enf.refusals
+    assert enf.decide(f"{B}/ws/.git/x").writable
+    # control: a real deny brings the carve-outs, and the write on the file refuses
+    denied = _enf({**table, f"{H}/ab": "deny"}, fs, version)
+    assert [r.code for r in denied.refusals] == ["write-on-file"]
+    assert not denied.decide(f"{B}/ws/.git/x").writable
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_denied_write_entry_is_no_writable_root_for_link_crossing(version: str) -> None:
+    # difftest 2:293 (both releases): cwd `<h>` writable and denied, deny on the dangling link
+    # `<h>/l3` started
+    fs = _fs(files=(), links={f"{H}/l3": f"{B}/ws/missing"})
+    table = {f"{H}": "deny", f"{H}/l3": "deny"}
+    perms = {"p": {"filesystem": table, "extends": ":workspace"}}
+    eff = resolve(perms, "p", EvalContext(cwd=H))
+    assert not enforce(eff, fs, codex_version=version).refusals
+    # control: with the cwd writable (no deny on it), the same link key crosses it
+    open_cwd = resolve(
+        {"p": {"filesystem": {f"{H}/l3": "deny"}, "extends": ":workspace"}},
+        "p",
+        EvalContext(cwd=H),
+    )
+    codes = [r.code for r in enforce(open_cwd, fs, codex_version=version).refusals]
+    assert codes == ["crosses-writable-symlink"]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_writable_root_below_the_inner_deny_shields_under_root_write(version: str) -> None:
+    # difftest 1:23, by hand on both: `<t>` and `<t>/lib` denied, `:root` = write: the cwd at
+    # `<t>/lib/lib/a b` starts; the cwd at `<t>/x` refuses "Can't mkdir <t>/lib: Read-only"
+    t = f"{B}/t"
+    kinds: dict[str, FsKind] = {
+        "/": "dir",
+        B: "dir",
+        t: "dir",
+        f"{t}/lib": "dir",
+        f"{t}/lib/lib": "dir",
+        f"{t}/lib/lib/a b": "dir",
+        f"{t}/x": "dir",
+    }
+    fs = FsSnapshot(kinds)
+    table = {":root": "write", t: "deny", f"{t}/lib": "deny"}
+    perms: dict[str, Any] = {"p": {"filesystem": table, "extends": ":workspace"}}
+    inside = resolve(perms, "p", EvalContext(cwd=f"{t}/lib/lib/a b"))
+    assert not enforce(inside, fs, codex_version=version).refusals
+    beside = resolve(perms, "p", EvalContext(cwd=f"{t}/x"))
+    codes = [r.code for r in enforce(beside, fs, codex_version=version).refusals]
+    assert codes == ["deny-inside-denied-dir"]
