@@ -377,6 +377,25 @@ def missing_nested_entries(f: Facts) -> list[Refusal]:
     return out
 
 
+def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
+    """With `:root` = write, a deny on a missing path below a `read` entry: the mask's mount
+    point cannot be made in the read-only bind, whatever writable root lies between (by hand on
+    0.166.0 and 0.171.0: `<o>` read and deny `<o>/zz`, `<o>/br/lib/zz` or `<o>/q/zz` refuse
+    "bwrap: Can't create file at <o>/zz: Read-only file system" (`<o>/q` for the last), also
+    with `<o>/br` writable (cwd or an explicit write) and the deny in it; with `:root` = read,
+    or with the path present, they start; difftest 2:110)."""
+    if f.full_write or f.enf.profile.winner("/")[0] != "write":
+        return []
+    reads = [r for e, r in f.enf.exact if e.access == "read" and not is_carve_out(e)]
+    out: list[Refusal] = []
+    for _e, r in f.exact_denies:
+        first = _first_missing(f.fs, r)
+        if first is not None and any(under(posixpath.dirname(first), rd) for rd in reads):
+            msg = f"bwrap: Can't create file at {first}: Read-only file system"
+            out.append(Refusal("missing-nested-entries", first, msg))
+    return out
+
+
 def cwd_denied(f: Facts) -> list[Refusal]:
     """A session cwd spelled through a link whose real directory is denied, or reached through
     a deny glob's `\\`-holding literal prefix spelled through a link."""
@@ -445,6 +464,7 @@ FS_CLASSES: tuple[Callable[[Facts], list[Refusal]], ...] = (
     glob_match_inside_denied_dir,
     scoped_glob_over_pattern_root,
     missing_nested_entries,
+    missing_deny_under_read_only,
     cwd_denied,
 )
 #: The filesystem classes per Codex release range (`EnforcementModel`).

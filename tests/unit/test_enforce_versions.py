@@ -156,3 +156,33 @@ def test_a_writable_root_below_the_inner_deny_shields_under_root_write(version: 
     beside = resolve(perms, "p", EvalContext(cwd=f"{t}/x"))
     codes = [r.code for r in enforce(beside, fs, codex_version=version).refusals]
     assert codes == ["deny-inside-denied-dir"]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(
+    ("deny", "mount_point"),
+    [("zz", "zz"), ("br/lib/zz", "br/lib/zz"), ("q/zz", "q"), ("br/zz", "br/zz")],
+)
+def test_root_write_deny_on_a_missing_path_under_a_read_entry_refuses(
+    version: str, deny: str, mount_point: str
+) -> None:
+    # by hand on both releases (difftest 2:110): `:root` = write, `<o>` read, a deny on a
+    # missing path below it refuses "Can't create file at <M>: Read-only file system", also
+    # with `<o>/br` writable; `:root` = read, or the path present, starts
+    o = f"{B}/o"
+    kinds: dict[str, FsKind] = {
+        "/": "dir",
+        B: "dir",
+        o: "dir",
+        f"{o}/br": "dir",
+        f"{o}/br/lib": "dir",
+        f"{B}/ws": "dir",
+    }
+    table = {":root": "write", o: "read", f"{o}/br": "write", f"{o}/{deny}": "deny"}
+    got = _enf(table, FsSnapshot(kinds), version).refusals
+    assert [(r.code, r.path) for r in got] == [("missing-nested-entries", f"{o}/{mount_point}")]
+    assert got[0].message.endswith("Read-only file system")
+    assert not _enf({**table, ":root": "read"}, FsSnapshot(kinds), version).refusals
+    present = {**kinds, f"{o}/{deny}": "file"}
+    if mount_point == deny:
+        assert not _enf(table, FsSnapshot(present), version).refusals
