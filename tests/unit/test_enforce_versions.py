@@ -186,3 +186,25 @@ def test_root_write_deny_on_a_missing_path_under_a_read_entry_refuses(
     present = {**kinds, f"{o}/{deny}": "file"}
     if mount_point == deny:
         assert not _enf(table, FsSnapshot(present), version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize("carve", [".git", ".agents", ".codex"])
+def test_a_deny_below_a_missing_carve_out_refuses_a_read_starts(version: str, carve: str) -> None:
+    # difftest 4:0; by hand on both releases: cwd `<ws>` with `:workspace_roots` =
+    # {"<carve>/m4" = "deny"} refuses "Can't create file at <ws>/<carve>: Is a directory"; the
+    # same key = "read" starts
+    fs = FsSnapshot({"/": "dir", B: "dir", f"{B}/ws": "dir"})
+
+    def refusals(access: str) -> list[tuple[str, str]]:
+        perms = {
+            "p": {
+                "filesystem": {":root": "read", ":workspace_roots": {f"{carve}/m4": access}},
+                "extends": ":workspace",
+            }
+        }
+        eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))
+        return [(r.code, r.path) for r in enforce(eff, fs, codex_version=version).refusals]
+
+    assert refusals("deny") == [("missing-nested-entries", f"{B}/ws/{carve}")]
+    assert refusals("read") == []
