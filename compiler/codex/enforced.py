@@ -54,12 +54,17 @@ class EnforcementModel(NamedTuple):
     #: 1:108). False: the pattern part matches the path below the prefix, `*` and `?` within
     #: one component (0.171.0).
     glob_matches_name: bool
+    #: A workspace root whose path holds one of these, with a `:workspace_roots` deny glob
+    #: subpath, cannot take another deny mount inside it (`codex.refusals`; by hand: root
+    #: `<h>/x*y` with an exact deny on a file in it refuses on 0.171.0 and starts on 0.166.0,
+    #: root `<h>/b\s` refuses on both).
+    scoped_glob_root_chars: frozenset[str]
 
 
 #: Codex 0.171.0 and later (the default target).
-MODEL_0_171 = EnforcementModel("0.171.0", glob_matches_name=False)
+MODEL_0_171 = EnforcementModel("0.171.0", False, frozenset("*?[]\\"))
 #: Codex before 0.171.0: 0.166.0, the floor codex-acp 2.6.0 accepts (`@openai/codex ^0.166.0`).
-MODEL_0_166 = EnforcementModel("0.166.0", glob_matches_name=True)
+MODEL_0_166 = EnforcementModel("0.166.0", True, frozenset("\\"))
 
 
 class Enforced(NamedTuple):

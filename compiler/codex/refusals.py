@@ -346,6 +346,36 @@ def scoped_glob_over_pattern_root(f: Facts) -> list[Refusal]:
     return out
 
 
+def scoped_glob_beside_exact_deny(f: Facts) -> list[Refusal]:
+    """A `:workspace_roots` deny glob subpath over a workspace root whose path holds one of the
+    model's `scoped_glob_root_chars`, plus an exact deny on an existing path inside that root
+    (difftest 3:271; by hand: cwd `<h>/b\\s` with {"cd/q?/k1" = "deny"} and a deny on the file
+    `<h>/b\\s/m5` refuses "bwrap: Can't create file at <h>/b\\s/m5: Read-only file system", on
+    the directory `<h>/b\\s/data` "bwrap: Can't mkdir <h>/b\\s/data: Read-only file system", on
+    both releases; a missing path, no scoped glob, or a root without those characters starts;
+    root `<h>/x*y` refuses on 0.171.0 only)."""
+    prof = f.enf.profile
+    if not any(g.kind == "glob" and g.source.startswith(":workspace_roots/") for g in prof.entries):
+        return []
+    chars = f.enf.model.scoped_glob_root_chars
+    out: list[Refusal] = []
+    for root in prof.workspace_roots:
+        if chars.isdisjoint(root):
+            continue
+        for e, r in f.exact_denies:
+            if e.source.startswith(":workspace_roots/") or r == root or not under(r, root):
+                continue
+            kind = f.fs.kind(r)
+            if kind in ("file", "other"):
+                msg = f"bwrap: Can't create file at {r}: Read-only file system"
+            elif kind == "dir":
+                msg = f"bwrap: Can't mkdir {r}: Read-only file system"
+            else:
+                continue
+            out.append(Refusal("deny-inside-denied-dir", r, msg))
+    return out
+
+
 def missing_nested_entries(f: Facts) -> list[Refusal]:
     """The first missing component M of an entry inside a writable root becomes the mask's
     mount point (a file); a second entry below M, an entry at M plus one below it, or a
@@ -472,6 +502,7 @@ FS_CLASSES: tuple[Callable[[Facts], list[Refusal]], ...] = (
     deny_inside_denied_dir,
     glob_match_inside_denied_dir,
     scoped_glob_over_pattern_root,
+    scoped_glob_beside_exact_deny,
     missing_nested_entries,
     missing_deny_under_read_only,
     cwd_denied,

@@ -208,3 +208,27 @@ def test_a_deny_below_a_missing_carve_out_refuses_a_read_starts(version: str, ca
 
     assert refusals("deny") == [("missing-nested-entries", f"{B}/ws/{carve}")]
     assert refusals("read") == []
+
+
+@pytest.mark.parametrize(
+    ("root", "refuses_on"),
+    [("b\\s", {"0.166.0", "0.171.0"}), ("x*y", {"0.171.0"}), ("plain", set())],
+)
+def test_a_scoped_glob_over_a_root_with_pattern_characters_and_an_exact_deny(
+    root: str, refuses_on: set[str]
+) -> None:
+    # difftest 3:271; by hand: cwd `<h>/b\s` with {"cd/q?/k1" = "deny"} and a deny on the file
+    # `<h>/b\s/m5` refuses "Can't create file at <h>/b\s/m5: Read-only file system" on both;
+    # `<h>/x*y` on 0.171.0 only; a plain root, or no scoped glob, starts
+    cwd = f"{H}/{root}"
+    fs = FsSnapshot({"/": "dir", B: "dir", H: "dir", cwd: "dir", f"{cwd}/m5": "file"})
+    table: dict[str, Any] = {":root": "read", ":workspace_roots": {"cd/q?/k1": "deny"}}
+    table[f"{cwd}/m5"] = "deny"
+    for version in ("0.166.0", "0.171.0"):
+        eff = resolve({"p": {"filesystem": table, "extends": ":workspace"}}, "p", EvalContext(cwd))
+        got = [(r.code, r.path) for r in enforce(eff, fs, codex_version=version).refusals]
+        want = [("deny-inside-denied-dir", f"{cwd}/m5")] if version in refuses_on else []
+        assert got == want, version
+        alone = {":root": "read", f"{cwd}/m5": "deny"}
+        eff = resolve({"p": {"filesystem": alone, "extends": ":workspace"}}, "p", EvalContext(cwd))
+        assert not enforce(eff, fs, codex_version=version).refusals
