@@ -32,6 +32,11 @@ class FsView(Protocol):
         """The value of the symlink `path`, None when it is not a link."""
         ...
 
+    def below(self, path: str) -> tuple[tuple[str, FsKind], ...]:
+        """Every (path, kind) strictly below the directory `path`, links not followed, sorted:
+        what a deny glob's scan from `path` sees (names listed, nothing opened)."""
+        ...
+
 
 class FsSnapshot(NamedTuple):
     """A pure FsView from recorded facts (absolute normalized path -> kind / link value).
@@ -60,6 +65,13 @@ class FsSnapshot(NamedTuple):
             assert self.outside is not None
             return self.outside.readlink(path)
         return self.links.get(path)
+
+    def below(self, path: str) -> tuple[tuple[str, FsKind], ...]:
+        """The recorded paths strictly below `path` (asked of `outside` beyond the scope)."""
+        if self._out(path):
+            assert self.outside is not None
+            return self.outside.below(path)
+        return tuple(sorted((p, k) for p, k in self.kinds.items() if p != path and under(p, path)))
 
 
 class Resolution(NamedTuple):
@@ -125,12 +137,17 @@ def real_path(fs: FsView | None, path: str) -> str:
 # The live filesystem as an FsView: lstat and readlink only, never open().
 
 
+#: The most entries `LiveFs.below` lists for one scan.
+MAX_BELOW = 20_000
+
+
 class LiveFs:
     """Answers FsView questions from the host, caching each lstat (and, for resolve_path,
     each path's resolution)."""
 
     def __init__(self) -> None:
         self._kinds: dict[str, FsKind | None] = {}
+        self._below: dict[str, tuple[tuple[str, FsKind], ...]] = {}
         self.resolved: dict[str, Resolution] = {}
 
     def kind(self, path: str) -> FsKind | None:
@@ -161,3 +178,29 @@ class LiveFs:
             return os.readlink(path)
         except OSError:
             return None
+
+    def below(self, path: str) -> tuple[tuple[str, FsKind], ...]:
+        """Every entry strictly below the directory `path` (scandir, links not followed), at
+        most `MAX_BELOW` of them: a scan that large is cut short (the glob refusal classes then
+        see only its first part). Cached per path."""
+        got = self._below.get(path)
+        if got is None:
+            found: list[tuple[str, FsKind]] = []
+            todo = [path] if self.kind(path) == "dir" else []
+            while todo and len(found) < MAX_BELOW:
+                d = todo.pop()
+                try:
+                    with os.scandir(d) as it:
+                        names = sorted(ent.name for ent in it)
+                except OSError:
+                    continue
+                for name in names:
+                    p = f"{d.rstrip('/')}/{name}"
+                    k = self.kind(p)
+                    if k is None:
+                        continue
+                    found.append((p, k))
+                    if k == "dir":
+                        todo.append(p)
+            got = self._below[path] = tuple(sorted(found))
+        return got

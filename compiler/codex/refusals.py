@@ -21,7 +21,7 @@ from .enforced import (
     Refusal,
     is_carve_out,
 )
-from .fsview import FsSnapshot, FsView, real_path, resolve_path
+from .fsview import FsKind, FsView, real_path, resolve_path
 from .globs import GLOB_CHARS, brace_error, glob_static_prefix, glob_tail
 from .lexical import ancestors, under
 from .resolve import RANK, EffectiveProfile, Entry
@@ -303,11 +303,11 @@ def glob_match_inside_denied_dir(f: Facts) -> list[Refusal]:
     refuses like an exact deny there (exact denies only: 20261203:413 started with a dropped
     `<ws>` deny and `<ws>/*`)."""
     fs = f.fs
-    if not isinstance(fs, FsSnapshot) or not f.enf.globs:
+    if not f.enf.globs:
         return []
     dirs = [(e.path, r) for e, r in f.exact_denies if fs.kind(r) == "dir"]
     out: list[Refusal] = []
-    for path, kind in sorted(fs.kinds.items()):
+    for path, kind in _scanned(f):
         if kind not in ("file", "other") or not any(
             under(path, d) and path != d and not f.shielded(path, d) and mounted_first(sd, path)
             for sd, d in dirs
@@ -325,8 +325,8 @@ def scoped_glob_over_pattern_root(f: Facts) -> list[Refusal]:
     `<ws>/s/x*y`, {"m*" = "deny"} or {"s/x*y/m8" = "deny"} plus `<ws>/s/x*y/??` refuses "Can't
     create file at <ws>/s/x*y/m8: Read-only file system"; either alone, an exact subpath, or a
     cwd without glob characters starts)."""
-    fs, prof = f.fs, f.enf.profile
-    if not isinstance(fs, FsSnapshot) or not f.enf.globs:
+    prof = f.enf.profile
+    if not f.enf.globs:
         return []
     if not any(g.kind == "glob" and g.source.startswith(":workspace_roots/") for g in prof.entries):
         return []
@@ -334,7 +334,7 @@ def scoped_glob_over_pattern_root(f: Facts) -> list[Refusal]:
     for root in prof.workspace_roots:
         if GLOB_CHARS.isdisjoint(root):
             continue
-        for path, kind in sorted(fs.kinds.items()):
+        for path, kind in _scanned(f):
             if kind not in ("file", "other") or path == root or not under(path, root):
                 continue
             if any(
@@ -469,13 +469,10 @@ def glob_match_on_writable_link(f: Facts) -> list[Refusal]:
     with `<ws>/l0` -> a directory, a file or a missing path refused "cannot enforce sandbox
     deny-read path <ws>/l0 because it crosses writable symlink <ws>/l0"; 0.171.0 started, and
     so did 0.166.0 with `:root` = read; difftest 3:156, 4:36)."""
-    fs = f.fs
-    if not isinstance(fs, FsSnapshot) or f.enf.glob_by_name:
-        return []
-    if f.enf.profile.winner("/")[0] != "write":
+    if f.enf.glob_by_name or f.enf.profile.winner("/")[0] != "write":
         return []
     out: list[Refusal] = []
-    for path, kind in sorted(fs.kinds.items()):
+    for path, kind in _scanned(f):
         if kind != "link" or not any(rx.fullmatch(path) for _g, rx, _s in f.enf.globs):
             continue
         out.append(
@@ -526,6 +523,14 @@ def refusals(enf: Enforced, full_write: bool) -> list[Refusal]:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers of the classes above
+
+
+def _scanned(f: Facts) -> list[tuple[str, FsKind]]:
+    """Every existing path the kept deny globs' scans see (from each scan start), sorted."""
+    seen: set[tuple[str, FsKind]] = set()
+    for start in sorted({s for _g, _rx, s in f.enf.globs}):
+        seen.update(f.fs.below(start))
+    return sorted(seen)
 
 
 def _winning_paths(prof: EffectiveProfile) -> list[Entry]:

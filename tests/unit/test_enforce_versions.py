@@ -4,13 +4,15 @@ version"), with the other release's model as the control where the releases diff
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from profilec.codex.enforce import enforce, model_for
 from profilec.codex.enforced import MODEL_0_166, MODEL_0_171, Enforced
-from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.fsview import FsKind, FsSnapshot, LiveFs
 from profilec.codex.resolve import EvalContext, resolve
 
 B = "/b"
@@ -232,3 +234,18 @@ def test_a_scoped_glob_over_a_root_with_pattern_characters_and_an_exact_deny(
         alone = {":root": "read", f"{cwd}/m5": "deny"}
         eff = resolve({"p": {"filesystem": alone, "extends": ":workspace"}}, "p", EvalContext(cwd))
         assert not enforce(eff, fs, codex_version=version).refusals
+
+
+def test_the_glob_classes_see_the_live_filesystem(tmp_path: Path) -> None:
+    # compile and check enforce on LiveFs: a deny glob's scan is listed there too (scandir, no
+    # open), so the 0.166.0 name-matched file inside a denied directory is found before launch
+    h = str(tmp_path / "h")
+    os.makedirs(f"{h}/src/inner")
+    Path(f"{h}/src/inner/m8").write_text("x")
+    table = {":root": "read", f"{h}/??": "deny", f"{h}/src/inner": "deny"}
+    eff = resolve({"p": {"filesystem": table}}, "p", EvalContext(cwd=str(tmp_path)))
+    old = enforce(eff, LiveFs(), codex_version="0.166.0").refusals
+    assert [(r.code, r.path) for r in old] == [("deny-inside-denied-dir", f"{h}/src/inner/m8")]
+    assert not enforce(eff, LiveFs(), codex_version="0.171.0").refusals
+    os.unlink(f"{h}/src/inner/m8")
+    assert not enforce(eff, LiveFs(), codex_version="0.166.0").refusals
