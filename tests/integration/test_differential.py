@@ -34,8 +34,7 @@ from harness.difftest.refusals import outside_list
 from harness.difftest.run import predictor_for
 from profilec.codex.vocabulary import DEFAULT_CODEX_VERSION
 from profilec.settings import cache_dir
-
-from .conftest import missing
+from tests.integration.conftest import missing
 
 pytestmark = pytest.mark.codex
 
