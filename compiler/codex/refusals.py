@@ -221,7 +221,7 @@ def write_on_file(f: Facts) -> list[Refusal]:
         return []
     out: list[Refusal] = []
     for e in _winning_paths(f.enf.profile):
-        if e.access != "write":
+        if e.access != "write" or _carve_out_name_in_root(f.enf.profile, e.path):
             continue
         real = resolve_path(f.fs, e.path).real
         if f.fs.kind(real) in ("file", "other"):
@@ -531,6 +531,17 @@ def _scanned(f: Facts) -> list[tuple[str, FsKind]]:
     for start in sorted({s for _g, _rx, s in f.enf.globs}):
         seen.update(f.fs.below(start))
     return sorted(seen)
+
+
+def _carve_out_name_in_root(prof: EffectiveProfile, path: str) -> bool:
+    """A path named like a carve-out directly in another writable root: a write entry on such
+    a file starts, and the file is writable (difftest 5:263; by hand on 0.166.0 and 0.171.0:
+    cwd `<ws>` with `:workspace_roots` = {".codex" = "write"} or {".git" = "write"} on a file
+    wrote it; {"data" = "write"} refused)."""
+    parent, name = posixpath.split(path)
+    return name in CARVE_OUTS and any(
+        w.kind == "path" and w.access == "write" and w.path == parent for w in prof.entries
+    )
 
 
 def _winning_paths(prof: EffectiveProfile) -> list[Entry]:

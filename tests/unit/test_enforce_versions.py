@@ -249,3 +249,20 @@ def test_the_glob_classes_see_the_live_filesystem(tmp_path: Path) -> None:
     assert not enforce(eff, LiveFs(), codex_version="0.171.0").refusals
     os.unlink(f"{h}/src/inner/m8")
     assert not enforce(eff, LiveFs(), codex_version="0.166.0").refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(("name", "refuses"), [(".codex", False), (".git", False), ("data", True)])
+def test_a_write_on_a_file_named_like_a_carve_out_starts(
+    version: str, name: str, refuses: bool
+) -> None:
+    # difftest 5:263; by hand on both releases: cwd `<ws>` with `:workspace_roots` =
+    # {".codex" = "write"} on a file started and wrote it; {"data" = "write"} refused
+    fs = FsSnapshot({"/": "dir", B: "dir", f"{B}/ws": "dir", f"{B}/ws/{name}": "file"})
+    table = {":root": "read", ":workspace_roots": {name: "write"}}
+    eff = resolve(
+        {"p": {"filesystem": table, "extends": ":workspace"}}, "p", EvalContext(f"{B}/ws")
+    )
+    enf = enforce(eff, fs, codex_version=version)
+    assert [r.code for r in enf.refusals] == (["write-on-file"] if refuses else [])
+    assert enf.decide(f"{B}/ws/{name}").writable
