@@ -27,6 +27,8 @@ CLASS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("unsupported-path-syntax", re.compile(r"unsupported configuration path .* POSIX path syntax")),
     ("invalid-glob", re.compile(r"glob pattern is invalid|error parsing glob")),
     ("crosses-writable-symlink", re.compile(r"crosses writable symlink")),
+    # 0.166.0's marker directory beside a synthetic mount target (not modelled, ACCEPTED)
+    ("synthetic-mount-target", re.compile(r"codex-bwrap-synthetic-mount-targets")),
     ("cwd-denied", re.compile(r"Can't chdir to ")),
     ("missing-nested-entries", re.compile(r"Can't bind mount /bindfile")),
     (
@@ -68,7 +70,18 @@ class Accepted:
 
 
 #: The documented list (docs/codex-semantics.md "One-sided refusals"); nothing else may appear.
-ACCEPTED: tuple[Accepted, ...] = ()
+ACCEPTED: tuple[Accepted, ...] = (
+    Accepted(
+        "synthetic-mount-target",
+        "sandbox-only",
+        ("0.166.0",),
+        "0.166.0 makes a marker directory `codex-bwrap-synthetic-mount-targets-0/lock` beside "
+        "a synthetic mount target; in a denied directory (a deny glob matching a link whose "
+        "chain ends at a missing path there) that fails. Not modelled: the measured shapes "
+        "(a dangling link in a writable root, a denied TMPDIR) start; 0.171.0 starts",
+        ("20261203:165",),
+    ),
+)
 
 
 def refusal_class(r: CaseResult) -> str:
