@@ -266,3 +266,26 @@ def test_a_write_on_a_file_named_like_a_carve_out_starts(
     enf = enforce(eff, fs, codex_version=version)
     assert [r.code for r in enf.refusals] == (["write-on-file"] if refuses else [])
     assert enf.decide(f"{B}/ws/{name}").writable
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(
+    ("link", "target", "glob", "named"),
+    [("srcl0", "x*y.t3", "x*", "x*y.t3"), ("plainl", "plain", "p*", "plainl")],
+)
+def test_a_deny_on_a_link_to_a_file_a_glob_also_masks_refuses(
+    version: str, link: str, target: str, glob: str, named: str
+) -> None:
+    # difftest 5:4; by hand on both releases (messages in refusals.deny_link_beside_a_glob);
+    # the link deny alone, or the glob alone, starts
+    o = f"{B}/o"
+    fs = _fs(files=())
+    fs = FsSnapshot(
+        {**fs.kinds, o: "dir", f"{o}/{target}": "file", f"{o}/{link}": "link"},
+        {f"{o}/{link}": target},
+    )
+    both = {":root": "read", f"{o}/{link}": "deny", f"{o}/{glob}": "deny"}
+    got = _enf(both, fs, version).refusals
+    assert [(r.code, r.path) for r in got] == [("missing-nested-entries", f"{o}/{named}")]
+    assert not _enf({":root": "read", f"{o}/{link}": "deny"}, fs, version).refusals
+    assert not _enf({":root": "read", f"{o}/{glob}": "deny"}, fs, version).refusals
