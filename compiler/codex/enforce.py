@@ -117,22 +117,7 @@ def enforce(
                 )
                 continue
         exact.append((e, r))
-    # A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it),
-    # unless a write entry lies between them.
-    deny_reals = [orp for o, orp in exact if o.access == "deny"]
-    write_reals = [wrp for w, wrp in exact if w.access == "write"]
-    adjusted: list[tuple[Entry, str]] = []
-    for e, r in exact:
-        if e.access == "read":
-            outer = [orp for orp in deny_reals if orp != r and under(r, orp)]
-            if outer and not any(
-                under(r, wrp) and any(under(wrp, orp) and wrp != orp for orp in outer)
-                for wrp in write_reals
-            ):
-                adjusted.append((Entry(e.kind, e.path, "deny", e.source + NESTED), r))
-                continue
-        adjusted.append((e, r))
-    exact_t = tuple(adjusted)
+    exact_t = _nested_reads_denied(exact)
     enf = Enforced(
         profile,
         fs,
@@ -157,6 +142,25 @@ def enforce(
         model,
         by_name,
     )
+
+
+def _nested_reads_denied(exact: list[tuple[Entry, str]]) -> tuple[tuple[Entry, str], ...]:
+    """A read entry nested in a denied directory is unreachable (mode-000 tmpfs above it),
+    unless a write entry lies between them: it becomes a deny."""
+    deny_reals = [orp for o, orp in exact if o.access == "deny"]
+    write_reals = [wrp for w, wrp in exact if w.access == "write"]
+    adjusted: list[tuple[Entry, str]] = []
+    for e, r in exact:
+        if e.access == "read":
+            outer = [orp for orp in deny_reals if orp != r and under(r, orp)]
+            if outer and not any(
+                under(r, wrp) and any(under(wrp, orp) and wrp != orp for orp in outer)
+                for wrp in write_reals
+            ):
+                adjusted.append((Entry(e.kind, e.path, "deny", e.source + NESTED), r))
+                continue
+        adjusted.append((e, r))
+    return tuple(adjusted)
 
 
 def _unenforced(e: Entry) -> bool:
