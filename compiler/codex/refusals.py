@@ -339,7 +339,14 @@ def glob_match_inside_denied_dir(f: Facts) -> list[Refusal]:
     fs = f.fs
     if not f.enf.globs:
         return []
-    dirs = [(e.path, r) for e, r in f.exact_denies if fs.kind(r) == "dir"]
+    # A deny spelled through a link onto a writable root's directory does not refuse (difftest
+    # 8:133; by hand on both releases: deny `<h>/cfg/l0` -> `../v/cfg`, the workspace root
+    # `<h>/v/cfg` and `<h>/v/cfg/*` start; the deny spelled `<h>/v/cfg` refuses)
+    dirs = [
+        (e.path, r)
+        for e, r in f.exact_denies
+        if fs.kind(r) == "dir" and not (e.path != r and r in f.writes)
+    ]
     out: list[Refusal] = []
     for path, kind in _scanned(f):
         if kind not in ("file", "other") or not any(

@@ -289,3 +289,32 @@ def test_a_deny_on_a_link_to_a_file_a_glob_also_masks_refuses(
     assert [(r.code, r.path) for r in got] == [("missing-nested-entries", f"{o}/{named}")]
     assert not _enf({":root": "read", f"{o}/{link}": "deny"}, fs, version).refusals
     assert not _enf({":root": "read", f"{o}/{glob}": "deny"}, fs, version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_deny_through_a_link_onto_a_writable_root_takes_its_glob(version: str) -> None:
+    # difftest 8:133; by hand on both releases: deny `<h>/cfg/l0` -> `../v/cfg` (a workspace
+    # root) with `<h>/v/cfg/*` starts; the deny spelled `<h>/v/cfg` refuses "Can't create file
+    # at <h>/v/cfg/m7: Read-only file system"
+    root = f"{H}/v/cfg"
+    kinds: dict[str, FsKind] = {
+        "/": "dir",
+        B: "dir",
+        H: "dir",
+        f"{H}/v": "dir",
+        root: "dir",
+        f"{root}/m7": "file",
+        f"{H}/cfg": "dir",
+        f"{H}/cfg/l0": "link",
+        f"{B}/tmp": "dir",
+    }
+    fs = FsSnapshot(kinds, {f"{H}/cfg/l0": "../v/cfg"})
+
+    def codes(deny: str) -> list[str]:
+        table = {":root": "read", ":workspace_roots": "write", deny: "deny", f"{root}/*": "deny"}
+        perms = {"p": {"filesystem": table, "workspace_roots": {root: True}}}
+        eff = resolve(perms, "p", EvalContext(cwd=f"{B}/tmp"))
+        return [r.code for r in enforce(eff, fs, codex_version=version).refusals]
+
+    assert codes(f"{H}/cfg/l0") == []
+    assert codes(root) == ["deny-inside-denied-dir"]
