@@ -123,13 +123,15 @@ class Facts(NamedTuple):
     writes: tuple[str, ...]
     #: Real paths of writable roots spelled through a link.
     linked: frozenset[str]
+    #: `writes` of the write entries no deny at their own path beats.
+    won_writes: tuple[str, ...] = ()
 
     def shielded(self, inner: str, outer: str) -> bool:
         """A writable root inside the denied directory `outer`, above or below `inner`, has its
         mount point (and the directories to it) made first -- unless a writable root strictly
         above `outer` holds it (difftest 20261203:190, by hand: `:root` = write refuses where
         `:root` = read starts)."""
-        if any(under(w, inner) and under(w, outer) and w != outer for w in self.writes):
+        if any(under(w, inner) and under(w, outer) and w != outer for w in self.won_writes):
             # a writable root at or below the inner entry, inside the denied directory, is
             # made first whatever is writable above (difftest 1:23; by hand on 0.166.0 and
             # 0.171.0: `<t>` and `<t>/lib` denied with `:root` = write start with the cwd at
@@ -144,7 +146,7 @@ class Facts(NamedTuple):
             return True
         return any(
             under(w, outer) and w != outer and (under(inner, w) or under(w, inner))
-            for w in self.writes
+            for w in self.won_writes
         )
 
 
@@ -172,7 +174,15 @@ def _facts(enf: Enforced, fs: FsView, full_write: bool) -> Facts:
     writes = [r for e, r in enf.exact if e.access == "write"]
     writes += [e.path for e, _r in enf.exact if e.access == "write"]
     linked = frozenset(r for e, r in enf.exact if e.access == "write" and r != e.path)
-    return Facts(enf, fs, full_write, exact_denies, exact_denies + hidden, tuple(writes), linked)
+    won = [
+        p
+        for e, r in enf.exact
+        if e.access == "write" and _wins(enf.profile, e)
+        for p in (r, e.path)
+    ]
+    return Facts(
+        enf, fs, full_write, exact_denies, exact_denies + hidden, tuple(writes), linked, tuple(won)
+    )
 
 
 # ---------------------------------------------------------------------------------------------

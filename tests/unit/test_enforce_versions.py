@@ -318,3 +318,17 @@ def test_a_deny_through_a_link_onto_a_writable_root_takes_its_glob(version: str)
 
     assert codes(f"{H}/cfg/l0") == []
     assert codes(root) == ["deny-inside-denied-dir"]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_denied_cwd_inside_a_denied_directory_shields_nothing(version: str) -> None:
+    # difftest 9:143 (both releases): cwd and TMPDIR `<o>/d`, `:tmpdir` and `<o>` denied:
+    # "bwrap: Can't mkdir <o>/d: Read-only file system" (the cwd is no writable root: its
+    # own path is denied)
+    o = f"{B}/o"
+    fs = FsSnapshot({"/": "dir", B: "dir", o: "dir", f"{o}/d": "dir", f"{o}/d/f": "file"})
+    table = {":root": "read", ":tmpdir": "deny", o: "deny"}
+    perms = {"p": {"filesystem": table, "extends": ":workspace"}}
+    eff = resolve(perms, "p", EvalContext(cwd=f"{o}/d", tmpdir=f"{o}/d"))
+    got = [(r.code, r.path) for r in enforce(eff, fs, codex_version=version).refusals]
+    assert got == [("deny-inside-denied-dir", f"{o}/d")]
