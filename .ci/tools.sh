@@ -41,22 +41,25 @@ for p in "${pkgs[@]}"; do
 done
 [ -x /bin/busybox ] || { echo "tools: /bin/busybox missing after busybox-static" >&2; exit 1; }
 
-# --- pinned codex -------------------------------------------------------------------------------
-dest="$cache/codex-$ver"
-find_codex() {
-    compgen -G "$dest/node_modules/@openai/codex-linux-*/vendor/*/bin/codex" | head -n1 || true
+# --- pinned codex, and the floor codex-acp 2.6.0 accepts --------------------------------------
+# The differential tester runs against both (tests/integration/test_differential.py): codex-acp
+# 2.6.0 takes any `@openai/codex ^0.166.0`, so its users run 0.166.0 as well as the pin.
+floor="0.166.0"   # keep in step with tests/integration/test_differential.py
+install_codex() {
+    local v="$1" dest="$cache/codex-$1" bin state="present"
+    bin="$(compgen -G "$dest/node_modules/@openai/codex-linux-*/vendor/*/bin/codex" | head -n1 || true)"
+    if [ -z "$bin" ]; then
+        command -v npm >/dev/null || { echo "tools: npm not found (needs node >= 20)" >&2; exit 1; }
+        mkdir -p "$dest"
+        npm install --prefix "$dest" --no-audit --no-fund --loglevel=error "@openai/codex@$v" >/dev/null
+        bin="$(compgen -G "$dest/node_modules/@openai/codex-linux-*/vendor/*/bin/codex" | head -n1 || true)"
+        state="installed"
+    fi
+    [ -n "$bin" ] || { echo "tools: codex $v: native binary not found under $dest" >&2; exit 1; }
+    echo "tools: codex $("$bin" --version 2>/dev/null | awk '{print $NF}') $bin ($state)"
 }
-bin="$(find_codex)"
-state="present"
-if [ -z "$bin" ]; then
-    command -v npm >/dev/null || { echo "tools: npm not found (needs node >= 20)" >&2; exit 1; }
-    mkdir -p "$dest"
-    npm install --prefix "$dest" --no-audit --no-fund --loglevel=error "@openai/codex@$ver" >/dev/null
-    bin="$(find_codex)"
-    state="installed"
-fi
-[ -n "$bin" ] || { echo "tools: codex $ver: native binary not found under $dest" >&2; exit 1; }
-echo "tools: codex $("$bin" --version 2>/dev/null | awk '{print $NF}') $bin ($state)"
+install_codex "$ver"
+[ "$ver" = "$floor" ] || install_codex "$floor"
 
 # --- docker engine ------------------------------------------------------------------------------
 if docker info >/dev/null 2>&1; then

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from .paths import ancestors, parent
 
 if TYPE_CHECKING:
-    from .evaluate import EffectiveProfile
+    from .codex.resolve import EffectiveProfile
 
 
 class Protected(NamedTuple):

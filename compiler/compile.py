@@ -20,9 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .ancestry import Protected, pins_for, unsafe_ancestors
-from .codex import CARVE_OUTS, SPECIAL_ROOT, WRITER_LOCK
-from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
-from .evaluate import (
+from .codex.resolve import (
     EffectiveProfile,
     EvalContext,
     cwd_contexts,
@@ -30,6 +28,9 @@ from .evaluate import (
     resolve,
     session_contexts,
 )
+from .codex.vocabulary import CARVE_OUTS, SPECIAL_ROOT, WRITER_LOCK
+from .errors import PolicyError, SandboxRefusesError, UnsafeRootError
+from .launchprobe import LaunchProbe
 from .literal import glob_char, refusal
 from .models import (
     ACP_MODES,
@@ -40,10 +41,11 @@ from .models import (
     Provenance,
 )
 from .paths import ancestors, is_within, parent
-from .roots import LaunchProbe, check_hard_links, check_possible_roots, root_directories
+from .roots import check_hard_links, check_possible_roots
+from .trustedbase import root_directories
 
 if TYPE_CHECKING:
-    from .evaluate import Entry
+    from .codex.resolve import Entry
     from .mcp import VouchedMcpServers
     from .models import (
         ForeignDir,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .errors import InputError, PolicyError, UsageError
 from .fsio import read_input
 from .policy import default_profiles_dir, load_policy
-from .roots import load_manifest, parse_toml, read_trusted_bytes
+from .readers import load_manifest, parse_toml, read_trusted_bytes
 
 if TYPE_CHECKING:
     from .mcp import VouchedMcpServers

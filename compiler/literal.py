@@ -8,14 +8,14 @@ file at sandbox start (not a directory, not a socket, not a file created later).
 a glob character can be emitted only as an escaped deny on an existing regular file; every
 other entry holding one is refused, naming the character.
 
-The escape itself is `profilec.evaluate.escape_literal` (the evaluator models what it matches).
+The escape itself is `profilec.codex.globs.escape_literal` (the evaluator models what it matches).
 """
 
 from __future__ import annotations
 
-from .codex import Access
+from .codex.globs import escape_literal
+from .codex.vocabulary import Access
 from .errors import UnsafeRootError
-from .evaluate import escape_literal
 
 #: The characters that turn a Codex filesystem key into a glob.
 GLOB_CHARS = "*?[]"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from .codex import Access
+from .codex.vocabulary import Access
 from .literal import literal_key
 
 #: The ACP session modes Codex advertises, in the order profilec compiles and reports them.

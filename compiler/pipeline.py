@@ -14,11 +14,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar
 
+from .codex.resolve import PLACEHOLDER_CWD
 from .compile import compile_bundle
 from .errors import InputError, LayoutError, SandboxRefusesError, UsageError
-from .evaluate import PLACEHOLDER_CWD
 from .flags import FLAGS
 from .inputs import SESSION_DATA, Inputs
+from .launchprobe import LaunchProbe
 from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
 from .paths import (
     CODEX_HOME_UNDER_TEMP_REASON,
@@ -29,17 +30,9 @@ from .paths import (
     parent,
 )
 from .projects import untrusted_project_paths
-from .roots import (
-    LaunchProbe,
-    check_launch_dirs,
-    resolve_home,
-    resolve_roots,
-    resolve_trusted_base,
-    resolve_trusted_inputs,
-    resolve_workspace_roots,
-    under_temp_dir,
-)
+from .roots import check_launch_dirs, resolve_home, resolve_roots, resolve_workspace_roots
 from .startup import startup_refusals
+from .trustedbase import resolve_trusted_base, resolve_trusted_inputs, under_temp_dir
 
 if TYPE_CHECKING:
     from .models import ResolvedHome, ResolvedRoot, RootSpec

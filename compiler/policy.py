@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
-from .codex import (
+from .codex.vocabulary import (
     BUILTIN_WORKSPACE,
     PARENT_FORBIDDEN_PREFIXES,
     SCOPABLE_SPECIALS,
@@ -22,8 +22,8 @@ from .codex import (
 from .errors import PolicyError
 from .fsio import read_input
 from .models import ACP_MODES, ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
+from .readers import parse_toml, validation_message
 from .resources import profiles_dir
-from .roots import parse_toml, validation_message
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

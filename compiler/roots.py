@@ -1,30 +1,19 @@
-"""The trusted-input edge: daemon-owned files and root link chains.
-
-This is the only module that touches the filesystem for roots. It reads the manifest (after a
-trust check on the open file descriptor) and walks each root's link chain with `lstat` and
-`readlink` alone: a credential file or any hop is never opened.
+"""Root link chains: each root's chain walked with `lstat` and `readlink` alone (a credential
+file or any hop is never opened), HOME and the workspace roots resolved, and the roots that
+cannot be protected at all refused. Reading the manifest is `readers`; the trusted base is
+`trustedbase`; the launch user's mount targets are `launchprobe`.
 """
 
 from __future__ import annotations
 
 import os
-import pwd
-import shutil
-import site
 import stat
-import sys
-import sysconfig
-import tempfile
-import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import ValidationError
-
-from .errors import InputError, RootChainError, TrustError, UnsafeRootError
-from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest, TrustedPath
+from .errors import InputError, RootChainError, UnsafeRootError
+from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest
 from .paths import check_absolute, is_within, parent
-from .settings import cache_dir, codex_version
 
 if TYPE_CHECKING:
     from .models import RootSpec
@@ -37,133 +26,6 @@ ChainKind = Literal["file", "dir", "missing", "other"]
 
 #: Like the kernel's ELOOP limit: more hops than this is treated as a loop.
 MAX_HOPS = 40
-
-
-# ---------------------------------------------------------------------------------------------
-# Trust check and reading daemon-owned TOML
-
-
-def _check_dir_chain(path: str, *, where: str) -> None:
-    """Every ancestor directory must be owned by root/us and not writable by others."""
-    uid = os.getuid()
-    real = os.path.realpath(parent(path))
-    cur = real
-    while True:
-        try:
-            st = os.lstat(cur)
-        except OSError as exc:
-            raise TrustError(
-                f"cannot inspect parent directory {cur}: {exc.strerror}", where=where
-            ) from None
-        sticky = bool(st.st_mode & stat.S_ISVTX)
-        if st.st_uid not in (0, uid):
-            raise TrustError(
-                f"parent directory {cur} is owned by uid {st.st_uid}, not root or uid {uid}",
-                where=where,
-            )
-        if not sticky and st.st_mode & stat.S_IWOTH:
-            raise TrustError(f"parent directory {cur} is world-writable", where=where)
-        if not sticky and st.st_mode & stat.S_IWGRP and st.st_gid != 0:
-            raise TrustError(
-                f"parent directory {cur} is writable by group {st.st_gid}", where=where
-            )
-        if cur == "/":
-            return
-        cur = parent(cur)
-
-
-def read_trusted_bytes(path: str) -> bytes:
-    """Read a daemon-owned file after checking it cannot have been planted or edited by others.
-
-    The file must be a regular file reached without following a final symlink, owned by root or
-    the invoking uid, not group- or world-writable, and no parent directory writable by others.
-    Checks run on the open descriptor, so the file read is the file checked.
-    """
-    where = path
-    abspath = os.path.abspath(path)
-    try:
-        st_link = os.lstat(abspath)
-    except FileNotFoundError:
-        raise InputError("file does not exist", where=where) from None
-    except OSError as exc:
-        raise TrustError(f"cannot inspect: {exc.strerror}", where=where) from None
-    if stat.S_ISLNK(st_link.st_mode):
-        raise TrustError("is a symlink; a daemon-owned file must be a regular file", where=where)
-    if not stat.S_ISREG(st_link.st_mode):
-        raise TrustError("is not a regular file", where=where)
-    _check_dir_chain(abspath, where=where)
-    try:
-        fd = os.open(abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        raise TrustError(f"cannot open: {exc.strerror}", where=where) from None
-    try:
-        st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != (st_link.st_dev, st_link.st_ino):
-            raise TrustError("changed while being checked", where=where)
-        if st.st_uid not in (0, os.getuid()):
-            raise TrustError(
-                f"owned by uid {st.st_uid}, not root or uid {os.getuid()}", where=where
-            )
-        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise TrustError(
-                f"mode {stat.S_IMODE(st.st_mode):04o} is group- or world-writable", where=where
-            )
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def parse_toml(data: bytes, *, where: str) -> dict[str, Any]:
-    """Parse TOML bytes; one clear line on any error."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 at byte {exc.start}", where=where) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"malformed TOML: {exc}", where=where) from None
-
-
-def validation_message(exc: ValidationError) -> str:
-    """The first pydantic error as `key.path: message`, plus a count of the rest."""
-    errors = exc.errors()
-    first = errors[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    msg = f"{loc}: {first['msg']}"
-    if first.get("type") == "extra_forbidden":
-        msg = f"{loc}: unknown key"
-    if len(errors) > 1:
-        msg += f" (and {len(errors) - 1} more)"
-    return msg
-
-
-def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
-    try:
-        return RootsManifest.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(f"schema violation: {validation_message(exc)}", where=path) from None
-
-
-def load_manifest(path: str, *, data: bytes) -> RootsManifest:
-    """Parse and validate the roots manifest: `data` is the manifest as compiler/inputs.py read
-    it (trust-checked there: Inputs.manifest)."""
-    doc = parse_toml(data, where=path)
-    manifest = _validate_manifest(doc, path)
-    seen: set[str] = set()
-    for i, root in enumerate(manifest.roots):
-        where = f"{path}: roots[{i}]"
-        if root.id in seen:
-            raise InputError(f"duplicate root id {root.id!r}", where=where)
-        seen.add(root.id)
-        check_absolute(root.path, what=f"root {root.id!r} path", error=InputError)
-    return manifest
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,7 +51,7 @@ def walk_chain(
     return walk_chain_with(path, hop, allow_missing=allow_missing, what=what)
 
 
-def _tuple_hop(index: int, link: str, value: str, spelling: str) -> tuple[int, str, str, str]:
+def tuple_hop(index: int, link: str, value: str, spelling: str) -> tuple[int, str, str, str]:
     return (index, link, value, spelling)
 
 
@@ -376,7 +238,7 @@ def resolve_home(path: str) -> ResolvedHome:
     daemon creates that directory; `allow_missing` (a root's key) cannot make it exist."""
     check_absolute(path, what="codex home", error=InputError)
     canonical, hops, kind, _ = walk_chain_with(
-        path, _tuple_hop, allow_missing=True, what="codex home"
+        path, tuple_hop, allow_missing=True, what="codex home"
     )
     if kind == "missing":
         via = f" (it resolves to {canonical})" if canonical != path else ""
@@ -410,7 +272,7 @@ def check_launch_dirs(workspace_roots: Sequence[str], tmpdir: str | None) -> Non
     for flag, path in named:
         check_absolute(path, what=flag, error=InputError)
         try:
-            canonical, _, kind, _ = walk_chain_with(path, _tuple_hop, allow_missing=True, what=flag)
+            canonical, _, kind, _ = walk_chain_with(path, tuple_hop, allow_missing=True, what=flag)
         except RootChainError as exc:
             raise InputError(
                 exc.message, where=flag, hint="name an existing directory by its real path"
@@ -440,7 +302,7 @@ def resolve_workspace_roots(roots: Sequence[str]) -> tuple[str, ...]:
         check_absolute(r, what="--workspace-root", error=InputError)
         try:
             canonical, _, kind, _ = walk_chain_with(
-                r, _tuple_hop, allow_missing=True, what="--workspace-root"
+                r, tuple_hop, allow_missing=True, what="--workspace-root"
             )
         except RootChainError:
             canonical, kind = r, "other"
@@ -545,319 +407,3 @@ def check_possible_roots(
                     where=where,
                     hint="move the credential out of the workspace tree",
                 )
-
-
-# ---------------------------------------------------------------------------------------------
-# The trusted base (profiles/trusted-base.toml + the manifest's [trusted_base])
-
-
-#: Pseudo file systems the sandbox sets up itself (bubblewrap's own /dev and /proc; /sys stays
-#: read-only): never a write entry. Measured on codex 0.171.0 with `:root` = read: `/dev/null`
-#: is writable and /proc readable without any entry.
-PSEUDO_TOP_DIRS = frozenset({"/dev", "/proc", "/sys"})
-
-
-def root_directories(root: str = "/") -> tuple[str, ...]:
-    """The real directories directly under `/` that other users can enter (lstat: a symlink
-    such as `/lib64 -> usr/lib64` is not one, nor is a file), without the pseudo file systems;
-    sorted.
-
-    Full access writes each of them instead of `/` itself (compiler/compile.py `_root_split`),
-    so no top-level name can be created, renamed or replaced.
-    """
-    found: list[str] = []
-    try:
-        with os.scandir(root) as it:
-            for ent in it:
-                path = "/" + ent.name
-                if path in PSEUDO_TOP_DIRS or not ent.is_dir(follow_symlinks=False):
-                    continue
-                # A directory others cannot enter (0700 /root, /lost+found) stays read-only:
-                # Codex run as another user refuses to start over a writable root it cannot
-                # look into ("failed to inspect synthetic bubblewrap mount target
-                # /lost+found/.aws: Permission denied", measured on 0.171.0).
-                if ent.stat(follow_symlinks=False).st_mode & stat.S_IXOTH:
-                    found.append(path)
-    except OSError as exc:
-        raise InputError(
-            f"cannot list the top-level directories: {exc.strerror}", where=root
-        ) from None
-    return tuple(sorted(found))
-
-
-def site_packages() -> tuple[str, ...]:
-    """This interpreter's site-packages directories (what profilec and its daemon import)."""
-    paths = sysconfig.get_paths()
-    found = [paths.get("purelib", ""), paths.get("platlib", "")]
-    getter = getattr(site, "getsitepackages", None)  # some virtualenv builds lack it
-    if getter is not None:
-        found += getter()
-    return tuple(sorted({os.path.normpath(p) for p in found if p.startswith("/")}))
-
-
-def under_temp_dir(path: str) -> bool:
-    """Whether `path` lies under the system temp dir (/tmp, or $TMPDIR's canonical form)."""
-    tmp = {"/tmp", os.path.realpath(tempfile.gettempdir())}
-    return any(path == t or path.startswith(t.rstrip("/") + "/") for t in tmp)
-
-
-def profilec_installation() -> tuple[str, ...]:
-    """The Python environment profilec runs from (bin/ included) and the package directory.
-
-    An installation under the system temp dir (a scratch checkout) is left out: an outer
-    sandbox (`profilec plan`) gives the session a private /tmp where it does not exist, and
-    Codex refuses to start over an entry it cannot mount there (measured: `bwrap: Can't bind
-    mount ... on /newroot/tmp/<checkout>: No such file or directory`)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    found = {os.path.normpath(sys.prefix), os.path.normpath(sys.base_prefix), here}
-    found = {os.path.realpath(p) for p in found}
-    return tuple(
-        sorted(p for p in found if p.startswith("/") and p != "/" and not under_temp_dir(p))
-    )
-
-
-def codex_install_dirs() -> tuple[str, ...]:
-    """The pinned Codex install (its npm prefix in the cache) and the directory of `codex` on
-    PATH, where they exist."""
-    found: set[str] = set()
-    pinned = os.path.join(str(cache_dir()), f"codex-{codex_version()}")
-    if os.path.isdir(pinned):
-        found.add(os.path.realpath(pinned))
-    on_path = shutil.which("codex")
-    if on_path:
-        found.add(os.path.dirname(os.path.realpath(on_path)))
-    return tuple(sorted(p for p in found if p != "/" and not under_temp_dir(p)))
-
-
-def _topmost_closed(path: str) -> str | None:
-    """The shallowest directory above `path` that other users cannot search (no o+x), or None
-    when every directory above it lets them through; lstat only."""
-    parts = path.strip("/").split("/")[:-1]
-    cur = ""
-    for name in parts:
-        cur += "/" + name
-        try:
-            if not os.lstat(cur).st_mode & stat.S_IXOTH:
-                return cur
-        except OSError:
-            return cur
-    return None
-
-
-#: What lstat says a path is (a trusted-base path may be a socket).
-PathKind = Literal["file", "dir", "socket", "other", "missing"]
-
-
-def _kind_of(st: os.stat_result | None) -> PathKind:
-    if st is None:
-        return "missing"
-    if stat.S_ISDIR(st.st_mode):
-        return "dir"
-    if stat.S_ISSOCK(st.st_mode):
-        return "socket"
-    if stat.S_ISREG(st.st_mode):
-        return "file"
-    return "other"
-
-
-def resolve_trusted_base(policy_tb: Any, manifest_tb: Any) -> list[TrustedPath]:
-    """Resolve every trusted-base path with lstat/readlink.
-
-    Policy and discovered paths that do not exist on this host are skipped (no podman, no
-    /lib32); a path the manifest declares must exist (the daemon named its own binaries and
-    sockets). A read-only path must be a directory: a `read` entry pins a directory; name the
-    directory that holds a binary. Canonical duplicates collapse (first declaration kept).
-    """
-    wanted: list[tuple[str, Literal["read", "deny"], Literal["policy", "manifest", "discovered"]]]
-    wanted = []  # (declared, access, source)
-    if policy_tb is not None:
-        wanted += [(p, "read", "policy") for p in policy_tb.read_only]
-        if "python-site-packages" in policy_tb.discover:
-            wanted += [(p, "read", "discovered") for p in site_packages()]
-        if "profilec-installation" in policy_tb.discover:
-            wanted += [(p, "read", "discovered") for p in profilec_installation()]
-        if "codex-binary" in policy_tb.discover:
-            wanted += [(p, "read", "discovered") for p in codex_install_dirs()]
-        wanted += [(p, "deny", "policy") for p in policy_tb.deny]
-    if manifest_tb is not None:
-        wanted += [(p, "read", "manifest") for p in manifest_tb.read_only]
-        wanted += [(p, "deny", "manifest") for p in manifest_tb.deny]
-    out: dict[tuple[str, str], TrustedPath] = {}
-    for declared, access, source in wanted:
-        what = f"trusted base {declared}"
-        check_absolute(declared, what=what, error=InputError)
-        try:
-            canonical, _, ends, _ = walk_chain_with(
-                declared, _tuple_hop, allow_missing=True, what=what
-            )
-        except RootChainError:
-            if source == "manifest":
-                raise
-            continue
-        if ends == "missing":
-            if source == "manifest":
-                raise InputError(
-                    f"{declared} does not exist",
-                    where="roots manifest: trusted_base",
-                    hint="list only binaries and sockets present on this host",
-                )
-            continue
-        closed = _topmost_closed(canonical) if source != "manifest" else None
-        if closed is not None:
-            # Only root can reach it (e.g. /run/docker/containerd/containerd.sock under the 0700
-            # /run/docker). A sandbox run as root reaches it too, so it must be covered, but
-            # Codex 0.171.0 run as another user refuses to start over an entry it cannot stat
-            # ("failed to inspect synthetic bubblewrap mount target /run/docker/containerd:
-            # Permission denied"). The shallowest closed directory can be stat'ed by anyone:
-            # the entry goes there (denied whole, or read-only).
-            canonical = closed
-        st = os.lstat(canonical)
-        kind = _kind_of(st)
-        if access == "read" and kind != "dir":
-            if source == "manifest":
-                raise InputError(
-                    f"read_only path {declared} is a {kind}, not a directory",
-                    where="roots manifest: trusted_base",
-                    hint="name the directory that holds it",
-                )
-            continue
-        out.setdefault(
-            (canonical, access),
-            TrustedPath(path=canonical, declared=declared, access=access, kind=kind, source=source),
-        )
-    # A directory both denied and read-only (two paths behind one closed directory) is denied.
-    return [out[k] for k in sorted(out) if not (k[1] == "read" and (k[0], "deny") in out)]
-
-
-def resolve_trusted_inputs(wanted: Sequence[tuple[str, str]]) -> list[TrustedPath]:
-    """Resolve trusted-side inputs `(path, role)` with lstat/readlink: each an `input`
-    TrustedPath, canonical (a `read` entry must not cross a link a mode can rewrite).
-
-    They stay read-only in every mode: profilec's own inputs (the roots manifest, the policy
-    directory, the vouched-MCP file) and what the Codex parent reads because of the model
-    (HOME's login-shell and git config files, each `.git` above a workspace root). A path that
-    does not exist yet is kept (`missing`): Codex masks its first missing component, so a model
-    command cannot create it. A path whose chain is broken or crosses a file is skipped: no
-    name can be created below a file.
-    """
-    out: dict[str, TrustedPath] = {}
-    for declared, role in wanted:
-        try:
-            canonical, _, _ends, st = walk_chain_with(
-                declared, _tuple_hop, allow_missing=True, what=role
-            )
-        except RootChainError:
-            continue
-        kind = _kind_of(st)  # "missing" when st is None
-        if kind in ("socket", "other"):
-            continue
-        out.setdefault(
-            canonical,
-            TrustedPath(
-                path=canonical,
-                declared=declared,
-                access="read",
-                kind=kind,
-                source="input",
-                role=role,
-            ),
-        )
-    return [out[k] for k in sorted(out)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Whether a writable root can start: Codex's synthetic mount targets (issue 22)
-
-
-def _may_create(st: os.stat_result, uid: int, gids: frozenset[int]) -> bool:
-    """Whether `uid` (with `gids`) may create a name in the directory `st` describes."""
-    if uid == 0:
-        return True
-    if st.st_uid == uid:
-        bits = stat.S_IWUSR | stat.S_IXUSR
-    elif st.st_gid in gids:
-        bits = stat.S_IWGRP | stat.S_IXGRP
-    else:
-        bits = stat.S_IWOTH | stat.S_IXOTH
-    return st.st_mode & bits == bits
-
-
-class LaunchProbe:
-    """What compile asks the host about the user the session is launched as.
-
-    Codex 0.171.0 keeps `.git`, `.agents`, `.codex` (and `.aws`) read-only inside every writable
-    root; a missing one it creates as a mount target (bwrap mkdir) as the launch user, and the
-    sandbox never starts when it cannot (measured: `bwrap: Can't mkdir /farm/.git: Permission
-    denied` as uid 65534; `bwrap: Can't mkdir /opt/.git: Read-only file system` and `Error
-    building bubblewrap command: Read-only file system (os error 30)` in a `--read-only`
-    container). lstat and statvfs only: nothing is opened.
-
-    Whether those names exist when compile looks says nothing about launch time: a running
-    Codex session creates the missing ones in each of its writable roots and removes them when
-    it ends (measured on 0.171.0 as root: empty `/work/.git`, `/opt/.agents`, ... present only
-    while a full-access command ran; a killed session leaves them behind). So a directory
-    counts as startable only when the launch user could create them, present or not.
-    """
-
-    def __init__(self, uid: int | None = None, gids: Iterable[int] | None = None) -> None:
-        self.uid = os.geteuid() if uid is None else uid
-        if gids is None:
-            gids = _launch_gids(self.uid)
-        self.gids = frozenset(gids)
-
-    def blocker(self, path: str, names: Sequence[str]) -> str | None:
-        """Why the launch user could not create `names` (Codex's mount targets) in `path`, or
-        None (the path does not exist, is no directory, or the user may create them)."""
-        try:
-            st = os.lstat(path)
-            ro = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-        except OSError:
-            return None  # a missing launch directory is check_launch_dirs' to report
-        if not stat.S_ISDIR(st.st_mode):
-            return None
-        what = ", ".join(names)
-        if ro:
-            return f"is on a read-only file system, where Codex creates {what}"
-        if not _may_create(st, self.uid, self.gids):
-            return (
-                f"is not writable for uid {self.uid} (owner {st.st_uid}, mode "
-                f"{stat.S_IMODE(st.st_mode):04o}), where Codex creates {what}"
-            )
-        return None
-
-    def subdirs(self, path: str) -> tuple[str, ...]:
-        """The real directories directly in `path` the launch user can enter (lstat), sorted."""
-        found: list[str] = []
-        try:
-            with os.scandir(path) as it:
-                for ent in it:
-                    if not ent.is_dir(follow_symlinks=False):
-                        continue
-                    st = ent.stat(follow_symlinks=False)
-                    if _may_enter(st, self.uid, self.gids):
-                        found.append(os.path.join(path, ent.name))
-        except OSError:
-            return ()
-        return tuple(sorted(found))
-
-
-def _may_enter(st: os.stat_result, uid: int, gids: frozenset[int]) -> bool:
-    if uid == 0:
-        return True
-    if st.st_uid == uid:
-        return bool(st.st_mode & stat.S_IXUSR)
-    if st.st_gid in gids:
-        return bool(st.st_mode & stat.S_IXGRP)
-    return bool(st.st_mode & stat.S_IXOTH)
-
-
-def _launch_gids(uid: int) -> tuple[int, ...]:
-    """The launch user's groups: ours when it is us, else only its primary group (as
-    `setpriv --clear-groups` leaves it; fewer groups can only make compile more careful)."""
-    if uid == os.geteuid():
-        return (os.getegid(), *os.getgroups())
-
-    try:
-        return (pwd.getpwuid(uid).pw_gid,)
-    except KeyError:
-        return (uid,)

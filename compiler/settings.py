@@ -8,7 +8,7 @@ from pathlib import Path
 
 #: The Codex CLI release every real-Codex test and canary targets (compiler/codex.py). Override
 #: with PROFILEC_CODEX_VERSION to try a newer one; the lints are version-gated on this.
-from .codex import DEFAULT_CODEX_VERSION as DEFAULT_CODEX_VERSION
+from .codex.vocabulary import DEFAULT_CODEX_VERSION as DEFAULT_CODEX_VERSION
 
 
 def codex_version() -> str:

@@ -1,9 +1,10 @@
 """Would the sandbox start? Each mode's compiled profile, enforced on the live filesystem.
 
 `enforce()` models the start-up failures measured against the real `codex sandbox`
-(compiler/evaluate.py `_refusals`; the differential tester finds them). Each class has one lint
-(`check`) and one fix, here; compile refuses a bundle with any of them (exit 10), so a launcher
-that trusts compile never gets a session in which no command runs. lstat/readlink only.
+(compiler/codex/refusals.py, one function per class; the differential tester finds them).
+Each class has one lint (`check`) and one fix, here; compile refuses a bundle with any of them
+(exit 10), so a launcher that trusts compile never gets a session in which no command runs.
+lstat/readlink only.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .evaluate import EvalContext, EvaluationError, LiveFs, Refusal, enforce, resolve
+from .codex.enforce import enforce
+from .codex.enforced import Refusal
+from .codex.fsview import LiveFs
+from .codex.lexical import EvaluationError
+from .codex.resolve import EvalContext, resolve
 from .models import CompiledBundle
 from .rule_ids import (
     CWD_THROUGH_SYMLINK_DENIED,
@@ -23,6 +28,7 @@ from .rule_ids import (
     SCOPED_TABLE_KEY_PATTERN_SYNTAX,
     WRITE_ENTRY_ON_FILE,
 )
+from .settings import codex_version
 
 
 class RefusalClass(NamedTuple):
@@ -32,7 +38,7 @@ class RefusalClass(NamedTuple):
     fix: str
 
 
-#: evaluate.Refusal.code -> its lint and fix (compiler/check/lints/enforcement.py uses these).
+#: codex.enforced.Refusal.code -> its lint and fix (compiler/check/lints/enforcement.py uses these).
 REFUSAL_CLASSES: dict[str, RefusalClass] = {
     "write-on-file": RefusalClass(
         WRITE_ENTRY_ON_FILE, "grant write on the directory that holds the file, or read on the file"
@@ -84,12 +90,14 @@ class StartRefusal(NamedTuple):
 
 
 def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[StartRefusal]:
-    """Every (mode, cwd) whose compiled profile the sandbox refuses, on this filesystem."""
+    """Every (mode, cwd) whose compiled profile the sandbox of the target Codex release
+    (`settings.codex_version()`) refuses, on this filesystem."""
     table = {p.profile_id: p.codex_table() for p in bundle.profiles}
     lay = bundle.layout
     home = lay.home or os.environ.get("HOME")
     cwds = list(dict.fromkeys(lay.workspace_roots)) or [placeholder_cwd]
     fs = LiveFs()
+    version = codex_version()
     out: list[StartRefusal] = []
     for prof in bundle.profiles:
         for cwd in cwds:
@@ -104,6 +112,7 @@ def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[Start
             except EvaluationError:
                 continue  # Codex rejects the profile itself: check's PC015 reports it
             out.extend(
-                StartRefusal(prof.mode, prof.profile_id, cwd, r) for r in enforce(eff, fs).refusals
+                StartRefusal(prof.mode, prof.profile_id, cwd, r)
+                for r in enforce(eff, fs, codex_version=version).refusals
             )
     return out

@@ -1,7 +1,7 @@
 """`profilec diff OLD NEW`: every change between two bundles or configs, widening first.
 
 Widening and narrowing are decided by evaluated access, not by text: each side's profile for
-a mode is resolved with profilec.evaluate and compared at every exact entry path of either
+a mode is resolved with profilec.codex.resolve and compared at every exact entry path of either
 side (plus `/` and every root target). That set is complete for exact entries: the decision for
 any path equals the decision at its deepest ancestor in the union of both sides' entry paths,
 so if every such point agrees, every path agrees. Deny globs are compared as a set (one added
@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 from ..bundle.load import bundle_from_document, unwrap
 from ..bundle.lock import changed_members
 from ..check.configstack import json_object_of, load_acp_json, load_config_toml, load_overrides
-from ..codex import BUILTIN_PROFILES
-from ..evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve, session_contexts
+from ..codex.lexical import EvaluationError
+from ..codex.resolve import EffectiveProfile, EvalContext, resolve, session_contexts
+from ..codex.vocabulary import BUILTIN_PROFILES
 from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
 from .models import Change, DiffReport, Direction
 

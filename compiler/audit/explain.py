@@ -1,6 +1,6 @@
 """`profilec explain PATH --mode MODE`: the effective access of one path, and why.
 
-The decision is profilec.evaluate's (Codex 0.171.0 rules): the most specific covering entry
+The decision is profilec.codex's (Codex 0.171.0 rules): the most specific covering entry
 wins, and at equal paths deny > write > read. Codex masks by real path, so a path that crosses
 a recorded link of a root is decided at the path the kernel reaches; the lexical decision is
 shown beside it. Each covering entry is traced to its provenance record (policy file and line,
@@ -14,21 +14,20 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..emit.requirements import deny_read_paths
-from ..errors import ProfilecError, RootChainError, UsageError
-from ..evaluate import (
+from ..codex.enforce import enforce
+from ..codex.fsview import FsView, resolve_path
+from ..codex.lexical import normalize_abs
+from ..codex.resolve import (
     EQUAL_PATH_RULE,
     Decision,
     EffectiveProfile,
     Entry,
     EvalContext,
-    FsView,
-    enforce,
-    normalize_abs,
     resolve,
-    resolve_path,
     session_contexts,
 )
+from ..emit.requirements import deny_read_paths
+from ..errors import ProfilecError, RootChainError, UsageError
 from ..models import CompiledBundle, ResolvedRoot
 from ..paths import is_within
 from ..roots import MAX_HOPS, walk_chain

@@ -71,7 +71,7 @@ class Explanation(Frozen):
     #: The launch context the decision was made in (`~` and `:tmpdir` expand from these).
     home: str | None = None
     tmpdir: str | None = None
-    #: What the sandbox really gives (profilec.evaluate.enforce on the host filesystem), when
+    #: What the sandbox really gives (profilec.codex.enforce on the host filesystem), when
     #: it differs from the compiled policy's `access`, and why; None when not evaluated.
     enforced_access: EffAccess | None = None
     enforcement: str | None = None

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from ..check.build import from_bundle
 from ..check.checker import run_check
 from ..check.result import SEVERITY_RANK, at_or_above
+from ..codex.resolve import resolve, session_contexts
 from ..emit.requirements import deny_read_paths
 from ..errors import InputError, ProfilecError, UsageError
-from ..evaluate import resolve, session_contexts
 from ..models import CompiledBundle
 from ..paths import is_within
 from ..resources import validator

@@ -22,7 +22,7 @@ from ..settings import codex_version
 from .models import BundleDocument
 
 PROFILEC_VERSION = "0.1.0"
-#: The Codex releases whose access rules compiler/evaluate.py reproduces (oracle-tested).
+#: The Codex releases whose access rules compiler/codex/ reproduces (oracle-tested).
 CODEX_VERSION_RANGE = ">=0.171.0,<0.172.0"
 
 

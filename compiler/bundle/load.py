@@ -19,7 +19,7 @@ from ..errors import InputError, UsageError
 from ..inputs import Inputs
 from ..models import CompiledBundle
 from ..pipeline import compile_inputs
-from ..roots import validation_message
+from ..readers import validation_message
 from .provenance import bundle_provenance
 from .sources import sources_of
 

@@ -7,7 +7,7 @@ policy key put each entry there.
 
 from __future__ import annotations
 
-from ..evaluate import _EXTENSIBLE_PARENTS
+from ..codex.resolve import EXTENSIBLE_PARENTS
 from ..models import CompiledBundle, CompiledProfile
 from .models import BundleProvenance, ModeProvenance, ProvenanceRecord
 from .sources import SourceFile, Sources
@@ -35,7 +35,7 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
                 line=ext_line,
             )
         )
-        inherited = _EXTENSIBLE_PARENTS[profile.extends]["filesystem"]
+        inherited = EXTENSIBLE_PARENTS[profile.extends]["filesystem"]
         for key in sorted(inherited):
             value = inherited[key]
             subs = value.items() if isinstance(value, dict) else [(None, value)]

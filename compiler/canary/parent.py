@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..codex import WRITER_LOCK
+from ..codex.vocabulary import WRITER_LOCK
 from ..e2e.model_server import Call, Shell, Step, ToolScriptServer
 from ..emit.overrides import override_lines
 from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance

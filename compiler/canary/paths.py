@@ -27,7 +27,7 @@ from ..ancestry import mount_points, renamable
 from ..paths import ancestors, is_within
 
 if TYPE_CHECKING:
-    from ..evaluate import EffectiveProfile
+    from ..codex.resolve import EffectiveProfile
     from ..models import CompiledBundle
 
 #: Suffix a successful rename gives the moved directory.

@@ -11,7 +11,7 @@ Decoy markers (host HOME, sibling agent) live beside the tree and are never moun
 Failure classes: `leak` (credential marker in a model output), `decoy`, `control`, `trusted`,
 `tamper` (link or target changed afterwards), `network` (a model command reached the loopback
 listener in a mode whose contract is no network), `mismatch` (observed allow/deny differs from
-profilec.evaluate's static prediction), `error` (the probe could not run); and from the dynamic
+profilec.codex's static prediction), `error` (the probe could not run); and from the dynamic
 probes (compiler/canary/dynamic.py: a model command running across real Codex saves)
 `refresh-leak`, `temp-leak`, `lock-held`, `save-blocked`; and from the parent probes
 (compiler/canary/parent.py: real `codex exec` sessions attacking the trusted parent's roads,
@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, StringConstraints
 
-from ..codex import CARVE_OUTS
+from ..codex.resolve import EffectiveProfile, EvalContext, resolve
+from ..codex.vocabulary import CARVE_OUTS
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
-from ..evaluate import EffectiveProfile, EvalContext, resolve
 from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen
 from ..projectdocs import bundle_planted_docs
 from . import dynamic, engine, paths

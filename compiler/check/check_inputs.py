@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluate import PLACEHOLDER_CWD, EvalContext, session_contexts
+from ..codex.resolve import PLACEHOLDER_CWD, EvalContext, session_contexts
 from ..models import ResolvedRoot
 from .configstack import ConfigStack
 

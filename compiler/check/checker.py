@@ -4,7 +4,7 @@ A run reads its waivers first (--ignore, the project config, --baseline: refused
 anything is checked), builds the config stack (compiler/check/build.py: what profilec compiled,
 or a foreign config), runs the canary step and the lock, requirements, launcher and ownership
 checks, then the static check (`run_check`: resolve every mode, prove coverage, lint), then
-triage (group by cause, waivers, baseline). Every verdict comes from profilec.evaluate, never
+triage (group by cause, waivers, baseline). Every verdict comes from profilec.codex, never
 from the compiler. The command (compiler/commands/check.py) validates the output format, asks
 for the lock drift first (compiler/audit/drift.py) and renders the report.
 """
@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..codex import DEFAULT_CODEX_VERSION
+from ..codex.fsview import LiveFs
+from ..codex.vocabulary import DEFAULT_CODEX_VERSION
 from ..errors import TrustError, UsageError
-from ..evaluate import LiveFs
 from ..pipeline import compile_inputs
 from ..settings import codex_version, now_utc
 from .build import compiled_inputs, foreign_inputs, with_launch_context

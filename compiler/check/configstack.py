@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..codex.resolve import merge
 from ..errors import InputError
-from ..evaluate import merge
 from ..session import parse_session_bytes
 
 Origin = Literal["config-toml", "cli-override", "session"]

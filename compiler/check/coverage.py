@@ -21,7 +21,10 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 
-from ..evaluate import Decision, EffectiveProfile, Enforced, FsView, enforce
+from ..codex.enforce import enforce
+from ..codex.enforced import Enforced
+from ..codex.fsview import FsView
+from ..codex.resolve import Decision, EffectiveProfile
 from ..models import ResolvedRoot
 from ..roots import MAX_HOPS
 from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
@@ -88,7 +91,7 @@ def _winner(eff: EffectiveProfile, d: Decision) -> str | None:
 def _enforced_access(
     enf: Enforced, path: str, access: CellAccess, winner: str | None
 ) -> tuple[CellAccess, str | None]:
-    """A policy deny counts only when the sandbox enforces it (profilec.evaluate.enforce)."""
+    """A policy deny counts only when the sandbox enforces it (profilec.codex.enforce)."""
     if access != "deny":
         return access, winner
     ed = enf.decide(path)

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluate import EffectiveProfile, EvaluationError, resolve
+from ..codex.lexical import EvaluationError
+from ..codex.resolve import EffectiveProfile, resolve
 from ..models import ACP_MODES
 from ..rule_ids import CODEX_REJECTS_PROFILE
 from .check_inputs import CheckInputs, contexts

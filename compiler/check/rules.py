@@ -22,7 +22,7 @@ import importlib
 import sys
 from typing import Literal
 
-from ..codex import MEASURED_RANGE
+from ..codex.vocabulary import MEASURED_RANGE
 from ..models import Frozen
 from ..settings import codex_version
 from .result import Rule

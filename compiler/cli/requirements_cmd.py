@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..codex import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE
 from . import app
 from .options import compile_flags
 from .output import finish, request_of

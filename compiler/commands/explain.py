@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..audit.explain import explain, explain_config, live_walker, render_text
 from ..check.configstack import ConfigStack, load_config_toml, load_overrides
+from ..codex.fsview import LiveFs
 from ..errors import UsageError
-from ..evaluate import LiveFs
 from ..flags import CompileFlags
 from ..formats import EXPLAIN_FORMATS
 from . import Outcome, absolute

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codex import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..emit.requirements import (
     digest,
     install_requirements,

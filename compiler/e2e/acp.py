@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..codex import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..emit.codex_home import ensure_writer_lock
 from ..emit.launch import AdapterCatalog, render_launch_with
 from ..emit.requirements import render_requirements

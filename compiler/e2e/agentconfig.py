@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..codex import APPROVAL_NEVER
+from ..codex.vocabulary import APPROVAL_NEVER
 from ..emit.codex_home import write_codex_home
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError

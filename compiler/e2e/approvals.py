@@ -26,7 +26,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ..codex import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
+from ..codex.vocabulary import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
 from ..pipeline import load_and_compile
 from ..settings import codex_version
 from .acp import acp_process, build_launch, modes_of, remove_layout

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..codex import (
+from ..codex.vocabulary import (
     APPROVAL_NEVER,
     BUILTIN_WORKSPACE,
     SANDBOX_MODES,

@@ -18,7 +18,7 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 
-from ..codex import CARVE_OUTS
+from ..codex.vocabulary import CARVE_OUTS
 from ..emit.codex_home import ensure_writer_lock
 
 #: Where layouts go by default: under /tmp, which :workspace and a legacy workspaceWrite policy

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ..codex import WRITER_LOCK
+from ..codex.vocabulary import WRITER_LOCK
 from ..errors import OutputError
 from ..fsio import ensure_private_dir, primary_gid, write_atomic
 from ..models import CompiledBundle

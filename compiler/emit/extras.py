@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..codex import TRUST_UNTRUSTED
+from ..codex.vocabulary import TRUST_UNTRUSTED
 from .mcp_servers import mcp_server_tables
 
 if TYPE_CHECKING:

@@ -24,13 +24,14 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
-from ..codex import CARVE_OUTS, REQUIREMENTS_FILE, WRITER_LOCK
+from ..codex.resolve import resolve, session_contexts
+from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE, WRITER_LOCK
 from ..errors import PolicyError
-from ..evaluate import resolve, session_contexts
 from ..inputs import Inputs
+from ..launchprobe import LaunchProbe
 from ..models import AbsPath, CompiledBundle, Frozen
 from ..paths import PARENT_GIT_DIR, is_within
-from ..roots import LaunchProbe, parse_toml, validation_message
+from ..readers import parse_toml, validation_message
 from ..settings import codex_version
 from .codex_toml import render_toml
 from .extras import extra_tables, extra_top

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..codex import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..errors import OutputError, UnsafeRootError
 from ..fsio import write_atomic
 from ..inputs import Inputs

@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from ..errors import InputError, PolicyError
 from ..inputs import Inputs
 from ..paths import check_segment
+from ..readers import parse_toml, validation_message
 from ..resources import shipped
-from ..roots import parse_toml, validation_message
 from .models import BackendCatalog
 
 

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from ..errors import LayoutError, RootChainError
 from ..inputs import Inputs
 from ..paths import check_absolute, check_segment, is_within
-from ..roots import parse_toml, validation_message, walk_chain
+from ..readers import parse_toml, validation_message
+from ..roots import walk_chain
 from ..settings import cache_dir, codex_binary, codex_version
 from .models import HostFacts, PlanLayout, SystemPath
 

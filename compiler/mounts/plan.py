@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..codex import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..errors import LayoutError, UnsafeRootError
 from ..models import ResolvedRoot
 from ..paths import PARENT_GIT_DIR, ancestors, codex_home_temp_dir, is_within, join, parent

@@ -20,7 +20,7 @@ from .compare import (
 )
 from .gen import make_case
 from .refusals import outside_list
-from .run import predict
+from .run import predictor_for
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     codex = codex_binary()
+    version = codex_version()
     if codex is None or not codex.is_file():
         print(f"difftest: codex {codex_version()} is not installed (.ci/tools.sh)", file=sys.stderr)
         return 7
@@ -57,17 +58,17 @@ def main(argv: list[str] | None = None) -> int:
             workers=a.workers,
             predictor=wrong_predictor
             if a.self_test
-            else (policy_predictor if a.predictor == "policy" else predict),
+            else (policy_predictor if a.predictor == "policy" else predictor_for(version)),
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"codex {codex_version()} ({codex}); seed {a.seed}; {len(results)} cases")
-    print(table(results))
+    print(table(results, version))
     for line in disagreement_lines(results, a.show):
         print(line)
     bad = unsafe(results)
     print(f"UNSAFE probes (sandbox allows, evaluator denies): {len(bad)}")
-    loose = outside_list(results)
+    loose = outside_list(results, version)
     print(f"one-sided refusals outside the documented list: {len(loose)}")
     for r, code in loose[: a.show]:
         print(f"  {r.case.case_id} {r.case_class} {code}")

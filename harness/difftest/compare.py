@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.codex_oracle import map_per_home
-from profilec.evaluate import EvalContext, FsSnapshot
+from profilec.codex.fsview import FsSnapshot
+from profilec.codex.resolve import EvalContext
 
 from .gen import Case, make_case
 from .refusals import refusal_class, refusal_table
@@ -149,7 +150,7 @@ def cases_for(seed: int, count: int, *, start: int = 0) -> list[Case]:
     return [make_case(seed, i) for i in range(start, start + count)]
 
 
-def table(results: Sequence[CaseResult]) -> str:
+def table(results: Sequence[CaseResult], version: str) -> str:
     """The agreement table: probes by kind x class, cases by feature tag x case class."""
     by_kind: Counter[tuple[str, str]] = Counter()
     for r in results:
@@ -178,7 +179,7 @@ def table(results: Sequence[CaseResult]) -> str:
     lines += ["", "| case class | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for t in tags:
         lines.append(f"| {t} | " + " | ".join(str(by_tag[(t, c)]) for c in cols) + " |")
-    lines += ["", refusal_table(results)]
+    lines += ["", refusal_table(results, version)]
     return "\n".join(lines)
 
 
@@ -231,7 +232,8 @@ def policy_predictor(
 
     This is what `check` proved before the enforcement model; the tester must catch it.
     """
-    from profilec.evaluate import EvaluationError, resolve
+    from profilec.codex.lexical import EvaluationError
+    from profilec.codex.resolve import resolve
 
     from .gen import PROFILE_ID
 

@@ -27,6 +27,8 @@ CLASS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("unsupported-path-syntax", re.compile(r"unsupported configuration path .* POSIX path syntax")),
     ("invalid-glob", re.compile(r"glob pattern is invalid|error parsing glob")),
     ("crosses-writable-symlink", re.compile(r"crosses writable symlink")),
+    # 0.166.0's marker directory beside a synthetic mount target (not modelled, ACCEPTED)
+    ("synthetic-mount-target", re.compile(r"codex-bwrap-synthetic-mount-targets")),
     ("cwd-denied", re.compile(r"Can't chdir to ")),
     ("missing-nested-entries", re.compile(r"Can't bind mount /bindfile")),
     (
@@ -58,16 +60,28 @@ def classify(message: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """A one-sided refusal class we measured, understand and accept."""
+    """A one-sided refusal class we measured, understand and accept, on the releases named."""
 
     code: str
     side: Side
+    versions: tuple[str, ...]
     reason: str
     cases: tuple[str, ...]  # the seed:index cases that showed it (replay with --case)
 
 
 #: The documented list (docs/codex-semantics.md "One-sided refusals"); nothing else may appear.
-ACCEPTED: tuple[Accepted, ...] = ()
+ACCEPTED: tuple[Accepted, ...] = (
+    Accepted(
+        "synthetic-mount-target",
+        "sandbox-only",
+        ("0.166.0",),
+        "0.166.0 makes a marker directory `codex-bwrap-synthetic-mount-targets-0/lock` beside "
+        "a synthetic mount target; in a denied directory (a deny glob matching a link whose "
+        "chain ends at a missing path there) that fails. Not modelled: the measured shapes "
+        "(a dangling link in a writable root, a denied TMPDIR) start; 0.171.0 starts",
+        ("20261203:165",),
+    ),
+)
 
 
 def refusal_class(r: CaseResult) -> str:
@@ -79,23 +93,23 @@ def refusal_class(r: CaseResult) -> str:
     return ""
 
 
-def is_accepted(code: str, side: str) -> bool:
-    """True when the (class, side) pair is on the documented list."""
-    return any(a.code == code and a.side == side for a in ACCEPTED)
+def is_accepted(code: str, side: str, version: str) -> bool:
+    """True when the (class, side) pair is on the documented list for Codex `version`."""
+    return any(a.code == code and a.side == side and version in a.versions for a in ACCEPTED)
 
 
-def outside_list(results: Sequence[CaseResult]) -> list[tuple[CaseResult, str]]:
-    """Every one-sided refusal whose (class, side) is not on the documented list."""
+def outside_list(results: Sequence[CaseResult], version: str) -> list[tuple[CaseResult, str]]:
+    """Every one-sided refusal whose (class, side) is not on the documented list of `version`."""
     out: list[tuple[CaseResult, str]] = []
     for r in results:
         if r.case_class in ("refused-sandbox-only", "refused-evaluator-only"):
             code = refusal_class(r)
-            if not is_accepted(code, r.case_class.removeprefix("refused-")):
+            if not is_accepted(code, r.case_class.removeprefix("refused-"), version):
                 out.append((r, code))
     return out
 
 
-def refusal_table(results: Sequence[CaseResult]) -> str:
+def refusal_table(results: Sequence[CaseResult], version: str) -> str:
     """Markdown: per refusal class, refused by both / by one side (outside the list in bold)."""
     cols = ("refused-by-both", "refused-sandbox-only", "refused-evaluator-only")
     counts: Counter[tuple[str, str]] = Counter()
@@ -112,7 +126,7 @@ def refusal_table(results: Sequence[CaseResult]) -> str:
         for col in cols:
             n = counts[(code, col)]
             side = col.removeprefix("refused-")
-            flag = n and col != "refused-by-both" and not is_accepted(code, side)
+            flag = n and col != "refused-by-both" and not is_accepted(code, side, version)
             cells.append(f"**{n}** (not on the list)" if flag else str(n))
         lines.append(f"| {code} | " + " | ".join(cells) + " |")
     if not codes:
@@ -122,9 +136,14 @@ def refusal_table(results: Sequence[CaseResult]) -> str:
 
 def accepted_markdown() -> str:
     """The documented list as the table docs/codex-semantics.md carries (a test compares)."""
-    lines = ["| class | side | cases | why it is accepted |", "|---|---|---|---|"]
+    lines = [
+        "| class | side | Codex | cases | why it is accepted |",
+        "|---|---|---|---|---|",
+    ]
     for a in ACCEPTED:
-        lines.append(f"| {a.code} | {a.side} | {', '.join(a.cases)} | {a.reason} |")
+        lines.append(
+            f"| {a.code} | {a.side} | {', '.join(a.versions)} | {', '.join(a.cases)} | {a.reason} |"
+        )
     if not ACCEPTED:
-        lines.append("| (none) | | | every one-sided refusal fails the tester |")
+        lines.append("| (none) | | | | every one-sided refusal fails the tester |")
     return "\n".join(lines)

@@ -19,14 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.codex_oracle import run_in_session, toml_inline
-from profilec.evaluate import (
-    EvalContext,
-    EvaluationError,
-    FsKind,
-    FsSnapshot,
-    enforce,
-    resolve,
-)
+from profilec.codex.enforce import enforce
+from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.lexical import EvaluationError
+from profilec.codex.resolve import EvalContext, resolve
 
 from .gen import PROFILE_ID, Case, Probe
 
@@ -106,7 +102,7 @@ def snapshot(base: Path) -> FsSnapshot:
     for root, dnames, fnames in os.walk(b):
         for name in dnames + fnames:
             note(posixpath.join(root, name))
-    from profilec.evaluate import LiveFs
+    from profilec.codex.fsview import LiveFs
 
     return FsSnapshot(kinds, links, scope=b, outside=LiveFs())
 
@@ -123,14 +119,31 @@ def context(case: Case, perms: Mapping[str, Any], base: str) -> EvalContext:
 def predict(
     case: Case, perms: Mapping[str, Any], ctx: EvalContext, fs: FsSnapshot, base: str
 ) -> tuple[bool, dict[int, Outcome], str]:
+    """The evaluator's prediction for the target Codex (`settings.codex_version()`)."""
+    from profilec.settings import codex_version
+
+    return predict_as(codex_version(), case, perms, ctx, fs, base)
+
+
+def predictor_for(version: str) -> Predictor:
+    """The evaluator's prediction with the enforcement model of Codex `version`."""
+    return lambda case, perms, ctx, fs, base: predict_as(version, case, perms, ctx, fs, base)
+
+
+def predict_as(
+    version: str,
+    case: Case,
+    perms: Mapping[str, Any],
+    ctx: EvalContext,
+    fs: FsSnapshot,
+    base: str,
+) -> tuple[bool, dict[int, Outcome], str]:
     """The evaluator's prediction: refused?, and allow/deny per probe (even when refused)."""
     try:
         eff = resolve(perms, PROFILE_ID, ctx)
     except EvaluationError as exc:
         return True, {p.idx: "deny" for p in case.probes}, f"config: {exc.message}"
-    from profilec.settings import codex_version
-
-    enf = enforce(eff, fs, codex_version=codex_version())
+    enf = enforce(eff, fs, codex_version=version)
     out: dict[int, Outcome] = {}
     for p in case.probes:
         spelled = f"{base}/{p.rel}"
@@ -149,7 +162,7 @@ def predict(
 
 
 def _follows_to_file(fs: FsSnapshot, spelled: str) -> bool:
-    from profilec.evaluate import resolve_path
+    from profilec.codex.fsview import resolve_path
 
     return fs.kind(resolve_path(fs, spelled).real) in ("file", "other")
 

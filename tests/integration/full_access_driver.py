@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
     from pathlib import Path
 
     import profilec.pipeline
-    from profilec.codex import CARVE_OUTS
+    from profilec.codex.vocabulary import CARVE_OUTS
     from profilec.emit.overrides import override_lines
     from profilec.errors import ProfilecError
     from profilec.settings import codex_binary
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
     if pre_fix:
         setattr(profilec.pipeline, "LaunchProbe", lambda *a: _NeverBlocks())  # noqa: B010
     if trust_present:
-        from profilec.roots import LaunchProbe as real
+        from profilec.launchprobe import LaunchProbe as real
 
         setattr(profilec.pipeline, "LaunchProbe", _trusting_present(real, base))  # noqa: B010
     if keep_present:

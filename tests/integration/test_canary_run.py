@@ -20,7 +20,7 @@ from profilec.api import load_and_compile
 from profilec.canary.engine import leftovers, new_run_id
 from profilec.canary.run import CanaryReport, run_canaries
 from profilec.cli import main
-from profilec.evaluate import EffectiveProfile, EvalContext, resolve
+from profilec.codex.resolve import EffectiveProfile, EvalContext, resolve
 from profilec.models import CompiledBundle, CompiledProfile
 from tests.helpers import make_layout
 
@@ -179,7 +179,7 @@ def test_deny_on_link_instead_of_target_is_caught(
 
     * agent (link outside every writable root): Codex canonicalizes the deny path when it
       builds the sandbox ("masks at start"), so every read of the target by any spelling is
-      denied and nothing leaks; profilec.evaluate compares paths lexically and predicts
+      denied and nothing leaks; profilec.codex compares paths lexically and predicts
       `allow` for the other spellings, so the verdict is `mismatch` alone (CLI exit 8). The
       bundle still relies on a resolution made once at start, which the static proof does
       not model: the compiler must emit the canonical target.

@@ -1,11 +1,15 @@
-"""Differential test: the evaluator's enforcement model against the real `codex sandbox`.
+"""Differential test: the evaluator's enforcement model against the real `codex sandbox`, on
+every Codex release a launch may run (the pin, and 0.166.0: codex-acp 2.6.0 accepts any
+`@openai/codex ^0.166.0`).
 
-1,000 seeded cases (two fixed seeds), ONE sandboxed script per case probing ~40 paths. The rules
+Per release, 600 seeded cases (two fixed seeds), ONE sandboxed script per case probing ~40
+paths, predicted with that release's enforcement model (`codex.enforce.model_for`). The rules
 under test: the sandbox never allows what the evaluator denies (no UNSAFE probe), and no case is
 refused by one side only unless its (class, side) is on the documented list
 (harness.difftest.refusals.ACCEPTED, docs/codex-semantics.md): compile refuses exactly the
-profiles Codex will not start. The self-test swaps in a wrong predictor and must see
-disagreements, so this test can fail.
+profiles that Codex will not start. The self-test swaps in a wrong predictor and must see
+disagreements, and the other release's model must disagree where the releases differ, so this
+test can fail.
 """
 
 from __future__ import annotations
@@ -27,10 +31,26 @@ from harness.difftest.compare import (
     wrong_predictor,
 )
 from harness.difftest.refusals import outside_list
+from harness.difftest.run import predictor_for
+from profilec.codex.vocabulary import DEFAULT_CODEX_VERSION
+from profilec.settings import cache_dir
+from tests.integration.conftest import missing
 
 pytestmark = pytest.mark.codex
 
-SEEDS = ((20261203, 500), (7, 500))
+#: The floor of codex-acp 2.6.0's `@openai/codex ^0.166.0` (.ci/tools.sh installs it).
+FLOOR = "0.166.0"
+VERSIONS = (DEFAULT_CODEX_VERSION, FLOOR)
+SEEDS = ((20261203, 300), (7, 300))
+
+
+def binary(version: str) -> Path:
+    """The native codex of `version` in the cache (.ci/tools.sh installs both)."""
+    base = cache_dir() / f"codex-{version}" / "node_modules" / "@openai"
+    for cand in sorted(base.glob("codex-linux-*/vendor/*/bin/codex")):
+        if cand.is_file():
+            return cand
+    missing(f"codex {version} is not installed (run .ci/tools.sh)")
 
 
 @pytest.fixture(scope="module")
@@ -41,38 +61,69 @@ def workdir() -> Iterator[Path]:
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.fixture(scope="module", params=VERSIONS)
+def version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def results(codex_bin: Path, workdir: Path) -> list[CaseResult]:
+def results(version: str, workdir: Path) -> list[CaseResult]:
     cases = [c for seed, n in SEEDS for c in cases_for(seed, n)]
-    return run_many(codex_bin, cases, workdir, workers=2)
+    return run_many(
+        binary(version), cases, workdir / version, workers=2, predictor=predictor_for(version)
+    )
 
 
-def test_sandbox_never_allows_what_the_evaluator_denies(results: list[CaseResult]) -> None:
-    assert len(results) >= 1000
+def test_sandbox_never_allows_what_the_evaluator_denies(
+    version: str, results: list[CaseResult]
+) -> None:
+    assert len(results) >= 600
     bad = unsafe(results)
     detail = "\n".join(disagreement_lines(results, 20))
-    assert not bad, f"{len(bad)} UNSAFE probes\n{table(results)}\n{detail}"
+    assert not bad, (
+        f"codex {version}: {len(bad)} UNSAFE probes\n{table(results, version)}\n{detail}"
+    )
 
 
-def test_no_one_sided_refusal_outside_the_documented_list(results: list[CaseResult]) -> None:
-    loose = outside_list(results)
+def test_no_one_sided_refusal_outside_the_documented_list(
+    version: str, results: list[CaseResult]
+) -> None:
+    loose = outside_list(results, version)
     detail = "\n".join(
         f"{r.case.case_id} {r.case_class} {code}: "
         f"{(r.refusal_sandbox or r.refusal_evaluator)[-300:]}"
         for r, code in loose
     )
-    assert not loose, f"{len(loose)} one-sided refusals\n{table(results)}\n{detail}"
+    assert not loose, (
+        f"codex {version}: {len(loose)} one-sided refusals\n{table(results, version)}\n{detail}"
+    )
     both = sum(1 for r in results if r.case_class == "refused-by-both")
-    assert both >= 100, "the cases must exercise refusals at all (measured: ~31%)"
+    assert both >= 60, "the cases must exercise refusals at all (measured: ~30%)"
 
 
-def test_most_cases_run_and_are_judged(results: list[CaseResult]) -> None:
+def test_most_cases_run_and_are_judged(version: str, results: list[CaseResult]) -> None:
     judged = sum(len(r.probes) for r in results)
     ran = sum(1 for r in results if r.case_class == "ran")
-    assert ran >= 400 and judged >= 10000, table(results)
+    assert ran >= 240 and judged >= 6000, table(results, version)
 
 
-def test_self_test_wrong_predictor_reports_disagreements(codex_bin: Path, workdir: Path) -> None:
-    res = run_many(codex_bin, cases_for(20261203, 20), workdir, predictor=wrong_predictor)
+def test_self_test_wrong_predictor_reports_disagreements(version: str, workdir: Path) -> None:
+    res = run_many(
+        binary(version), cases_for(20261203, 20), workdir / version, predictor=wrong_predictor
+    )
     assert unsafe(res), "a predictor that denies everything must be caught"
     assert all(d.args and d.case_id for r in res for d in r.disagreements)
+
+
+def test_the_floor_needs_its_own_model(workdir: Path) -> None:
+    """Negative control: 0.166.0 judged with the 0.171.0 model disagrees (a deny glob matches
+    each file's name there, so it masks files the 0.171.0 model leaves readable)."""
+    res = run_many(
+        binary(FLOOR),
+        cases_for(20261203, 60),
+        workdir / "control",
+        predictor=predictor_for(DEFAULT_CODEX_VERSION),
+    )
+    stricter = [d for r in res for d in r.disagreements if d.observed == "deny"]
+    loose = outside_list(res, FLOOR)
+    assert stricter or loose, table(res, FLOOR)

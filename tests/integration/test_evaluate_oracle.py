@@ -23,7 +23,8 @@ import pytest
 
 from harness.codex_oracle import CodexEnv, OracleResult, prompt_input, prompt_input_many
 from harness.codex_oracle import toml_inline as _toml
-from profilec.evaluate import EffectiveProfile, EvalContext, EvaluationError, resolve
+from profilec.codex.lexical import EvaluationError
+from profilec.codex.resolve import EffectiveProfile, EvalContext, resolve
 from profilec.settings import codex_binary
 
 pytestmark = pytest.mark.codex

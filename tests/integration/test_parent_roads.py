@@ -42,10 +42,10 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
+from profilec.codex.resolve import EvalContext, resolve
 from profilec.e2e.adapters import ts_adapter
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
-from profilec.evaluate import EvalContext, resolve
 from profilec.models import CompiledBundle
 from profilec.paths import PARENT_GIT_DIR
 from profilec.settings import codex_binary, codex_version

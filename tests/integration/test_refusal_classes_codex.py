@@ -20,7 +20,8 @@ import pytest
 
 from harness.difftest.compare import default_workdir
 from harness.difftest.run import overrides, snapshot
-from profilec.evaluate import EvalContext, enforce, resolve
+from profilec.codex.enforce import enforce
+from profilec.codex.resolve import EvalContext, resolve
 
 pytestmark = pytest.mark.codex
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profilec.codex.resolve import EvalContext, resolve
 from profilec.compile import compile_bundle
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import EvalContext, resolve
 from profilec.formats import COMPILE_FORMATS
 from profilec.models import LaunchLayout, RootSpec
 from profilec.policy import load_policy

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from profilec.ancestry import unsafe_ancestors
+from profilec.codex.resolve import resolve, session_contexts
 from profilec.compile import _protected, compile_bundle
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import resolve, session_contexts
 from profilec.models import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root, resolve_workspace_roots

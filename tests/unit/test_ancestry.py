@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from profilec.ancestry import Protected, mount_points, pins_for, renamable, unsafe_ancestors
-from profilec.evaluate import EvalContext, resolve
+from profilec.codex.resolve import EvalContext, resolve
 
 WS = "/srv/a1/ws"
 VAULT = "/srv/a1/ws/data/cred/vault"

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profilec.audit.diff import diff_sides, side_from_config
-from profilec.evaluate import PLACEHOLDER_CWD, EvalContext, resolve
-from profilec.roots import under_temp_dir
+from profilec.codex.resolve import PLACEHOLDER_CWD, EvalContext, resolve
+from profilec.trustedbase import under_temp_dir
 from tests.audit_helpers import run, setup, validate
 from tests.helpers import write_manifest
 

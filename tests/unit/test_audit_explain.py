@@ -64,7 +64,7 @@ def test_the_link_is_decided_at_its_target_with_the_chain_and_the_beaten_entries
 
 
 def test_equal_path_rule_is_named_and_the_policy_line_is_given(tmp_path: Path) -> None:
-    from profilec.evaluate import EQUAL_PATH_RULE
+    from profilec.codex.resolve import EQUAL_PATH_RULE
 
     lay, _ = setup(tmp_path / "l")
     profiles = tmp_path / "profiles"

@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 from profilec.api import load_and_compile
+from profilec.codex.resolve import EvalContext, resolve
 from profilec.compile import compile_bundle
 from profilec.emit.overrides import override_lines
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import EvalContext, resolve
 from profilec.formats import COMPILE_FORMATS
 from profilec.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
 from profilec.policy import load_policy
-from profilec.roots import resolve_root, root_directories
+from profilec.roots import resolve_root
+from profilec.trustedbase import root_directories
 from tests.helpers import Layout, make_layout
 
 
@@ -124,7 +125,7 @@ def test_root_split_uses_the_given_top_level_directories_and_keeps_the_trusted_b
     layout = LaunchLayout(workspace_roots=(str(lay.workspace),))
     policy = load_policy()
     tops = ("/.git", "/opt", "/srv", "/usr", "/var")
-    from profilec.roots import resolve_trusted_base
+    from profilec.trustedbase import resolve_trusted_base
 
     trusted = tuple(resolve_trusted_base(policy.trusted_base, None))
     bundle = compile_bundle((root,), policy, layout, trusted_base=trusted, root_dirs=tops)

@@ -81,8 +81,8 @@ def test_every_refusal_class_has_a_declared_lint_with_a_measured_range() -> None
 def test_policy_refuses_a_scoped_table_under_an_absolute_path(tmp_path: Path) -> None:
     # so compile never emits the PC055 shape under an absolute key; a `~/...` table with a
     # pattern-holding base and a deny glob is refused too (never emitted)
+    from profilec.codex.lexical import EvaluationError
     from profilec.errors import PolicyError
-    from profilec.evaluate import EvaluationError
 
     lay = make_layout(tmp_path / "l")
     pdir = _policy(tmp_path, "read-only.toml", f'"{lay.workspace}/x*y" = {{ "*.pem" = "deny" }}')

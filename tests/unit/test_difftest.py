@@ -131,18 +131,23 @@ def test_one_sided_refusals_outside_the_list_are_reported_and_on_it_are_not() ->
         res(2, "refused-by-both", "bwrap: Can't chdir to /x", "bwrap: Can't chdir to /x"),
         res(3, "ran", "", ""),
     ]
-    out = refusals.outside_list(rows)
+    out = refusals.outside_list(rows, "0.171.0")
     assert [(r.case.case_id, code) for r, code in out] == [
         ("3:0", "cwd-denied"),
         ("3:1", "missing-nested-entries"),
     ]
-    text = table(rows)
+    text = table(rows, "0.171.0")
     assert "| cwd-denied | 1 | **1** (not on the list) | 0 |" in text
-    accepted = refusals.Accepted("cwd-denied", "sandbox-only", "test", ("3:0",))
+    accepted = refusals.Accepted("cwd-denied", "sandbox-only", ("0.171.0",), "test", ("3:0",))
     old = refusals.ACCEPTED
     refusals.ACCEPTED = (accepted,)
     try:
-        assert [c for _r, c in refusals.outside_list(rows)] == ["missing-nested-entries"]
+        assert [c for _r, c in refusals.outside_list(rows, "0.171.0")] == ["missing-nested-entries"]
+        # accepted on 0.171.0 only: on 0.166.0 the same refusal stays outside the list
+        assert [c for _r, c in refusals.outside_list(rows, "0.166.0")] == [
+            "cwd-denied",
+            "missing-nested-entries",
+        ]
     finally:
         refusals.ACCEPTED = old
 

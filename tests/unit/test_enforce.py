@@ -1,19 +1,14 @@
-"""The enforcement model (profilec.evaluate.enforce): one test per class, each a minimized case
+"""The enforcement model (profilec.codex.enforce): one test per class, each a minimized case
 from the differential tester or the measurements in docs/codex-semantics.md (Codex 0.171.0)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from profilec.evaluate import (
-    EvalContext,
-    FsKind,
-    FsSnapshot,
-    enforce,
-    escape_literal,
-    glob_regex,
-    resolve,
-)
+from profilec.codex.enforce import enforce
+from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.globs import escape_literal, glob_regex
+from profilec.codex.resolve import EvalContext, resolve
 
 B = "/b"
 

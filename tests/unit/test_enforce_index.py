@@ -10,16 +10,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilec.codex import CARVE_OUTS
-from profilec.evaluate import (
-    EffectiveProfile,
-    Entry,
-    EvalContext,
-    FsSnapshot,
-    _with_carve_outs,
-    enforce,
-    resolve,
-)
+from profilec.codex.enforce import enforce
+from profilec.codex.fsview import FsSnapshot
+from profilec.codex.resolve import EffectiveProfile, Entry, EvalContext, _with_carve_outs, resolve
+from profilec.codex.vocabulary import CARVE_OUTS
 
 NAMES = ("a", "b", "c", ".git")
 ACCESS = ("read", "write", "deny")

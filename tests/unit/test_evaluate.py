@@ -10,17 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profilec.codex import MINIMAL_LINUX
+from profilec.codex.globs import glob_regex
+from profilec.codex.lexical import EvaluationError, normalize_abs
+from profilec.codex.resolve import EQUAL_PATH_RULE, MORE_SPECIFIC_RULE, EvalContext, resolve
+from profilec.codex.vocabulary import MINIMAL_LINUX
 from profilec.errors import InputError
-from profilec.evaluate import (
-    EQUAL_PATH_RULE,
-    MORE_SPECIFIC_RULE,
-    EvalContext,
-    EvaluationError,
-    glob_regex,
-    normalize_abs,
-    resolve,
-)
 
 CTX = EvalContext(cwd="/w", tmpdir="/t", home="/h")
 

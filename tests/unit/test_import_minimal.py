@@ -162,7 +162,7 @@ COMPILE_DATACLASSES = {
     "profilec.formats.FormatTable",
     "profilec.commands.compile.CompileRequest",
     "profilec.inputs.Inputs",
-    "profilec.evaluate.EffectiveProfile",
+    "profilec.codex.resolve.EffectiveProfile",
 }
 
 #: The models whose pydantic validator a plain compile builds: what it reads (the roots manifest,
@@ -224,7 +224,7 @@ def test_compile_creates_only_the_listed_dataclasses_and_validators(manifest: Pa
         REPO, ["compile", "--roots", str(manifest), "--format", "overrides"]
     )
     assert rc == 0
-    assert "profilec.evaluate.EffectiveProfile" in made  # the probe sees profilec's classes
+    assert "profilec.codex.resolve.EffectiveProfile" in made  # the probe sees profilec's classes
     assert set(made) <= COMPILE_DATACLASSES, sorted(set(made) - COMPILE_DATACLASSES)
     assert set(validators) == COMPILE_VALIDATORS, sorted(set(validators) ^ COMPILE_VALIDATORS)
 
@@ -252,7 +252,7 @@ def _copy(root: Path) -> Path:
 
 def test_a_dataclass_added_to_the_compile_path_is_caught(tmp_path: Path, manifest: Path) -> None:
     root = _copy(tmp_path / "copy")
-    path = root / "compiler" / "evaluate.py"
+    path = root / "compiler" / "codex" / "resolve.py"
     text = path.read_text()
     anchor = "class EvalContext(NamedTuple):"
     assert anchor in text
@@ -261,7 +261,7 @@ def test_a_dataclass_added_to_the_compile_path_is_caught(tmp_path: Path, manifes
         root, ["compile", "--roots", str(manifest), "--format", "overrides"]
     )
     assert rc == 0
-    assert set(made) - COMPILE_DATACLASSES == {"profilec.evaluate.EvalContext"}
+    assert set(made) - COMPILE_DATACLASSES == {"profilec.codex.resolve.EvalContext"}
 
 
 def test_no_model_field_defaults_through_a_builtin_factory() -> None:

@@ -89,7 +89,7 @@ def test_a_codex_home_whose_login_the_manifest_does_not_declare_is_refused(
     """Another agent's CODEX_HOME (or a mistyped one) given with this manifest: its auth.json
     is no root, so every mode would leave it readable (measured before the check: the compiled
     profile held only `read` on that CODEX_HOME and an auth.lock deny)."""
-    from profilec.evaluate import EvalContext, resolve
+    from profilec.codex.resolve import EvalContext, resolve
 
     lay = make_layout(tmp_path / "l")
     other = lay.base / "home2"

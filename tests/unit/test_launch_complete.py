@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from profilec.cli import main
-from profilec.codex import REQUIREMENTS_FILE
+from profilec.codex.vocabulary import REQUIREMENTS_FILE
 from profilec.emit.codex_home import ensure_writer_lock
 from profilec.emit.launch import LaunchDocument, profilec_argv
 from profilec.emit.requirements import digest, render_requirements

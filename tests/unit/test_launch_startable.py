@@ -14,12 +14,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from profilec.codex import CARVE_OUTS
+from profilec.codex.vocabulary import CARVE_OUTS
 from profilec.compile import compile_bundle
 from profilec.errors import SandboxRefusesError
+from profilec.launchprobe import LaunchProbe
 from profilec.models import CompiledBundle, LaunchLayout, RootSpec
 from profilec.policy import load_policy
-from profilec.roots import LaunchProbe, resolve_root, resolve_trusted_base
+from profilec.roots import resolve_root
+from profilec.trustedbase import resolve_trusted_base
 from tests.helpers import Layout, make_layout
 
 MODES = ("read-only", "agent", "agent-full-access")

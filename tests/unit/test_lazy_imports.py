@@ -145,10 +145,14 @@ def test_an_added_function_level_import_is_refused() -> None:
     assert refused(lazy_imports("compile.py", source)) == []
     marker = "\ndef compile_bundle("
     assert marker in source
-    probe = "\ndef _probe() -> None:\n    from .evaluate import resolve\n\n"
+    probe = "\ndef _probe() -> None:\n    from .codex.resolve import resolve\n\n"
     lazy = source.replace(marker, probe + marker, 1)
     (bad,) = refused(lazy_imports("compile.py", lazy))
-    assert (bad.file, bad.function, bad.module) == ("compile.py", "_probe", "profilec.evaluate")
+    assert (bad.file, bad.function, bad.module) == (
+        "compile.py",
+        "_probe",
+        "profilec.codex.resolve",
+    )
     # A registry module may defer its commands, but nothing else.
     cmd = "def f() -> None:\n    from ..commands.check import run\n    from ..check import lint\n"
     assert [b.module for b in refused(lazy_imports("cli/check_cmd.py", cmd))] == ["profilec.check"]

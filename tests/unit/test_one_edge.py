@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from profilec import roots as roots_mod
+from profilec import readers as roots_mod
 from profilec.bundle.load import compile_document
 from profilec.cli import main
 from profilec.inputs import Inputs
@@ -227,7 +227,7 @@ _READ_QUALIFIED = {("json", "load"), ("tomllib", "load"), ("tomlkit", "load"), (
 
 #: The edge itself: every input file of a run is read here (compiler/inputs.py), through the
 #: one plain reader (fsio.read_input) or the trust check on the open descriptor.
-_EDGE = {"inputs.py", "fsio.py", "roots.py:read_trusted_bytes"}
+_EDGE = {"inputs.py", "fsio.py", "readers.py:read_trusted_bytes"}
 
 #: Every other file-reading (or file-opening) call under compiler/, as `module:function`, and
 #: why it is no input file of a run. A new reader fails the scan until it goes through
@@ -312,4 +312,4 @@ def test_no_module_reads_a_file_beside_the_edge() -> None:
     assert stray == [], f"read through Inputs (compiler/inputs.py), not here: {stray}"
     stale = sorted(set(_NOT_INPUTS) - readers)
     assert stale == [], f"allow-listed readers that no longer read: {stale}"
-    assert "roots.py:read_trusted_bytes" in readers  # the scan sees the edge's own reader
+    assert "readers.py:read_trusted_bytes" in readers  # the scan sees the edge's own reader

@@ -25,16 +25,16 @@ import profilec.pipeline
 from profilec.api import load_and_compile
 from profilec.check.configstack import parse_override_lines
 from profilec.check.lints.parent import holds
+from profilec.codex.resolve import resolve, session_contexts
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import render_overrides
 from profilec.errors import PolicyError
-from profilec.evaluate import resolve, session_contexts
 from profilec.models import CompiledBundle
 from profilec.policy import load_policy
-from profilec.roots import under_temp_dir
+from profilec.trustedbase import under_temp_dir
 from tests.helpers import make_layout
 
 MODES = ("read-only", "agent", "agent-full-access")
@@ -186,7 +186,7 @@ def _inputs_layout(tmp_path: Path) -> tuple[Any, dict[str, str]]:
     }
     if not under_temp_dir(str(Path("profiles").resolve())):
         # A checkout under /tmp is a scratch install: its policy directory is left out
-        # (profilec.roots.profilec_installation says why).
+        # (profilec.trustedbase.profilec_installation says why).
         paths["policy directory"] = str(Path("profiles").resolve())
     kw = {
         "workspace_roots": [str(repo / "ws")],

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from profilec.api import load_and_compile
+from profilec.codex.resolve import cwd_contexts, follows_cwd, resolve, session_contexts
 from profilec.compile import _protected, _prove, outside_cwds, resolve_emitted
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import cwd_contexts, follows_cwd, resolve, session_contexts
 from profilec.models import CompiledBundle, CompiledProfile
 from profilec.policy import default_profiles_dir
 from tests.helpers import Layout, make_layout

@@ -17,7 +17,7 @@ from profilec.emit.launch import render_launch
 from profilec.errors import InputError, PolicyError
 from profilec.inputs import Inputs
 from profilec.policy import default_profiles_dir, load_policy
-from profilec.roots import resolve_trusted_base
+from profilec.trustedbase import resolve_trusted_base
 from tests.helpers import make_layout
 
 
@@ -66,10 +66,10 @@ def test_trusted_base_rejects_slash(tmp_path: Path) -> None:
 def test_resolution_canonicalizes_skips_missing_and_keeps_sockets(
     tmp_path: Path, sock: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import profilec.roots
+    import profilec.trustedbase
 
     # pytest's base temp dir is 0700; reachability has its own test below.
-    monkeypatch.setattr(profilec.roots, "_topmost_closed", lambda path: None)
+    monkeypatch.setattr(profilec.trustedbase, "_topmost_closed", lambda path: None)
     real = tmp_path / "usr-real"
     real.mkdir()
     (tmp_path / "usr-link").symlink_to(real)

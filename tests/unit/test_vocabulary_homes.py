@@ -2,10 +2,10 @@
 
 A lint rule's id ("PCnnn") lives in compiler/rule_ids.py; Codex's specials, built-in profiles,
 writer's lock, approval policies, legacy sandbox modes and trust levels live in
-compiler/codex.py. Every other module of compiler/ (the differential tester and the prompt-input
-oracle aside: they are leaving the package) imports the constant. The scan reads the AST, so
-comments and docstrings may name an id or a word; a `Literal[...]` type must spell its values
-and is held to codex.py by a test here instead.
+compiler/codex/vocabulary.py. Every other module of compiler/ (the differential tester and the
+prompt-input oracle aside: they are leaving the package) imports the constant. The scan reads
+the AST, so comments and docstrings may name an id or a word; a `Literal[...]` type must spell
+its values and is held to codex/vocabulary.py by a test here instead.
 
 Words with a second meaning ("never" is also `--color never`, "read-only" an ACP mode,
 "danger-full-access" a rule's name) count only where Codex reads them: as the value of an
@@ -20,8 +20,9 @@ import typing
 from collections.abc import Iterator
 from pathlib import Path
 
-from profilec import codex, rule_ids
+from profilec import rule_ids
 from profilec.check.rules import all_rules
+from profilec.codex import vocabulary as codex
 from profilec.models import ApprovalPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,8 @@ PACKAGE = ROOT / "compiler"
 LEAVING = ("difftest", "codex_oracle.py")
 
 RULE_ID = re.compile(r"PC\d{3}")
-#: Codex words with no other meaning in the package: banned outside codex.py wherever they occur.
+#: Codex words with no other meaning in the package: banned outside codex/vocabulary.py wherever
+#: they occur.
 CODEX_ONLY = frozenset(
     {
         *codex.SPECIALS,
@@ -166,17 +168,17 @@ def test_the_package_spells_no_rule_id_or_codex_word_outside_its_home() -> None:
         for hit in misplaced(
             path.read_text(encoding="utf-8"),
             ids_home=rel == Path("rule_ids.py"),
-            codex_home=rel == Path("codex.py"),
+            codex_home=rel == Path("codex/vocabulary.py"),
         ):
             found.append(f"compiler/{rel}:{hit}")
     assert scanned > 50, "the scan found too few modules to mean anything"
-    assert found == [], "import the constant from profilec.rule_ids / profilec.codex instead"
+    assert found == [], "import the constant from profilec.rule_ids / profilec.codex.vocabulary"
 
 
 def test_the_homes_themselves_hold_what_the_scan_bans() -> None:
     # Without the exemptions the homes are full of hits: the scan looks at the right strings.
     ids_home = (PACKAGE / "rule_ids.py").read_text(encoding="utf-8")
-    codex_home = (PACKAGE / "codex.py").read_text(encoding="utf-8")
+    codex_home = (PACKAGE / "codex" / "vocabulary.py").read_text(encoding="utf-8")
     assert len(misplaced(ids_home)) == len(all_rules())
     assert {h.split(": ", 1)[1] for h in misplaced(codex_home)} >= {
         repr(codex.SPECIAL_ROOT),

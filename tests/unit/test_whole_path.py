@@ -12,9 +12,9 @@ import pytest
 
 from profilec.ancestry import unsafe_ancestors
 from profilec.api import load_and_compile
+from profilec.codex.resolve import resolve, session_contexts
 from profilec.compile import _protected, _prove, compile_bundle, resolve_emitted
 from profilec.errors import UnsafeRootError
-from profilec.evaluate import resolve, session_contexts
 from profilec.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root

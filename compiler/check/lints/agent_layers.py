@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...codex import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
+from ...codex.vocabulary import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
 from ...rule_ids import (
     ACCOUNT_APPS_ENABLED,
     SESSION_CONFIG_NOT_ALLOWED,

@@ -1,17 +1,16 @@
 """Lints of what the sandbox does with each mode's profile on this filesystem.
 
 PC030-PC039, PC055: the refusal classes of compiler/startup.py (the sandbox refuses to start, or
-drops a deny it cannot enforce), evaluated by profilec.evaluate.enforce as Codex measures them.
+drops a deny it cannot enforce), evaluated by profilec.codex.enforce as Codex measures them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...codex import (
-    MEASURED_RANGE,
-)
-from ...evaluate import LiveFs, enforce, resolve_path
+from ...codex.enforce import enforce
+from ...codex.fsview import LiveFs, resolve_path
+from ...codex.vocabulary import MEASURED_RANGE
 from ...paths import CODEX_HOME_UNDER_TEMP_REASON, codex_home_temp_dir
 from ...rule_ids import (
     CODEX_HOME_UNDER_TMP,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...codex import UNSANDBOXED
+from ...codex.vocabulary import UNSANDBOXED
 from ...errors import InputError
 from ...rule_ids import (
     LEGACY_SANDBOX_REQUEST,

@@ -16,9 +16,9 @@ import os
 import stat
 from collections.abc import Iterable
 
-from ...codex import WRITER_LOCK
+from ...codex.vocabulary import WRITER_LOCK
+from ...launchprobe import LaunchProbe
 from ...models import ResolvedRoot
-from ...roots import LaunchProbe
 from ...rule_ids import CODEX_HOME_OWNERSHIP, VAULT_NOT_RUN_AS_WRITABLE, WRITER_LOCK_UNUSABLE
 from ..result import CheckFinding
 from ..rules import rule, rule_by_id

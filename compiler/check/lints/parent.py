@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...evaluate import resolve, session_contexts
+from ...codex.resolve import resolve, session_contexts
 from ...projectdocs import planted_docs, protected_dirs
 from ...rule_ids import CODEX_HOME_DOTENV, LOCK_WRITABLE, PARENT_POLICY_MISSING, PROJECT_DOC_LINK
 from ..context import lint

@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...ancestry import Protected, unsafe_ancestors
-from ...codex import (
-    WRITER_LOCK,
-)
-from ...evaluate import EffectiveProfile
+from ...codex.resolve import EffectiveProfile
+from ...codex.vocabulary import WRITER_LOCK
 from ...rule_ids import (
     ANCESTOR_RENAMABLE,
     CODEX_HOME_DENIED,

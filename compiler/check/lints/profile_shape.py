@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...codex import (
+from ...codex.vocabulary import (
     BUILTIN_FULL,
     BUILTIN_PROFILES,
     BUILTIN_WORKSPACE,

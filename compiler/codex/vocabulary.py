@@ -31,8 +31,9 @@ PROFILES_RANGE = "<0.113.0"
 EXTENDS_RANGE = "<0.133.0"
 #: The releases that reject a nested `:workspace_roots` table under `extends` (PC021).
 NESTED_WORKSPACE_ROOTS_RANGE = ">=0.148.0-alpha.0,<0.149.0"
-#: Before this release a deny glob with a glob character in a directory component masks nothing.
-DIRECTORY_GLOB_FIXED = (0, 171, 0)
+#: Before this release a deny glob's pattern part matches each file's name below its literal
+#: prefix, not the path (codex.enforced.EnforcementModel; measured on 0.166.0).
+NAME_GLOB_FIXED = (0, 171, 0)
 
 
 def parse_version(v: str) -> tuple[int, int, int, int, str]:
