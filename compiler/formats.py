@@ -22,7 +22,7 @@ from .errors import UsageError
 if TYPE_CHECKING:
     from .audit.report import AuditReport
     from .check.result import CheckReport
-    from .e2e.matrix import CompatibilityMatrix
+    from .compat_matrix import CompatibilityMatrix
     from .models import CompiledBundle
     from .mounts.models import MountPlan
 
@@ -141,8 +141,8 @@ AUDIT_FORMATS: FormatTable[Callable[[AuditReport], str]] = FormatTable(
 E2E_FORMATS: FormatTable[Callable[[CompatibilityMatrix], str]] = FormatTable(
     artifact="e2e",
     formats=(
-        Format(name="json", renderer="e2e.matrix:matrix_json"),
-        Format(name="md", renderer="e2e.matrix:matrix_markdown"),
+        Format(name="json", renderer="compat_matrix:matrix_json"),
+        Format(name="md", renderer="compat_matrix:matrix_markdown"),
     ),
     default="json",
 )

@@ -26,7 +26,7 @@ from .canary.run import CanaryReportDocument
 from .check.profilec_config import ProfilecConfig
 from .check.result import CheckReport
 from .check.rules import RuleCatalogue
-from .e2e.matrix import CompatibilityMatrix
+from .compat_matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
 from .emit.launch import AdapterCatalog, LaunchDocument
 from .emit.overrides import OverrideLine

@@ -48,7 +48,7 @@ from typing import Any
 from profilec.e2e.acp import PROMPT_TEXT, acp_process, modes_of
 from profilec.e2e.adapters import install_dir, node_binary
 from profilec.e2e.jsonrpc import RpcError
-from profilec.e2e.model_server import ScriptedModelServer
+from profilec.scripted_model import ScriptedModelServer
 from profilec.settings import codex_binary
 
 RUN_AS = 65534

@@ -1,7 +1,7 @@
 """Attacks on the trusted, unsandboxed Codex parent (docs: ../shared research codex-parent.md).
 
 The scripted model that issues arbitrary tool calls (`ToolScriptServer`, shipped in
-compiler/e2e/model_server.py), `codex exec` runs against it and the marker PNG come from the
+compiler/scripted_model.py), `codex exec` runs against it and the marker PNG come from the
 shipped parent canaries (compiler/canary/parent.py): one implementation for the tests and the
 canary. Markers are random, never a real credential.
 """
@@ -21,7 +21,7 @@ from profilec.canary.parent import (
 from profilec.canary.parent import (
     launcher_env as base_env,
 )
-from profilec.e2e.model_server import Call, Shell, Step, ToolScriptServer
+from profilec.scripted_model import Call, Shell, Step, ToolScriptServer
 
 __all__ = [
     "Call",

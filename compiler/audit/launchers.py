@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from ..e2e.matrix import CompatibilityMatrix, holding_methods, matrix_json, sorted_rows
+from ..compat_matrix import CompatibilityMatrix, holding_methods, matrix_json, sorted_rows
 from ..errors import InputError
 from ..resources import validator
 
 if TYPE_CHECKING:
-    from ..e2e.matrix import MatrixRow
+    from ..compat_matrix import MatrixRow
     from ..emit.launch import AdapterCatalog
     from ..inputs import Inputs
 

@@ -27,8 +27,8 @@ from ..settings import now_utc
 from .launchers import launcher_chosen
 
 if TYPE_CHECKING:
+    from .. import compat_matrix as e2e
     from ..check.result import Cell
-    from ..e2e import matrix as e2e
     from ..inputs import Inputs
     from .evidence import Binding
     from .launchers import LauncherSection

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from ..e2e.matrix import MATRIX_COLUMNS
+from ..compat_matrix import MATRIX_COLUMNS
 from .launchers import NOT_TESTED_E2E, summary_text
 from .report import (
     NOT_TESTED,

@@ -2,7 +2,7 @@
 
 The sandbox confines the model's shell commands; the Codex parent that runs them does not run in
 it (docs/parent.md). Per mode, these probes drive real Codex sessions against a scripted
-loopback model (compiler/e2e/model_server.py `ToolScriptServer`) in a synthetic copy of the
+loopback model (compiler/scripted_model.py `ToolScriptServer`) in a synthetic copy of the
 bundle's layout (compiler/canary/run.py `build_tree` + `reroot`: every real path P becomes
 <tree>/P, the credential a random marker), and attack each road:
 
@@ -69,10 +69,10 @@ from pathlib import Path
 from typing import Literal
 
 from ..codex.vocabulary import WRITER_LOCK
-from ..e2e.model_server import Call, Shell, Step, ToolScriptServer
 from ..emit.overrides import override_lines
 from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from ..paths import is_within
+from ..scripted_model import Call, Shell, Step, ToolScriptServer
 from .tree import ControlOutcome, Probe, _Tree, build_tree, reroot
 
 #: The tool namespace 0.171.0 puts spawn_agent in.

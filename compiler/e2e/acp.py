@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..codex.vocabulary import REQUIREMENTS_FILE
+from ..compat_matrix import MatrixRow, excerpt
 from ..emit.codex_home import ensure_writer_lock
 from ..emit.launch import AdapterCatalog, render_launch_with
 from ..emit.requirements import render_requirements
@@ -55,6 +56,7 @@ from ..fsio import write_atomic
 from ..models import CompiledBundle
 from ..pipeline import load_and_compile
 from ..procs import cmdline_matches, end_processes, start_time
+from ..scripted_model import FINAL_TEXT, ScriptedModelServer
 from .adapters import (
     NON_ROOT_UID,
     Adapter,
@@ -62,8 +64,6 @@ from .adapters import (
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .layout import ACP_TREE, Layout, build_layout
-from .matrix import MatrixRow, excerpt
-from .model_server import FINAL_TEXT, ScriptedModelServer
 
 Result = Literal["held", "lost", "not-supported", "error"]
 

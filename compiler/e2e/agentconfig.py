@@ -45,20 +45,20 @@ from pathlib import Path
 from typing import Any
 
 from ..codex.vocabulary import APPROVAL_NEVER
+from ..compat_matrix import MatrixRow, Result, excerpt
 from ..emit.codex_home import write_codex_home
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
+from ..scripted_model import ScriptedModelServer
 from ..settings import codex_binary, codex_version
 from .acp import acp_process, build_launch, remove_layout
 from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 from .appserver import ADAPTER, _profile_id, _Session
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
 from .layout import ACP_TREE, APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
-from .matrix import MatrixRow, Result, excerpt
-from .model_server import ScriptedModelServer
 
 METHOD = "app-server -c"
 #: How long to wait after the turn for programs Codex starts asynchronously (notify, MCP).

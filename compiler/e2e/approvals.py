@@ -27,15 +27,15 @@ import time
 from pathlib import Path
 
 from ..codex.vocabulary import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
+from ..compat_matrix import MatrixRow, Result, excerpt
 from ..pipeline import load_and_compile
+from ..scripted_model import ScriptedModelServer
 from ..settings import codex_version
 from .acp import acp_process, build_launch, modes_of, remove_layout
 from .adapters import METHOD_CODEX_HOME_INITIAL_MODE, ts_adapter
 from .appserver import ADAPTER, _Session, compile_layout
 from .jsonrpc import RpcClosed, RpcError, RpcTimeout
 from .layout import ACP_TREE, APPSERVER_TREE, build_layout
-from .matrix import MatrixRow, Result, excerpt
-from .model_server import ScriptedModelServer
 
 PROBE = "echo profilec-approval-probe"
 APPSERVER_METHOD = "approvals: app-server -c"

@@ -63,17 +63,17 @@ from ..codex.vocabulary import (
     SANDBOX_POLICY_WORKSPACE_WRITE,
     SANDBOX_READ_ONLY,
 )
+from ..compat_matrix import CompatibilityMatrix, MatrixRow, Result, excerpt
 from ..emit.codex_home import write_codex_home
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
 from ..models import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
+from ..scripted_model import ScriptedModelServer
 from ..settings import codex_binary, codex_version
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
 from .layout import APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
-from .matrix import CompatibilityMatrix, MatrixRow, Result, excerpt
-from .model_server import ScriptedModelServer
 
 ADAPTER = "codex app-server"
 LAUNCH_METHODS: tuple[str, ...] = ("app-server -c", "codex-home", "thread config")

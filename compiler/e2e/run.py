@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ..compat_matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
 from ..emit.launch import AdapterCatalog
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..settings import codex_binary
@@ -34,7 +35,6 @@ from .adapters import (
 )
 from .agentconfig import run_agent_config_rows, ts_agent_config_rows
 from .approvals import appserver_approval_rows, ts_approval_rows
-from .matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
 
 PROFILE_MODE_PREFIX = "mode:permission-profile:"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from profilec.compat_matrix import CompatibilityMatrix, matrix_json
 from profilec.e2e.agentconfig import AgentConfigOutcome, run_agent_config
-from profilec.e2e.matrix import CompatibilityMatrix, matrix_json
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from profilec.compat_matrix import MatrixRow
 from profilec.e2e.adapters import ts_adapter
 from profilec.e2e.approvals import appserver_approval_rows, ts_approval_rows
-from profilec.e2e.matrix import MatrixRow
 from profilec.emit.launch import load_catalog
 from tests.integration.conftest import missing
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from profilec.check.lints.launcher import launcher_findings, parse_launch_requests
+from profilec.compat_matrix import holding_methods, matrix_json
 from profilec.e2e.appserver import (
     CONTROL_BUILTIN,
     CONTROL_NO_DENY,
@@ -29,7 +30,6 @@ from profilec.e2e.appserver import (
     EventOutcome,
     run_appserver,
 )
-from profilec.e2e.matrix import holding_methods, matrix_json
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from profilec.e2e.layout import APPSERVER_TREE, build_layout
-from profilec.e2e.model_server import ScriptedModelServer
+from profilec.scripted_model import ScriptedModelServer
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]

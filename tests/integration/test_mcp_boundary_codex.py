@@ -39,12 +39,12 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.e2e.adapters import ts_adapter
-from profilec.e2e.model_server import Call, ToolScriptServer
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.extras import extra_tables
 from profilec.emit.requirements import render_requirements
 from profilec.emit.tomltext import inline
 from profilec.models import CompiledBundle
+from profilec.scripted_model import Call, ToolScriptServer
 from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import two_identities

@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from profilec.e2e.adapters import ts_adapter
-from profilec.e2e.model_server import ScriptedModelServer
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.requirements import render_requirements
 from profilec.models import CompiledBundle
+from profilec.scripted_model import ScriptedModelServer
 from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import compile_a1, two_identities

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from profilec.e2e.model_server import (
+from profilec.scripted_model import (
     FINAL_TEXT,
     PROVIDER_ID,
     ScriptedModelServer,

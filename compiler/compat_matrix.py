@@ -29,7 +29,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, StringConstraints
 
-from ..models import Frozen
+from .models import Frozen
 
 Result = Literal["held", "lost", "not-supported", "error"]
 RESULTS: tuple[str, ...] = get_args(Result)
