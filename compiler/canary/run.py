@@ -42,7 +42,7 @@ from ..codex.resolve import EffectiveProfile, EvalContext, resolve
 from ..codex.vocabulary import CARVE_OUTS
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
-from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen
+from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen, ResolvedRoot
 from ..projectdocs import bundle_planted_docs
 from . import dynamic, engine, paths
 from .image import ensure_image
@@ -253,83 +253,89 @@ def _allow(ok: bool) -> Expect:
     return "allow" if ok else "deny"
 
 
-def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: str) -> list[_Spec]:
-    def readable(*paths: str) -> Expect:
-        return _allow(all(pred.decide(p).readable for p in paths))
+def _readable(pred: EffectiveProfile, *paths: str) -> Expect:
+    return _allow(all(pred.decide(p).readable for p in paths))
 
-    def writable(path: str) -> Expect:
-        return _allow(pred.decide(path).writable)
 
+def _writable(pred: EffectiveProfile, path: str) -> Expect:
+    return _allow(pred.decide(path).writable)
+
+
+def _read_specs(tree: _Tree, root: ResolvedRoot, pred: EffectiveProfile) -> list[_Spec]:
+    """The model probes that try to read one root's secret, each spelling and road."""
     ws = tree.workspace
     specs: list[_Spec] = []
-    for root in bundle.roots:
-        if root.kind == "missing":
+    secret = _secret_file(root, tree.prefix)
+    suffix = secret[len(tree.prefix + root.target) :]
+    for i, spelling in enumerate(root.spellings):
+        path = tree.at(spelling) + suffix
+        if os.path.isdir(path):
+            # A hop's own spelling (a symlinked holder dir): `cat` of a directory fails
+            # whatever the sandbox does, so the probe could never see a leak. The file
+            # behind it is probed through the longer spelling (hop link + rest).
             continue
-        secret = _secret_file(root, tree.prefix)
-        suffix = secret[len(tree.prefix + root.target) :]
-        for i, spelling in enumerate(root.spellings):
-            path = tree.at(spelling) + suffix
-            if os.path.isdir(path):
-                # A hop's own spelling (a symlinked holder dir): `cat` of a directory fails
-                # whatever the sandbox does, so the probe could never see a leak. The file
-                # behind it is probed through the longer spelling (hop link + rest).
-                continue
-            specs.append(
-                _Spec(
-                    f"cat-{root.id}-{i}", "model", f"cat '{path}'", "deny", readable(path, secret)
-                )
+        specs.append(
+            _Spec(
+                f"cat-{root.id}-{i}",
+                "model",
+                f"cat '{path}'",
+                "deny",
+                _readable(pred, path, secret),
             )
-        q = f"'{secret}'"
-        link = tree.at(root.path)
-        pr = readable(secret)
-        specs += [
-            _Spec(
-                f"cp-{root.id}", "model", f"cp {q} '{ws}/cp.txt' && cat '{ws}/cp.txt'", "deny", pr
-            ),
-            _Spec(
-                f"ln-hard-{root.id}",
-                "model",
-                f"ln {q} '{ws}/hard' && cat '{ws}/hard'",
-                "deny",
-                None,
-            ),
-            _Spec(
-                f"ln-soft-{root.id}", "model", f"ln -s {q} '{ws}/soft'; cat '{ws}/soft'", "deny", pr
-            ),
-            _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
-            _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
-            # The mask sits on the vault (the secret's directory): lift it, and the file's too.
-            _Spec(
-                f"umount-{root.id}",
-                "model",
-                f"umount {q}; umount '{os.path.dirname(secret)}'; cat {q}",
-                "deny",
-                None,
-            ),
-            _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
-            _Spec(
-                f"tar-{root.id}",
-                "model",
-                f"tar -cf - '{os.path.dirname(link)}' '{os.path.dirname(secret)}' | cat",
-                "deny",
-                None,
-            ),
-            _Spec(
-                f"find-exec-{root.id}",
-                "model",
-                f"find '{tree.prefix}' -type f -exec cat {{}} +",
-                "deny",
-                None,
-            ),
-            _Spec(f"grep-r-{root.id}", "model", f"grep -r OPENAI '{tree.prefix}'", "deny", None),
-        ]
+        )
+    q = f"'{secret}'"
+    link = tree.at(root.path)
+    pr = _readable(pred, secret)
     specs += [
+        _Spec(f"cp-{root.id}", "model", f"cp {q} '{ws}/cp.txt' && cat '{ws}/cp.txt'", "deny", pr),
+        _Spec(
+            f"ln-hard-{root.id}",
+            "model",
+            f"ln {q} '{ws}/hard' && cat '{ws}/hard'",
+            "deny",
+            None,
+        ),
+        _Spec(f"ln-soft-{root.id}", "model", f"ln -s {q} '{ws}/soft'; cat '{ws}/soft'", "deny", pr),
+        _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
+        _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
+        # The mask sits on the vault (the secret's directory): lift it, and the file's too.
+        _Spec(
+            f"umount-{root.id}",
+            "model",
+            f"umount {q}; umount '{os.path.dirname(secret)}'; cat {q}",
+            "deny",
+            None,
+        ),
+        _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
+        _Spec(
+            f"tar-{root.id}",
+            "model",
+            f"tar -cf - '{os.path.dirname(link)}' '{os.path.dirname(secret)}' | cat",
+            "deny",
+            None,
+        ),
+        _Spec(
+            f"find-exec-{root.id}",
+            "model",
+            f"find '{tree.prefix}' -type f -exec cat {{}} +",
+            "deny",
+            None,
+        ),
+        _Spec(f"grep-r-{root.id}", "model", f"grep -r OPENAI '{tree.prefix}'", "deny", None),
+    ]
+    return specs
+
+
+def _control_specs(tree: _Tree, pred: EffectiveProfile, mode: str) -> list[_Spec]:
+    """The controls (a read, a write, the loopback listener) and the outer boundary probes."""
+    ws = tree.workspace
+    return [
         _Spec(
             "control-read",
             "model",
             f"cat '{tree.control}'",
             "allow",
-            readable(tree.control),
+            _readable(pred, tree.control),
             control=True,
             needle=tree.control_marker,
         ),
@@ -338,7 +344,7 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             "model",
             f"echo w > '{ws}/canary-w.txt'",
             "deny" if mode == "read-only" else "allow",
-            writable(ws + "/canary-w.txt"),
+            _writable(pred, ws + "/canary-w.txt"),
             control=True,
         ),
         _Spec(
@@ -357,34 +363,50 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             "outer-daemon-root", "outer", "ls /var/lib/docker /var/run/docker.sock", "absent", None
         ),
     ]
+
+
+def _tamper_specs(tree: _Tree, root: ResolvedRoot, pred: EffectiveProfile) -> list[_Spec]:
+    """The model probes that try to relink one root's link or move its target's directory."""
+    secret = _secret_file(root, tree.prefix)
+    link = tree.at(root.path)
+    tdir = os.path.dirname(secret)
+    return [
+        _Spec(
+            f"tamper-relink-{root.id}",
+            "model",
+            f"ln -sfn '{tree.control}' '{link}'",
+            "deny",
+            _writable(pred, os.path.dirname(link)),
+        ),
+        _Spec(
+            f"tamper-move-{root.id}",
+            "model",
+            f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
+            "deny",
+            # A denied directory (a vault) is a mount point in the sandbox: `mv` of it
+            # fails with "Resource busy" however writable its parent is.
+            _writable(pred, os.path.dirname(tdir)) if _readable(pred, tdir) == "allow" else "deny",
+        ),
+    ]
+
+
+def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: str) -> list[_Spec]:
+    specs: list[_Spec] = []
+    for root in bundle.roots:
+        if root.kind == "missing":
+            continue
+        specs += _read_specs(tree, root, pred)
+    specs += _control_specs(tree, pred, mode)
     # Tampering last: a broken bundle that lets one through changes the tree.
     for root in bundle.roots:
         if root.kind == "missing":
             continue
-        secret = _secret_file(root, tree.prefix)
-        link = tree.at(root.path)
-        tdir = os.path.dirname(secret)
-        specs += [
-            _Spec(
-                f"tamper-relink-{root.id}",
-                "model",
-                f"ln -sfn '{tree.control}' '{link}'",
-                "deny",
-                writable(os.path.dirname(link)),
-            ),
-            _Spec(
-                f"tamper-move-{root.id}",
-                "model",
-                f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
-                "deny",
-                # A denied directory (a vault) is a mount point in the sandbox: `mv` of it
-                # fails with "Resource busy" however writable its parent is.
-                writable(os.path.dirname(tdir)) if readable(tdir) == "allow" else "deny",
-            ),
-        ]
+        specs += _tamper_specs(tree, root, pred)
     config = tree.codex_home + "/config.toml"
     specs.append(
-        _Spec("tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", writable(config))
+        _Spec(
+            "tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", _writable(pred, config)
+        )
     )
     specs += paths.specs(tree, bundle, pred, _Spec)  # rename ancestors, trusted base (issue 13)
     return specs
