@@ -498,6 +498,106 @@ def _judge(spec: _Spec, rc: int, out: str, tree: _Tree, cmd: tuple[str, ...]) ->
     )
 
 
+def _start_container(
+    client: DockerClient,
+    tag: str,
+    run_id: str,
+    mode: str,
+    uid: int,
+    tree: _Tree,
+    codex_bin: Path,
+    with_dynamic: bool,
+) -> tuple[Container, str, tuple[str, ...]]:
+    """The mode's hardened container with codex, the tree (and flock) mounted; codex's inner
+    path and the flock argv prefix."""
+    volumes, codex = engine.codex_mount(codex_bin)
+    volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
+    flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
+    volumes.update(flock_vols)
+    settings = engine.run_settings(run_id, uid=uid)
+    # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
+    # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
+    settings["tmpfs"] = {**settings["tmpfs"], **{f"/{n}": "ro,size=4k" for n in CARVE_OUTS}}
+    container = client.containers.run(
+        tag,
+        ["sleep", "600"],
+        volumes=volumes,
+        detach=True,
+        name=f"profilec-canary-{run_id}-{mode}",
+        **settings,
+    )
+    return container, codex, flock
+
+
+def _sandbox_argv(
+    codex: str, synth: CompiledBundle, profile: CompiledProfile, tree: _Tree
+) -> list[str]:
+    """`codex sandbox` with the bundle's `-c` lines and the mode's profile, ending in `sh -c`."""
+    sandbox = [codex, "sandbox"]
+    for line in _overrides(synth):
+        sandbox += ["-c", line]
+    sandbox += ["-P", profile.profile_id, "-C", tree.workspace, "--", "sh", "-c"]
+    return sandbox
+
+
+def _trusted_probes(
+    container: Container,
+    synth: CompiledBundle,
+    tree: _Tree,
+    sandbox: Sequence[str],
+    probes: list[Probe],
+) -> None:
+    """The trusted parent's probes, appended to `probes` as each runs; starts the listener."""
+    # Trusted parent: reads through the link and the target, rewrites the target.
+    for root in synth.roots:
+        if root.kind == "missing":
+            continue
+        secret = _secret_file(root, tree.prefix)
+        link = tree.at(root.path) + secret[len(tree.prefix + root.target) :]
+        for name, script in (
+            (f"trusted-read-link-{root.id}", f"cat '{link}'"),
+            (f"trusted-read-target-{root.id}", f"cat '{secret}'"),
+            (
+                f"trusted-rewrite-{root.id}",
+                f"c=$(cat '{secret}') && printf '%s\\n' \"$c\" > '{secret}' && cat '{link}'",
+            ),
+        ):
+            spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
+            probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
+    # Trusted loopback listener: every connection gets the net marker, then is closed.
+    container.exec_run(
+        ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
+    )
+    script = (
+        f"for i in 1 2 3 4 5 6 7 8 9 10; do nc -w 1 127.0.0.1 {NET_PORT} </dev/null "
+        "&& exit 0; sleep 0.2; done; exit 1"
+    )
+    spec = _Spec("trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker)
+    probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
+
+
+def _unchanged_probe(
+    before: tuple[int, str],
+    middle: tuple[int, str],
+    before_tamper: tuple[int, str],
+    after: tuple[int, str],
+) -> Probe:
+    """Links and targets unchanged around the probes (the saves in between excepted)."""
+    same = before == middle and before_tamper == after and before[0] == 0
+    return Probe(
+        name="unchanged-after-tampering",
+        kind="trusted",
+        command=("sh", "-c", "readlink; sha256sum"),
+        exit_code=after[0],
+        output=after[1],
+        expected="allow",
+        predicted=None,
+        observed="allow" if same else "deny",
+        ok=same,
+        failures=() if same else ("tamper",),
+    )
+
+
 def _run_mode(
     client: DockerClient,
     tag: str,
@@ -515,54 +615,11 @@ def _run_mode(
     profile = synth.profile_for(mode)
     probes: list[Probe] = []
     try:
-        volumes, codex = engine.codex_mount(codex_bin)
-        volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
-        flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
-        volumes.update(flock_vols)
-        settings = engine.run_settings(run_id, uid=uid)
-        # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
-        # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
-        settings["tmpfs"] = {**settings["tmpfs"], **{f"/{n}": "ro,size=4k" for n in CARVE_OUTS}}
-        container = client.containers.run(
-            tag,
-            ["sleep", "600"],
-            volumes=volumes,
-            detach=True,
-            name=f"profilec-canary-{run_id}-{mode}",
-            **settings,
+        container, codex, flock = _start_container(
+            client, tag, run_id, mode, uid, tree, codex_bin, with_dynamic
         )
-        sandbox = [codex, "sandbox"]
-        for line in _overrides(synth):
-            sandbox += ["-c", line]
-        sandbox += ["-P", profile.profile_id, "-C", tree.workspace, "--", "sh", "-c"]
-        # Trusted parent: reads through the link and the target, rewrites the target.
-        for root in synth.roots:
-            if root.kind == "missing":
-                continue
-            secret = _secret_file(root, tree.prefix)
-            link = tree.at(root.path) + secret[len(tree.prefix + root.target) :]
-            for name, script in (
-                (f"trusted-read-link-{root.id}", f"cat '{link}'"),
-                (f"trusted-read-target-{root.id}", f"cat '{secret}'"),
-                (
-                    f"trusted-rewrite-{root.id}",
-                    f"c=$(cat '{secret}') && printf '%s\\n' \"$c\" > '{secret}' && cat '{link}'",
-                ),
-            ):
-                spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
-                probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
-        # Trusted loopback listener: every connection gets the net marker, then is closed.
-        container.exec_run(
-            ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
-        )
-        script = (
-            f"for i in 1 2 3 4 5 6 7 8 9 10; do nc -w 1 127.0.0.1 {NET_PORT} </dev/null "
-            "&& exit 0; sleep 0.2; done; exit 1"
-        )
-        spec = _Spec(
-            "trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker
-        )
-        probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
+        sandbox = _sandbox_argv(codex, synth, profile, tree)
+        _trusted_probes(container, synth, tree, sandbox, probes)
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
         specs = _specs(tree, synth, pred, mode)
@@ -594,21 +651,7 @@ def _run_mode(
         for spec in tamper:
             probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         after = _snapshot(container, tree, synth)
-        same = before == middle and before_tamper == after and before[0] == 0
-        probes.append(
-            Probe(
-                name="unchanged-after-tampering",
-                kind="trusted",
-                command=("sh", "-c", "readlink; sha256sum"),
-                exit_code=after[0],
-                output=after[1],
-                expected="allow",
-                predicted=None,
-                observed="allow" if same else "deny",
-                ok=same,
-                failures=() if same else ("tamper",),
-            )
-        )
+        probes.append(_unchanged_probe(before, middle, before_tamper, after))
         return ModeReport(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)
     except EnvironmentMissingError:
         raise  # a missing engine, tool or shipped file is exit 7, not "a probe failed"
