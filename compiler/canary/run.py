@@ -42,7 +42,7 @@ from ..codex.resolve import EffectiveProfile, EvalContext, resolve
 from ..codex.vocabulary import CARVE_OUTS
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
-from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen
+from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen, ResolvedRoot
 from ..projectdocs import bundle_planted_docs
 from . import dynamic, engine, paths
 from .image import ensure_image
@@ -253,83 +253,89 @@ def _allow(ok: bool) -> Expect:
     return "allow" if ok else "deny"
 
 
-def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: str) -> list[_Spec]:
-    def readable(*paths: str) -> Expect:
-        return _allow(all(pred.decide(p).readable for p in paths))
+def _readable(pred: EffectiveProfile, *paths: str) -> Expect:
+    return _allow(all(pred.decide(p).readable for p in paths))
 
-    def writable(path: str) -> Expect:
-        return _allow(pred.decide(path).writable)
 
+def _writable(pred: EffectiveProfile, path: str) -> Expect:
+    return _allow(pred.decide(path).writable)
+
+
+def _read_specs(tree: _Tree, root: ResolvedRoot, pred: EffectiveProfile) -> list[_Spec]:
+    """The model probes that try to read one root's secret, each spelling and road."""
     ws = tree.workspace
     specs: list[_Spec] = []
-    for root in bundle.roots:
-        if root.kind == "missing":
+    secret = _secret_file(root, tree.prefix)
+    suffix = secret[len(tree.prefix + root.target) :]
+    for i, spelling in enumerate(root.spellings):
+        path = tree.at(spelling) + suffix
+        if os.path.isdir(path):
+            # A hop's own spelling (a symlinked holder dir): `cat` of a directory fails
+            # whatever the sandbox does, so the probe could never see a leak. The file
+            # behind it is probed through the longer spelling (hop link + rest).
             continue
-        secret = _secret_file(root, tree.prefix)
-        suffix = secret[len(tree.prefix + root.target) :]
-        for i, spelling in enumerate(root.spellings):
-            path = tree.at(spelling) + suffix
-            if os.path.isdir(path):
-                # A hop's own spelling (a symlinked holder dir): `cat` of a directory fails
-                # whatever the sandbox does, so the probe could never see a leak. The file
-                # behind it is probed through the longer spelling (hop link + rest).
-                continue
-            specs.append(
-                _Spec(
-                    f"cat-{root.id}-{i}", "model", f"cat '{path}'", "deny", readable(path, secret)
-                )
+        specs.append(
+            _Spec(
+                f"cat-{root.id}-{i}",
+                "model",
+                f"cat '{path}'",
+                "deny",
+                _readable(pred, path, secret),
             )
-        q = f"'{secret}'"
-        link = tree.at(root.path)
-        pr = readable(secret)
-        specs += [
-            _Spec(
-                f"cp-{root.id}", "model", f"cp {q} '{ws}/cp.txt' && cat '{ws}/cp.txt'", "deny", pr
-            ),
-            _Spec(
-                f"ln-hard-{root.id}",
-                "model",
-                f"ln {q} '{ws}/hard' && cat '{ws}/hard'",
-                "deny",
-                None,
-            ),
-            _Spec(
-                f"ln-soft-{root.id}", "model", f"ln -s {q} '{ws}/soft'; cat '{ws}/soft'", "deny", pr
-            ),
-            _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
-            _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
-            # The mask sits on the vault (the secret's directory): lift it, and the file's too.
-            _Spec(
-                f"umount-{root.id}",
-                "model",
-                f"umount {q}; umount '{os.path.dirname(secret)}'; cat {q}",
-                "deny",
-                None,
-            ),
-            _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
-            _Spec(
-                f"tar-{root.id}",
-                "model",
-                f"tar -cf - '{os.path.dirname(link)}' '{os.path.dirname(secret)}' | cat",
-                "deny",
-                None,
-            ),
-            _Spec(
-                f"find-exec-{root.id}",
-                "model",
-                f"find '{tree.prefix}' -type f -exec cat {{}} +",
-                "deny",
-                None,
-            ),
-            _Spec(f"grep-r-{root.id}", "model", f"grep -r OPENAI '{tree.prefix}'", "deny", None),
-        ]
+        )
+    q = f"'{secret}'"
+    link = tree.at(root.path)
+    pr = _readable(pred, secret)
     specs += [
+        _Spec(f"cp-{root.id}", "model", f"cp {q} '{ws}/cp.txt' && cat '{ws}/cp.txt'", "deny", pr),
+        _Spec(
+            f"ln-hard-{root.id}",
+            "model",
+            f"ln {q} '{ws}/hard' && cat '{ws}/hard'",
+            "deny",
+            None,
+        ),
+        _Spec(f"ln-soft-{root.id}", "model", f"ln -s {q} '{ws}/soft'; cat '{ws}/soft'", "deny", pr),
+        _Spec(f"proc-self-root-{root.id}", "model", f"cat /proc/self/root{secret}", "deny", pr),
+        _Spec(f"proc-1-root-{root.id}", "model", f"cat /proc/1/root{secret}", "deny", None),
+        # The mask sits on the vault (the secret's directory): lift it, and the file's too.
+        _Spec(
+            f"umount-{root.id}",
+            "model",
+            f"umount {q}; umount '{os.path.dirname(secret)}'; cat {q}",
+            "deny",
+            None,
+        ),
+        _Spec(f"unshare-{root.id}", "model", f"unshare -U cat {q}", "deny", pr),
+        _Spec(
+            f"tar-{root.id}",
+            "model",
+            f"tar -cf - '{os.path.dirname(link)}' '{os.path.dirname(secret)}' | cat",
+            "deny",
+            None,
+        ),
+        _Spec(
+            f"find-exec-{root.id}",
+            "model",
+            f"find '{tree.prefix}' -type f -exec cat {{}} +",
+            "deny",
+            None,
+        ),
+        _Spec(f"grep-r-{root.id}", "model", f"grep -r OPENAI '{tree.prefix}'", "deny", None),
+    ]
+    return specs
+
+
+def _control_specs(tree: _Tree, pred: EffectiveProfile, mode: str) -> list[_Spec]:
+    """The controls (a read, a write, the loopback listener) and the outer boundary probes."""
+    ws = tree.workspace
+    return [
         _Spec(
             "control-read",
             "model",
             f"cat '{tree.control}'",
             "allow",
-            readable(tree.control),
+            _readable(pred, tree.control),
             control=True,
             needle=tree.control_marker,
         ),
@@ -338,7 +344,7 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             "model",
             f"echo w > '{ws}/canary-w.txt'",
             "deny" if mode == "read-only" else "allow",
-            writable(ws + "/canary-w.txt"),
+            _writable(pred, ws + "/canary-w.txt"),
             control=True,
         ),
         _Spec(
@@ -357,34 +363,50 @@ def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: st
             "outer-daemon-root", "outer", "ls /var/lib/docker /var/run/docker.sock", "absent", None
         ),
     ]
+
+
+def _tamper_specs(tree: _Tree, root: ResolvedRoot, pred: EffectiveProfile) -> list[_Spec]:
+    """The model probes that try to relink one root's link or move its target's directory."""
+    secret = _secret_file(root, tree.prefix)
+    link = tree.at(root.path)
+    tdir = os.path.dirname(secret)
+    return [
+        _Spec(
+            f"tamper-relink-{root.id}",
+            "model",
+            f"ln -sfn '{tree.control}' '{link}'",
+            "deny",
+            _writable(pred, os.path.dirname(link)),
+        ),
+        _Spec(
+            f"tamper-move-{root.id}",
+            "model",
+            f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
+            "deny",
+            # A denied directory (a vault) is a mount point in the sandbox: `mv` of it
+            # fails with "Resource busy" however writable its parent is.
+            _writable(pred, os.path.dirname(tdir)) if _readable(pred, tdir) == "allow" else "deny",
+        ),
+    ]
+
+
+def _specs(tree: _Tree, bundle: CompiledBundle, pred: EffectiveProfile, mode: str) -> list[_Spec]:
+    specs: list[_Spec] = []
+    for root in bundle.roots:
+        if root.kind == "missing":
+            continue
+        specs += _read_specs(tree, root, pred)
+    specs += _control_specs(tree, pred, mode)
     # Tampering last: a broken bundle that lets one through changes the tree.
     for root in bundle.roots:
         if root.kind == "missing":
             continue
-        secret = _secret_file(root, tree.prefix)
-        link = tree.at(root.path)
-        tdir = os.path.dirname(secret)
-        specs += [
-            _Spec(
-                f"tamper-relink-{root.id}",
-                "model",
-                f"ln -sfn '{tree.control}' '{link}'",
-                "deny",
-                writable(os.path.dirname(link)),
-            ),
-            _Spec(
-                f"tamper-move-{root.id}",
-                "model",
-                f"mv '{tdir}' '{tdir}.moved' && mkdir -p '{tdir}' && echo planted > '{secret}'",
-                "deny",
-                # A denied directory (a vault) is a mount point in the sandbox: `mv` of it
-                # fails with "Resource busy" however writable its parent is.
-                writable(os.path.dirname(tdir)) if readable(tdir) == "allow" else "deny",
-            ),
-        ]
+        specs += _tamper_specs(tree, root, pred)
     config = tree.codex_home + "/config.toml"
     specs.append(
-        _Spec("tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", writable(config))
+        _Spec(
+            "tamper-config", "model", f"echo 'x=1' >> '{config}'", "deny", _writable(pred, config)
+        )
     )
     specs += paths.specs(tree, bundle, pred, _Spec)  # rename ancestors, trusted base (issue 13)
     return specs
@@ -476,6 +498,106 @@ def _judge(spec: _Spec, rc: int, out: str, tree: _Tree, cmd: tuple[str, ...]) ->
     )
 
 
+def _start_container(
+    client: DockerClient,
+    tag: str,
+    run_id: str,
+    mode: str,
+    uid: int,
+    tree: _Tree,
+    codex_bin: Path,
+    with_dynamic: bool,
+) -> tuple[Container, str, tuple[str, ...]]:
+    """The mode's hardened container with codex, the tree (and flock) mounted; codex's inner
+    path and the flock argv prefix."""
+    volumes, codex = engine.codex_mount(codex_bin)
+    volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
+    flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
+    volumes.update(flock_vols)
+    settings = engine.run_settings(run_id, uid=uid)
+    # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
+    # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
+    settings["tmpfs"] = {**settings["tmpfs"], **{f"/{n}": "ro,size=4k" for n in CARVE_OUTS}}
+    container = client.containers.run(
+        tag,
+        ["sleep", "600"],
+        volumes=volumes,
+        detach=True,
+        name=f"profilec-canary-{run_id}-{mode}",
+        **settings,
+    )
+    return container, codex, flock
+
+
+def _sandbox_argv(
+    codex: str, synth: CompiledBundle, profile: CompiledProfile, tree: _Tree
+) -> list[str]:
+    """`codex sandbox` with the bundle's `-c` lines and the mode's profile, ending in `sh -c`."""
+    sandbox = [codex, "sandbox"]
+    for line in _overrides(synth):
+        sandbox += ["-c", line]
+    sandbox += ["-P", profile.profile_id, "-C", tree.workspace, "--", "sh", "-c"]
+    return sandbox
+
+
+def _trusted_probes(
+    container: Container,
+    synth: CompiledBundle,
+    tree: _Tree,
+    sandbox: Sequence[str],
+    probes: list[Probe],
+) -> None:
+    """The trusted parent's probes, appended to `probes` as each runs; starts the listener."""
+    # Trusted parent: reads through the link and the target, rewrites the target.
+    for root in synth.roots:
+        if root.kind == "missing":
+            continue
+        secret = _secret_file(root, tree.prefix)
+        link = tree.at(root.path) + secret[len(tree.prefix + root.target) :]
+        for name, script in (
+            (f"trusted-read-link-{root.id}", f"cat '{link}'"),
+            (f"trusted-read-target-{root.id}", f"cat '{secret}'"),
+            (
+                f"trusted-rewrite-{root.id}",
+                f"c=$(cat '{secret}') && printf '%s\\n' \"$c\" > '{secret}' && cat '{link}'",
+            ),
+        ):
+            spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
+            probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
+    # Trusted loopback listener: every connection gets the net marker, then is closed.
+    container.exec_run(
+        ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
+    )
+    script = (
+        f"for i in 1 2 3 4 5 6 7 8 9 10; do nc -w 1 127.0.0.1 {NET_PORT} </dev/null "
+        "&& exit 0; sleep 0.2; done; exit 1"
+    )
+    spec = _Spec("trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker)
+    probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
+
+
+def _unchanged_probe(
+    before: tuple[int, str],
+    middle: tuple[int, str],
+    before_tamper: tuple[int, str],
+    after: tuple[int, str],
+) -> Probe:
+    """Links and targets unchanged around the probes (the saves in between excepted)."""
+    same = before == middle and before_tamper == after and before[0] == 0
+    return Probe(
+        name="unchanged-after-tampering",
+        kind="trusted",
+        command=("sh", "-c", "readlink; sha256sum"),
+        exit_code=after[0],
+        output=after[1],
+        expected="allow",
+        predicted=None,
+        observed="allow" if same else "deny",
+        ok=same,
+        failures=() if same else ("tamper",),
+    )
+
+
 def _run_mode(
     client: DockerClient,
     tag: str,
@@ -493,54 +615,11 @@ def _run_mode(
     profile = synth.profile_for(mode)
     probes: list[Probe] = []
     try:
-        volumes, codex = engine.codex_mount(codex_bin)
-        volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
-        flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
-        volumes.update(flock_vols)
-        settings = engine.run_settings(run_id, uid=uid)
-        # A writable `:root` makes Codex carve `/.git`, `/.agents`, ... out of `/`; bwrap then
-        # mkdirs them, which fails on the read-only rootfs. Empty read-only tmpfs mount points.
-        settings["tmpfs"] = {**settings["tmpfs"], **{f"/{n}": "ro,size=4k" for n in CARVE_OUTS}}
-        container = client.containers.run(
-            tag,
-            ["sleep", "600"],
-            volumes=volumes,
-            detach=True,
-            name=f"profilec-canary-{run_id}-{mode}",
-            **settings,
+        container, codex, flock = _start_container(
+            client, tag, run_id, mode, uid, tree, codex_bin, with_dynamic
         )
-        sandbox = [codex, "sandbox"]
-        for line in _overrides(synth):
-            sandbox += ["-c", line]
-        sandbox += ["-P", profile.profile_id, "-C", tree.workspace, "--", "sh", "-c"]
-        # Trusted parent: reads through the link and the target, rewrites the target.
-        for root in synth.roots:
-            if root.kind == "missing":
-                continue
-            secret = _secret_file(root, tree.prefix)
-            link = tree.at(root.path) + secret[len(tree.prefix + root.target) :]
-            for name, script in (
-                (f"trusted-read-link-{root.id}", f"cat '{link}'"),
-                (f"trusted-read-target-{root.id}", f"cat '{secret}'"),
-                (
-                    f"trusted-rewrite-{root.id}",
-                    f"c=$(cat '{secret}') && printf '%s\\n' \"$c\" > '{secret}' && cat '{link}'",
-                ),
-            ):
-                spec = _Spec(name, "trusted", script, "allow", None, needle=tree.marker)
-                probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
-        # Trusted loopback listener: every connection gets the net marker, then is closed.
-        container.exec_run(
-            ["nc", "-ll", "-p", str(NET_PORT), "-e", "echo", tree.net_marker], detach=True
-        )
-        script = (
-            f"for i in 1 2 3 4 5 6 7 8 9 10; do nc -w 1 127.0.0.1 {NET_PORT} </dev/null "
-            "&& exit 0; sleep 0.2; done; exit 1"
-        )
-        spec = _Spec(
-            "trusted-net-listener", "trusted", script, "allow", None, needle=tree.net_marker
-        )
-        probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
+        sandbox = _sandbox_argv(codex, synth, profile, tree)
+        _trusted_probes(container, synth, tree, sandbox, probes)
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
         specs = _specs(tree, synth, pred, mode)
@@ -572,21 +651,7 @@ def _run_mode(
         for spec in tamper:
             probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         after = _snapshot(container, tree, synth)
-        same = before == middle and before_tamper == after and before[0] == 0
-        probes.append(
-            Probe(
-                name="unchanged-after-tampering",
-                kind="trusted",
-                command=("sh", "-c", "readlink; sha256sum"),
-                exit_code=after[0],
-                output=after[1],
-                expected="allow",
-                predicted=None,
-                observed="allow" if same else "deny",
-                ok=same,
-                failures=() if same else ("tamper",),
-            )
-        )
+        probes.append(_unchanged_probe(before, middle, before_tamper, after))
         return ModeReport(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)
     except EnvironmentMissingError:
         raise  # a missing engine, tool or shipped file is exit 7, not "a probe failed"

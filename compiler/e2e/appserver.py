@@ -531,6 +531,135 @@ def drop_denies(bundle: CompiledBundle) -> CompiledBundle:
     return bundle.model_copy(update={"profiles": profiles})
 
 
+def _default_events(method: str) -> list[str]:
+    """Every session event `run_method` probes for `method` when the caller names none."""
+    return [
+        "new",
+        "resumed",
+        *LEGACY_EVENTS,
+        RESTORE_EVENT,
+        *THREAD_SANDBOX_EVENTS,
+        FORK_SANDBOX_EVENT,
+        RESUME_SANDBOX_EVENT,
+        *(["resumed:no-config"] if method == "thread config" else []),
+    ]
+
+
+def _probe_first_thread(
+    s: _Session,
+    wanted: list[str],
+    out: list[EventOutcome],
+    bundle: CompiledBundle | None,
+    timeout: float,
+) -> None:
+    """The first thread: new, resumed, the legacy `sandboxPolicy` turns, the restore turn."""
+    proc = s.start()
+    started = proc.client.request("thread/start", s.thread_params(), timeout=timeout)
+    thread_id = str(started["thread"]["id"])
+    active = _profile_id(started)
+    if "new" in wanted:
+        out.append(s.probe(thread_id, "new", active))
+    if "resumed" in wanted:
+        active = s.resume(thread_id, with_config=True)
+        out.append(s.probe(thread_id, "resumed", active))
+    for (_, policy), event in zip(LEGACY_SANDBOX_POLICIES, LEGACY_EVENTS, strict=True):
+        if event in wanted:
+            out.append(s.probe(thread_id, event, active, {"sandboxPolicy": policy}))
+    if RESTORE_EVENT in wanted and bundle is not None:
+        # PC023's fix: select the profile per turn with `permissions` (experimental).
+        out.append(
+            s.probe(
+                thread_id,
+                RESTORE_EVENT,
+                active,
+                {"permissions": bundle.default_profile_id},
+            )
+        )
+
+
+def _probe_thread_sandboxes(
+    s: _Session, wanted: list[str], out: list[EventOutcome], timeout: float
+) -> None:
+    """One fresh thread per legacy `sandbox` mode on `thread/start`."""
+    for mode, event in zip(THREAD_SANDBOX_MODES, THREAD_SANDBOX_EVENTS, strict=True):
+        if event in wanted:
+            # A fresh thread each, so an earlier leak cannot colour this one.
+            s.leaked = False
+            started = (
+                s.proc.client.request(
+                    "thread/start",
+                    {**s.thread_params(), "sandbox": mode},
+                    timeout=timeout,
+                )
+                if s.proc
+                else {}
+            )
+            out.append(s.probe(str(started["thread"]["id"]), event, _profile_id(started)))
+
+
+def _probe_fork_resume_sandbox(
+    s: _Session, wanted: list[str], out: list[EventOutcome], timeout: float
+) -> None:
+    """A fresh thread with a rollout on disk: fork it, then resume it, each with a `sandbox`."""
+    if FORK_SANDBOX_EVENT in wanted or RESUME_SANDBOX_EVENT in wanted:
+        # A fresh thread with a rollout on disk: fork it, then resume it, each
+        # request carrying a legacy `sandbox`.
+        s.leaked = False
+        proc = s.start()
+        started = proc.client.request("thread/start", s.thread_params(), timeout=timeout)
+        fresh = str(started["thread"]["id"])
+        s.warm(fresh)
+        if FORK_SANDBOX_EVENT in wanted:
+            forked = proc.client.request(
+                "thread/fork",
+                {"threadId": fresh, **s.thread_params(), "sandbox": SANDBOX_READ_ONLY},
+                timeout=timeout,
+            )
+            out.append(
+                s.probe(str(forked["thread"]["id"]), FORK_SANDBOX_EVENT, _profile_id(forked))
+            )
+            s.leaked = False
+        if RESUME_SANDBOX_EVENT in wanted:
+            proc = s.start()
+            resumed = proc.client.request(
+                "thread/resume",
+                {"threadId": fresh, **s.thread_params(), "sandbox": SANDBOX_READ_ONLY},
+                timeout=timeout,
+            )
+            out.append(s.probe(fresh, RESUME_SANDBOX_EVENT, _profile_id(resumed)))
+
+
+def _probe_resumed_no_config(
+    s: _Session, wanted: list[str], out: list[EventOutcome], timeout: float
+) -> None:
+    """A second thread resumed without its session config."""
+    if "resumed:no-config" in wanted:
+        # A second thread, so the legacy turns above cannot colour this one.
+        s.leaked = False
+        proc = s.start()
+        started = proc.client.request("thread/start", s.thread_params(), timeout=timeout)
+        second = str(started["thread"]["id"])
+        s.warm(second)
+        active = s.resume(second, with_config=False)
+        out.append(s.probe(second, "resumed:no-config", active))
+
+
+def _fill_errors(
+    s: _Session,
+    method: str,
+    wanted: list[str],
+    out: list[EventOutcome],
+    exc: Exception,
+    marker: str,
+) -> None:
+    """An error outcome for every wanted event the session did not reach."""
+    done = {o.session_event for o in out}
+    tail = s.proc.client.stderr_tail(300) if s.proc is not None else ""
+    for event in wanted:
+        if event not in done:
+            out.append(_error_outcome(method, event, RuntimeError(f"{exc}; {tail}"), marker))
+
+
 def run_method(
     codex: str,
     method: str,
@@ -550,20 +679,7 @@ def run_method(
     """
     layout = build_layout(APPSERVER_TREE, parent)
     out: list[EventOutcome] = []
-    wanted = (
-        list(events)
-        if events is not None
-        else [
-            "new",
-            "resumed",
-            *LEGACY_EVENTS,
-            RESTORE_EVENT,
-            *THREAD_SANDBOX_EVENTS,
-            FORK_SANDBOX_EVENT,
-            RESUME_SANDBOX_EVENT,
-            *(["resumed:no-config"] if method == "thread config" else []),
-        ]
-    )
+    wanted = list(events) if events is not None else _default_events(method)
     try:
         bundle = None if default_permissions is not None else compile_layout(layout)
         if bundle is not None and mutate is not None:
@@ -573,95 +689,12 @@ def run_method(
         with ScriptedModelServer() as server:
             s = _Session(method, layout, bundle, server, codex, timeout, default_permissions)
             try:
-                proc = s.start()
-                started = proc.client.request("thread/start", s.thread_params(), timeout=timeout)
-                thread_id = str(started["thread"]["id"])
-                active = _profile_id(started)
-                if "new" in wanted:
-                    out.append(s.probe(thread_id, "new", active))
-                if "resumed" in wanted:
-                    active = s.resume(thread_id, with_config=True)
-                    out.append(s.probe(thread_id, "resumed", active))
-                for (_, policy), event in zip(LEGACY_SANDBOX_POLICIES, LEGACY_EVENTS, strict=True):
-                    if event in wanted:
-                        out.append(s.probe(thread_id, event, active, {"sandboxPolicy": policy}))
-                if RESTORE_EVENT in wanted and bundle is not None:
-                    # PC023's fix: select the profile per turn with `permissions` (experimental).
-                    out.append(
-                        s.probe(
-                            thread_id,
-                            RESTORE_EVENT,
-                            active,
-                            {"permissions": bundle.default_profile_id},
-                        )
-                    )
-                for mode, event in zip(THREAD_SANDBOX_MODES, THREAD_SANDBOX_EVENTS, strict=True):
-                    if event in wanted:
-                        # A fresh thread each, so an earlier leak cannot colour this one.
-                        s.leaked = False
-                        started = (
-                            s.proc.client.request(
-                                "thread/start",
-                                {**s.thread_params(), "sandbox": mode},
-                                timeout=timeout,
-                            )
-                            if s.proc
-                            else {}
-                        )
-                        out.append(
-                            s.probe(str(started["thread"]["id"]), event, _profile_id(started))
-                        )
-                if FORK_SANDBOX_EVENT in wanted or RESUME_SANDBOX_EVENT in wanted:
-                    # A fresh thread with a rollout on disk: fork it, then resume it, each
-                    # request carrying a legacy `sandbox`.
-                    s.leaked = False
-                    proc = s.start()
-                    started = proc.client.request(
-                        "thread/start", s.thread_params(), timeout=timeout
-                    )
-                    fresh = str(started["thread"]["id"])
-                    s.warm(fresh)
-                    if FORK_SANDBOX_EVENT in wanted:
-                        forked = proc.client.request(
-                            "thread/fork",
-                            {"threadId": fresh, **s.thread_params(), "sandbox": SANDBOX_READ_ONLY},
-                            timeout=timeout,
-                        )
-                        out.append(
-                            s.probe(
-                                str(forked["thread"]["id"]), FORK_SANDBOX_EVENT, _profile_id(forked)
-                            )
-                        )
-                        s.leaked = False
-                    if RESUME_SANDBOX_EVENT in wanted:
-                        proc = s.start()
-                        resumed = proc.client.request(
-                            "thread/resume",
-                            {"threadId": fresh, **s.thread_params(), "sandbox": SANDBOX_READ_ONLY},
-                            timeout=timeout,
-                        )
-                        out.append(s.probe(fresh, RESUME_SANDBOX_EVENT, _profile_id(resumed)))
-                if "resumed:no-config" in wanted:
-                    # A second thread, so the legacy turns above cannot colour this one.
-                    s.leaked = False
-                    proc = s.start()
-                    started = proc.client.request(
-                        "thread/start", s.thread_params(), timeout=timeout
-                    )
-                    second = str(started["thread"]["id"])
-                    s.warm(second)
-                    active = s.resume(second, with_config=False)
-                    out.append(s.probe(second, "resumed:no-config", active))
+                _probe_first_thread(s, wanted, out, bundle, timeout)
+                _probe_thread_sandboxes(s, wanted, out, timeout)
+                _probe_fork_resume_sandbox(s, wanted, out, timeout)
+                _probe_resumed_no_config(s, wanted, out, timeout)
             except (RpcError, RpcTimeout, RpcClosed, KeyError, TypeError) as exc:
-                done = {o.session_event for o in out}
-                tail = s.proc.client.stderr_tail(300) if s.proc is not None else ""
-                for event in wanted:
-                    if event not in done:
-                        out.append(
-                            _error_outcome(
-                                method, event, RuntimeError(f"{exc}; {tail}"), layout.marker
-                            )
-                        )
+                _fill_errors(s, method, wanted, out, exc, layout.marker)
             finally:
                 s.stop()
     finally:
