@@ -269,27 +269,37 @@ def launch_entry(
         forward_mode_ids=forward,
     )
     doc["launcher_supplies"] = supplies
+    doc["statement"] = _mode_statement(bundle, entry, forward, enforced)
+    return doc
+
+
+def _mode_statement(
+    bundle: CompiledBundle,
+    entry: AdapterEntry,
+    forward: list[str],
+    enforced: Literal["managed-requirements", "launcher"],
+) -> str:
+    """The statement of an entry whose method holds: which session modes to forward, which
+    never to offer, and what stops a blocked mode (the managed requirements or the launcher)."""
     only = (
         "forward session/set_mode only to " + ", ".join(forward)
         if forward
         else "forward no session/set_mode (this build offers no permission-profile mode; the "
         f"session runs permission-profile:{bundle.default_profile_id})"
     )
-    if entry.blocked_modes:
-        how = (
-            "under the managed requirements (install `requirements` first) such a mode runs "
-            f"the default profile {bundle.default_profile_id} instead"
-            if enforced == "managed-requirements"
-            else "nothing but the launcher stops it for this build (the managed requirements "
-            "were not measured on its Codex core)"
-        )
-        doc["statement"] = (
-            f"{only}; never offer {', '.join(entry.blocked_modes)}: without the managed "
-            f"requirements that mode drops the credential deny; {how}"
-        )
-    else:
-        doc["statement"] = f"{only}; every mode the adapter offers keeps the credential deny"
-    return doc
+    if not entry.blocked_modes:
+        return f"{only}; every mode the adapter offers keeps the credential deny"
+    how = (
+        "under the managed requirements (install `requirements` first) such a mode runs "
+        f"the default profile {bundle.default_profile_id} instead"
+        if enforced == "managed-requirements"
+        else "nothing but the launcher stops it for this build (the managed requirements "
+        "were not measured on its Codex core)"
+    )
+    return (
+        f"{only}; never offer {', '.join(entry.blocked_modes)}: without the managed "
+        f"requirements that mode drops the credential deny; {how}"
+    )
 
 
 #: Codex versions the managed requirements were measured to hold on (docs/e2e-acp.md,
