@@ -383,7 +383,7 @@ def load_and_compile(roots_path: StrPath, **options: Any) -> CompiledBundle:
     The parameters are `make_inputs`'s (`InputOptions`), checked there. `home` is HOME of the
     session's commands, when the launcher sets one: no vault may hold it. `run_as` is the uid
     Codex is launched as (default: this process's): a writable root it cannot hold Codex's
-    mount targets in is not emitted, or refused (compile.Probe). `session_config` is the
+    mount targets in is not emitted, or refused (wholepath.Probe). `session_config` is the
     agent's session config as data (see `SessionConfig`).
     """
     return compile_inputs(make_inputs(roots_path, **options))

@@ -28,7 +28,8 @@ from .check.result import CheckReport
 from .check.rules import RuleCatalogue
 from .compat_matrix import CompatibilityMatrix
 from .emit.acp_json import AcpLaunchConfig
-from .emit.launch import AdapterCatalog, LaunchDocument
+from .emit.launch import AdapterCatalog
+from .emit.launch_models import LaunchDocument
 from .emit.overrides import OverrideLine
 from .emit.requirements import ManagedRequirements
 from .mcp import VouchedMcpServers

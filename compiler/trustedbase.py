@@ -33,7 +33,7 @@ def root_directories(root: str = "/") -> tuple[str, ...]:
     such as `/lib64 -> usr/lib64` is not one, nor is a file), without the pseudo file systems;
     sorted.
 
-    Full access writes each of them instead of `/` itself (compiler/compile.py `_root_split`),
+    Full access writes each of them instead of `/` itself (compiler/wholepath.py `root_split`),
     so no top-level name can be created, renamed or replaced.
     """
     found: list[str] = []

@@ -8,7 +8,7 @@ policy key put each entry there.
 from __future__ import annotations
 
 from ..codex.resolve import EXTENSIBLE_PARENTS
-from ..models import CompiledBundle, CompiledProfile
+from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from .models import BundleProvenance, ModeProvenance, ProvenanceRecord
 from .sources import SourceFile, Sources
 
@@ -17,10 +17,85 @@ def _line(src: SourceFile | None, key: str) -> int | None:
     return src.key_line(key) if src is not None else None
 
 
+def _inherited_records(
+    profile: CompiledProfile, extends: str, pfile: str | None, ext_line: int | None
+) -> list[ProvenanceRecord]:
+    """The filesystem keys `extends` inherits from Codex's built-in parent and the policy does
+    not override, each at the policy's `extends` line."""
+    out: list[ProvenanceRecord] = []
+    inherited = EXTENSIBLE_PARENTS[extends]["filesystem"]
+    for key in sorted(inherited):
+        value = inherited[key]
+        subs = value.items() if isinstance(value, dict) else [(None, value)]
+        for sub, access in subs:
+            full = f"{key}/{sub}" if sub is not None else key
+            own = profile.policy_filesystem.get(key)
+            if own is not None and (sub is None or (isinstance(own, dict) and sub in own)):
+                continue  # the policy overrides this inherited key
+            out.append(
+                ProvenanceRecord(
+                    key=full,
+                    value=str(access),
+                    origin="codex-builtin",
+                    reason=f"inherited from extends = {extends!r}",
+                    file=pfile,
+                    line=ext_line,
+                )
+            )
+    return out
+
+
+def _entry_record(entry: CompiledEntry, p: Provenance, sources: Sources | None) -> ProvenanceRecord:
+    """The record of one reason a compiled entry is there: trusted base, layout, root or policy."""
+    if p.reason == "trusted-base":
+        # detail is "<source>: <declared path>" (policy, manifest or discovered).
+        origin, _, declared = (p.detail or "policy: ").partition(": ")
+        from_manifest = origin == "manifest"
+        src = None
+        if sources is not None:
+            src = sources.manifest if from_manifest else sources.trusted_base
+        return ProvenanceRecord(
+            key=entry.path,
+            value=entry.access,
+            origin="roots-manifest" if from_manifest else "policy",
+            reason=p.reason,
+            file=src.name if src is not None else None,
+            line=sources.line_of_value(src, declared) if sources else None,
+            detail=p.detail,
+        )
+    if p.reason == "workspace-root":
+        return ProvenanceRecord(
+            key=entry.path,
+            value=entry.access,
+            origin="launch-layout",
+            reason=p.reason,
+            detail=p.detail,
+        )
+    if p.reason in ("codex-home", "writer-lock", "private-config"):
+        return ProvenanceRecord(
+            key=entry.path,
+            value=entry.access,
+            origin="launch-layout",
+            reason=p.reason,
+            detail=f"--codex-home {p.detail}" if p.detail else "--codex-home",
+        )
+    man = sources.manifest if sources else None
+    return ProvenanceRecord(
+        key=entry.path,
+        value=entry.access,
+        origin="roots-manifest" if p.root_id else "policy",
+        reason=p.reason,
+        file="roots-manifest" if (man and p.root_id) else None,
+        line=man.root_line(p.root_id) if (man and p.root_id) else None,
+        root_id=p.root_id,
+        hop_index=p.hop_index,
+        detail=p.detail,
+    )
+
+
 def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModeProvenance:
     """Records for one compiled profile, in the order Codex reads its table."""
     pol = sources.policy.get(profile.mode) if sources else None
-    man = sources.manifest if sources else None
     pfile = pol.name if pol else None
     recs: list[ProvenanceRecord] = []
     if profile.extends:
@@ -35,25 +110,7 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
                 line=ext_line,
             )
         )
-        inherited = EXTENSIBLE_PARENTS[profile.extends]["filesystem"]
-        for key in sorted(inherited):
-            value = inherited[key]
-            subs = value.items() if isinstance(value, dict) else [(None, value)]
-            for sub, access in subs:
-                full = f"{key}/{sub}" if sub is not None else key
-                own = profile.policy_filesystem.get(key)
-                if own is not None and (sub is None or (isinstance(own, dict) and sub in own)):
-                    continue  # the policy overrides this inherited key
-                recs.append(
-                    ProvenanceRecord(
-                        key=full,
-                        value=str(access),
-                        origin="codex-builtin",
-                        reason=f"inherited from extends = {profile.extends!r}",
-                        file=pfile,
-                        line=ext_line,
-                    )
-                )
+        recs.extend(_inherited_records(profile, profile.extends, pfile, ext_line))
     for root in profile.workspace_roots:
         recs.append(
             ProvenanceRecord(
@@ -90,61 +147,7 @@ def mode_provenance(profile: CompiledProfile, sources: Sources | None) -> ModePr
             )
         )
     for entry in profile.entries:
-        for p in entry.provenance:
-            if p.reason == "trusted-base":
-                # detail is "<source>: <declared path>" (policy, manifest or discovered).
-                origin, _, declared = (p.detail or "policy: ").partition(": ")
-                from_manifest = origin == "manifest"
-                src = None
-                if sources is not None:
-                    src = sources.manifest if from_manifest else sources.trusted_base
-                recs.append(
-                    ProvenanceRecord(
-                        key=entry.path,
-                        value=entry.access,
-                        origin="roots-manifest" if from_manifest else "policy",
-                        reason=p.reason,
-                        file=src.name if src is not None else None,
-                        line=sources.line_of_value(src, declared) if sources else None,
-                        detail=p.detail,
-                    )
-                )
-                continue
-            if p.reason == "workspace-root":
-                recs.append(
-                    ProvenanceRecord(
-                        key=entry.path,
-                        value=entry.access,
-                        origin="launch-layout",
-                        reason=p.reason,
-                        detail=p.detail,
-                    )
-                )
-                continue
-            if p.reason in ("codex-home", "writer-lock", "private-config"):
-                recs.append(
-                    ProvenanceRecord(
-                        key=entry.path,
-                        value=entry.access,
-                        origin="launch-layout",
-                        reason=p.reason,
-                        detail=f"--codex-home {p.detail}" if p.detail else "--codex-home",
-                    )
-                )
-                continue
-            recs.append(
-                ProvenanceRecord(
-                    key=entry.path,
-                    value=entry.access,
-                    origin="roots-manifest" if p.root_id else "policy",
-                    reason=p.reason,
-                    file="roots-manifest" if (man and p.root_id) else None,
-                    line=man.root_line(p.root_id) if (man and p.root_id) else None,
-                    root_id=p.root_id,
-                    hop_index=p.hop_index,
-                    detail=p.detail,
-                )
-            )
+        recs.extend(_entry_record(entry, p, sources) for p in entry.provenance)
     recs.append(
         ProvenanceRecord(
             key="network.enabled",

@@ -83,14 +83,15 @@ def main(argv: list[str]) -> int:
         setattr(profilec.pipeline, "LaunchProbe", _trusting_present(real, base))  # noqa: B010
     if keep_present:
         import profilec.compile
+        import profilec.wholepath
 
-        drop = profilec.compile._drop_unneeded_masks
+        drop = profilec.wholepath.drop_unneeded_masks
 
         def only_missing(resolved: Any, table: Any, entries: Any, ctx: Any, trusted: Any) -> Any:
             missing = [t for t in trusted if t.kind == "missing"]
             return drop(resolved, table, entries, ctx, missing)
 
-        setattr(profilec.compile, "_drop_unneeded_masks", only_missing)  # noqa: B010
+        setattr(profilec.compile, "drop_unneeded_masks", only_missing)  # noqa: B010
     made = [Path(base) / n for n in CARVE_OUTS] if names_at_compile else []
     for p in made:
         p.mkdir()

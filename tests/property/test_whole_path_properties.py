@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 
 from profilec.ancestry import unsafe_ancestors
 from profilec.codex.resolve import resolve, session_contexts
-from profilec.compile import _protected, compile_bundle
+from profilec.compile import compile_bundle
 from profilec.errors import UnsafeRootError
 from profilec.models import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root, resolve_workspace_roots
+from profilec.wholepath import protected_paths
 from tests.strategies import TreeSpec, build, trees
 
 POLICY = load_policy()
@@ -61,7 +62,7 @@ def test_no_ancestor_of_a_protected_path_is_renamable_in_any_mode(
             for p in e.provenance
         )
         event("compiled with pins" if pinned else "compiled, nothing to pin")
-        protected = _protected(roots, home, ())
+        protected = protected_paths(roots, home, ())
         for profile in bundle.profiles:
             table = {profile.profile_id: profile.codex_table()}
             for ctx in session_contexts(ws):

@@ -15,7 +15,8 @@ import pytest
 from profilec.cli import main
 from profilec.codex.vocabulary import REQUIREMENTS_FILE
 from profilec.emit.codex_home import ensure_writer_lock
-from profilec.emit.launch import LaunchDocument, profilec_argv
+from profilec.emit.launch import profilec_argv
+from profilec.emit.launch_models import LaunchDocument
 from profilec.emit.requirements import digest, render_requirements
 from profilec.pipeline import load_and_compile
 from tests.helpers import Layout, make_layout

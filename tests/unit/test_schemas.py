@@ -153,7 +153,7 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.api import load_and_compile
     from profilec.bundle.models import BundleDocument
     from profilec.emit.acp_json import AcpLaunchConfig
-    from profilec.emit.launch import LaunchDocument
+    from profilec.emit.launch_models import LaunchDocument
     from profilec.formats import COMPILE_FORMATS
 
     renderer = COMPILE_FORMATS.renderer

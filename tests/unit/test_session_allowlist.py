@@ -453,7 +453,8 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
 
 
 def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
-    from profilec.emit.launch import LaunchDocument, load_catalog, render_launch_with
+    from profilec.emit.launch import load_catalog, render_launch_with
+    from profilec.emit.launch_models import LaunchDocument
 
     lay = make_layout(tmp_path / "l")
     bundle = load_and_compile(

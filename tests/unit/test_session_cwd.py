@@ -14,10 +14,11 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.codex.resolve import cwd_contexts, follows_cwd, resolve, session_contexts
-from profilec.compile import _protected, _prove, outside_cwds, resolve_emitted
+from profilec.compile import _prove, outside_cwds, resolve_emitted
 from profilec.errors import UnsafeRootError
 from profilec.models import CompiledBundle, CompiledProfile
 from profilec.policy import default_profiles_dir
+from profilec.wholepath import protected_paths
 from tests.helpers import Layout, make_layout
 
 WRITING = ("agent", "agent-full-access")
@@ -114,7 +115,7 @@ def test_the_proof_flags_a_codex_home_cwd_under_workspace(tmp_path: Path, mode: 
     lay, bundle = _compile(tmp_path)
     home = bundle.codex_home
     assert home is not None
-    protected = _protected(bundle.roots, home, ())
+    protected = protected_paths(bundle.roots, home, ())
     launch = session_contexts(bundle.layout.workspace_roots)
     at_home = cwd_contexts([home.canonical], bundle.layout.workspace_roots)
     for prof in (bundle.profile_for(mode), _under_workspace(bundle.profile_for(mode))):

@@ -13,11 +13,12 @@ import pytest
 from profilec.ancestry import unsafe_ancestors
 from profilec.api import load_and_compile
 from profilec.codex.resolve import resolve, session_contexts
-from profilec.compile import _protected, _prove, compile_bundle, resolve_emitted
+from profilec.compile import _prove, compile_bundle, resolve_emitted
 from profilec.errors import UnsafeRootError
 from profilec.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root
+from profilec.wholepath import protected_paths
 from tests.helpers import make_layout
 
 POLICY = load_policy()
@@ -48,7 +49,7 @@ def test_agent_pins_every_ancestor_of_a_layout_under_tmp(tmp_path: Path) -> None
     assert not any(
         p.reason == "ancestor" for e in b.profile_for("read-only").entries for p in e.provenance
     )
-    protected = _protected(b.roots, b.codex_home, ())
+    protected = protected_paths(b.roots, b.codex_home, ())
     for prof in b.profiles:
         table = {prof.profile_id: prof.codex_table()}
         for ctx in session_contexts(b.layout.workspace_roots):
@@ -66,7 +67,7 @@ def test_the_proof_rejects_holder_only_entries(tmp_path: Path, mode: str) -> Non
     with pytest.raises(UnsafeRootError, match="can be renamed") as exc:
         ctxs = session_contexts(b.layout.workspace_roots)
         effs = resolve_emitted(broken, ctxs)  # type: ignore[arg-type]
-        protected = _protected(b.roots, b.codex_home, ())
+        protected = protected_paths(b.roots, b.codex_home, ())
         _prove(broken, b.roots, b.codex_home, ctxs, (), effs, protected)  # type: ignore[arg-type]
     assert "move the vault out of the writable area" in exc.value.one_line()
 
@@ -232,9 +233,9 @@ def test_a_layout_under_the_launchers_tmpdir_gets_its_ancestors_pinned(tmp_path:
 def test_resolutions_answer_once_per_equal_table_and_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """compile.Resolutions resolves each distinct (table, context) once; an equal table (as
+    """wholepath.Resolutions resolves each distinct (table, context) once; an equal table (as
     data) in the same context is answered from memory, anything else is resolved afresh."""
-    import profilec.compile as compile_module
+    import profilec.wholepath as wholepath
 
     calls: list[str] = []
 
@@ -242,8 +243,8 @@ def test_resolutions_answer_once_per_equal_table_and_context(
         calls.append(profile_id)
         return resolve(perms, profile_id, ctx)
 
-    monkeypatch.setattr(compile_module, "resolve", counted)
-    memo = compile_module.Resolutions("p")
+    monkeypatch.setattr(wholepath, "resolve", counted)
+    memo = wholepath.Resolutions("p")
     a, b = session_contexts(["/w1", "/w2"])
     table = {"filesystem": {":minimal": "read", "/w1": "write", "/x": "deny"}}
     first = memo(table, a)
@@ -264,7 +265,7 @@ def test_a_compile_judges_exactly_what_a_fresh_resolve_of_its_output_gives(
     b = load_and_compile(
         str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
     )
-    protected = _protected(b.roots, b.codex_home, b.trusted_base)
+    protected = protected_paths(b.roots, b.codex_home, b.trusted_base)
     ctxs = session_contexts(b.layout.workspace_roots)
     for prof in b.profiles:
         table = {prof.profile_id: prof.codex_table()}
