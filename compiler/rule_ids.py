@@ -83,6 +83,9 @@ REQUIREMENTS_UNNAMED: Final = "PC057"
 VAULT_NOT_RUN_AS_WRITABLE: Final = "PC060"
 CODEX_HOME_OWNERSHIP: Final = "PC061"
 WRITER_LOCK_UNUSABLE: Final = "PC062"
+#: A mode's profile makes whatever cwd the client picks writable (`:workspace_roots` = write,
+#: `extends = ":workspace"`): the trusted side is writable from a session opened there.
+CWD_FOLLOWING_WRITE: Final = "PC063"
 
 # ---------------------------------------------------------------------------------------------
 # Waivers (PC090)

@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ...codex.lexical import EvaluationError
+from ...codex.resolve import EvalContext, resolve
 from ...codex.vocabulary import (
     BUILTIN_FULL,
     BUILTIN_PROFILES,
@@ -27,6 +29,7 @@ from ...codex.vocabulary import (
 )
 from ...models import ACP_MODES
 from ...rule_ids import (
+    CWD_FOLLOWING_WRITE,
     DANGER_FULL_ACCESS,
     EXTENDS_UNSUPPORTED_VERSION,
     LEGACY_NONE,
@@ -201,6 +204,45 @@ rule(
     "map read-only, agent and agent-full-access each to a profile defined in a config layer",
     waivable=False,
 )
+
+
+rule(
+    CWD_FOLLOWING_WRITE,
+    "cwd-following-write",
+    "error",
+    "a mode's profile makes the session cwd writable, whatever cwd the client picks "
+    '(`:workspace_roots` = write, or `extends = ":workspace"`)',
+    "the client picks the cwd (thread/start, ACP session/new): a session opened at CODEX_HOME, "
+    "HOME or a directory above a vault made it writable, and a writable root beats a read entry "
+    "at the same path (measured on 0.171.0 and 0.166.0)",
+    "extend :read-only and grant write on each workspace root by its path (profilec's compiled "
+    "profiles do), and keep the launcher's cwd to a workspace root",
+    waivable=False,
+)
+
+#: A cwd no profile names: a profile that writes it writes any cwd a client picks.
+_CWD_PROBE = "/profilec-cwd-probe/any-cwd-a-client-picks"
+
+
+@lint
+def _cwd_following_write(o: LintContext) -> None:
+    perms = perms_of(o.merged)
+    for mode, pid in sorted(o.inp.mode_map.items()):
+        if pid == BUILTIN_FULL or (pid not in perms and pid not in BUILTIN_PROFILES):
+            continue  # flagged as danger-full-access or mode-unmapped
+        try:
+            eff = resolve(perms, pid, EvalContext(cwd=_CWD_PROBE))
+        except EvaluationError:  # a profile that does not resolve is its own finding (PC015)
+            continue
+        if eff.unrestricted or eff.decide(_CWD_PROBE).access != "write":
+            continue
+        o.add(
+            CWD_FOLLOWING_WRITE,
+            f"mode {mode}'s profile {pid} makes any session cwd writable: a client that opens "
+            "the session outside the workspace (CODEX_HOME, HOME, above a vault) writes there",
+            mode=mode,
+            profile=pid,
+        )
 
 
 @lint
