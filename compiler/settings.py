@@ -6,8 +6,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-#: The Codex CLI release every real-Codex test and canary targets (compiler/codex/vocabulary.py). Override
-#: with PROFILEC_CODEX_VERSION to try a newer one; the lints are version-gated on this.
+#: The Codex CLI release every real-Codex test and canary targets (compiler/codex/vocabulary.py).
+#: Override with PROFILEC_CODEX_VERSION to try a newer one; the lints are version-gated on this.
 from .codex.vocabulary import DEFAULT_CODEX_VERSION as DEFAULT_CODEX_VERSION
 
 
