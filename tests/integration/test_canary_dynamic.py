@@ -119,7 +119,9 @@ def test_vault_deny_holds_through_real_saves(
         _saves_persisted(m)
         race = _probe(m, "race-")
         assert race.ok and "LOOP-END" in race.output
-        assert int(race.output.split("LOOP-END ")[1].split()[0]) > 10  # it kept probing
+        # It kept probing: more passes than the final one after the stop file (a pass takes
+        # ~0.7 s on a loaded machine, so a count of passes is not a speed target: CI saw 6).
+        assert int(race.output.split("LOOP-END ")[1].split()[0]) >= 2
         held = _probe(m, "lock-hold-")
         assert held.ok and held.output.count("NOT-HELD") == 2, held.output
         assert _probe(m, "save-under-lock-").ok
