@@ -506,7 +506,16 @@ def build_launch(
     /etc/codex in a private mount namespace (`with_requirements`), as a host install or the
     mount plan would place them.
     """
-    bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
+    # Compiled for the uid the adapter runs as: whether a top-level directory can be a writable
+    # root depends on who creates Codex's mount targets there (roots.LaunchProbe; measured: a
+    # root compile handed 65534 `/farm`, and "bwrap: Can't mkdir /farm/.git: Permission denied"
+    # stopped every command of the full-access profile).
+    run_as = NON_ROOT_UID if split_method(method)[1] else None
+    if run_as is not None:
+        # The tree is the launch user's before compile probes it; its base stays root's until the
+        # launch (the manifest's trust check wants a root-owned parent).
+        hand_tree(layout, run_as, base=False)
+    bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace], run_as=run_as)
     rec = recipe(adapter, method, bundle)  # `none` (the control): the recipe sets nothing
     env = _base_env(layout)
     env.update(rec["env"])
@@ -808,15 +817,21 @@ def _run_method_once(
         remove_layout(layout)
 
 
+def hand_tree(layout: Layout, uid: int, *, base: bool = True) -> None:
+    """Hand the layout's tree to `uid`, all but the daemon-owned roots manifest (and, with
+    `base=False`, the base directory itself)."""
+    for root, dirs, files in os.walk(layout.base):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, uid)
+    os.lchown(layout.base, uid if base else 0, uid if base else 0)
+    os.lchown(layout.roots, 0, 0)  # the daemon-owned manifest stays root's
+
+
 def as_non_root(launch: Launch, layout: Layout, uid: int = NON_ROOT_UID) -> Launch:
     """The same launch run as `uid`: the tree (CODEX_HOME, the credential chain the trusted
     parent reads and refreshes, the workspace) is handed to that user, and `setpriv` drops to it
     before exec, so the adapter keeps its own pid."""
-    for root, dirs, files in os.walk(layout.base):
-        for name in dirs + files:
-            os.lchown(os.path.join(root, name), uid, uid)
-    os.lchown(layout.base, uid, uid)
-    os.lchown(layout.roots, 0, 0)  # the daemon-owned manifest stays root's
+    hand_tree(layout, uid)
     prefix = ("setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--")
     return Launch((*prefix, *launch.argv), launch.env, launch.files)
 
