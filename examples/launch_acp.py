@@ -19,7 +19,7 @@ its order:
    `forward_mode_ids` and refuses the rest; in each accepted mode the model (here the scripted
    local model of profilec.e2e, standing in for your provider) runs a command reading the
    credential under every name. Then, as a client that ignores the allow-list would, the
-   refused modes are set anyway: the managed requirements keep the deny there too;
+   refused modes are set anyway: under the managed requirements Codex refuses their turns;
 8. a negative control: the same probe through the same adapter with no profilec config and no
    requirements reads the marker.
 

@@ -199,6 +199,23 @@ APPROVAL_POLICIES: tuple[str, ...] = (
 )
 #: `AskForApproval`'s default in codex-rs: what a mode that sets no `approval_policy` runs under.
 DEFAULT_APPROVAL_POLICY = APPROVAL_ON_REQUEST
+#: `on-request` spelled as Codex's `granular` policy with every kind of prompt allowed: the
+#: same questions reach the user, but it is a value no ACP adapter's built-in mode sends (they
+#: send `on-request` or `never`), so managed requirements that allow only it refuse every
+#: built-in legacy mode's turn (measured on 0.171.0 and 0.166.0, docs/requirements.md). The
+#: config spelling (TOML) and the app-server's (JSON) are the same table.
+GRANULAR_ASK_ALL: dict[str, dict[str, bool]] = {
+    "granular": {
+        "sandbox_approval": True,
+        "rules": True,
+        "skill_approval": True,
+        "request_permissions": True,
+        "mcp_elicitations": True,
+    }
+}
+#: `approvals_reviewer` values: `auto_review` lets a model decide escalations (the built-in
+#: `agent` mode of codex-acp sends it).
+REVIEWER_USER = "user"
 
 #: Legacy `sandbox_mode` (config) / `sandbox` (app-server thread/start, fork, resume) values.
 SANDBOX_READ_ONLY = "read-only"

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..codex.vocabulary import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
 from ..compat_matrix import MatrixRow, Result, excerpt
+from ..emit.extras import approval_value
 from ..pipeline import load_and_compile
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_version
@@ -77,7 +78,13 @@ def appserver_approval_rows(codex: str | Path, *, timeout: float = 90.0) -> list
                     )
                     for event, extra in (
                         ("config", {"permissions": profile.profile_id}),
-                        ("turn", {"permissions": profile.profile_id, "approvalPolicy": policy}),
+                        (
+                            "turn",
+                            {
+                                "permissions": profile.profile_id,
+                                "approvalPolicy": approval_value(policy),
+                            },
+                        ),
                     ):
                         before = len(proc.approvals)
                         server.add_probe(PROBE, escalate=True)

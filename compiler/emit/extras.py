@@ -7,7 +7,7 @@
   `apps` feature, stable and on by default, is what surfaces account apps/connectors);
 * the default mode's `approval_policy` and `approvals_reviewer` (one global value: Codex has no
   per-permission-profile approval key; `--format launch` says per adapter whether each mode's
-  own value holds);
+  own value holds), `on-request` spelled as the equivalent granular policy (`approval_value`);
 * the launcher-vouched MCP servers (the only `mcp_servers` profilec ever emits), each inside
   `codex sandbox` (compiler/emit/mcp_servers.py);
 * `projects."<root>".trust_level = "untrusted"` for every workspace root, so Codex never loads a
@@ -20,16 +20,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..codex.vocabulary import TRUST_UNTRUSTED
+from ..codex.vocabulary import APPROVAL_ON_REQUEST, GRANULAR_ASK_ALL, TRUST_UNTRUSTED
 from .mcp_servers import mcp_server_tables
 
 if TYPE_CHECKING:
     from ..models import CompiledBundle
 
 
-def default_approvals(bundle: CompiledBundle) -> dict[str, str]:
-    """The default mode's approval keys (empty when modes.toml gives none)."""
-    return dict(bundle.mode_approvals.get(bundle.default_mode, {}))
+def approval_value(policy: str) -> str | dict[str, Any]:
+    """What profilec emits for a mode's `approval_policy` (config, `-c`, app-server
+    `approvalPolicy`): `on-request` as its granular spelling (vocabulary.GRANULAR_ASK_ALL), which
+    asks the same questions but is no value an adapter's built-in mode sends, so the managed
+    requirements can allow it alone; any other policy as written."""
+    if policy == APPROVAL_ON_REQUEST:
+        return {k: dict(v) for k, v in GRANULAR_ASK_ALL.items()}
+    return policy
+
+
+def emitted_approvals(bundle: CompiledBundle, mode: str) -> dict[str, Any]:
+    """One mode's approval keys as emitted (empty when modes.toml gives none)."""
+    keys: dict[str, Any] = dict(bundle.mode_approvals.get(mode, {}))
+    if "approval_policy" in keys:
+        keys["approval_policy"] = approval_value(keys["approval_policy"])
+    return keys
+
+
+def default_approvals(bundle: CompiledBundle) -> dict[str, Any]:
+    """The default mode's approval keys as emitted (empty when modes.toml gives none)."""
+    return emitted_approvals(bundle, bundle.default_mode)
 
 
 def untrusted_projects(bundle: CompiledBundle) -> dict[str, dict[str, str]]:
@@ -42,7 +60,7 @@ def untrusted_projects(bundle: CompiledBundle) -> dict[str, dict[str, str]]:
 
 
 def extra_top(bundle: CompiledBundle) -> dict[str, Any]:
-    """Top-level scalar keys (approvals), in emission order."""
+    """Top-level keys (approvals), in emission order."""
     return default_approvals(bundle)
 
 

@@ -33,10 +33,11 @@ from ..paths import PARENT_GIT_DIR, is_within
 from ..readers import parse_toml, validation_message
 from ..settings import codex_version
 from .codex_toml import render_toml
-from .extras import extra_tables, extra_top
+from .extras import emitted_approvals, extra_tables, extra_top
 from .launch_models import Method
 from .overrides import override_lines
 from .requirements import digest, render_requirements
+from .tomltext import value
 
 NON_ROOT = "+non-root"
 NpmName = Annotated[str, StringConstraints(pattern=r"^@[a-z0-9-]+/[a-z0-9-]+$")]
@@ -290,8 +291,8 @@ def _mode_statement(
     if not entry.blocked_modes:
         return f"{only}; every mode the adapter offers keeps the credential deny"
     how = (
-        "under the managed requirements (install `requirements` first) such a mode runs "
-        f"the default profile {bundle.default_profile_id} instead"
+        "under the managed requirements (install `requirements` first) such a mode cannot "
+        "run a turn: Codex refuses its approval policy or its sandbox mode"
         if enforced == "managed-requirements"
         else "nothing but the launcher stops it for this build (the managed requirements "
         "were not measured on its Codex core)"
@@ -388,7 +389,9 @@ def requirements_item(bundle: CompiledBundle, inputs: Inputs | None = None) -> d
             "run install_argv, or merge `profilec compile --format requirements` into a host "
             "file by hand and verify it with `profilec check --requirements`); it pins "
             "allowed_permission_profiles to profilec's profiles, so a built-in mode or a legacy "
-            "sandbox_mode runs the default profile, and denies every vault"
+            "sandbox_mode runs the default profile, allows only the approval policies and "
+            "reviewers profilec's modes send, so an adapter's built-in mode cannot run a turn, "
+            "and denies every vault"
         ),
     }
 
@@ -714,12 +717,12 @@ def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
     server_modes: dict[str, Any] = {}
     exec_modes: dict[str, Any] = {}
     for mode, pid in sorted(_mode_ids(bundle).items()):
-        policy = bundle.mode_approvals.get(mode, {}).get("approval_policy")
+        policy = emitted_approvals(bundle, mode).get("approval_policy")
         turn: dict[str, Any] = {"permissions": pid}
         extra = ["-c", f"default_permissions={json.dumps(pid)}"]
         if policy is not None:
             turn["approvalPolicy"] = policy
-            extra += ["-c", f"approval_policy={json.dumps(policy)}"]
+            extra += ["-c", f"approval_policy={value(policy)}"]
         server_modes[mode] = {"profile_id": pid, "select": turn}
         exec_modes[mode] = {"profile_id": pid, "select": extra}
     extra_roots = [a for r in roots[1:] for a in ("--add-dir", r)]

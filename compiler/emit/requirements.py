@@ -13,6 +13,13 @@ override can loosen them. The document holds exactly the keys measured to matter
   profile instead ("sandbox: custom permissions"), so the session cwd never becomes a writable
   root through a built-in mode. A Codex whose config does not define these profiles refuses to
   start ("requirements.toml allowed_permission_profiles refers to undefined profile ...").
+* `allowed_approval_policies` and `allowed_approvals_reviewers`: exactly what profilec's modes
+  run under, `on-request` spelled as its granular equivalent (emit/extras.approval_value). Every
+  built-in mode of codex-acp sends `on-request` (or `never` with full access) on each turn, so
+  Codex refuses those turns ("invalid value for `approval_policy`: `OnRequest` is not in the
+  allowed set [Granular(...)]"), and the built-in `agent` mode's `auto_review` reviewer too:
+  no turn runs a legacy workspace-write policy, whose tree (the cwd, /tmp, $TMPDIR, a client's
+  additional directories) profilec does not control.
 * `[mcp_servers]`: the vouched servers by their exact command line (`codex sandbox ...`,
   compiler/emit/mcp_servers.py), an empty `[mcp_servers]` without any. Codex starts no server whose
   name is not listed or whose executable and arguments differ, silently (no message), and none
@@ -38,12 +45,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..codex.vocabulary import REQUIREMENTS_FILE
+from ..codex.vocabulary import DEFAULT_APPROVAL_POLICY, REQUIREMENTS_FILE, REVIEWER_USER
 from ..errors import OutputError, UnsafeRootError
 from ..fsio import write_atomic
 from ..inputs import Inputs
 from ..models import AbsPath, CompiledBundle, Frozen, Slug
 from ..paths import is_within
+from .extras import approval_value
 from .mcp_servers import requirement_tables
 from .tomltext import key, value
 
@@ -89,12 +97,40 @@ class McpServerRequirement(Frozen):
     identity: McpIdentity
 
 
+class GranularFlags(Frozen):
+    """Which prompts a granular approval policy lets reach the user (all: `on-request`)."""
+
+    sandbox_approval: bool
+    rules: bool
+    skill_approval: bool
+    request_permissions: bool
+    mcp_elicitations: bool
+
+
+class GranularApproval(Frozen):
+    """`{ granular = {...} }`: the approval policy profilec emits for `on-request`."""
+
+    granular: GranularFlags
+
+
+#: An allowed approval policy. `on-request` is not one: it is what the adapters' built-in legacy
+#: modes send, and allowing it would let their turns run (emit/extras.approval_value).
+AllowedApproval = Literal["untrusted", "on-failure", "never"] | GranularApproval
+
+
 class ManagedRequirements(Frozen):
     """The `requirements` format: the keys profilec writes to Codex's managed requirements
     (schemas/requirements.schema.json). Codex itself ignores unknown keys silently, so this
     model forbids them: a misspelt key would protect nothing."""
 
     default_permissions: Slug
+    #: The approval policies profilec's modes use, as emitted: a turn that asks for another
+    #: (an adapter's built-in mode sends `on-request` or `never` with full access) is refused.
+    allowed_approval_policies: Annotated[list[AllowedApproval], Field(min_length=1)]
+    #: The reviewers profilec's modes use (`user`): no model decides an escalation.
+    allowed_approvals_reviewers: Annotated[
+        list[Literal["user", "auto_review"]], Field(min_length=1)
+    ]
     allowed_permission_profiles: Annotated[dict[Slug, Literal[True]], Field(min_length=1)]
     permissions: PermissionsRequirements
     #: The only MCP servers Codex may start (the vouched ones, by exact command line); an empty
@@ -138,10 +174,30 @@ def deny_read_paths(bundle: CompiledBundle) -> list[str]:
     return kept
 
 
+def allowed_approvals(bundle: CompiledBundle) -> tuple[list[Any], list[str]]:
+    """(approval policies, reviewers) profilec's modes run under, as emitted, each once, in
+    mode order: a mode without its own keys runs under Codex's defaults (`on-request`, spelled
+    granular, and `user`)."""
+    policies: list[Any] = []
+    reviewers: list[str] = []
+    for mode in sorted({p.mode for p in bundle.profiles}):
+        keys = bundle.mode_approvals.get(mode, {})
+        policy = approval_value(keys.get("approval_policy", DEFAULT_APPROVAL_POLICY))
+        reviewer = keys.get("approvals_reviewer", REVIEWER_USER)
+        if policy not in policies:
+            policies.append(policy)
+        if reviewer not in reviewers:
+            reviewers.append(reviewer)
+    return policies, reviewers
+
+
 def requirements_data(bundle: CompiledBundle) -> dict[str, Any]:
     """The requirements as TOML data (what `render_requirements` writes)."""
+    policies, reviewers = allowed_approvals(bundle)
     return {
         "default_permissions": bundle.default_profile_id,
+        "allowed_approval_policies": policies,
+        "allowed_approvals_reviewers": reviewers,
         "allowed_permission_profiles": {p.profile_id: True for p in bundle.profiles},
         "permissions": {"filesystem": {"deny_read": deny_read_paths(bundle)}},
         "mcp_servers": requirement_tables(bundle),
@@ -154,6 +210,8 @@ def render_requirements(bundle: CompiledBundle) -> str:
     lines = [
         HEADER.rstrip("\n"),
         f"default_permissions = {value(data['default_permissions'])}",
+        f"allowed_approval_policies = {value(data['allowed_approval_policies'])}",
+        f"allowed_approvals_reviewers = {value(data['allowed_approvals_reviewers'])}",
         "",
         "[allowed_permission_profiles]",
         *(f"{key(k)} = {value(v)}" for k, v in data["allowed_permission_profiles"].items()),
@@ -221,6 +279,11 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
             problems.append(f"allowed_permission_profiles also allows {', '.join(extra)}")
         if not any(v is True for v in allowed.values()):
             problems.append("allowed_permission_profiles allows nothing")
+    for name, what in (
+        ("allowed_approval_policies", "an adapter's built-in legacy mode may run a turn"),
+        ("allowed_approvals_reviewers", "a model may review escalations"),
+    ):
+        problems += _subset_problems(name, data.get(name), want[name], what)
     problems += _mcp_problems(data.get("mcp_servers"), want["mcp_servers"])
     default = data.get("default_permissions")
     if default not in ours:
@@ -230,6 +293,17 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
             else "no default_permissions"
         )
     return problems
+
+
+def _subset_problems(name: str, installed: Any, want: list[Any], what: str) -> list[str]:
+    """An installed allow-list must be present, allow something, and allow nothing profilec's
+    modes do not use."""
+    if not isinstance(installed, list):
+        return [f"no {name}: {what}"]
+    if not installed:
+        return [f"{name} allows nothing"]
+    extra = [v for v in installed if v not in want]
+    return [f"{name} also allows {value(v)}" for v in extra]
 
 
 def _mcp_problems(installed: Any, want: dict[str, Any]) -> list[str]:

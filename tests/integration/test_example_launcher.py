@@ -64,11 +64,13 @@ def test_example_launcher_denies_in_every_mode_and_its_control_leaks(tmp_path: P
         assert rows[mode]["launcher"] == "forwarded", rows[mode]
         assert rows[mode]["result"] == "denied", rows[mode]
         assert "Permission denied" in rows[mode]["evidence"], rows[mode]
+    # Set anyway, no built-in mode runs a turn under the requirements (Codex's own text).
     for mode in BUILTIN_MODES:
         assert rows[mode]["launcher"] == "refused", rows[mode]
-        assert rows[mode]["result"] in ("denied", "refused"), rows[mode]
-    # The built-in full access cannot run a turn under the requirements (Codex's own text).
+        assert rows[mode]["result"] == "refused", rows[mode]
     assert "`DangerFullAccess` is not in the allowed set" in rows["agent-full-access"]["evidence"]
+    for mode in BUILTIN_MODES - {"agent-full-access"}:
+        assert "`OnRequest` is not in the allowed set" in rows[mode]["evidence"], rows[mode]
     assert any(f"mode {m} ({'forwarded'})" in proc.stdout for m in PROFILE_MODES)
     # The negative control: the same probe without profilec reads the credential.
     assert [c["result"] for c in result["control"]] == ["leaked"], result["control"]

@@ -1,4 +1,4 @@
-"""codex-acp 2.6.0 under profilec's managed requirements: every mode the adapter offers holds.
+"""codex-acp 2.6.0 under profilec's managed requirements: no offered mode loses the credential.
 
 The adapter offers its built-in modes (`read-only`, `workspace-write`, `agent`,
 `agent-full-access`, legacy sandbox policies) beside profilec's `permission-profile:*` modes.
@@ -6,7 +6,8 @@ Without requirements the built-in `agent`, `agent-full-access` and `workspace-wr
 deny (the control: the end-to-end matrix, tests/integration/test_e2e_acp.py
 `test_ts_builtin_modes_lose_and_profile_modes_hold`, run in the same suite). Here the same
 harness runs the same launch under the compiled requirements, bound over /etc/codex in a private
-mount namespace, for the pinned Codex and the 0.166.0 the adapter bundles: every cell holds.
+mount namespace, for the pinned Codex and the 0.166.0 the adapter bundles: profilec's modes
+hold, and no built-in mode runs a turn at all.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import os
 
 import pytest
 
-from profilec.e2e import adapters
+from profilec.e2e import acp, adapters
 from profilec.e2e.acp import run_adapter_method
+from profilec.models import CompiledBundle
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
@@ -24,47 +26,74 @@ pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 METHOD = adapters.METHOD_CODEX_HOME_INITIAL_MODE + adapters.NON_ROOT_SUFFIX
 
 
-#: The built-in modes that send a legacy `workspaceWrite` policy on every turn. Under the
-#: requirements the vault stays denied (measured: "marker absent"), but the turn runs the legacy
-#: policy, not a profilec profile, so profilec's `read` entries on the holder directories are
-#: not in force (the harness's tree sits under /tmp, which that policy writes): the launcher's
-#: mode allow-list (`--format launch`) is what keeps a client out of them.
-LEGACY_WRITE_MODES = ("mode:agent", "mode:workspace-write")
+#: The built-in modes that send `on-request` (and a legacy policy) on every turn.
+ON_REQUEST_BUILTINS = ("mode:read-only", "mode:workspace-write", "mode:agent")
+#: The exact Codex refusal of their turns (0.171.0 and 0.166.0), the allowed set elided.
+REFUSED_ON_REQUEST = "invalid value for `approval_policy`: `OnRequest` is not in the allowed set ["
+REFUSED_FULL_ACCESS = (
+    "`DangerFullAccess` is not in the allowed set [read-only, workspace-write] "
+    "(set by /etc/codex/requirements.toml)"
+)
+
+
+def _root_or_missing(bundled: bool) -> adapters.Adapter:
+    adapter = adapters.ts_adapter(bundled_codex=bundled)
+    if adapter.missing:
+        missing(adapter.missing)
+    if os.geteuid() != 0:
+        missing("binding /etc/codex in a private mount namespace needs root")
+    return adapter
 
 
 @pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
 def test_every_offered_mode_keeps_the_vault_denied_under_the_managed_requirements(
     bundled: bool,
 ) -> None:
-    adapter = adapters.ts_adapter(bundled_codex=bundled)
-    if adapter.missing:
-        missing(adapter.missing)
-    if os.geteuid() != 0:
-        missing("binding /etc/codex in a private mount namespace needs root")
+    """Every built-in mode is offered and switched to; none runs a turn. The three that send
+    `on-request` are refused by `allowed_approval_policies` (profilec's modes run the granular
+    spelling of it), the built-in full access by the sandbox mode. profilec's three profile modes
+    and new, loaded and resumed sessions run and hold (vault denied, holder dirs read-only)."""
+    adapter = _root_or_missing(bundled)
     rows = [o.row for o in run_adapter_method(adapter, METHOD, managed=True)]
     by_event = {r.session_event: (r.result, r.evidence) for r in rows}
     modes = sorted(e for e in by_event if e.startswith("mode:"))
-    # The built-ins are offered and were switched to, beside profilec's three.
     for builtin in ("agent", "agent-full-access", "workspace-write", "read-only"):
         assert f"mode:{builtin}" in modes, modes
     profile_modes = [m for m in modes if m.startswith("mode:permission-profile:")]
     assert len(profile_modes) == 3, modes
-    for event in ("new", "loaded", "resumed", "mode:read-only", *profile_modes):
-        if event in by_event:
-            assert by_event[event][0] == "held", (event, by_event[event])
-    # The built-in full access cannot run a turn at all (both cores, exact Codex text).
+    for event in ("new", "loaded", "resumed", *profile_modes):
+        assert by_event[event][0] == "held", (event, by_event[event])
     result, evidence = by_event["mode:agent-full-access"]
-    assert (
-        result == "error"
-        and (
-            "`DangerFullAccess` is not in the allowed set [read-only, workspace-write] "
-            "(set by /etc/codex/requirements.toml)"
-        )
-        in evidence
-    ), evidence
-    for event in LEGACY_WRITE_MODES:
+    assert result == "error" and REFUSED_FULL_ACCESS in evidence, evidence
+    for event in ON_REQUEST_BUILTINS:
         result, evidence = by_event[event]
-        assert result == "held" or "marker absent" in evidence, (event, evidence)
+        assert result == "error" and REFUSED_ON_REQUEST in evidence, (event, evidence)
+        assert "(set by /etc/codex/requirements.toml)" in evidence, (event, evidence)
+
+
+def test_control_without_the_approval_keys_a_builtin_write_mode_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The negative control of `allowed_approval_policies` / `allowed_approvals_reviewers`: the
+    same requirements less those two keys. The built-in `workspace-write` mode then runs its
+    turn under the legacy policy, which writes the directories holding the credential's link
+    (the harness tree sits under /tmp): `lost`, though the managed deny keeps the marker
+    itself unread."""
+    adapter = _root_or_missing(False)
+    full = acp.render_requirements
+
+    def without_approval_keys(bundle: CompiledBundle) -> str:
+        text = full(bundle)
+        kept = [x for x in text.split("\n") if not x.startswith("allowed_approval")]
+        assert len(kept) == len(text.split("\n")) - 2, text
+        return "\n".join(kept)
+
+    monkeypatch.setattr(acp, "render_requirements", without_approval_keys)
+    rows = [o.row for o in run_adapter_method(adapter, METHOD, managed=True)]
+    by_event = {r.session_event: (r.result, r.evidence) for r in rows}
+    result, evidence = by_event["mode:workspace-write"]
+    assert result == "lost" and "marker absent" in evidence and "writable" in evidence, evidence
+    assert by_event["new"][0] == "held", by_event["new"]
 
 
 def test_zed_adapter_under_the_managed_requirements() -> None:
@@ -96,3 +125,14 @@ def test_zed_adapter_under_the_managed_requirements() -> None:
         assert by_event[event][0] == "held", (event, by_event[event])
     result, evidence = by_event["mode:auto"]
     assert "marker absent" in evidence, evidence
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["requirements", "control"])
+def test_a_client_listed_mcp_server_never_starts_under_the_requirements(managed: bool) -> None:
+    """An ACP client's own `session/new` `mcpServers` become a thread config layer of the
+    trusted parent, which would start them outside the sandbox. Under the managed `[mcp_servers]`
+    allow-list (the vouched servers only) a server the client lists never starts; the control,
+    the same launch without requirements, starts it (its marker file appears)."""
+    adapter = _root_or_missing(False)
+    ran, evidence = acp.client_mcp_server_ran(adapter, METHOD, managed=managed)
+    assert ran is (not managed), evidence

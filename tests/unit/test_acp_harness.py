@@ -497,8 +497,13 @@ def test_build_launch_applies_exactly_the_launch_recipe(layout: Layout, method: 
     if method.endswith("+non-root") and os.getuid() != 0:
         pytest.skip("as_non_root chowns the tree (root only)")
     adapter = _fake("ts")
-    bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace])
-    rec = acp.recipe(adapter, method, bundle)  # before a non-root launch hands the tree over
+    # As build_launch does: a non-root launch is compiled for the uid it runs as, over the tree
+    # already handed to it (what Codex can hold its mount targets in depends on who runs it).
+    run_as = adapters.NON_ROOT_UID if adapters.split_method(method)[1] else None
+    if run_as is not None:
+        acp.hand_tree(layout, run_as, base=False)
+    bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace], run_as=run_as)
+    rec = acp.recipe(adapter, method, bundle)
     with ScriptedModelServer() as srv:
         launch = acp.build_launch(adapter, method, layout, srv)
     for key, value in rec["env"].items():

@@ -166,7 +166,7 @@ def test_blocked_modes_say_what_enforces_them(
         # the default profile.
         assert a["enforced_by"] == "managed-requirements"
         assert doc["default_profile_id"] == "profilec-agent"
-        assert "runs the default profile profilec-agent instead" in a["statement"]
+        assert "cannot run a turn: Codex refuses its approval policy" in a["statement"]
     zed = by[ZED]
     assert zed["blocked_modes"] == ["auto", "full-access"]
     # The embedded core was not measured under the requirements: only the launcher stops them.

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from profilec.cli import main
+from profilec.codex.vocabulary import GRANULAR_ASK_ALL
 from profilec.emit.launch import profilec_argv
 from profilec.paths import PARENT_GIT_DIR
 from tests.helpers import make_layout
@@ -125,8 +126,14 @@ def test_launch_document_has_plain_app_server_and_exec_entries(
     assert server["args"][0] == "app-server"
     assert server["modes"]["read-only"]["select"] == {
         "permissions": "profilec-read-only",
-        "approvalPolicy": "on-request",
+        # on-request, spelled as the granular policy the managed requirements allow alone
+        "approvalPolicy": GRANULAR_ASK_ALL,
     }
+    assert exe["modes"]["read-only"]["select"][-2:] == [
+        "-c",
+        "approval_policy={ granular = { sandbox_approval = true, rules = true, "
+        "skill_approval = true, request_permissions = true, mcp_elicitations = true } }",
+    ]
     assert exe["args"][0] == "exec" and exe["args"][-2:] == ["-C", str(lay.workspace)]
     assert exe["modes"]["agent-full-access"]["select"] == [
         "-c",

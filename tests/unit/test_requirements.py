@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from profilec.cli import main
+from profilec.codex.vocabulary import GRANULAR_ASK_ALL
 from profilec.emit.requirements import (
     HEADER,
     deny_read_paths,
@@ -46,8 +47,14 @@ def test_the_document_pins_profilecs_profiles_and_denies_every_vault(lay: Layout
     assert doc["default_permissions"] == bundle.default_profile_id
     assert doc["allowed_permission_profiles"] == {p.profile_id: True for p in bundle.profiles}
     assert doc["permissions"]["filesystem"]["deny_read"] == [str(lay.host_target.parent)]
+    # profilec's modes ask on request (spelled granular) or never, and only the user reviews:
+    # an adapter's built-in modes send `on-request` or `auto_review` and are refused.
+    assert doc["allowed_approval_policies"] == [GRANULAR_ASK_ALL, "never"]
+    assert doc["allowed_approvals_reviewers"] == ["user"]
     assert set(doc) == {
         "default_permissions",
+        "allowed_approval_policies",
+        "allowed_approvals_reviewers",
         "allowed_permission_profiles",
         "permissions",
         "mcp_servers",
@@ -136,6 +143,28 @@ def test_verify_is_semantic(lay: Layout) -> None:
     assert requirements_problems(other_default, bundle) == [
         "default_permissions is ':workspace', not one of profilec's profiles"
     ]
+    # The approval keys: missing, or allowing what an adapter's built-in mode sends, is weaker.
+    lines = text.split("\n")
+    no_approvals = "\n".join(x for x in lines if not x.startswith("allowed_approval"))
+    assert requirements_problems(no_approvals, bundle) == [
+        "no allowed_approval_policies: an adapter's built-in legacy mode may run a turn",
+        "no allowed_approvals_reviewers: a model may review escalations",
+    ]
+    on_request = text.replace('"never"]', '"never", "on-request"]')
+    assert on_request != text
+    assert requirements_problems(on_request, bundle) == [
+        'allowed_approval_policies also allows "on-request"'
+    ]
+    auto = text.replace(
+        'allowed_approvals_reviewers = ["user"]',
+        'allowed_approvals_reviewers = ["user", "auto_review"]',
+    )
+    assert requirements_problems(auto, bundle) == [
+        'allowed_approvals_reviewers also allows "auto_review"'
+    ]
+    other_flags = text.replace("mcp_elicitations = true", "mcp_elicitations = false")
+    assert len(requirements_problems(other_flags, bundle)) == 1
+    assert GRANULAR_ASK_ALL in tomllib.loads(text)["allowed_approval_policies"]
     assert requirements_problems("not = [toml", bundle)[0].startswith("not valid TOML")
     no_mcp = text.replace("[mcp_servers]\n", "")
     assert requirements_problems(no_mcp, bundle) == [

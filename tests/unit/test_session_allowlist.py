@@ -14,10 +14,12 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.cli import main
+from profilec.codex.vocabulary import GRANULAR_ASK_ALL
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
 from profilec.emit.requirements import render_requirements, requirements_problems
+from profilec.emit.tomltext import value
 from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
 from profilec.inputs import Inputs
 from profilec.mcp import CREDENTIAL_ENV
@@ -440,7 +442,8 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
     }
     assert doc["features"] == {"apps": False, **features}
     assert features["shell_snapshot"] is False and features["multi_agent"] is False
-    assert doc["approval_policy"] == "on-request" and doc["approvals_reviewer"] == "user"
+    # on-request is emitted as its granular spelling (the managed requirements allow it alone)
+    assert doc["approval_policy"] == GRANULAR_ASK_ALL and doc["approvals_reviewer"] == "user"
     from profilec.session import project_root
 
     top = project_root(str(lay.workspace))  # a stray .git above the tmp dir counts too
@@ -448,7 +451,7 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
     assert doc["projects"] == {p: {"trust_level": "untrusted"} for p in want}
     lines = override_lines(bundle)
     assert "features.apps=false" in lines
-    assert 'approval_policy="on-request"' in lines
+    assert f"approval_policy={value(GRANULAR_ASK_ALL)}" in lines
     assert json.loads(render_acp_json(bundle))["configOverrides"] == lines
 
 
