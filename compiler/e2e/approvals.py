@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from ..codex.vocabulary import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
-from ..compat_matrix import MatrixRow, Result, excerpt
+from ..compat_matrix import excerpt
+from ..models.compat import MatrixRow, Result
 from ..pipeline import load_and_compile
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_version

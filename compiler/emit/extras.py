@@ -24,7 +24,7 @@ from ..codex.vocabulary import TRUST_UNTRUSTED
 from .mcp_servers import mcp_server_tables
 
 if TYPE_CHECKING:
-    from ..models import CompiledBundle
+    from ..models.compiled import CompiledBundle
 
 
 def default_approvals(bundle: CompiledBundle) -> dict[str, str]:
