@@ -154,7 +154,7 @@ def in_process(manifest: Path, home: Path) -> list[Figure]:
     from profilec.api import load_and_compile
     from profilec.compile import compile_bundle
     from profilec.inputs import Inputs
-    from profilec.models import LaunchLayout
+    from profilec.models.roots import LaunchLayout
     from profilec.policy import load_policy
     from profilec.roots import resolve_roots
 

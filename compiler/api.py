@@ -45,7 +45,7 @@ from .errors import (
 from .formats import COMPILE_FORMATS
 from .fsio import write_atomic
 from .inputs import Inputs
-from .models import CompiledBundle
+from .models.compiled import CompiledBundle
 from .pipeline import (
     InputOptions,
     SessionConfig,

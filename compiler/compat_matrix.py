@@ -17,61 +17,23 @@ Results: `held` (the probe ran, the control file was read, the marker never reac
 event), `error` (the run could not decide, and a retry could not either: the probe did not run,
 a timeout; the evidence says why and that it was retried). Evidence must never
 hold the marker: build it with `excerpt`. `lint` names the `profilec check` rule that flags the
-launcher pattern behind a `lost` row, when one does. The JSON Schema is
-schemas/compat-matrix.schema.json (python -m profilec.schemagen).
+launcher pattern behind a `lost` row, when one does. The models are in compiler/models/compat.py;
+the JSON Schema is schemas/compat-matrix.schema.json (python -m profilec.schemagen).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Annotated, Literal, get_args
+from typing import get_args
 
-from pydantic import Field, StringConstraints
+from .models.compat import CompatibilityMatrix, MatrixRow, Result
 
-from .models import Frozen
-
-Result = Literal["held", "lost", "not-supported", "error"]
 RESULTS: tuple[str, ...] = get_args(Result)
 
-Label = Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=r"^[^\n\r|]+$")]
-_EVENT = r"^[A-Za-z0-9][A-Za-z0-9:_./@+-]*$"
-EventName = Annotated[str, StringConstraints(min_length=1, max_length=120, pattern=_EVENT)]
-LintId = Annotated[str, StringConstraints(pattern=r"^PC[0-9]{3}$")]
-Evidence = Annotated[str, StringConstraints(max_length=600, pattern=r"^[^\n\r]*$")]
 
 #: Evidence longer than this is cut (with an ellipsis) by `excerpt`.
 EVIDENCE_LIMIT = 500
-
-
-class MatrixRow(Frozen):
-    """One observation: did the deny hold for this adapter, launch method and session event."""
-
-    adapter: Label
-    adapter_version: Label
-    codex_version: Label
-    launch_method: Label
-    session_event: EventName
-    result: Result
-    evidence: Evidence
-    lint: LintId | None = None
-
-    def key(self) -> tuple[str, str, str, str, str]:
-        """The identity of a row: everything but the outcome."""
-        return (
-            self.adapter,
-            self.adapter_version,
-            self.codex_version,
-            self.launch_method,
-            self.session_event,
-        )
-
-
-class CompatibilityMatrix(Frozen):
-    """The whole matrix (rows in any order; renderers sort them)."""
-
-    schema_version: Literal[1] = 1
-    rows: Annotated[list[MatrixRow], Field(default_factory=list)]
 
 
 def sorted_rows(matrix: CompatibilityMatrix) -> list[MatrixRow]:

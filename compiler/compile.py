@@ -30,14 +30,8 @@ from .codex.resolve import (
 from .codex.vocabulary import SPECIAL_ROOT, WRITER_LOCK
 from .errors import PolicyError, UnsafeRootError
 from .launchprobe import LaunchProbe
-from .models import (
-    ACP_MODES,
-    CompiledBundle,
-    CompiledEntry,
-    CompiledProfile,
-    Finding,
-    Provenance,
-)
+from .models.compiled import CompiledBundle, CompiledEntry, CompiledProfile, Finding, Provenance
+from .models.policy import ACP_MODES
 from .paths import ancestors, is_within, parent
 from .roots import check_hard_links, check_possible_roots
 from .trustedbase import root_directories
@@ -55,15 +49,10 @@ from .wholepath import (
 
 if TYPE_CHECKING:
     from .codex.resolve import Entry
-    from .mcp import VouchedMcpServers
-    from .models import (
-        ForeignDir,
-        LaunchLayout,
-        ModeProfilePolicy,
-        ResolvedHome,
-        ResolvedRoot,
-        TrustedPath,
-    )
+    from .models.compiled import ForeignDir, ResolvedHome, ResolvedRoot, TrustedPath
+    from .models.mcp import VouchedMcpServers
+    from .models.policy import ModeProfilePolicy
+    from .models.roots import LaunchLayout
     from .policy import Policy
 
 

@@ -21,10 +21,10 @@ from .errors import UsageError
 
 if TYPE_CHECKING:
     from .audit.report import AuditReport
-    from .check.result import CheckReport
-    from .compat_matrix import CompatibilityMatrix
-    from .models import CompiledBundle
-    from .mounts.models import MountPlan
+    from .models.check import CheckReport
+    from .models.compat import CompatibilityMatrix
+    from .models.compiled import CompiledBundle
+    from .models.mounts import MountPlan
 
 R = TypeVar("R")
 

@@ -31,8 +31,8 @@ from .policy import default_profiles_dir, load_policy
 from .readers import load_manifest, parse_toml, read_trusted_bytes
 
 if TYPE_CHECKING:
-    from .mcp import VouchedMcpServers
-    from .models import RootsManifest
+    from .models.mcp import VouchedMcpServers
+    from .models.roots import RootsManifest
     from .policy import Policy
     from .session import AllowList
 

@@ -20,7 +20,8 @@ from .errors import InputError, LayoutError, SandboxRefusesError, UsageError
 from .flags import FLAGS
 from .inputs import SESSION_DATA, Inputs
 from .launchprobe import LaunchProbe
-from .models import CompiledBundle, ForeignDir, LaunchLayout, TrustedPath
+from .models.compiled import CompiledBundle, ForeignDir, TrustedPath
+from .models.roots import LaunchLayout
 from .paths import (
     CODEX_HOME_UNDER_TEMP_REASON,
     check_absolute,
@@ -35,7 +36,8 @@ from .startup import startup_refusals
 from .trustedbase import resolve_trusted_base, resolve_trusted_inputs, under_temp_dir
 
 if TYPE_CHECKING:
-    from .models import ResolvedHome, ResolvedRoot, RootSpec
+    from .models.compiled import ResolvedHome, ResolvedRoot
+    from .models.roots import RootSpec
 
 
 #: The agent's session config given as data: a mapping (the parsed CODEX_CONFIG object), or its

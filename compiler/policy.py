@@ -21,7 +21,7 @@ from .codex.vocabulary import (
 )
 from .errors import PolicyError
 from .fsio import read_input
-from .models import ACP_MODES, ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
+from .models.policy import ACP_MODES, ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
 from .readers import parse_toml, validation_message
 from .resources import profiles_dir
 

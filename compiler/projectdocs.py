@@ -33,7 +33,7 @@ from .errors import RootChainError
 from .roots import walk_chain
 
 if TYPE_CHECKING:
-    from .models import CompiledBundle
+    from .models.compiled import CompiledBundle
 
 #: Files Codex 0.171.0 loads from the session cwd at session start (project docs).
 PROJECT_DOCS = ("AGENTS.md", "AGENTS.override.md")

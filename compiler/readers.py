@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InputError, TrustError
-from .models import RootsManifest
+from .models.roots import RootsManifest
 from .paths import check_absolute, parent
 
 

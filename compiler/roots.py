@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import InputError, RootChainError, UnsafeRootError
-from .models import Hop, ResolvedHome, ResolvedRoot, RootsManifest
+from .models.compiled import Hop, ResolvedHome, ResolvedRoot
+from .models.roots import RootsManifest
 from .paths import check_absolute, is_within, parent
 
 if TYPE_CHECKING:
-    from .models import RootSpec
+    from .models.roots import RootSpec
 
 
 #: A hop as the caller builds it: models.Hop or a plain tuple.

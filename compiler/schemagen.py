@@ -1,59 +1,42 @@
 """Generate the JSON Schemas in `schemas/` from the models (`python -m profilec.schemagen`).
 
-Every published format has a model in the module that owns it, except launch-request (Codex's
-own JSON-RPC, see LAUNCH_REQUEST) and overrides: compiler/emit/overrides.py writes its lines
-directly and validates nothing through a model, so `CodexOverrideLines` is defined here, where
-only schema generation and the tests build it (a RootModel class builds its validator as it is
-defined; in emit/overrides.py every compile paid for it). The committed files are the
-published contract; tests/unit/test_schemas.py fails when a model changes without its schema
-being regenerated, checks schema and model accept and reject the same documents, and validates
-real emitted output (and hand-read inputs) against both.
+Every published format has a model in compiler/models/ (one module per format family, listed in
+its docstring), except launch-request (Codex's own JSON-RPC, see LAUNCH_REQUEST). The committed
+files are the published contract; tests/unit/test_schemas.py fails when a model changes without
+its schema being regenerated, checks schema and model accept and reject the same documents, and
+validates real emitted output (and hand-read inputs) against both.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, RootModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from .audit.models import DiffReport, Explanation
-from .bundle.models import BundleDocument, BundleProvenance, LockFile
-from .canary.run import CanaryReportDocument
-from .check.profilec_config import ProfilecConfig
-from .check.result import CheckReport
-from .check.rules import RuleCatalogue
-from .compat_matrix import CompatibilityMatrix
-from .emit.acp_json import AcpLaunchConfig
-from .emit.launch import AdapterCatalog
-from .emit.launch_models import LaunchDocument
-from .emit.overrides import OverrideLine
-from .emit.requirements import ManagedRequirements
-from .mcp import VouchedMcpServers
-from .models import (
-    CompiledBundle,
-    ModeMap,
-    ModeProfilePolicy,
-    ParentPolicy,
-    RootsManifest,
-    TrustedBasePolicy,
-)
-from .mounts.models import BackendCatalog, MountPlan, PlanLayout
+from .models.acp import AcpLaunchConfig
+from .models.audit import DiffReport, Explanation
+from .models.bundle import BundleDocument, BundleProvenance, LockFile
+from .models.canary import CanaryReportDocument
+from .models.check import CheckReport, RuleCatalogue
+from .models.compat import CompatibilityMatrix
+from .models.compiled import CompiledBundle
+from .models.launch import AdapterCatalog, LaunchDocument
+from .models.mcp import VouchedMcpServers
+from .models.mounts import BackendCatalog, MountPlan, PlanLayout
+from .models.overrides import CodexOverrideLines
+from .models.policy import ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBasePolicy
+from .models.profilec_config import ProfilecConfig
+from .models.requirements import ManagedRequirements
+from .models.roots import RootsManifest
+from .models.session import SessionAllowList, SessionConfig
+from .models.watch import WatchEvent
 from .resources import PUBLISHED_REF, SCHEMA_SUFFIX, schema_id, schemas_dir
-from .session import SessionAllowList, SessionConfig
-from .watch import WatchEvent
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
-
-class CodexOverrideLines(RootModel[Annotated[list[OverrideLine], Field(min_length=1)]]):
-    """The `overrides` format: LF-separated `codex -c` values, shown as the array of its lines.
-    Keys hold no path or :token (those sit inside inline-table values)."""
-
-    # schemas/overrides.schema.json is generated from this model.
 
 
 MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {

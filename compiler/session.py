@@ -25,13 +25,11 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
-
-from pydantic import RootModel, StringConstraints
+from typing import Any, Literal, get_args
 
 from .errors import InputError, PolicyError
 from .fsio import read_input
-from .models import Frozen
+from .models.session import ValueType
 from .policy import default_profiles_dir
 from .projects import project_root as project_root
 from .projects import untrusted_project_paths as untrusted_project_paths
@@ -45,7 +43,6 @@ StripClass = Literal[
     "wrong-type",
 ]
 CLASSES: tuple[StripClass, ...] = get_args(StripClass)
-ValueType = Literal["string", "boolean", "integer", "string-array"]
 VALUE_TYPES: tuple[ValueType, ...] = get_args(ValueType)
 
 MAX_BYTES = 1 << 20
@@ -201,33 +198,6 @@ class Stripped:
     path: str
     cls: StripClass
     why: str | None = None
-
-
-class SessionConfig(RootModel[dict[str, Any]]):
-    """Untrusted agent session config (CODEX_CONFIG). Any JSON object is read; keys starting
-    permissions, default_permissions, sandbox_mode or sandbox_workspace_write are stripped."""
-
-    # schemas/session-config.schema.json is generated from this model: any object at all, as
-    # `parse_session_bytes` reads it (the allow-list, not a schema, decides what passes).
-
-
-class AllowedEntry(Frozen):
-    """One allowed key: the value type Codex reads, and why it is safe to pass."""
-
-    type: ValueType
-    reason: Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\n\r]+$")]
-
-
-class SessionAllowList(Frozen):
-    """profiles/session-allowlist.toml: the session-config keys an agent definition may pass
-    to Codex, each with the value type Codex reads and why it cannot run a program, widen
-    access, redirect traffic or change approvals. Every other key is stripped."""
-
-    # schemas/session-allowlist.schema.json is generated from this model; `parse_allowlist`
-    # reads the file by hand (and checks the keys against KNOWN_KEYS, which no schema states).
-    schema_version: Literal[1]
-    codex_version: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
-    allowed: dict[Annotated[str, StringConstraints(pattern="^[a-z][a-z0-9_]*$")], AllowedEntry]
 
 
 def parse_allowlist(data: Mapping[str, Any], *, where: str) -> AllowList:

@@ -17,7 +17,7 @@ from .codex.enforced import Refusal
 from .codex.fsview import LiveFs
 from .codex.lexical import EvaluationError
 from .codex.resolve import EvalContext, resolve
-from .models import CompiledBundle
+from .models.compiled import CompiledBundle
 from .rule_ids import (
     CWD_THROUGH_SYMLINK_DENIED,
     DENY_FILE_IN_DENIED_DIR,

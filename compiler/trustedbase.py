@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .errors import InputError, RootChainError
-from .models import TrustedPath
+from .models.compiled import TrustedPath
 from .paths import check_absolute
 from .roots import tuple_hop, walk_chain_with
 from .settings import cache_dir, codex_version

@@ -31,40 +31,14 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Final, Literal
-
-from pydantic import StringConstraints
+from typing import Any, Final, Literal
 
 from .compile import writer_lock_path
-from .models import AbsPath, CompiledBundle, Frozen, ResolvedHome, ResolvedRoot
+from .models.compiled import CompiledBundle, ResolvedHome, ResolvedRoot
+from .models.watch import DriftKind, Role, WatchEvent
 from .paths import parent
 from .projectdocs import bundle_protected_dirs, doc_paths, link_target, reaches
 
-Role = Literal[
-    "hop",
-    "target",
-    "vault",
-    "holder",
-    "codex-home",
-    "private-auth",
-    "writer-lock",
-    "missing-root",
-    "trusted-input",
-    "project-doc",
-    "requirements",
-]
-DriftKind = Literal[
-    "link-retargeted",
-    "link-replaced",
-    "removed",
-    "replaced",
-    "nlink-changed",
-    "appeared",
-    "private-auth-plain-file",
-    "modified",
-    "project-doc-link",
-    "requirements-less-strict",
-]
 #: Order in which one path's roles are kept when several roots or roles name it.
 _ROLE_RANK: dict[str, int] = {
     "hop": 0,
@@ -82,24 +56,6 @@ _ROLE_RANK: dict[str, int] = {
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
 DRIFT_EXIT: Final = 9
-
-
-class WatchEvent(Frozen):
-    """`profilec watch`: the one JSON line printed on stdout when a change makes the compiled
-    profile stale; the command then exits with `exit_code` (9). Paths and link texts only,
-    never a credential byte."""
-
-    # schemas/watch-event.schema.json is generated from this model; Drift.document dumps it.
-    schema_version: Literal[1]
-    event: Literal["drift"]
-    kind: DriftKind
-    role: Role
-    path: AbsPath
-    root_ids: tuple[str, ...]
-    expected: str
-    observed: str
-    message: Annotated[str, StringConstraints(pattern=r"^[^\n\r]+$")]
-    exit_code: Literal[9]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,11 @@ from .codex.resolve import EffectiveProfile, EvalContext, resolve
 from .codex.vocabulary import CARVE_OUTS, SPECIAL_ROOT
 from .errors import SandboxRefusesError, UnsafeRootError
 from .literal import glob_char, refusal
-from .models import CompiledEntry, Provenance
+from .models.compiled import CompiledEntry, Provenance
 from .paths import is_within, parent
 
 if TYPE_CHECKING:
-    from .models import ResolvedHome, ResolvedRoot, TrustedPath
+    from .models.compiled import ResolvedHome, ResolvedRoot, TrustedPath
 
 
 class Probe(Protocol):

@@ -26,8 +26,9 @@ from ..check.configstack import json_object_of, load_acp_json, load_config_toml,
 from ..codex.lexical import EvaluationError
 from ..codex.resolve import EffectiveProfile, EvalContext, resolve, session_contexts
 from ..codex.vocabulary import BUILTIN_PROFILES
-from ..models import ACP_MODES, CompiledBundle, ResolvedRoot
-from .models import Change, DiffReport, Direction
+from ..models.audit import Change, DiffReport, Direction
+from ..models.compiled import CompiledBundle, ResolvedRoot
+from ..models.policy import ACP_MODES
 
 if TYPE_CHECKING:
     from ..inputs import Inputs

@@ -28,11 +28,11 @@ from ..codex.resolve import (
 )
 from ..emit.requirements import deny_read_paths
 from ..errors import ProfilecError, RootChainError, UsageError
-from ..models import CompiledBundle, ResolvedRoot
+from ..models.audit import ChainStep, EffAccess, ExplainEntry, Explanation, LayerDeny
+from ..models.compiled import CompiledBundle, ResolvedRoot
 from ..paths import is_within
 from ..roots import MAX_HOPS, walk_chain
 from ..settings import codex_version
-from .models import ChainStep, EffAccess, ExplainEntry, Explanation, LayerDeny
 
 #: Optional edge hook: walk a path that no root covers with lstat/readlink only.
 ChainWalker = Callable[[str], Sequence[tuple[str, str, str]]]

@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from ..compat_matrix import CompatibilityMatrix, holding_methods, matrix_json, sorted_rows
+from ..compat_matrix import holding_methods, matrix_json, sorted_rows
 from ..errors import InputError
+from ..models.compat import CompatibilityMatrix
 from ..resources import validator
 
 if TYPE_CHECKING:
-    from ..compat_matrix import MatrixRow
-    from ..emit.launch import AdapterCatalog
     from ..inputs import Inputs
+    from ..models.compat import MatrixRow
+    from ..models.launch import AdapterCatalog
 
 #: What the report says when no matrix was given.
 NOT_TESTED_E2E = (

@@ -16,23 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 from ..check.build import from_bundle
 from ..check.checker import run_check
-from ..check.result import SEVERITY_RANK, at_or_above
 from ..codex.resolve import resolve, session_contexts
 from ..emit.requirements import deny_read_paths
 from ..errors import InputError, ProfilecError, UsageError
-from ..models import CompiledBundle
+from ..models.check import SEVERITY_RANK, at_or_above
+from ..models.compiled import CompiledBundle
 from ..paths import is_within
 from ..resources import validator
 from ..settings import now_utc
 from .launchers import launcher_chosen
 
 if TYPE_CHECKING:
-    from .. import compat_matrix as e2e
-    from ..check.result import Cell
     from ..inputs import Inputs
+    from ..models.audit import DiffReport
+    from ..models.check import Cell
+    from ..models.compat import MatrixRow
     from .evidence import Binding
     from .launchers import LauncherSection
-    from .models import DiffReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +334,7 @@ def binding_text(c: CanarySummary) -> str:
     return text
 
 
-def launcher_why(row: e2e.MatrixRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
+def launcher_why(row: MatrixRow, reviewed: dict[tuple[str, str, str], tuple[str, ...]]) -> str:
     """Why a launcher row is fine or not: controls and unused methods are expected to lose.
 
     `reviewed` maps an adapter build to (reviewed method, blocked modes...). The result is

@@ -17,9 +17,9 @@ from ..bundle.provenance import bundle_provenance
 from ..emit.acp_json import render_acp_json
 from ..emit.codex_toml import render_toml
 from ..emit.overrides import override_lines
-from ..models import CompiledBundle
+from ..models.bundle import BundleDocument
+from ..models.compiled import CompiledBundle
 from ..settings import codex_version
-from .models import BundleDocument
 
 PROFILEC_VERSION = "0.1.0"
 #: The Codex releases whose access rules compiler/codex/ reproduces (oracle-tested).

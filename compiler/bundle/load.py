@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ..bundle.document import bundle_document, content_hash
 from ..errors import InputError, UsageError
 from ..inputs import Inputs
-from ..models import CompiledBundle
+from ..models.compiled import CompiledBundle
 from ..pipeline import compile_inputs
 from ..readers import validation_message
 from .provenance import bundle_provenance

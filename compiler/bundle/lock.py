@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..bundle.document import dumps
 from ..errors import InputError
+from ..models.bundle import LockFile
 from .load import unwrap
-from .models import LockFile
 
 if TYPE_CHECKING:
     from ..inputs import Inputs

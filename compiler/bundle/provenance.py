@@ -8,8 +8,8 @@ policy key put each entry there.
 from __future__ import annotations
 
 from ..codex.resolve import EXTENSIBLE_PARENTS
-from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
-from .models import BundleProvenance, ModeProvenance, ProvenanceRecord
+from ..models.bundle import BundleProvenance, ModeProvenance, ProvenanceRecord
+from ..models.compiled import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from .sources import SourceFile, Sources
 
 

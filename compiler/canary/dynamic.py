@@ -47,9 +47,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EnvironmentMissingError
-from ..models import CompiledBundle, ResolvedRoot
+from ..models.canary import Probe
+from ..models.compiled import CompiledBundle, ResolvedRoot
 from . import engine
-from .tree import LOCK_BESIDE_TARGET, LOCK_IN_HOME, TEMP_PREFIX, Probe
+from .tree import LOCK_BESIDE_TARGET, LOCK_IN_HOME, TEMP_PREFIX
 
 if TYPE_CHECKING:
     from docker import DockerClient

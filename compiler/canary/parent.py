@@ -70,10 +70,11 @@ from typing import Literal
 
 from ..codex.vocabulary import WRITER_LOCK
 from ..emit.overrides import override_lines
-from ..models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
+from ..models.canary import ControlOutcome, Probe
+from ..models.compiled import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from ..paths import is_within
 from ..scripted_model import Call, Shell, Step, ToolScriptServer
-from .tree import ControlOutcome, Probe, _Tree, build_tree, reroot
+from .tree import _Tree, build_tree, reroot
 
 #: The tool namespace 0.171.0 puts spawn_agent in.
 MULTI_AGENT = "multi_agent_v1"

@@ -28,7 +28,7 @@ from ..paths import ancestors, is_within
 
 if TYPE_CHECKING:
     from ..codex.resolve import EffectiveProfile
-    from ..models import CompiledBundle
+    from ..models.compiled import CompiledBundle
 
 #: Suffix a successful rename gives the moved directory.
 MOVED = ".canary-moved"

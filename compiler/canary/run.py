@@ -34,15 +34,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import ConfigDict, StringConstraints
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..codex.resolve import EffectiveProfile, EvalContext, resolve
 from ..codex.vocabulary import CARVE_OUTS
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
-from ..models import ACP_MODES, CompiledBundle, CompiledProfile, Frozen, ResolvedRoot
+from ..models.canary import Expect, Kind, Probe
+from ..models.compiled import CompiledBundle, CompiledProfile, ResolvedRoot
+from ..models.policy import ACP_MODES
 from ..projectdocs import bundle_planted_docs
 from . import dynamic, engine, paths
 from .image import ensure_image
@@ -50,9 +50,6 @@ from .parent import run_parent
 from .tree import (
     NET_PORT,
     NETWORK_MODES,
-    Expect,
-    Kind,
-    Probe,
     _codex_home,
     _restore_secrets,
     _secret_file,
@@ -64,55 +61,6 @@ from .tree import (
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
-
-
-# ---------------------------------------------------------------------------------------------
-# The published document (schemas/canary-report.schema.json is generated from these models):
-# what CanaryReport.to_dict writes, with the `evidence` member compiler/audit/evidence.py binds.
-
-_Sha256 = Annotated[str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$")]
-_UtcSeconds = Annotated[
-    str, StringConstraints(pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
-]
-
-
-class CanaryMode(Frozen):
-    """All probes for one ACP mode (ModeReport)."""
-
-    mode: str
-    profile_id: str
-    passed: bool
-    failures: list[str]
-    seconds: float
-    error: str | None
-    probes: list[Probe]
-
-
-class CanaryEvidence(Frozen):
-    """What the run judged (compiler/audit/evidence.py): the bundle document's content hash,
-    the hash of its `compiled` member, the tool versions, and when the run finished. `audit
-    --canary-json` refuses results whose compiled hash is not the audited bundle's and marks
-    them stale when an input is newer."""
-
-    bundle_content_hash: _Sha256
-    compiled_hash: _Sha256
-    finished: _UtcSeconds
-    tools: dict[str, str]
-
-
-class CanaryReportDocument(Frozen):
-    """`profilec canary --format json` (compiler/canary/run.py CanaryReport.to_dict), read by
-    `profilec audit --canary-json`."""
-
-    model_config = ConfigDict(title="CanaryReport")
-
-    run_id: str
-    passed: bool
-    failures: list[str]
-    seconds: float
-    image: str
-    modes: list[CanaryMode]
-    evidence: CanaryEvidence
 
 
 @dataclass(frozen=True)

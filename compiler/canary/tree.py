@@ -10,13 +10,9 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import EnvironmentMissingError
-from ..models import CompiledBundle, CompiledProfile, Frozen, ResolvedRoot
+from ..models.compiled import CompiledBundle, CompiledProfile, ResolvedRoot
 from ..mounts.backends import load_catalog
 from . import paths
 
@@ -46,56 +42,12 @@ def writer_names() -> tuple[str, str, str]:
 TEMP_PREFIX, LOCK_BESIDE_TARGET, LOCK_IN_HOME = writer_names()
 
 
-Kind = Literal["trusted", "model", "outer", "parent"]
-Expect = Literal["allow", "deny", "absent", "any"]
-
 #: Where synthetic trees go: outside /tmp, which is a tmpfs inside the container.
 SCRATCH_PARENT = "/var/tmp"
 #: The ACP modes whose contract includes network (read-only and agent have none).
 NETWORK_MODES = frozenset({"agent-full-access"})
 #: The loopback port of the in-container listener (the container's own network namespace).
 NET_PORT = 17171
-
-
-_Seconds = Annotated[float, Field(ge=0)]
-
-
-class ControlOutcome(Frozen):
-    """Parent probes (kind `parent`, compiler/canary/parent.py) only: the negative control, the
-    same road with the protection removed. It must leak (`observed` allow, `ok` true);
-    otherwise the probe fails as `error` (it cannot tell)."""
-
-    observed: Literal["allow", "deny"]
-    ok: bool
-    output: str
-    seconds: _Seconds
-
-
-class Probe(Frozen):
-    """One probe: its command and what it showed (`profilec canary --format json` writes it as
-    `to_dict` gives it)."""
-
-    name: str
-    kind: Kind
-    command: tuple[str, ...]
-    exit_code: int
-    output: str
-    expected: Expect
-    predicted: Expect | None
-    observed: Literal["allow", "deny"]
-    ok: bool
-    failures: tuple[str, ...]
-    #: Wall time of the probe's command (None where one probe spans several commands).
-    seconds: _Seconds | None = None
-    #: Parent probes only: the negative control's outcome.
-    control: ControlOutcome | SkipJsonSchema[None] = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (`control` only where there is one)."""
-        out = self.model_dump(mode="json")
-        if self.control is None:
-            del out["control"]
-        return out
 
 
 # ---------------------------------------------------------------------------------------------

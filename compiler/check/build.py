@@ -33,7 +33,7 @@ from .configstack import (
 
 if TYPE_CHECKING:
     from ..inputs import Inputs
-    from ..models import CompiledBundle, ResolvedRoot
+    from ..models.compiled import CompiledBundle, ResolvedRoot
     from .options import CheckOptions
 
 

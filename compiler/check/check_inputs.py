@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codex.resolve import PLACEHOLDER_CWD, EvalContext, session_contexts
-from ..models import ResolvedRoot
+from ..models.compiled import ResolvedRoot
 from .configstack import ConfigStack
 
 

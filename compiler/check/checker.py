@@ -19,6 +19,15 @@ from typing import TYPE_CHECKING, Any
 from ..codex.fsview import LiveFs
 from ..codex.vocabulary import DEFAULT_CODEX_VERSION
 from ..errors import TrustError, UsageError
+from ..models.check import (
+    SEVERITY_RANK,
+    CheckFinding,
+    CheckReport,
+    Severity,
+    Summary,
+    at_or_above,
+    finding_sort_key,
+)
 from ..pipeline import compile_inputs
 from ..settings import codex_version, now_utc
 from .build import compiled_inputs, foreign_inputs, with_launch_context
@@ -37,24 +46,15 @@ from .lints.ownership import ownership_findings
 from .lints.parent import lock_findings
 from .lints.requirements import requirements_findings
 from .resolution import evaluate_modes
-from .result import (
-    SEVERITY_RANK,
-    CheckFinding,
-    CheckReport,
-    Severity,
-    Summary,
-    at_or_above,
-    finding_sort_key,
-)
 from .rules import all_rules
 from .triage import apply_waivers, locate, regroup
 from .waivers import config_waivers, find_config, ignore_waivers, load_baseline, load_config
 
 if TYPE_CHECKING:
     from ..inputs import Inputs
-    from ..models import CompiledBundle
+    from ..models.check import Waiver
+    from ..models.compiled import CompiledBundle
     from .options import CheckOptions
-    from .result import Waiver
 
 #: The canary step (compiler/commands/canary.py probe_findings, bound to the run's progress):
 #: (the canary report, one PC022 finding per failed probe, whether a mismatch is all it found).

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .result import CheckFinding
+from ..models.check import CheckFinding
 from .rules import rule_by_id
 
 if TYPE_CHECKING:

@@ -25,11 +25,11 @@ from ..codex.enforce import enforce
 from ..codex.enforced import Enforced
 from ..codex.fsview import FsView
 from ..codex.resolve import Decision, EffectiveProfile
-from ..models import ResolvedRoot
+from ..models.check import Cell, CellAccess, CheckFinding, Severity, SpellingKind
+from ..models.compiled import ResolvedRoot
 from ..roots import MAX_HOPS
 from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
 from .resolution import ModeEval
-from .result import Cell, CellAccess, CheckFinding, Severity, SpellingKind
 from .rules import rule
 
 #: The child name probed under each spelling of a directory root (never created).

@@ -13,10 +13,10 @@ from typing import Any
 
 from ..codex.lexical import EvaluationError
 from ..codex.resolve import EffectiveProfile, resolve
-from ..models import ACP_MODES
+from ..models.check import CheckFinding
+from ..models.policy import ACP_MODES
 from ..rule_ids import CODEX_REJECTS_PROFILE
 from .check_inputs import CheckInputs, contexts
-from .result import CheckFinding
 from .rules import rule
 
 

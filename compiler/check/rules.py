@@ -10,7 +10,8 @@ tests/unit/test_rule_registry.py, printed by `rules.main()`) come from one place
 from the rules.
 
 `profilec rules` lists the same registry (`catalogue_text`, `catalogue_document`: one line or one
-JSON object per rule, `schemas/rules.schema.json`).
+JSON object per rule, `schemas/rules.schema.json`; the model is compiler/models/check.py
+RuleCatalogue).
 
 Stable import path for other modules: `profilec.check.rules` (`rule`, `all_rules`,
 `rule_by_id`, `DOCS_PAGE`, `catalogue_markdown`, `catalogue_text`, `catalogue_document`).
@@ -20,12 +21,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Literal
 
 from ..codex.vocabulary import MEASURED_RANGE
-from ..models import Frozen
+from ..models.check import Rule, RuleCatalogue
 from ..settings import codex_version
-from .result import Rule
 
 #: The page that documents every rule; a rule's `doc_anchor` is `DOCS_PAGE#pcNNN`.
 DOCS_PAGE = "docs/check.md"
@@ -112,17 +111,6 @@ def catalogue_markdown(rules: tuple[Rule, ...] | None = None) -> str:
             f"{_cell(r.why)} | {_cell(r.fix)} |"
         )
     return "\n".join(lines) + "\n"
-
-
-class RuleCatalogue(Frozen):
-    """`profilec rules --format json`: every lint rule the registry declares, sorted by id
-    (`schemas/rules.schema.json`; a rule is the same object a check report's `rules` holds)."""
-
-    schema_version: Literal[1] = 1
-    tool: Literal["profilec"] = "profilec"
-    #: The Codex version profilec pins (a rule's `codex_versions` says where it applies).
-    codex_version: str
-    rules: tuple[Rule, ...]
 
 
 def catalogue_document(rules: tuple[Rule, ...] | None = None) -> RuleCatalogue:

@@ -17,16 +17,9 @@ import re
 from collections.abc import Sequence
 from datetime import date
 
+from ..models.check import CheckFinding, CheckReport, Rule, Summary, Waiver, at_or_above
 from ..rule_ids import WAIVER_EXPIRED
 from .configstack import ConfigStack
-from .result import (
-    CheckFinding,
-    CheckReport,
-    Rule,
-    Summary,
-    Waiver,
-    at_or_above,
-)
 from .rules import rule, rule_by_id
 
 #: Where every rule is documented (one anchor per rule in docs/check.md).

@@ -5,7 +5,7 @@ by walking up from the working directory (the first directory holding either win
 `profilec.toml` before `pyproject.toml`). The file used is trust-checked as the roots manifest
 is (roots.read_trusted_bytes, through the run's Inputs.trusted): owned by root or the invoking
 uid, not group- or world-writable, in no directory others can write. Its one model is
-compiler/check/profilec_config.py (schemas/profilec-config.schema.json is generated from it):
+compiler/models/profilec_config.py (schemas/profilec-config.schema.json is generated from it):
 
     [[waiver]]
     rule = "PC025"                  # required
@@ -32,8 +32,8 @@ from pydantic import ValidationError
 
 from ..errors import InputError, TrustError, UsageError
 from ..inputs import json_object
-from .profilec_config import ProfilecConfig
-from .result import CheckReport, Waiver
+from ..models.check import CheckReport, Waiver
+from ..models.profilec_config import ProfilecConfig
 from .rules import rule_by_id
 from .triage import fingerprint
 

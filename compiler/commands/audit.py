@@ -11,19 +11,19 @@ from ..audit.evidence import verify
 from ..audit.launchers import launcher_section, load_e2e_matrix
 from ..audit.report import build_report, load_canary_json, report_time
 from ..bundle.load import compile_document, load_bundle
-from ..check.result import SEVERITY_RANK
 from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
 from ..flags import CompileFlags
 from ..formats import AUDIT_FORMATS
+from ..models.check import SEVERITY_RANK
 from . import Outcome, Progress, no_progress
 from .canary import probe_findings
 
 if TYPE_CHECKING:
     from ..audit.launchers import LauncherSection
-    from ..audit.models import DiffReport
     from ..inputs import Inputs
-    from ..models import CompiledBundle
+    from ..models.audit import DiffReport
+    from ..models.compiled import CompiledBundle
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,8 @@ from ..settings import codex_binary, codex_version
 from . import Outcome, Progress, no_progress
 
 if TYPE_CHECKING:
-    from ..check.result import CheckFinding
-    from ..models import CompiledBundle
+    from ..models.check import CheckFinding
+    from ..models.compiled import CompiledBundle
 
 
 @dataclass(frozen=True, slots=True)

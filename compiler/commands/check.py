@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ..audit.drift import verify
 from ..check.checker import Checker, validate
-from ..check.result import SEVERITY_RANK, CheckReport
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError
 from ..flags import CompileFlags
 from ..formats import CHECK_FORMATS
+from ..models.check import SEVERITY_RANK, CheckReport
 from ..settings import now_utc
 from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings

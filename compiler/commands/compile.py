@@ -15,7 +15,7 @@ from ..pipeline import compile_inputs
 from . import Outcome, to_stdout
 
 if TYPE_CHECKING:
-    from ..models import Finding
+    from ..models.compiled import Finding
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from . import Outcome, absolute
 from .audit import bundle_or_compile
 
 if TYPE_CHECKING:
-    from ..audit.models import Explanation
+    from ..models.audit import Explanation
 
 
 @dataclass(frozen=True, slots=True)

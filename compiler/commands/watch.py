@@ -23,7 +23,7 @@ from ..watch import run as run_watch
 from . import Outcome
 
 if TYPE_CHECKING:
-    from ..models import CompiledBundle
+    from ..models.compiled import CompiledBundle
 
 MIN_INTERVAL = 0.05
 MAX_INTERVAL = 0.5

@@ -48,12 +48,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..codex.vocabulary import REQUIREMENTS_FILE
-from ..compat_matrix import MatrixRow, excerpt
+from ..compat_matrix import excerpt
 from ..emit.codex_home import ensure_writer_lock
-from ..emit.launch import AdapterCatalog, render_launch_with
+from ..emit.launch import render_launch_with
 from ..emit.requirements import render_requirements
 from ..fsio import write_atomic
-from ..models import CompiledBundle
+from ..models.compat import MatrixRow
+from ..models.compiled import CompiledBundle
+from ..models.launch import AdapterCatalog
 from ..pipeline import load_and_compile
 from ..procs import cmdline_matches, end_processes, start_time
 from ..scripted_model import FINAL_TEXT, ScriptedModelServer

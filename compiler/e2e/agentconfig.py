@@ -45,11 +45,12 @@ from pathlib import Path
 from typing import Any
 
 from ..codex.vocabulary import APPROVAL_NEVER
-from ..compat_matrix import MatrixRow, Result, excerpt
+from ..compat_matrix import excerpt
 from ..emit.codex_home import write_codex_home
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
-from ..models import CompiledBundle
+from ..models.compat import MatrixRow, Result
+from ..models.compiled import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..scripted_model import ScriptedModelServer

@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from ..codex.vocabulary import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
-from ..compat_matrix import MatrixRow, Result, excerpt
+from ..compat_matrix import excerpt
 from ..emit.extras import approval_value
+from ..models.compat import MatrixRow, Result
 from ..pipeline import load_and_compile
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_version

@@ -63,11 +63,12 @@ from ..codex.vocabulary import (
     SANDBOX_POLICY_WORKSPACE_WRITE,
     SANDBOX_READ_ONLY,
 )
-from ..compat_matrix import CompatibilityMatrix, MatrixRow, Result, excerpt
+from ..compat_matrix import excerpt
 from ..emit.codex_home import write_codex_home
 from ..emit.overrides import override_lines
 from ..errors import EnvironmentMissingError
-from ..models import CompiledBundle
+from ..models.compat import CompatibilityMatrix, MatrixRow, Result
+from ..models.compiled import CompiledBundle
 from ..pipeline import load_and_compile
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..scripted_model import ScriptedModelServer

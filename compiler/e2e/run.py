@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..compat_matrix import CompatibilityMatrix, MatrixRow, excerpt, merge, rows_from
-from ..emit.launch import AdapterCatalog
+from ..compat_matrix import excerpt, merge, rows_from
+from ..models.compat import CompatibilityMatrix, MatrixRow
+from ..models.launch import AdapterCatalog
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..settings import codex_binary
 from . import appserver

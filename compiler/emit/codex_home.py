@@ -19,7 +19,7 @@ import stat
 from ..codex.vocabulary import WRITER_LOCK
 from ..errors import OutputError
 from ..fsio import ensure_private_dir, primary_gid, write_atomic
-from ..models import CompiledBundle
+from ..models.compiled import CompiledBundle
 from .codex_toml import render_toml
 
 

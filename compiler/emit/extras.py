@@ -24,7 +24,7 @@ from ..codex.vocabulary import APPROVAL_ON_REQUEST, GRANULAR_ASK_ALL, TRUST_UNTR
 from .mcp_servers import mcp_server_tables
 
 if TYPE_CHECKING:
-    from ..models import CompiledBundle
+    from ..models.compiled import CompiledBundle
 
 
 def approval_value(policy: str) -> str | dict[str, Any]:

@@ -19,67 +19,29 @@ import os
 import shlex
 import sys
 import sysconfig
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, StringConstraints, ValidationError
+from pydantic import ValidationError
 
 from ..codex.resolve import resolve, session_contexts
 from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE, WRITER_LOCK
 from ..errors import PolicyError
 from ..inputs import Inputs
 from ..launchprobe import LaunchProbe
-from ..models import CompiledBundle, Frozen
+from ..models.compiled import CompiledBundle
+from ..models.launch import AdapterCatalog, AdapterEntry
 from ..paths import PARENT_GIT_DIR, is_within
 from ..readers import parse_toml, validation_message
 from ..settings import codex_version
 from .codex_toml import render_toml
 from .extras import emitted_approvals, extra_tables, extra_top
-from .launch_models import Method
 from .overrides import override_lines
 from .requirements import digest, render_requirements
 from .tomltext import value
 
 NON_ROOT = "+non-root"
-NpmName = Annotated[str, StringConstraints(pattern=r"^@[a-z0-9-]+/[a-z0-9-]+$")]
-Version = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$|^embedded$")]
-ModeId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9:-]{0,80}$")]
-OneLine = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\n\r]+$")]
 
 CATALOG_FILE = "adapters.toml"
-
-
-class AdapterEntry(Frozen):
-    """One adapter build and the launch method the matrix shows holding (or none)."""
-
-    package: NpmName
-    version: Version
-    codex_version: Version
-    #: How the Codex core is chosen: the TS adapter's CODEX_PATH, its bundled @openai/codex, or
-    #: the core compiled into the adapter.
-    codex_source: Literal["CODEX_PATH", "bundled", "embedded"]
-    #: The chosen holding method, or "none" when no method holds (TOML has no null).
-    launch_method: Method | Literal["none"]
-    holding_methods: list[Method] = Field(default_factory=list)
-    blocked_modes: list[ModeId] = Field(default_factory=list)
-    reason: OneLine
-    evidence: OneLine
-    #: Modes whose approval behaviour (profiles/modes.toml) the approvals e2e observed holding,
-    #: or not, under launch_method with profilec's config alone. Both empty: not measured.
-    approval_modes_held: list[ModeId] = Field(default_factory=list)
-    approval_modes_lost: list[ModeId] = Field(default_factory=list)
-    approval_evidence: OneLine | None = None
-
-    @property
-    def method(self) -> Method | None:
-        """The chosen method, None when no method holds."""
-        return None if self.launch_method == "none" else self.launch_method
-
-
-class AdapterCatalog(Frozen):
-    """`profiles/adapters.toml`."""
-
-    schema_version: Literal[1]
-    adapters: Annotated[list[AdapterEntry], Field(min_length=1)]
 
 
 def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:

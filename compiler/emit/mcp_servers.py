@@ -28,7 +28,7 @@ from ..errors import PolicyError
 from .tomltext import inline
 
 if TYPE_CHECKING:
-    from ..models import CompiledBundle
+    from ..models.compiled import CompiledBundle
 
 
 def mcp_server_tables(bundle: CompiledBundle) -> dict[str, dict[str, Any]]:

@@ -6,24 +6,13 @@ each profile is one `permissions.<id>={...}` line whose inline-table value holds
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
-
-from pydantic import StringConstraints
+from typing import TYPE_CHECKING
 
 from .extras import extra_tables, extra_top
 from .tomltext import inline, string, value
 
 if TYPE_CHECKING:
-    from ..models import CompiledBundle
-
-
-#: One `codex -c` value: a dotted key of bare segments, `=`, a one-line TOML value. The model of
-#: the whole format (`CodexOverrideLines`, schemas/overrides.schema.json) is in
-#: compiler/schemagen.py: nothing here validates through it, and a RootModel class is built as
-#: it is defined, so keeping it here cost every compile a validator it never used.
-OverrideLine = Annotated[
-    str, StringConstraints(pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*=[^\n]+$")
-]
+    from ..models.compiled import CompiledBundle
 
 
 def override_lines(bundle: CompiledBundle) -> list[str]:

@@ -6,9 +6,9 @@ table naming them is compiler/formats.py's PLAN_FORMATS).
 
 from __future__ import annotations
 
+from ..models.mounts import BackendCatalog, HostFacts, MountPlan, PlanLayout
 from .backends import load_catalog
 from .layout import load_layout, parse_layout, probe_host
-from .models import BackendCatalog, HostFacts, MountPlan, PlanLayout
 from .plan import build_plan, covering, mirror_dirs
 
 __all__ = [

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 
 from ..inputs import Inputs
-from ..models import ResolvedRoot, RootSpec
+from ..models.compiled import ResolvedRoot
+from ..models.mounts import MountPlan, PlanLayout
+from ..models.roots import RootSpec
 from ..pipeline import foreign_spec
 from ..roots import resolve_roots
 from .backends import catalog_of
 from .layout import parse_layout, probe_host
-from .models import MountPlan, PlanLayout
 from .plan import build_plan
 
 

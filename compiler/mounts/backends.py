@@ -9,10 +9,10 @@ from pydantic import ValidationError
 
 from ..errors import InputError, PolicyError
 from ..inputs import Inputs
+from ..models.mounts import BackendCatalog
 from ..paths import check_segment
 from ..readers import parse_toml, validation_message
 from ..resources import shipped
-from .models import BackendCatalog
 
 
 def default_catalog_path() -> str:

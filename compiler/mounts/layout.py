@@ -17,11 +17,11 @@ from pydantic import ValidationError
 
 from ..errors import LayoutError, RootChainError
 from ..inputs import Inputs
+from ..models.mounts import HostFacts, PlanLayout, SystemPath
 from ..paths import check_absolute, check_segment, is_within
 from ..readers import parse_toml, validation_message
 from ..roots import walk_chain
 from ..settings import cache_dir, codex_binary, codex_version
-from .models import HostFacts, PlanLayout, SystemPath
 
 _ABS_KEYS = ("daemon_root", "agent_home", "state_dir")
 _ABS_LIST_KEYS = ("workspace_roots", "readonly_paths")

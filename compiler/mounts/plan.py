@@ -26,10 +26,8 @@ from typing import Literal
 
 from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..errors import LayoutError, UnsafeRootError
-from ..models import ResolvedRoot
-from ..paths import PARENT_GIT_DIR, ancestors, codex_home_temp_dir, is_within, join, parent
-from .layout import check_relative, hidden_paths, validate_layout
-from .models import (
+from ..models.compiled import ResolvedRoot
+from ..models.mounts import (
     DEFAULT_READONLY,
     BackendCatalog,
     CredentialAccess,
@@ -53,6 +51,8 @@ from .models import (
     Symlink,
     Tmpfs,
 )
+from ..paths import PARENT_GIT_DIR, ancestors, codex_home_temp_dir, is_within, join, parent
+from .layout import check_relative, hidden_paths, validate_layout
 
 _BINDS = (RoBind, RwBind)
 _TYPE_RANK = {

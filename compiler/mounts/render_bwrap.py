@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from functools import singledispatch
 
-from .models import (
+from ..models.mounts import (
     FILE_MASK_SOURCE,
     Dev,
     FileMask,

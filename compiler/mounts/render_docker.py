@@ -14,7 +14,7 @@ from functools import singledispatch
 from typing import Any
 
 from ..errors import LayoutError
-from .models import (
+from ..models.mounts import (
     FILE_MASK_SOURCE,
     Dev,
     FileMask,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .models import MountPlan
+from ..models.mounts import MountPlan
 
 
 def render_json(plan: MountPlan) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..models.mounts import MountPlan, RoBind, RwBind, Tmpfs
 from ..paths import is_within, parent
-from .models import MountPlan, RoBind, RwBind, Tmpfs
 
 # srt has no private /tmp: the shared one stays denied rather than allowed.
 _WRITABLE = ("workspace", "mirror")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from ..check.result import CheckReport
+from ..models.check import CheckReport
 from . import display_path
 
 _KIND = {"note": "notice", "warning": "warning", "error": "error"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from ..check.result import CheckReport
+from ..models.check import CheckReport
 
 
 def render(report: CheckReport, now: datetime) -> str:

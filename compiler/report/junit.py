@@ -9,7 +9,7 @@ from datetime import datetime
 
 from ..check.lints.canary import RULE as CANARY_RULE
 from ..check.lints.canary import mode_error, probe_failure
-from ..check.result import CheckReport, at_or_above
+from ..models.check import CheckReport, at_or_above
 from ..rule_ids import COVERAGE_READABLE, COVERAGE_UNLISTED
 
 

@@ -9,8 +9,8 @@ from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from ..check.result import CheckFinding, CheckReport
 from ..check.triage import INFORMATION_URI, help_uri
+from ..models.check import CheckFinding, CheckReport
 from . import display_path
 
 SCHEMA_URI = (

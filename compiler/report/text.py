@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..check.result import CheckReport
+from ..models.check import CheckReport
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:

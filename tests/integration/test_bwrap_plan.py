@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from profilec.models.mounts import PlanLayout
 from profilec.mounts.layout import layout_toml
-from profilec.mounts.models import PlanLayout
 from tests.helpers import make_layout, marker
 
 pytestmark = pytest.mark.bwrap

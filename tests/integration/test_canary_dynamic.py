@@ -20,8 +20,8 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.canary.engine import leftovers
 from profilec.canary.run import CanaryReport, ModeReport, run_canaries
-from profilec.canary.tree import Probe
-from profilec.models import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
+from profilec.models.canary import Probe
+from profilec.models.compiled import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from tests.helpers import make_layout
 
 if TYPE_CHECKING:

@@ -34,9 +34,9 @@ from profilec.audit.evidence import bind
 from profilec.bundle.load import CompileInputs, compile_document
 from profilec.canary.parent import ROADS, run_parent
 from profilec.canary.run import CanaryReport, ModeReport
-from profilec.canary.tree import ControlOutcome, Probe
 from profilec.check.lints.canary import canary_findings
-from profilec.models import CompiledBundle, CompiledEntry
+from profilec.models.canary import ControlOutcome, Probe
+from profilec.models.compiled import CompiledBundle, CompiledEntry
 from tests.audit_helpers import validate
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import compile_a1, two_identities

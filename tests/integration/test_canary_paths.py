@@ -14,7 +14,7 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.run import run_canaries
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from tests.helpers import make_layout
 
 if TYPE_CHECKING:

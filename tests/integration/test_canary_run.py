@@ -21,7 +21,7 @@ from profilec.canary.engine import leftovers, new_run_id
 from profilec.canary.run import CanaryReport, run_canaries
 from profilec.cli import main
 from profilec.codex.resolve import EffectiveProfile, EvalContext, resolve
-from profilec.models import CompiledBundle, CompiledProfile
+from profilec.models.compiled import CompiledBundle, CompiledProfile
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]

@@ -29,12 +29,13 @@ from typing import Any
 
 import pytest
 
-from profilec.compat_matrix import CompatibilityMatrix, MatrixRow, excerpt, matrix_json, rows_from
+from profilec.compat_matrix import excerpt, matrix_json, rows_from
 from profilec.e2e import acp, adapters
 from profilec.e2e.acp import AcpClient, Observation, merge_retry
 from profilec.e2e.layout import created_layouts
 from profilec.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
 from profilec.emit.launch import load_catalog
+from profilec.models.compat import CompatibilityMatrix, MatrixRow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from profilec.compat_matrix import CompatibilityMatrix, matrix_json
+from profilec.compat_matrix import matrix_json
 from profilec.e2e.agentconfig import AgentConfigOutcome, run_agent_config
+from profilec.models.compat import CompatibilityMatrix
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from profilec.compat_matrix import MatrixRow
 from profilec.e2e.adapters import ts_adapter
 from profilec.e2e.approvals import appserver_approval_rows, ts_approval_rows
 from profilec.emit.launch import load_catalog
+from profilec.models.compat import MatrixRow
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]

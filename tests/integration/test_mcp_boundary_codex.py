@@ -43,7 +43,7 @@ from profilec.emit.codex_home import write_codex_home
 from profilec.emit.extras import extra_tables
 from profilec.emit.requirements import render_requirements
 from profilec.emit.tomltext import inline
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.scripted_model import Call, ToolScriptServer
 from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from profilec.emit.overrides import override_lines
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.pipeline import load_and_compile
 from tests.helpers import marker, write_manifest
 

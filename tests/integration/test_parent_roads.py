@@ -46,7 +46,7 @@ from profilec.codex.resolve import EvalContext, resolve
 from profilec.e2e.adapters import ts_adapter
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.paths import PARENT_GIT_DIR
 from profilec.settings import codex_binary, codex_version
 from tests.helpers import Layout, make_layout

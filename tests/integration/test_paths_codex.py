@@ -35,7 +35,7 @@ from profilec.api import load_and_compile
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.emit.tomltext import string
-from profilec.models import CompiledBundle, CompiledProfile
+from profilec.models.compiled import CompiledBundle, CompiledProfile
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex

@@ -27,7 +27,7 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from tests.helpers import Layout, make_layout
 
 pytestmark = pytest.mark.codex

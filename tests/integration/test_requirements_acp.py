@@ -18,7 +18,8 @@ import pytest
 
 from profilec.e2e import acp, adapters
 from profilec.e2e.acp import run_adapter_method
-from profilec.models import CompiledBundle
+from profilec.emit.requirements import render_requirements
+from profilec.models.compiled import CompiledBundle
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]
@@ -80,10 +81,8 @@ def test_control_without_the_approval_keys_a_builtin_write_mode_runs(
     (the harness tree sits under /tmp): `lost`, though the managed deny keeps the marker
     itself unread."""
     adapter = _root_or_missing(False)
-    full = acp.render_requirements
-
     def without_approval_keys(bundle: CompiledBundle) -> str:
-        text = full(bundle)
+        text = render_requirements(bundle)
         kept = [x for x in text.split("\n") if not x.startswith("allowed_approval")]
         assert len(kept) == len(text.split("\n")) - 2, text
         return "\n".join(kept)

@@ -27,7 +27,7 @@ import pytest
 from profilec.e2e.adapters import ts_adapter
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.requirements import render_requirements
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.scripted_model import ScriptedModelServer
 from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing

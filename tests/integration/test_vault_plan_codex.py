@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from profilec.cli import main
+from profilec.models.mounts import PlanLayout
 from profilec.mounts.layout import layout_toml
-from profilec.mounts.models import PlanLayout
 from tests.helpers import make_layout, marker
 from tests.integration.conftest import missing
 from tests.integration.refresh_driver import seed_chatgpt_auth

@@ -13,7 +13,7 @@ from profilec.codex.resolve import EvalContext, resolve
 from profilec.compile import compile_bundle
 from profilec.errors import UnsafeRootError
 from profilec.formats import COMPILE_FORMATS
-from profilec.models import LaunchLayout, RootSpec
+from profilec.models.roots import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root
 from tests.strategies import TreeSpec, build, trees

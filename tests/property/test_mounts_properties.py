@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profilec.errors import LayoutError, RootChainError
-from profilec.models import LaunchLayout, ResolvedRoot, RootSpec
+from profilec.models.compiled import ResolvedRoot
+from profilec.models.mounts import HostFacts, PlanLayout
+from profilec.models.roots import LaunchLayout, RootSpec
 from profilec.mounts.backends import load_catalog
-from profilec.mounts.models import HostFacts, PlanLayout
 from profilec.mounts.plan import build_plan, covering, mirror_dirs
 from profilec.mounts.render_json import render_json
 from profilec.paths import is_within

@@ -14,7 +14,7 @@ from profilec.ancestry import unsafe_ancestors
 from profilec.codex.resolve import resolve, session_contexts
 from profilec.compile import compile_bundle
 from profilec.errors import UnsafeRootError
-from profilec.models import LaunchLayout, RootSpec
+from profilec.models.roots import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root, resolve_workspace_roots
 from profilec.wholepath import protected_paths

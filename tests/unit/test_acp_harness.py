@@ -15,15 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profilec.cli import main
-from profilec.compat_matrix import CompatibilityMatrix, MatrixRow
 from profilec.e2e import acp, adapters
 from profilec.e2e.acp import AcpClient, judge, probe_command, remove_layout
 from profilec.e2e.adapters import Adapter
 from profilec.e2e.jsonrpc import RpcError
 from profilec.e2e.layout import ACP_TREE, WORKSPACE_DIRS, Layout, build_layout
 from profilec.e2e.run import adapter_verdicts, catalog_disagreements
-from profilec.emit.launch import AdapterCatalog, load_catalog, render_launch_with
+from profilec.emit.launch import load_catalog, render_launch_with
 from profilec.errors import PolicyError
+from profilec.models.compat import CompatibilityMatrix, MatrixRow
+from profilec.models.launch import AdapterCatalog
 from profilec.scripted_model import ScriptedModelServer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,8 @@ import pytest
 
 from profilec.audit.launchers import NOT_TESTED_E2E
 from profilec.audit.report_md import md as md_escape
-from profilec.compat_matrix import CompatibilityMatrix, MatrixRow, matrix_json
+from profilec.compat_matrix import matrix_json
+from profilec.models.compat import CompatibilityMatrix, MatrixRow
 from tests.audit_helpers import run, setup, validate
 
 TS = "@agentclientprotocol/codex-acp"

@@ -17,8 +17,8 @@ from profilec.api import load_and_compile
 from profilec.canary import parent
 from profilec.canary import run as canary_run
 from profilec.canary.run import CanaryReport, ModeReport
-from profilec.canary.tree import ControlOutcome, Probe
 from profilec.cli import main
+from profilec.models.canary import ControlOutcome, Probe
 from profilec.resources import validator
 from tests.helpers import make_layout, patch_everywhere
 

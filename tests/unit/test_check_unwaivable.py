@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from profilec.check.result import Waiver
 from profilec.check.rules import all_rules
 from profilec.check.waivers import config_waivers, ignore_waivers, load_baseline
 from profilec.cli import main
 from profilec.errors import UsageError
+from profilec.models.check import Waiver
 from tests.helpers import Layout, make_layout
 
 #: The rules whose finding means a protected root may be reachable, a secret readable, the

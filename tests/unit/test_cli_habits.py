@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from profilec.check import rules as registry
-from profilec.check.result import Rule
-from profilec.check.rules import RuleCatalogue, all_rules
+from profilec.check.rules import all_rules
 from profilec.cli import COMMANDS, main
 from profilec.errors import UsageError
+from profilec.models.check import Rule, RuleCatalogue
 from profilec.resources import validator
 from profilec.rule_ids import COVERAGE_READABLE, PROJECT_DOC_LINK, TRUSTED_BASE_WRITABLE
 from tests.helpers import Layout, make_layout

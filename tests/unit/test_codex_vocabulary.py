@@ -11,7 +11,8 @@ import pytest
 
 from profilec.codex import vocabulary as codex
 from profilec.errors import PolicyError
-from profilec.models import CompiledProfile, ModeProfilePolicy
+from profilec.models.compiled import CompiledProfile
+from profilec.models.policy import ModeProfilePolicy
 from profilec.policy import _check_key
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,9 @@ from profilec.compile import compile_bundle
 from profilec.emit.overrides import override_lines
 from profilec.errors import UnsafeRootError
 from profilec.formats import COMPILE_FORMATS
-from profilec.models import ACP_MODES, CompiledBundle, LaunchLayout, RootSpec
+from profilec.models.compiled import CompiledBundle
+from profilec.models.policy import ACP_MODES
+from profilec.models.roots import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root
 from profilec.trustedbase import root_directories
@@ -223,7 +225,7 @@ def test_a_plain_file_credential_directly_in_codex_home_is_refused(tmp_path: Pat
 
 
 def test_a_root_whose_vault_is_the_filesystem_root_is_refused(tmp_path: Path) -> None:
-    from profilec.models import ResolvedRoot
+    from profilec.models.compiled import ResolvedRoot
 
     root = ResolvedRoot(id="a", path="/auth.json", kind="file", target="/auth.json", vault="/")
     with pytest.raises(UnsafeRootError, match="vault / "):

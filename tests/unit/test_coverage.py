@@ -11,9 +11,9 @@ from profilec.check.check_inputs import CheckInputs
 from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
 from profilec.check.coverage import CHILD_PROBE, real_path, spellings
-from profilec.check.result import CheckReport
 from profilec.emit.overrides import render_overrides
-from profilec.models import CompiledBundle
+from profilec.models.check import CheckReport
+from profilec.models.compiled import CompiledBundle
 from tests.helpers import Layout, make_layout, write_manifest
 
 

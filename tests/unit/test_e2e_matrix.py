@@ -14,14 +14,13 @@ from pydantic import ValidationError
 
 from profilec.compat_matrix import (
     RESULTS,
-    CompatibilityMatrix,
-    MatrixRow,
     excerpt,
     holding_methods,
     matrix_json,
     matrix_markdown,
     merge,
 )
+from profilec.models.compat import CompatibilityMatrix, MatrixRow
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "schemas" / "compat-matrix.schema.json").read_text()

@@ -11,8 +11,8 @@ from profilec.check.build import from_bundle
 from profilec.check.check_inputs import CheckInputs
 from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack
-from profilec.check.result import CheckReport
-from profilec.models import CompiledBundle
+from profilec.models.check import CheckReport
+from profilec.models.compiled import CompiledBundle
 from tests.helpers import Layout
 from tests.unit.test_lints import AGENT, _bundle, _cfg, _run, _toml
 

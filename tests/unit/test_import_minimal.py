@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from profilec.models.base import Frozen
 from tests.helpers import make_layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,15 +167,15 @@ COMPILE_DATACLASSES = {
 }
 
 #: The models whose pydantic validator a plain compile builds: what it reads (the roots manifest,
-#: the policy, the layout from the flags). What it builds itself (`models.Built`: resolved
+#: the policy, the layout from the flags). What it builds itself (`models.base.Built`: resolved
 #: roots, compiled profiles, the bundle) is constructed without one (~7 ms a process).
 COMPILE_VALIDATORS = {
-    "profilec.models.RootsManifest",
-    "profilec.models.ModeProfilePolicy",
-    "profilec.models.ParentPolicy",
-    "profilec.models.TrustedBasePolicy",
-    "profilec.models.ModeMap",
-    "profilec.models.LaunchLayout",
+    "profilec.models.roots.RootsManifest",
+    "profilec.models.policy.ModeProfilePolicy",
+    "profilec.models.policy.ParentPolicy",
+    "profilec.models.policy.TrustedBasePolicy",
+    "profilec.models.policy.ModeMap",
+    "profilec.models.roots.LaunchLayout",
 }
 
 CLASSES_PROBE = """
@@ -230,15 +231,16 @@ def test_compile_creates_only_the_listed_dataclasses_and_validators(manifest: Pa
 
 
 def test_a_built_model_given_a_validator_again_is_caught(tmp_path: Path, manifest: Path) -> None:
-    path = _copy(tmp_path / "copy") / "compiler" / "models.py"
+    path = _copy(tmp_path / "copy") / "compiler" / "models" / "compiled.py"
     text = path.read_text()
-    assert "class Provenance(Built):" in text
+    assert "class Provenance(Built):" in text and "from .base import " in text
+    text = text.replace("from .base import ", "from .base import Frozen, ", 1)
     path.write_text(text.replace("class Provenance(Built):", "class Provenance(Frozen):"))
     rc, _made, validators = created_classes(
         tmp_path / "copy", ["compile", "--roots", str(manifest), "--format", "overrides"]
     )
     assert rc == 0
-    assert set(validators) - COMPILE_VALIDATORS == {"profilec.models.Provenance"}
+    assert set(validators) - COMPILE_VALIDATORS == {"profilec.models.compiled.Provenance"}
 
 
 def _copy(root: Path) -> Path:
@@ -264,18 +266,27 @@ def test_a_dataclass_added_to_the_compile_path_is_caught(tmp_path: Path, manifes
     assert set(made) - COMPILE_DATACLASSES == {"profilec.codex.resolve.EvalContext"}
 
 
+def _compile_models() -> list[type[Frozen]]:
+    """The model classes every compile loads: the modules compiler/models.py was split into
+    (the shared base, the roots manifest and layout, the policy, the compiled bundle)."""
+    from profilec.models import base, compiled, policy, roots
+
+    return [
+        cls
+        for module in (base, roots, policy, compiled)
+        for cls in vars(module).values()
+        if isinstance(cls, type) and issubclass(cls, Frozen) and cls.__module__ == module.__name__
+    ]
+
+
 def test_no_model_field_defaults_through_a_builtin_factory() -> None:
     """pydantic reads each default factory's signature when it builds a validator; a builtin's
     (`list`, `dict`) goes through the tokenizer, the first one costing a regex compile. The
-    models default through plain functions (or model classes) instead."""
+    models a compile loads default through plain functions (or model classes) instead."""
     import inspect
 
-    from profilec import models
-
     seen = 0
-    for cls in vars(models).values():
-        if not (isinstance(cls, type) and issubclass(cls, models.Frozen)):
-            continue
+    for cls in _compile_models():
         for name, info in cls.model_fields.items():
             factory = info.default_factory
             if factory is None:
@@ -288,14 +299,11 @@ def test_no_model_field_defaults_through_a_builtin_factory() -> None:
 
 
 def test_model_annotations_are_objects_not_strings() -> None:
-    """compiler/models.py does not postpone annotations: a string annotation is compiled and
-    evaluated by pydantic for each field when the class is created, on every run."""
-    from profilec import models
-
+    """The models a compile loads do not postpone annotations: a string annotation is compiled
+    and evaluated by pydantic for each field when the class is created, on every run."""
     strings = [
         f"{cls.__name__}.{name}"
-        for cls in vars(models).values()
-        if isinstance(cls, type) and issubclass(cls, models.Frozen)
+        for cls in _compile_models()
         for name, ann in vars(cls).get("__annotations__", {}).items()
         if isinstance(ann, str)
     ]

@@ -16,8 +16,8 @@ from profilec.cli import main
 from profilec.codex.vocabulary import REQUIREMENTS_FILE
 from profilec.emit.codex_home import ensure_writer_lock
 from profilec.emit.launch import profilec_argv
-from profilec.emit.launch_models import LaunchDocument
 from profilec.emit.requirements import digest, render_requirements
+from profilec.models.launch import LaunchDocument
 from profilec.pipeline import load_and_compile
 from tests.helpers import Layout, make_layout
 
@@ -249,7 +249,8 @@ def test_the_digest_follows_the_vaults(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_a_build_where_nothing_holds_sets_nothing(tmp_path: Path) -> None:
-    from profilec.emit.launch import AdapterCatalog, render_launch_with
+    from profilec.emit.launch import render_launch_with
+    from profilec.models.launch import AdapterCatalog
 
     lay = _layout(tmp_path)
     bundle = load_and_compile(

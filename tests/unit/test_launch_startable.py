@@ -18,7 +18,8 @@ from profilec.codex.vocabulary import CARVE_OUTS
 from profilec.compile import compile_bundle
 from profilec.errors import SandboxRefusesError
 from profilec.launchprobe import LaunchProbe
-from profilec.models import CompiledBundle, LaunchLayout, RootSpec
+from profilec.models.compiled import CompiledBundle
+from profilec.models.roots import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_root
 from profilec.trustedbase import resolve_trusted_base

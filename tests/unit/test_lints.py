@@ -15,12 +15,12 @@ from profilec.check.check_inputs import CheckInputs
 from profilec.check.checker import run_check
 from profilec.check.configstack import ConfigStack, Layer, parse_override_lines
 from profilec.check.lints.launcher import argv_findings, launcher_findings, parse_launch_requests
-from profilec.check.result import CheckReport
 from profilec.check.rules import all_rules
 from profilec.codex.vocabulary import in_range
 from profilec.emit.overrides import render_overrides
 from profilec.errors import UnsafeRootError
-from profilec.models import CompiledBundle
+from profilec.models.check import CheckReport
+from profilec.models.compiled import CompiledBundle
 from tests.helpers import Layout, make_layout
 
 RULES = all_rules()

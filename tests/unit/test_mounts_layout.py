@@ -10,8 +10,8 @@ import pytest
 
 from profilec.cli import main
 from profilec.errors import LayoutError, TrustError
+from profilec.models.mounts import PlanLayout
 from profilec.mounts.layout import layout_toml, parse_layout
-from profilec.mounts.models import PlanLayout
 from tests.helpers import Layout, make_layout
 
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from profilec.errors import LayoutError, UnsafeRootError
-from profilec.models import Hop, ResolvedRoot
+from profilec.models.compiled import Hop, ResolvedRoot
+from profilec.models.mounts import HostFacts, MountPlan, PlanLayout, RoBind, SystemPath
 from profilec.mounts.backends import load_catalog
-from profilec.mounts.models import HostFacts, MountPlan, PlanLayout, RoBind, SystemPath
 from profilec.mounts.plan import build_plan, covering, mirror_dirs
 from profilec.mounts.render_json import render_json
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profilec.errors import LayoutError
-from profilec.models import Hop
+from profilec.models.compiled import Hop
 from profilec.mounts.render_bwrap import bwrap_argv, render_bwrap
 from profilec.mounts.render_docker import docker_kwargs, render_docker
 from profilec.mounts.render_srt import srt_gaps, srt_settings
@@ -157,9 +157,9 @@ def test_the_bwrap_shell_line_parses_to_the_argv_under(sh: str) -> None:
 def test_every_mount_kind_has_a_renderer_and_dumps_as_the_published_record() -> None:
     from typing import get_args
 
+    from profilec.models.mounts import Mount, PlanMount
     from profilec.mounts import render_bwrap as bw
     from profilec.mounts import render_docker as dk
-    from profilec.mounts.models import Mount, PlanMount
 
     kinds = set(get_args(PlanMount))
     assert kinds <= set(bw._mount_args.registry) and kinds <= set(dk._docker_mount.registry)
@@ -174,7 +174,7 @@ def test_every_mount_kind_has_a_renderer_and_dumps_as_the_published_record() -> 
 
 
 def test_a_hidden_file_inside_a_grant_is_masked_with_dev_null_by_every_renderer() -> None:
-    from profilec.mounts.models import FileMask, HostFacts, SystemPath
+    from profilec.models.mounts import FileMask, HostFacts, SystemPath
     from profilec.mounts.plan import build_plan
     from tests.unit.test_mounts_plan import CATALOG, HOST
 

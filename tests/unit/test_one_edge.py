@@ -192,7 +192,7 @@ def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
     """explain takes the compile flags too (README): --vouched-mcp, and an explicit --home and
     --tmpdir reach its compile, so it explains the profile the launcher gets."""
     import profilec.bundle.load
-    from profilec.models import CompiledBundle
+    from profilec.models.compiled import CompiledBundle
 
     _, _, mcp, flags = _inputs(tmp_path)
     seen: list[Inputs] = []

@@ -32,7 +32,7 @@ from profilec.emit.codex_toml import render_toml
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import render_overrides
 from profilec.errors import PolicyError
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.policy import load_policy
 from profilec.trustedbase import under_temp_dir
 from tests.helpers import make_layout

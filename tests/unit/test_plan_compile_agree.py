@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from profilec.models.mounts import HostFacts, PlanLayout, RoBind, SystemPath
 from profilec.mounts.backends import load_catalog
-from profilec.mounts.models import HostFacts, PlanLayout, RoBind, SystemPath
 from profilec.mounts.plan import PRIVATE_TMP, build_plan, session_dirs
 from profilec.paths import codex_home_temp_dir
 from tests.audit_helpers import plan_layout, run, setup

@@ -11,7 +11,7 @@ from profilec.api import load_and_compile
 from profilec.canary.run import CanaryReport, precheck_notes
 from profilec.check.build import from_bundle
 from profilec.check.checker import run_check
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.projectdocs import bundle_planted_docs, doc_paths
 from tests.helpers import Layout, make_layout
 

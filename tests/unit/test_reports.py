@@ -14,8 +14,8 @@ from profilec.api import load_and_compile
 from profilec.check.build import from_bundle
 from profilec.check.checker import run_check
 from profilec.check.lints.canary import canary_findings
-from profilec.check.result import CheckReport
 from profilec.formats import CHECK_FORMATS
+from profilec.models.check import CheckReport
 from profilec.settings import now_utc
 from tests.helpers import make_layout
 

@@ -23,7 +23,7 @@ from profilec.emit.requirements import (
     requirements_problems,
 )
 from profilec.errors import UnsafeRootError
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.pipeline import load_and_compile
 from tests.helpers import Layout, make_layout, write_manifest
 
@@ -99,7 +99,7 @@ def test_one_document_for_every_identity_of_a_manifest(tmp_path: Path) -> None:
 def test_a_vault_inside_a_denied_identity_home_is_refused(lay: Layout) -> None:
     bundle = _bundle(lay)
     foreign = lay.host_target.parent.parent  # the layout's base holds the vault
-    from profilec.models import ForeignDir
+    from profilec.models.compiled import ForeignDir
 
     odd = bundle.model_copy(
         update={"other_identities": (ForeignDir(path=str(foreign), identity="a2", what="home"),)}

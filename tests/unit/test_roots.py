@@ -10,7 +10,7 @@ import pytest
 
 from profilec.errors import InputError, RootChainError, TrustError, UnsafeRootError
 from profilec.inputs import Inputs
-from profilec.models import RootSpec
+from profilec.models.roots import RootSpec
 from profilec.roots import check_possible_roots, resolve_root, resolve_workspace_roots, walk_chain
 from tests.helpers import make_layout, write_manifest
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from profilec import rule_ids
-from profilec.check.result import Rule
 from profilec.check.rules import DOCS_PAGE, all_rules, catalogue_markdown, rule, rule_by_id
+from profilec.models.check import Rule
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "| id | name | severity | waivable | Codex versions | message | why | fix |"

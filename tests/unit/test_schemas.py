@@ -12,7 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from profilec.errors import ProfilecError
-from profilec.models import ModeMap, ModeProfilePolicy, RootsManifest
+from profilec.models.policy import ModeMap, ModeProfilePolicy
+from profilec.models.roots import RootsManifest
 from profilec.schemagen import all_names, render
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
@@ -151,14 +152,14 @@ def test_policy_schema_and_model_agree(doc: dict[str, Any], valid: bool) -> None
 
 def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     from profilec.api import load_and_compile
-    from profilec.bundle.models import BundleDocument
-    from profilec.emit.acp_json import AcpLaunchConfig
-    from profilec.emit.launch_models import LaunchDocument
     from profilec.formats import COMPILE_FORMATS
+    from profilec.models.acp import AcpLaunchConfig
+    from profilec.models.bundle import BundleDocument
+    from profilec.models.launch import LaunchDocument
 
     renderer = COMPILE_FORMATS.renderer
+    from profilec.models.overrides import CodexOverrideLines
     from profilec.resources import validator
-    from profilec.schemagen import CodexOverrideLines
     from tests.helpers import make_layout
 
     lay = make_layout(tmp_path / "l", hop_dir=True)
@@ -179,7 +180,7 @@ def test_emitted_outputs_validate_against_their_schemas(tmp_path: Path) -> None:
     validate("session-config.schema.json", json.loads(renderer("session-config")(bundle)))
     import tomllib
 
-    from profilec.emit.requirements import ManagedRequirements
+    from profilec.models.requirements import ManagedRequirements
 
     req = tomllib.loads(renderer("requirements")(bundle))
     validate("requirements.schema.json", req)
@@ -301,7 +302,8 @@ ALLOWLISTS: list[tuple[dict[str, Any], bool]] = [
 
 @pytest.mark.parametrize(("doc", "valid"), ALLOWLISTS)
 def test_allowlist_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
-    from profilec.session import SessionAllowList, parse_allowlist
+    from profilec.models.session import SessionAllowList
+    from profilec.session import parse_allowlist
 
     schema_ok = _schema("session-allowlist.schema.json").is_valid(doc)
     model_ok = _accepts(lambda d: SessionAllowList.model_validate(d, strict=False), doc)
@@ -310,7 +312,7 @@ def test_allowlist_schema_model_and_parser_agree(doc: dict[str, Any], valid: boo
 
 
 def test_shipped_inputs_validate_against_their_generated_schemas() -> None:
-    from profilec.session import SessionAllowList
+    from profilec.models.session import SessionAllowList
 
     doc = tomllib.loads((PROFILES / "session-allowlist.toml").read_text(encoding="utf-8"))
     _schema("session-allowlist.schema.json").validate(doc)
@@ -326,7 +328,7 @@ def _canary_doc(tmp_path: Path) -> dict[str, Any]:
 
     from profilec.audit.evidence import bind
     from profilec.canary.run import CanaryReport, ModeReport
-    from profilec.canary.tree import ControlOutcome, Kind, Probe
+    from profilec.models.canary import ControlOutcome, Kind, Probe
 
     def probe(name: str, kind: Kind, rc: int, out: str, **kw: Any) -> Probe:
         common = {
@@ -355,7 +357,7 @@ def _canary_doc(tmp_path: Path) -> dict[str, Any]:
 
 
 def test_a_canary_report_validates_against_its_schema_and_model(tmp_path: Path) -> None:
-    from profilec.canary.run import CanaryReportDocument
+    from profilec.models.canary import CanaryReportDocument
 
     doc = _canary_doc(tmp_path)
     _schema("canary-report.schema.json").validate(doc)
@@ -401,8 +403,8 @@ PROJECT_CONFIGS: list[tuple[dict[str, Any], bool]] = [
 
 @pytest.mark.parametrize(("doc", "valid"), PROJECT_CONFIGS)
 def test_project_config_schema_model_and_parser_agree(doc: dict[str, Any], valid: bool) -> None:
-    from profilec.check.profilec_config import ProfilecConfig
     from profilec.check.waivers import config_waivers
+    from profilec.models.profilec_config import ProfilecConfig
 
     schema = json.loads((SCHEMAS / "profilec-config.schema.json").read_text(encoding="utf-8"))
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER  # `expires` is a date

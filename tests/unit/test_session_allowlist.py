@@ -22,13 +22,13 @@ from profilec.emit.requirements import render_requirements, requirements_problem
 from profilec.emit.tomltext import value
 from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
 from profilec.inputs import Inputs
-from profilec.mcp import CREDENTIAL_ENV
+from profilec.models.mcp import CREDENTIAL_ENV
+from profilec.models.session import SessionAllowList
 from profilec.policy import default_profiles_dir, load_policy
 from profilec.session import (
     CLASSES,
     KNOWN_KEYS,
     MAX_DEPTH,
-    SessionAllowList,
     load_allowlist,
     parse_allowlist,
     parse_session_bytes,
@@ -457,7 +457,7 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
 
 def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
     from profilec.emit.launch import load_catalog, render_launch_with
-    from profilec.emit.launch_models import LaunchDocument
+    from profilec.models.launch import LaunchDocument
 
     lay = make_layout(tmp_path / "l")
     bundle = load_and_compile(

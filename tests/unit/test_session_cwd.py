@@ -16,7 +16,7 @@ from profilec.api import load_and_compile
 from profilec.codex.resolve import cwd_contexts, follows_cwd, resolve, session_contexts
 from profilec.compile import _prove, outside_cwds, resolve_emitted
 from profilec.errors import UnsafeRootError
-from profilec.models import CompiledBundle, CompiledProfile
+from profilec.models.compiled import CompiledBundle, CompiledProfile
 from profilec.policy import default_profiles_dir
 from profilec.wholepath import protected_paths
 from tests.helpers import Layout, make_layout

@@ -23,7 +23,7 @@ from pathlib import Path
 from profilec import rule_ids
 from profilec.check.rules import all_rules
 from profilec.codex import vocabulary as codex
-from profilec.models import ApprovalPolicy
+from profilec.models.policy import ApprovalPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "compiler"

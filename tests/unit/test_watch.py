@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from profilec.api import load_and_compile
-from profilec.models import CompiledBundle
+from profilec.models.compiled import CompiledBundle
 from profilec.watch import (
     DEFAULT_INTERVAL,
     Drift,

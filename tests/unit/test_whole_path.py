@@ -15,7 +15,8 @@ from profilec.api import load_and_compile
 from profilec.codex.resolve import resolve, session_contexts
 from profilec.compile import _prove, compile_bundle, resolve_emitted
 from profilec.errors import UnsafeRootError
-from profilec.models import LaunchLayout, ResolvedRoot, RootSpec, TrustedPath
+from profilec.models.compiled import ResolvedRoot, TrustedPath
+from profilec.models.roots import LaunchLayout, RootSpec
 from profilec.policy import load_policy
 from profilec.roots import resolve_home, resolve_root
 from profilec.wholepath import protected_paths

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...models.check import CheckFinding
 from ...rule_ids import CANARY_FAILED
-from ..result import CheckFinding
 from ..rules import rule
 
 rule(

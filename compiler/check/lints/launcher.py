@@ -25,6 +25,7 @@ from typing import Any
 
 from ...codex.vocabulary import UNSANDBOXED
 from ...errors import InputError
+from ...models.check import CheckFinding
 from ...rule_ids import (
     LEGACY_SANDBOX_REQUEST,
     PARENT_LISTENER,
@@ -32,7 +33,6 @@ from ...rule_ids import (
     SECRET_ON_PARENT_ARGV,
 )
 from ..context import LintContext, lint
-from ..result import CheckFinding
 from ..rules import rule, rule_by_id
 
 rule(

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 
 from ...codex.vocabulary import WRITER_LOCK
 from ...launchprobe import LaunchProbe
-from ...models import ResolvedRoot
+from ...models.check import CheckFinding
+from ...models.compiled import ResolvedRoot
 from ...rule_ids import CODEX_HOME_OWNERSHIP, VAULT_NOT_RUN_AS_WRITABLE, WRITER_LOCK_UNUSABLE
-from ..result import CheckFinding
 from ..rules import rule, rule_by_id
 
 rule(

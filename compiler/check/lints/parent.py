@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...codex.resolve import resolve, session_contexts
+from ...models.check import CheckFinding
 from ...projectdocs import planted_docs, protected_dirs
 from ...rule_ids import CODEX_HOME_DOTENV, LOCK_WRITABLE, PARENT_POLICY_MISSING, PROJECT_DOC_LINK
 from ..context import lint
-from ..result import CheckFinding
 from ..rules import rule, rule_by_id
 
 if TYPE_CHECKING:
-    from ...models import ParentSetting
+    from ...models.policy import ParentSetting
     from ..context import LintContext
 
 

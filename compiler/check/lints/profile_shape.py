@@ -27,7 +27,8 @@ from ...codex.vocabulary import (
     SPECIALS,
     in_range,
 )
-from ...models import ACP_MODES
+from ...models.check import CheckFinding
+from ...models.policy import ACP_MODES
 from ...rule_ids import (
     CWD_FOLLOWING_WRITE,
     DANGER_FULL_ACCESS,
@@ -43,7 +44,6 @@ from ...rule_ids import (
     UNKNOWN_SPECIAL,
 )
 from ..context import LintContext, lint, perms_of
-from ..result import CheckFinding
 from ..rules import rule, rule_by_id
 
 # Config-shape rules

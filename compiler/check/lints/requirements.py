@@ -15,9 +15,9 @@ from __future__ import annotations
 from ...emit.requirements import read_requirements, requirements_problems
 from ...errors import ProfilecError
 from ...inputs import Inputs
-from ...models import CompiledBundle
+from ...models.check import CheckFinding
+from ...models.compiled import CompiledBundle
 from ...rule_ids import REQUIREMENTS_NOT_IN_FORCE, REQUIREMENTS_UNNAMED
-from ..result import CheckFinding
 from ..rules import rule, rule_by_id
 
 rule(

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import StringConstraints, WithJsonSchema
 
-from ..models import Frozen
 from ..resources import PUBLISHED_REF
+from .base import Frozen
 
 Origin = Literal["policy", "codex-builtin", "roots-manifest", "launch-layout", "codex-sandbox"]
 

@@ -18,7 +18,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from ..models import AbsPath, Frozen, Slug
+from .base import AbsPath, Frozen, Slug
 
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 #: A relative path spelled with `/`; segments are checked by profilec.paths, not by the pattern.

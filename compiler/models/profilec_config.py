@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
-from ..models import Frozen
+from .base import Frozen
 
 
 class WaiverEntry(Frozen):

@@ -1,4 +1,5 @@
-"""The check result: rules, findings, coverage cells and the report document (pure data).
+"""The check result: rules, findings, coverage cells and the report document (pure data), and
+the rule catalogue `profilec rules --format json` prints (schemas/rules.schema.json).
 
 Every model is frozen; `CheckReport` is the JSON the `json` format prints and
 `schemas/check-report.schema.json` publishes. Reports only format a `CheckReport`.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ..models import Frozen
+from .base import Frozen
 
 Severity = Literal["note", "warning", "error"]
 SEVERITY_RANK: dict[str, int] = {"note": 0, "warning": 1, "error": 2}
@@ -160,3 +161,14 @@ def finding_sort_key(f: CheckFinding) -> tuple[int, str, str, str, str, str, str
         f.profile or "",
         f.message,
     )
+
+
+class RuleCatalogue(Frozen):
+    """`profilec rules --format json`: every lint rule the registry declares, sorted by id
+    (`schemas/rules.schema.json`; a rule is the same object a check report's `rules` holds)."""
+
+    schema_version: Literal[1] = 1
+    tool: Literal["profilec"] = "profilec"
+    #: The Codex version profilec pins (a rule's `codex_versions` says where it applies).
+    codex_version: str
+    rules: tuple[Rule, ...]

@@ -1,7 +1,9 @@
-"""The launch document's models: schemas/launch.schema.json is generated from them.
+"""The launch document's models (schemas/launch.schema.json) and the adapters catalog it is
+built from (`profiles/adapters.toml`, schemas/adapters-catalog.schema.json).
 
-The builders in compiler/emit/launch.py write plain dicts; tests/unit/test_schemas.py validates
-what they write against both these models and the generated schema.
+The builders in compiler/emit/launch.py read the catalog through `AdapterCatalog` and write plain
+dicts; tests/unit/test_schemas.py validates what they write against both the launch models and
+the generated schema.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
-from ..models import AbsPath, Frozen
+from .base import AbsPath, Frozen
 
 #: A launch method: the catalog (compiler/emit/launch.py) names one per adapter build.
 Method = Literal[
@@ -236,3 +238,46 @@ class LaunchDocument(Frozen):
     )
     watch: WatchLaunch
     trusted_parent: TrustedParentLaunch
+
+
+# ---------------------------------------------------------------------------------------------
+# The adapters catalog (profiles/adapters.toml, schemas/adapters-catalog.schema.json)
+
+NpmName = Annotated[str, StringConstraints(pattern=r"^@[a-z0-9-]+/[a-z0-9-]+$")]
+Version = Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$|^embedded$")]
+ModeId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9:-]{0,80}$")]
+OneLine = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\n\r]+$")]
+
+
+class AdapterEntry(Frozen):
+    """One adapter build and the launch method the matrix shows holding (or none)."""
+
+    package: NpmName
+    version: Version
+    codex_version: Version
+    #: How the Codex core is chosen: the TS adapter's CODEX_PATH, its bundled @openai/codex, or
+    #: the core compiled into the adapter.
+    codex_source: Literal["CODEX_PATH", "bundled", "embedded"]
+    #: The chosen holding method, or "none" when no method holds (TOML has no null).
+    launch_method: Method | Literal["none"]
+    holding_methods: list[Method] = Field(default_factory=list)
+    blocked_modes: list[ModeId] = Field(default_factory=list)
+    reason: OneLine
+    evidence: OneLine
+    #: Modes whose approval behaviour (profiles/modes.toml) the approvals e2e observed holding,
+    #: or not, under launch_method with profilec's config alone. Both empty: not measured.
+    approval_modes_held: list[ModeId] = Field(default_factory=list)
+    approval_modes_lost: list[ModeId] = Field(default_factory=list)
+    approval_evidence: OneLine | None = None
+
+    @property
+    def method(self) -> Method | None:
+        """The chosen method, None when no method holds."""
+        return None if self.launch_method == "none" else self.launch_method
+
+
+class AdapterCatalog(Frozen):
+    """`profiles/adapters.toml`."""
+
+    schema_version: Literal[1]
+    adapters: Annotated[list[AdapterEntry], Field(min_length=1)]
