@@ -832,32 +832,6 @@ def hand_tree(layout: Layout, uid: int, *, base: bool = True) -> None:
     os.lchown(layout.roots, 0, 0)  # the daemon-owned manifest stays root's
 
 
-def client_mcp_server_ran(adapter: Adapter, method: str, *, managed: bool) -> tuple[bool, str]:
-    """Whether a stdio MCP server that the ACP client itself lists in `session/new` (not
-    vouched by the launcher) is started by the trusted parent: the server is a shell that
-    writes a random marker file before anything else. After one scripted turn (Codex has settled
-    its MCP startup by then) the marker is looked for. Returns (ran, evidence)."""
-    layout = build_layout(ACP_TREE)
-    try:
-        with ScriptedModelServer() as server:
-            launch = build_launch(adapter, method, layout, server, managed=managed)
-            mark = os.path.join(layout.base, f"client-mcp-{secrets.token_hex(6)}")
-            rogue = {
-                "name": "client-rogue",
-                "command": "/bin/sh",
-                "args": ["-c", f"echo ran > {shlex.quote(mark)}; exec sleep 600"],
-                "env": [],
-            }
-            with acp_process(launch.argv, launch.env, layout.workspace) as client:
-                sid = str(client.new_session([rogue]).get("sessionId") or "")
-                server.add_probe("true")
-                stop = client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
-            ran = os.path.exists(mark)
-            return ran, f"stopReason={stop}; model requests={len(server.requests)}"
-    finally:
-        remove_layout(layout)
-
-
 def as_non_root(launch: Launch, layout: Layout, uid: int = NON_ROOT_UID) -> Launch:
     """The same launch run as `uid`: the tree (CODEX_HOME, the credential chain the trusted
     parent reads and refreshes, the workspace) is handed to that user, and `setpriv` drops to it

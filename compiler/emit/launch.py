@@ -250,6 +250,12 @@ def _mode_statement(
         else "forward no session/set_mode (this build offers no permission-profile mode; the "
         f"session runs permission-profile:{bundle.default_profile_id})"
     )
+    only += (
+        "; open sessions (session/new, load, resume) only with a cwd that is one of "
+        "workspace_roots and additionalDirectories among them: the adapter marks both trusted "
+        "projects, and a .codex/config.toml the model planted in a subdirectory would load as a "
+        "config layer above profilec's in a session opened there"
+    )
     if not entry.blocked_modes:
         return f"{only}; every mode the adapter offers keeps the credential deny"
     how = (

@@ -117,8 +117,7 @@ class AdapterLaunch(Frozen):
     )
     enforced_by: Literal["managed-requirements", "launcher"] = Field(
         description="What stops blocked_modes: `managed-requirements` (measured on this Codex: "
-        "such a mode runs the default profile once `requirements` is installed) or only the "
-        "launcher."
+        "such a mode cannot run a turn once `requirements` is installed) or only the launcher."
     )
     forward_mode_ids: list[str] = Field(
         description="The allow-list: the only session/set_mode ids a launcher forwards "
@@ -229,7 +228,10 @@ class LaunchDocument(Frozen):
         "workspace root was given."
     )
     workspace_roots: list[AbsPath] = Field(
-        description="Canonical workspace roots (the first is the cwd)."
+        description="Canonical workspace roots (the first is the cwd). The only session cwds "
+        "a launcher passes (ACP session/new, load, resume; thread/start): an adapter marks the "
+        "session cwd a trusted project, so a `.codex/config.toml` the model planted in a "
+        "subdirectory would load above profilec's config in a session opened there."
     )
     adapters: list[AdapterLaunch]
     codex: list[CodexLaunch] = Field(

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from profilec.e2e import acp, adapters
+from profilec.e2e import acp, adapters, roads
 from profilec.e2e.acp import run_adapter_method
 from profilec.emit.requirements import render_requirements
 from profilec.models.compiled import CompiledBundle
@@ -81,6 +81,7 @@ def test_control_without_the_approval_keys_a_builtin_write_mode_runs(
     (the harness tree sits under /tmp): `lost`, though the managed deny keeps the marker
     itself unread."""
     adapter = _root_or_missing(False)
+
     def without_approval_keys(bundle: CompiledBundle) -> str:
         text = render_requirements(bundle)
         kept = [x for x in text.split("\n") if not x.startswith("allowed_approval")]
@@ -97,12 +98,12 @@ def test_control_without_the_approval_keys_a_builtin_write_mode_runs(
 
 def test_zed_adapter_under_the_managed_requirements() -> None:
     """@zed-industries/codex-acp 0.16.0 offers only its built-in modes (`read-only`, `auto`,
-    `full-access`, legacy sandbox policies). Under the requirements its `full-access` cannot be
-    selected at all (exact Codex text below); `auto` keeps the vault denied (the managed
-    `deny_read`) but runs the legacy workspace-write policy, whose writable tree includes the
-    directory holding CODEX_HOME: only the launcher's mode allow-list (`--format launch`
-    `mode_ids`) keeps a client out of it. The control, without requirements, is the same
-    harness run in test_e2e_acp.py (full access selected and run)."""
+    `full-access`, legacy sandbox policies); its sessions run profilec's default profile (the
+    `-c`/CODEX_HOME config). Under the requirements none of its presets can be selected:
+    `full-access` for its sandbox mode, `read-only` and `auto` for their `on-request` approval
+    policy (exact Codex text below), so a client cannot leave the default profile. New, loaded
+    and resumed sessions hold. The control, without requirements, is the same harness run in
+    test_e2e_acp.py (the presets selected and run; auto and full-access lose)."""
     adapter = adapters.zed_adapter()
     if adapter.missing:
         missing(adapter.missing)
@@ -112,18 +113,12 @@ def test_zed_adapter_under_the_managed_requirements() -> None:
     by_event = {r.session_event: (r.result, r.evidence) for r in rows}
     assert {"mode:read-only", "mode:auto", "mode:full-access"} <= set(by_event), sorted(by_event)
     result, evidence = by_event["mode:full-access"]
-    assert (
-        result == "not-supported"
-        and (
-            "`DangerFullAccess` is not in the allowed set [read-only, workspace-write] "
-            "(set by /etc/codex/requirements.toml)"
-        )
-        in evidence
-    ), evidence
-    for event in ("new", "loaded", "resumed", "mode:read-only"):
+    assert result == "not-supported" and REFUSED_FULL_ACCESS in evidence, evidence
+    for event in ("mode:read-only", "mode:auto"):
+        result, evidence = by_event[event]
+        assert result == "not-supported" and REFUSED_ON_REQUEST in evidence, (event, evidence)
+    for event in ("new", "loaded", "resumed"):
         assert by_event[event][0] == "held", (event, by_event[event])
-    result, evidence = by_event["mode:auto"]
-    assert "marker absent" in evidence, evidence
 
 
 @pytest.mark.parametrize("managed", [True, False], ids=["requirements", "control"])
@@ -133,5 +128,20 @@ def test_a_client_listed_mcp_server_never_starts_under_the_requirements(managed:
     allow-list (the vouched servers only) a server the client lists never starts; the control,
     the same launch without requirements, starts it (its marker file appears)."""
     adapter = _root_or_missing(False)
-    ran, evidence = acp.client_mcp_server_ran(adapter, METHOD, managed=managed)
+    ran, evidence = roads.client_mcp_server_ran(adapter, METHOD, managed=managed)
     assert ran is (not managed), evidence
+
+
+def test_a_planted_project_config_loads_only_below_a_workspace_root() -> None:
+    """Why the launch document allows only workspace roots as session cwds: codex-acp marks the
+    session cwd a trusted project. A `.codex/config.toml` the model planted in `<ws>/sub`
+    (Codex keeps only a writable root's own `.codex` read-only) loads above profilec's config
+    in a session opened in `<ws>/sub`, even under the managed requirements: its environment
+    reaches model commands and its `write` entry on CODEX_HOME widens profilec's profile
+    (measured on 0.171.0). The same plant is inert in a session opened at the workspace root.
+    A re-grant of a vault is refused by the requirements at session start (docs/requirements.md)."""
+    adapter = _root_or_missing(False)
+    at_root = roads.planted_project_layer(adapter, METHOD, below_root=False)
+    assert not at_root.loaded and not at_root.home_writable, at_root.output
+    below = roads.planted_project_layer(adapter, METHOD, below_root=True)
+    assert below.loaded and below.home_writable, below.output
