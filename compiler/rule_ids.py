@@ -86,6 +86,9 @@ WRITER_LOCK_UNUSABLE: Final = "PC062"
 #: A mode's profile makes whatever cwd the client picks writable (`:workspace_roots` = write,
 #: `extends = ":workspace"`): the trusted side is writable from a session opened there.
 CWD_FOLLOWING_WRITE: Final = "PC063"
+#: A `.codex/config.toml` below a workspace root: an adapter that trusts the session cwd loads it
+#: above profilec's config in a session opened in its directory.
+NESTED_PROJECT_CONFIG: Final = "PC064"
 
 # ---------------------------------------------------------------------------------------------
 # Waivers (PC090)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ...codex.vocabulary import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
 from ...rule_ids import (
     ACCOUNT_APPS_ENABLED,
+    NESTED_PROJECT_CONFIG,
     SESSION_CONFIG_NOT_ALLOWED,
     SESSION_CONFIG_STRIPPED,
     WORKSPACE_CONFIG_GRANTS,
@@ -57,6 +58,22 @@ rule(
     "Codex loads it whenever the project is trusted",
     "keep every workspace root untrusted (profilec's outputs do)",
 )
+
+rule(
+    NESTED_PROJECT_CONFIG,
+    "nested-project-config",
+    "warning",
+    "a .codex/config.toml lies in a directory below a workspace root",
+    "codex-acp 2.6.0 marks the session cwd a trusted project, so a session opened in that "
+    "directory loads the file above profilec's config (measured: a model-planted one made "
+    "CODEX_HOME writable); Codex keeps only a writable root's own .codex read-only, so a model "
+    "command can write one",
+    "open sessions only at a workspace root (the launch document's rule), and remove the file "
+    "unless the repository ships it on purpose",
+)
+
+#: How many directories below each workspace root the nested-config scan visits at most.
+NESTED_SCAN_LIMIT = 20000
 
 rule(
     SESSION_CONFIG_NOT_ALLOWED,
@@ -186,6 +203,41 @@ def _workspace_configs(o: LintContext) -> None:
                     file=path,
                     path=f"{path}:{key}",
                 )
+
+
+@lint
+def _nested_configs(o: LintContext) -> None:
+    for root in o.inp.workspace_roots:
+        found, complete = _nested_config_files(root)
+        for path in found:
+            where = os.path.dirname(os.path.dirname(path))
+            o.add(
+                NESTED_PROJECT_CONFIG,
+                f"{path} would load in a session opened in {where}",
+                file=path,
+                path=path,
+            )
+        if not complete:
+            o.add(
+                NESTED_PROJECT_CONFIG,
+                f"{root}: more than {NESTED_SCAN_LIMIT} directories, the scan stopped there",
+                path=root,
+            )
+
+
+def _nested_config_files(root: str) -> tuple[list[str], bool]:
+    """Every `<dir>/.codex/config.toml` with `<dir>` strictly below `root` (no link followed,
+    `.git` not entered), sorted, and whether the scan saw every directory."""
+    found: list[str] = []
+    for visited, (d, dirs, _files) in enumerate(os.walk(root, followlinks=False), start=1):
+        if visited > NESTED_SCAN_LIMIT:
+            return sorted(found), False
+        dirs[:] = sorted(x for x in dirs if x != ".git")
+        if d != root and ".codex" in dirs:
+            path = os.path.join(d, ".codex", "config.toml")
+            if os.path.lexists(path):
+                found.append(path)
+    return sorted(found), True
 
 
 @lint
