@@ -16,6 +16,7 @@ import secrets
 import shlex
 from dataclasses import dataclass
 
+from ..fsio import write_atomic
 from ..scripted_model import ScriptedModelServer
 from .acp import PROMPT_TEXT, acp_process, build_launch, remove_layout
 from .adapters import NON_ROOT_UID, Adapter
@@ -71,12 +72,13 @@ def planted_project_layer(
             sub = os.path.join(layout.workspace, "sub")
             os.makedirs(os.path.join(sub, ".codex"))
             tag = f"planted-{secrets.token_hex(6)}"
-            with open(os.path.join(sub, ".codex", "config.toml"), "w", encoding="utf-8") as f:
-                f.write(
-                    f'[shell_environment_policy.set]\nPROFILEC_PLANTED = "{tag}"\n'
-                    f"[permissions.profilec-agent.filesystem]\n"
-                    f'"{layout.codex_home}" = "write"\n'
-                )
+            planted = (
+                f'[shell_environment_policy.set]\nPROFILEC_PLANTED = "{tag}"\n'
+                f"[permissions.profilec-agent.filesystem]\n"
+                f'"{layout.codex_home}" = "write"\n'
+            )
+            path = os.path.join(sub, ".codex", "config.toml")
+            write_atomic(path, planted.encode("utf-8"), mode=0o644)
             for d in (sub, os.path.join(sub, ".codex")):
                 os.lchown(d, NON_ROOT_UID, NON_ROOT_UID)
             cwd = sub if below_root else layout.workspace

@@ -25,6 +25,7 @@ import jsonschema
 import pytest
 
 from profilec.cli import main
+from profilec.e2e.acp import scaled
 from tests.helpers import Layout, make_layout, marker
 
 pytestmark = pytest.mark.codex
@@ -141,19 +142,22 @@ def test_logout_and_login_is_reported_within_1s(
 ) -> None:
     lock = tmp_path / "profilec.lock"
     assert main(["lock", *_args(lay), "--out", str(lock)]) == 0
+    # 1 s on an idle machine, stretched by the load now (CI saw 1.0 s missed at a load average of
+    # 20 on 2 cores, with the watcher's own polling starved, not late).
+    limit = scaled(1.0)
     with _watching(*_args(lay)) as proc:  # the default interval
         _codex(codex_bin, lay, "logout")
-        doc, waited = _drift(proc, 1.0)
+        doc, waited = _drift(proc, limit)
         _codex(codex_bin, lay, "login", "--with-api-key", stdin="sk-" + marker() + "\n")
     assert (doc["kind"], doc["path"]) == ("removed", str(lay.link))
-    assert waited <= 1.0
+    assert waited <= limit
     print(f"watch latency after codex logout returned: {waited:.3f} s")
     # After the login the private auth.json is a plain file: a watcher started from the lock
     # that was taken before reports exactly that, at once.
     assert lay.link.is_file() and not lay.link.is_symlink()
     # It drifts at its start, so it never says it is watching.
     again = _watch("--lock", str(lock), started=False)
-    doc, _ = _drift(again, 1.0)
+    doc, _ = _drift(again, scaled(1.0))
     assert again.stderr is not None and "watching" not in again.stderr.read()
     assert (doc["kind"], doc["path"]) == ("private-auth-plain-file", str(lay.link))
     assert lay.marker not in json.dumps(doc)
