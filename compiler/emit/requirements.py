@@ -20,6 +20,10 @@ override can loosen them. The document holds exactly the keys measured to matter
   allowed set [Granular(...)]"), and the built-in `agent` mode's `auto_review` reviewer too:
   no turn runs a legacy workspace-write policy, whose tree (the cwd, /tmp, $TMPDIR, a client's
   additional directories) profilec does not control.
+* `allow_managed_hooks_only = true` and `[features] hooks = false`: no hook from a user,
+  project or session layer runs as the parent (a model that got a config layer written, e.g. a
+  project layer an adapter trusts, could otherwise add one). Each alone stopped a hook that ran
+  without it (0.171.0 and 0.166.0).
 * `[mcp_servers]`: the vouched servers by their exact command line (`codex sandbox ...`,
   compiler/emit/mcp_servers.py), an empty `[mcp_servers]` without any. Codex starts no server whose
   name is not listed or whose executable and arguments differ, silently (no message), and none
@@ -89,6 +93,13 @@ def deny_read_paths(bundle: CompiledBundle) -> list[str]:
     return kept
 
 
+#: Feature flags the requirements pin (measured with a control on 0.171.0 and 0.166.0: a
+#: SessionStart hook in CODEX_HOME/hooks.json, run with `--dangerously-bypass-hook-trust` and
+#: `-c features.hooks=true`, ran without requirements and never with `hooks = false` here). The
+#: parent policy's other features stay at the config layer (not measured in this layer).
+PINNED_FEATURES: dict[str, bool] = {"hooks": False}
+
+
 def allowed_approvals(bundle: CompiledBundle) -> tuple[list[Any], list[str]]:
     """(approval policies, reviewers) profilec's modes run under, as emitted, each once, in
     mode order: a mode without its own keys runs under Codex's defaults (`on-request`, spelled
@@ -113,8 +124,10 @@ def requirements_data(bundle: CompiledBundle) -> dict[str, Any]:
         "default_permissions": bundle.default_profile_id,
         "allowed_approval_policies": policies,
         "allowed_approvals_reviewers": reviewers,
+        "allow_managed_hooks_only": True,
         "allowed_permission_profiles": {p.profile_id: True for p in bundle.profiles},
         "permissions": {"filesystem": {"deny_read": deny_read_paths(bundle)}},
+        "features": dict(PINNED_FEATURES),
         "mcp_servers": requirement_tables(bundle),
     }
 
@@ -127,6 +140,7 @@ def render_requirements(bundle: CompiledBundle) -> str:
         f"default_permissions = {value(data['default_permissions'])}",
         f"allowed_approval_policies = {value(data['allowed_approval_policies'])}",
         f"allowed_approvals_reviewers = {value(data['allowed_approvals_reviewers'])}",
+        f"allow_managed_hooks_only = {value(data['allow_managed_hooks_only'])}",
         "",
         "[allowed_permission_profiles]",
         *(f"{key(k)} = {value(v)}" for k, v in data["allowed_permission_profiles"].items()),
@@ -135,6 +149,9 @@ def render_requirements(bundle: CompiledBundle) -> str:
         "deny_read = [",
         *(f"  {value(p)}," for p in data["permissions"]["filesystem"]["deny_read"]),
         "]",
+        "",
+        "[features]",
+        *(f"{key(k)} = {value(v)}" for k, v in data["features"].items()),
         "",
         *_mcp_lines(data["mcp_servers"]),
     ]
@@ -199,6 +216,13 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
         ("allowed_approvals_reviewers", "a model may review escalations"),
     ):
         problems += _subset_problems(name, data.get(name), want[name], what)
+    if data.get("allow_managed_hooks_only") is not True:
+        problems.append("allow_managed_hooks_only is not true: a config layer's hook may run")
+    features = data.get("features")
+    for name, pinned in want["features"].items():
+        flag = features.get(name) if isinstance(features, dict) else None
+        if flag is not pinned:
+            problems.append(f"features.{name} is not pinned to {value(pinned)}")
     problems += _mcp_problems(data.get("mcp_servers"), want["mcp_servers"])
     default = data.get("default_permissions")
     if default not in ours:

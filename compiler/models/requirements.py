@@ -73,6 +73,12 @@ class GranularApproval(Frozen):
 AllowedApproval = Literal["untrusted", "on-failure", "never"] | GranularApproval
 
 
+class FeatureRequirements(Frozen):
+    """`[features]` of the requirements: feature flags no config layer can turn back on."""
+
+    hooks: Literal[False]
+
+
 class ManagedRequirements(Frozen):
     """The `requirements` format: the keys profilec writes to Codex's managed requirements
     (schemas/requirements.schema.json). Codex itself ignores unknown keys silently, so this
@@ -86,8 +92,11 @@ class ManagedRequirements(Frozen):
     allowed_approvals_reviewers: Annotated[
         list[Literal["user", "auto_review"]], Field(min_length=1)
     ]
+    #: Hooks only from the managed layers: no user, project or session hook runs as the parent.
+    allow_managed_hooks_only: Literal[True]
     allowed_permission_profiles: Annotated[dict[Slug, Literal[True]], Field(min_length=1)]
     permissions: PermissionsRequirements
+    features: FeatureRequirements
     #: The only MCP servers Codex may start (the vouched ones, by exact command line); an empty
     #: table allows none.
     mcp_servers: dict[McpName, McpServerRequirement]

@@ -17,6 +17,7 @@ Control: the same sessions without the requirements file leak the marker (legacy
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -169,3 +170,47 @@ def test_control_without_requirements_leaks(core: Path, var_tmp_base: Path) -> N
     assert key in out, out
     out = _session(core, lay, None, _cwd(lay, "codex-home"), REQUESTS["legacy-workspace-write"])
     assert "cwd-file=True" in out, out
+
+
+def _hook_ran(core: Path, lay: dict[str, Any], etc: Path | None, mark: Path) -> tuple[bool, str]:
+    """One `codex exec` session whose CODEX_HOME holds a SessionStart hook writing `mark`, with
+    every other gate open: hooks turned back on by `-c` (as a config layer the model got
+    written would) and `--dangerously-bypass-hook-trust`."""
+    home = lay["a1"] / "codex-home"
+    hook = {"type": "command", "command": f"echo ran >> '{mark}'"}
+    (home / "hooks.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
+    with ScriptedModelServer(probes=["true"]) as srv:
+        argv = [str(core), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
+        for o in [*srv.provider_overrides(), 'approval_policy="never"', "features.hooks=true"]:
+            argv += ["-c", o]
+        argv.append("run the probe")
+        if etc is not None:
+            script = f"mkdir -p /etc/codex && mount --bind '{etc}' /etc/codex && exec \"$@\""
+            unshare = ["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
+            argv = [*unshare, *argv]
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "CODEX_HOME": str(home),
+            "HOME": str(lay["a1"] / "home"),
+            "OPENAI_API_KEY": "sk-profilec-test",
+        }
+        proc = subprocess.run(
+            argv, env=env, cwd=lay["a1"] / "ws", capture_output=True, text=True, timeout=180
+        )
+        ran = bool(srv.tool_outputs())
+    return mark.exists(), f"rc={proc.returncode} turn-ran={ran}\n{proc.stderr[-1200:]}"
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["requirements", "control"])
+def test_no_config_layer_hook_runs_under_the_requirements(
+    core: Path, var_tmp_base: Path, managed: bool
+) -> None:
+    """`allow_managed_hooks_only` and `[features] hooks = false`: a hook from CODEX_HOME (a
+    config layer, like a project layer an adapter trusts) never runs as the parent, even with
+    hooks turned on again and hook trust bypassed. Control: without the requirements it runs.
+    (Each of the two keys alone also stopped it, measured by hand on both cores.)"""
+    lay, _, etc = _layout(var_tmp_base)
+    mark = var_tmp_base / "hook-ran"
+    ran, evidence = _hook_ran(core, lay, etc if managed else None, mark)
+    assert "turn-ran=True" in evidence, evidence  # the session started and ran its turn
+    assert ran is (not managed), evidence

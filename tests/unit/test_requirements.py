@@ -51,10 +51,13 @@ def test_the_document_pins_profilecs_profiles_and_denies_every_vault(lay: Layout
     # an adapter's built-in modes send `on-request` or `auto_review` and are refused.
     assert doc["allowed_approval_policies"] == [GRANULAR_ASK_ALL, "never"]
     assert doc["allowed_approvals_reviewers"] == ["user"]
+    assert doc["allow_managed_hooks_only"] is True and doc["features"] == {"hooks": False}
     assert set(doc) == {
         "default_permissions",
         "allowed_approval_policies",
         "allowed_approvals_reviewers",
+        "allow_managed_hooks_only",
+        "features",
         "allowed_permission_profiles",
         "permissions",
         "mcp_servers",
@@ -116,7 +119,7 @@ def test_verify_is_semantic(lay: Layout) -> None:
     assert requirements_problems(text, bundle) == []
     # A host file that merged profilec's keys into its own, and denies more, still holds.
     stricter = text.replace("deny_read = [", 'deny_read = [\n  "/srv/other",') + (
-        "\n[features]\nhooks = false\n"
+        '\n[otel]\nenvironment = "ci"\n'
     )
     assert requirements_problems(stricter, bundle) == []
     ancestor = text.replace(f'"{vault}"', f'"{os.path.dirname(vault)}"')
@@ -149,6 +152,13 @@ def test_verify_is_semantic(lay: Layout) -> None:
     assert requirements_problems(no_approvals, bundle) == [
         "no allowed_approval_policies: an adapter's built-in legacy mode may run a turn",
         "no allowed_approvals_reviewers: a model may review escalations",
+    ]
+    no_hooks_pin = text.replace("allow_managed_hooks_only = true\n", "").replace(
+        "hooks = false", "hooks = true"
+    )
+    assert requirements_problems(no_hooks_pin, bundle) == [
+        "allow_managed_hooks_only is not true: a config layer's hook may run",
+        "features.hooks is not pinned to false",
     ]
     on_request = text.replace('"never"]', '"never", "on-request"]')
     assert on_request != text
