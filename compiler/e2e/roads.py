@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..fsio import write_atomic
 from ..scripted_model import ScriptedModelServer
-from .acp import PROMPT_TEXT, acp_process, build_launch, remove_layout
+from .acp import PROMPT_TEXT, acp_process, build_launch, judge, probe_command, remove_layout
 from .adapters import NON_ROOT_UID, Adapter
 from .layout import ACP_TREE, build_layout
 
@@ -97,5 +97,38 @@ def planted_project_layer(
                 home_writable="home-rc=0" in out and os.path.exists(probe),
                 output=out[-400:],
             )
+    finally:
+        remove_layout(layout)
+
+
+def session_at(adapter: Adapter, method: str, where: str, *, managed: bool = True) -> str:
+    """One session opened with a cwd the client picks outside the workspace (`where`:
+    `codex-home`, the CODEX_HOME; `vault-parent`, the directory holding the vault; `base`, the
+    directory above the workspace, CODEX_HOME and the vault), in the default mode, running the
+    matrix probe plus a write into that cwd. Returns the verdict line: `held`/`lost`/`error`,
+    the judge's evidence and `cwd-write=<rc>`."""
+    layout = build_layout(ACP_TREE)
+    try:
+        with ScriptedModelServer() as server:
+            launch = build_launch(adapter, method, layout, server, managed=managed)
+            cwd = {
+                "codex-home": layout.codex_home,
+                "vault-parent": os.path.dirname(os.path.dirname(layout.target)),
+                "base": layout.base,
+            }[where]
+            tag = f"P{secrets.token_hex(4)}"
+            mark = os.path.join(cwd, f".cwd-{tag}")
+            command = (
+                f"{probe_command(layout, tag)}; ( : > {shlex.quote(mark)} ) 2>&1; echo cwd-write=$?"
+            )
+            with acp_process(launch.argv, launch.env, cwd) as client:
+                sid = str(client.new_session().get("sessionId") or "")
+                server.add_probe(command)
+                client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
+            outputs = [o for o in server.tool_outputs().values() if "cwd-write=" in o]
+            out = outputs[0] if outputs else None
+            result, evidence = judge(out, layout, tag)
+            wrote = os.path.lexists(mark)
+            return f"{result}: {evidence}; cwd-write={'created' if wrote else 'refused'}"
     finally:
         remove_layout(layout)

@@ -145,3 +145,15 @@ def test_a_planted_project_config_loads_only_below_a_workspace_root() -> None:
     assert not at_root.loaded and not at_root.home_writable, at_root.output
     below = roads.planted_project_layer(adapter, METHOD, below_root=True)
     assert below.loaded and below.home_writable, below.output
+
+
+@pytest.mark.parametrize("where", ["codex-home", "vault-parent", "base"])
+def test_a_session_cwd_outside_the_workspace_holds(where: str) -> None:
+    """The client picks the session cwd: at CODEX_HOME, at the directory holding the vault, or
+    above them all, the default profile mode still denies every spelling of the credential,
+    keeps the holder directories read-only and does not write the cwd (profilec's profiles name
+    each workspace root; PC063 refuses a profile that follows the cwd). The control that leaks
+    is the pre-fix `:workspace` shape in test_real_codex_compile.py."""
+    adapter = _root_or_missing(False)
+    verdict = roads.session_at(adapter, METHOD, where)
+    assert verdict.startswith("held:") and verdict.endswith("cwd-write=refused"), verdict
