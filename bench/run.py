@@ -16,7 +16,9 @@ The startup figures run interleaved (one run of each command per round), so the 
 its floors see the same load on a shared machine. profilec's own share of a 10-root compile is
 median(`profilec compile`) - median(floor app): the floor app is a minimal typer program with one
 command and two options that imports pydantic, i.e. what any typer 0.29 program pays before it
-does anything of its own. Target: own share <= 40 ms, in-process `compile_bundle` <= 1 ms.
+does anything of its own. These are measurements, not targets (issue 34 retired the start-up
+targets); the reference figures printed beside them: whole-process compile of 10 roots within
+1.6x of the floor app, warm in-process `load_and_compile` under 15 ms, 10,000 roots under 1.5 s.
 
 `--only GROUP[,GROUP...]` picks figure groups: startup (the floors, compile of 10 roots, the own
 share, in-process compile), scale (compile of 1,000 / 10,000 roots), check, canary. Default: all.
@@ -47,8 +49,10 @@ RUNS = max(5, int(os.environ.get("BENCH_RUNS", "5")))
 PY = sys.executable
 CLI = [PY, "-m", "profilec.cli"]
 GROUPS = ("startup", "scale", "check", "canary")
-OWN_SHARE_TARGET = 0.040
-COMPILE_BUNDLE_TARGET = 0.001
+#: Reference figures (issue 34): printed beside the measurement, never asserted.
+COMPILE_VS_APP_REFERENCE = 1.6
+LOAD_AND_COMPILE_REFERENCE = 0.015
+ROOTS_10K_REFERENCE = 1.5
 
 #: The floor of the own-share figure: a real typer app, one command, two options, pydantic
 #: imported. Running it costs what any typer 0.29 command line pays (typer, its vendored click,
@@ -358,8 +362,8 @@ def main(argv: list[str] | None = None) -> int:
             pairs = samples[names["c10"]], samples[names["app"]]
             verdicts.append(
                 f"own share, compile 10 roots: median compile {ms(c10.wall)} - median floor app "
-                f"{ms(app.wall)} = **{ms(own)}** wall (target {ms(OWN_SHARE_TARGET)}: "
-                f"{'met' if own <= OWN_SHARE_TARGET else 'missed'}); CPU {ms(c10.cpu)} - "
+                f"{ms(app.wall)} = **{ms(own)}** wall, **{c10.wall / app.wall:.2f}x** the floor "
+                f"app (reference: within {COMPILE_VS_APP_REFERENCE}x); CPU {ms(c10.cpu)} - "
                 f"{ms(app.cpu)} = {ms(own_cpu)}; `python -c pass` {ms(py.wall)}; {RUNS} runs each, "
                 f"interleaved (median of the per-round differences: wall {ms(paired(*pairs, 0))}, "
                 f"CPU {ms(paired(*pairs, 1))})"
@@ -378,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
             w1k, w10k = compiled[1000].wall - py.wall, compiled[10000].wall - py.wall
             c1k, c10k = compiled[1000].cpu - py.cpu, compiled[10000].cpu - py.cpu
             verdicts.append(
+                f"compile of 10,000 roots: median **{compiled[10000].wall:.2f} s** (reference: "
+                f"under {ROOTS_10K_REFERENCE} s); "
                 "growth exponent, compile 1,000 -> 10,000 roots (floor subtracted): "
                 f"wall {math.log(w10k / w1k) / math.log(10):.2f}, "
                 f"CPU {math.log(c10k / c1k) / math.log(10):.2f} (1 = linear; n log n = 1.12)"
@@ -425,11 +431,11 @@ def main(argv: list[str] | None = None) -> int:
         if "startup" in groups:
             inproc = in_process(*layouts[10])
             rows += inproc
-            pure = inproc[0].wall
-            met = "met" if pure <= COMPILE_BUNDLE_TARGET else "missed"
+            pure, edge = inproc[0].wall, inproc[1].wall
             verdicts.append(
-                f"in-process `compile_bundle()`, 10 roots: median {ms(pure)} "
-                f"(target {ms(COMPILE_BUNDLE_TARGET)}: {met})"
+                f"in-process, 10 roots, warm: `compile_bundle()` median {ms(pure)}; "
+                f"`load_and_compile()` median **{ms(edge)}** (reference: under "
+                f"{ms(LOAD_AND_COMPILE_REFERENCE)})"
             )
         if "canary" in groups and ex is not None:
             rows += canary_figures(ex)
