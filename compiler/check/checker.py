@@ -1,12 +1,13 @@
-"""The run of `profilec check`: `Checker.run() -> CheckReport`.
+"""The run of `profilec check`: `Checker.run(bundle) -> CheckReport`.
 
 A run reads its waivers first (--ignore, the project config, --baseline: refused before
-anything is checked), builds the config stack (compiler/check/build.py: what profilec compiled,
-or a foreign config), runs the canary step and the lock, requirements, launcher and ownership
-checks, then the static check (`run_check`: resolve every mode, prove coverage, lint), then
-triage (group by cause, waivers, baseline). Every verdict comes from profilec.codex, never
-from the compiler. The command (compiler/commands/check.py) validates the output format, asks
-for the lock drift first (compiler/audit/drift.py) and renders the report.
+anything is checked), builds the config stack (compiler/check/build.py: the bundle profilec
+compiled, or a foreign config), runs the canary step and the lock, requirements, launcher and
+ownership checks, then the static check (`run_check`: resolve every mode, prove coverage, lint),
+then triage (group by cause, waivers, baseline). Every verdict comes from profilec.codex, never
+from the compiler. The command (compiler/commands/check.py) validates the output format,
+compiles once (with --lock: the lock check's compile, compiler/audit/drift.py, the diff its
+outcome when it drifted), hands the bundle to `run` and renders the report.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from ..codex.fsview import LiveFs
 from ..codex.vocabulary import DEFAULT_CODEX_VERSION
 from ..errors import TrustError, UsageError
-from ..pipeline import compile_inputs
 from ..settings import codex_version, now_utc
 from .build import compiled_inputs, foreign_inputs, with_launch_context
 from .check_inputs import CheckInputs, launch_context_line
@@ -228,15 +228,17 @@ class Checker:
         """The run over `edge` (the mode map `validate` read), its waivers read first."""
         return cls(options, edge, modes, load_waivers(options, edge), probe)
 
-    def run(self) -> CheckReport:
-        """Build the stack, run every step, the static check and triage."""
+    def run(self, bundle: CompiledBundle | None = None) -> CheckReport:
+        """Build the stack, run every step, the static check and triage. `bundle` is what the
+        command compiled from `edge` (None for a foreign config)."""
         options, edge = self.options, self.edge
         extra: list[CheckFinding] = []
         canary_doc: dict[str, Any] | None = None
         if options.foreign:
             inputs = foreign_inputs(options, edge, self.modes)
+        elif bundle is None:
+            raise TypeError("Checker.run checks a compiled bundle: pass the command's")
         else:
-            bundle = compile_inputs(edge)
             inputs = compiled_inputs(options, edge, self.modes, bundle)
             if options.canary and self.probe is not None:
                 canary_doc, extra, self.mismatch_only = self.probe(bundle)
