@@ -80,7 +80,7 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
     modes = validate(request, rooted or Inputs.unrooted(request.profiles))
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
     edge = rooted or Inputs.of(request)  # without --roots: its UsageError, after the flag checks
-    checker = Checker.for_request(request, edge, modes, probe=lambda b: probe_findings(b, progress))
+    checker = Checker.for_request(request, edge, modes)
     bundle: CompiledBundle | None = None
     if request.lock is not None:
         # The lock's compile (with its plan layout) is the one the rest of the run checks.
@@ -90,7 +90,8 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         bundle = compiled.bundle
     if not request.foreign and bundle is None:
         bundle = compile_inputs(edge)
-    report = checker.run(None if request.foreign else bundle)
+    canary = probe_findings(bundle, progress) if request.canary and bundle is not None else None
+    report = checker.run(None if request.foreign else bundle, canary)
     text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
     return _outcome(request, report, text, checker.mismatch_only, checker.waivers.used)
 
