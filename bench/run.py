@@ -157,13 +157,14 @@ def in_process(manifest: Path, home: Path) -> list[Figure]:
 
     from profilec.api import load_and_compile
     from profilec.compile import compile_bundle
+    from profilec.flags import CompileFlags
     from profilec.inputs import Inputs
     from profilec.models.roots import LaunchLayout
     from profilec.policy import load_policy
     from profilec.roots import resolve_roots
 
     policy = load_policy()
-    roots = resolve_roots(Inputs(roots=str(manifest)).manifest())
+    roots = resolve_roots(Inputs(CompileFlags.from_text(roots=str(manifest))).manifest())
     layout = LaunchLayout()
     compile_bundle(roots, policy, layout)  # warm: first use builds the pydantic validators
     pure, edge = [], []

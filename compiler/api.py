@@ -42,6 +42,7 @@ from .errors import (
     UnsafeRootError,
     UsageError,
 )
+from .flags import text as flag_text
 from .formats import COMPILE_FORMATS
 from .fsio import write_atomic
 from .inputs import Inputs
@@ -104,8 +105,8 @@ def _expect(name: str, value: object, kind: type[object]) -> None:
 
 
 def compile_inputs(inputs: Inputs) -> CompiledBundle:
-    """Compile an `Inputs` (`make_inputs`), once per object: a second call returns the same
-    bundle."""
+    """Compile an `Inputs` (`make_inputs`) from the bytes it read: each call compiles (the
+    roots are resolved afresh), so keep the bundle it returns and pass that on."""
     _expect("inputs", inputs, Inputs)
     return _compile_inputs(inputs)
 
@@ -151,8 +152,15 @@ def launch_document(bundle: CompiledBundle, *, inputs: Inputs | None = None) -> 
     _expect("bundle", bundle, CompiledBundle)
     if inputs is not None:
         _expect("inputs", inputs, Inputs)
-    catalog = adapters_of(inputs if inputs is not None else Inputs.unrooted())
-    doc: dict[str, Any] = json.loads(render_launch_with(bundle, catalog, inputs))
+    edge = inputs if inputs is not None else Inputs.unrooted()
+    layout = None
+    plan = flag_text(edge.flags.plan_layout)
+    if plan is not None:
+        from .mounts.api import layout_of
+
+        layout = layout_of(edge, plan)
+    flags = inputs.flags if inputs is not None else None
+    doc: dict[str, Any] = json.loads(render_launch_with(bundle, adapters_of(edge), flags, layout))
     return doc
 
 
@@ -162,7 +170,7 @@ def write_lock(path: StrPath, inputs: Inputs) -> str:
     out = path_arg("path", path)
     _expect("inputs", inputs, Inputs)
     _, doc = compile_document(inputs)
-    write_atomic(out, render_lock(doc, inputs.plan_layout).encode("utf-8"))
+    write_atomic(out, render_lock(doc, flag_text(inputs.flags.plan_layout)).encode("utf-8"))
     return str(doc["content_hash"])
 
 

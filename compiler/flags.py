@@ -5,16 +5,16 @@ workspace roots, CODEX_HOME, ...). Its field in `CompileFlags` gives its name, t
 the field's `_flag(...)` gives its CLI spelling, help, metavar, whether it names a path and its
 library keyword. Everything else is derived from here: the typer options of every command that
 compiles (compiler/cli/options.py `compile_flags`), the request records (every
-`commands.*Request` taking compile flags subclasses `CompileFlags`), the `Inputs` a run reads
-(`CompileFlags.inputs`) and the library's keyword checks (pipeline.make_inputs). The library's
-static spelling, `pipeline.InputOptions`, cannot be derived at type-check time: a test compares
-it with `FLAGS` (tests/unit/test_api_contract.py).
+`commands.*Request` taking compile flags subclasses `CompileFlags`), what the `Inputs` of a run
+holds (this record itself, `Inputs.flags`: compiler/inputs.py declares no flag of its own) and
+the library's keyword checks and record (pipeline.make_inputs, `CompileFlags.from_text`). The
+library's static spelling, `pipeline.InputOptions`, cannot be derived at type-check time: a
+test compares it with `FLAGS` (tests/unit/test_api_contract.py).
 
-A new compile flag is one field here: every compiling command's option, every request and
-`CompileFlags.inputs` follow from it. Two spellings stay static because mypy reads them, and a
-test fails until they match it: the field of `Inputs` (tests/unit/test_compile_flags.py) and,
-for a flag with a `library` keyword, the parameter of `make_inputs` and the key of
-`InputOptions` (tests/unit/test_api_contract.py).
+A new compile flag is one field here: every compiling command's option, every request and every
+run's `Inputs` follow from it. One spelling stays static because mypy reads it, and a test fails
+until it matches: for a flag with a `library` keyword, the parameter of `make_inputs` and the
+key of `InputOptions` (tests/unit/test_api_contract.py).
 """
 
 # `_flag` returns a dataclasses.field (with the flag's spellings as its metadata).
@@ -26,9 +26,6 @@ import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
-
-from .errors import UsageError
-from .inputs import Inputs
 
 #: What a flag's value is, for the library's checks and the CLI's type: a path (`file`: a
 #: file, `dir`: a directory, `path`: either, spelled as given), `paths` a list of such,
@@ -155,23 +152,25 @@ class CompileFlags:
         """The options of the flags set to other than their default, in declaration order."""
         return tuple(f.option for f in FLAGS if getattr(self, f.name) != f.default)
 
-    def unrooted(self) -> Inputs:
-        """The run's read edge when it takes no --roots (a --bundle, a --lock, --e2e-matrix
-        against the policy of --profiles)."""
-        return Inputs.unrooted(_text(self.profiles))
+    def flags(self) -> CompileFlags:
+        """The compile flags alone (a request's own fields dropped): what a run's read edge
+        holds (compiler/inputs.py `Inputs.flags`)."""
+        return CompileFlags(**{f.name: getattr(self, f.name) for f in FLAGS})
 
-    def inputs(
-        self, missing: str = "give --roots (and the compile flags) or --bundle FILE"
-    ) -> Inputs:
-        """The run's one read edge (compiler/inputs.py); a UsageError `missing` without --roots."""
-        if self.roots is None:
-            raise UsageError(missing)
-        return Inputs(**{f.name: _text(getattr(self, f.name)) for f in FLAGS})
+    @classmethod
+    def from_text(cls, **values: Any) -> CompileFlags:
+        """The record from flags given as text (the library's checked arguments): a `file` or
+        `dir` flag becomes the Path its field holds, as typer makes it from the command line."""
+        record: dict[str, Any] = {
+            name: Path(value) if BY_NAME[name].kind in ("file", "dir") and value else value
+            for name, value in values.items()
+        }
+        return cls(**record)
 
 
-def _text(value: Any) -> Any:
-    """A flag's value as `Inputs` holds it: a path as text, anything else as it is."""
-    return str(value) if isinstance(value, Path) else value
+def text(value: Path | None) -> str | None:
+    """A path flag's value as text (None stays None)."""
+    return None if value is None else str(value)
 
 
 def _declared() -> tuple[Flag, ...]:

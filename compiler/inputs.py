@@ -1,16 +1,19 @@
 """The one edge: every input file of a run, each read once, its bytes kept for every later use.
 
-`Inputs` holds the command's flags and reads each file the first time something asks for it: the
-roots manifest, the vouched-MCP file, the plan layout and a check's project config (its waivers)
-through the trust check on the open descriptor (roots.read_trusted_bytes), the policy files in
-the profiles directory and the session config plainly (the session config bounded, it is
-untrusted). Every later use, by compile, provenance, lock, check or audit, parses the same
-bytes, so the sha256 a bundle's provenance reports (compiler/bundle/sources.py hashes these
-bytes) is the sha256 of what was compiled. The parsed manifest, policy and session config are
-kept too, so a run validates each once. The other files a command names go through here too: a
-check's `--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its `--baseline`
-(`text`, `project_file`), a lock, bundle, canary JSON or e2e matrix (`json_object`), the adapter
-and backend catalogs (`policy_file`, parsed once beside their models: emit/launch.adapters_of,
+`Inputs` holds the command's compile flags (one `CompileFlags` record, compiler/flags.py) and
+reads each file the first time something asks for it: the roots manifest, the vouched-MCP file,
+the plan layout and a check's project config (its waivers) through the trust check on the open
+descriptor (roots.read_trusted_bytes), the policy files in the profiles directory and the
+session config plainly (the session config bounded, it is untrusted). Every later use, by
+compile, provenance, lock, check or audit, parses the same bytes, so the sha256 a bundle's
+provenance reports (compiler/bundle/sources.py hashes these bytes) is the sha256 of what was
+compiled. The parsed manifest, policy and session config are kept too, so a run validates each
+once. Nothing computed from them is kept here: the compile step returns its own record
+(compiler/compiled.py `Compiled`), and a step that needs a catalog or layout parses it once and
+passes it on. The other files a command names go through here too: a check's
+`--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its `--baseline` (`text`,
+`project_file`), a lock, bundle, canary JSON or e2e matrix (`json_object`), the adapter and
+backend catalogs (`policy_file`, parsed beside their models: emit/launch.adapters_of,
 mounts/backends.catalog_of). No other module opens an input file (tests/unit/test_one_edge.py
 scans for readers).
 
@@ -22,10 +25,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import InputError, PolicyError, UsageError
+from .flags import CompileFlags
+from .flags import text as flag_text
 from .fsio import read_input
 from .policy import default_profiles_dir, load_policy
 from .readers import load_manifest, parse_toml, read_trusted_bytes
@@ -44,29 +50,23 @@ class InputFile(NamedTuple):
     data: bytes
 
 
+#: The flags `Inputs.with_flags` may change: none names a file `Inputs` parses and keeps.
+_UNPARSED = frozenset({"home", "tmpdir", "plan_layout"})
+
 #: Where an error in a session config given as data points.
 SESSION_DATA = "<session config data>"
 
 
 @dataclass(slots=True)
 class Inputs:
-    """The flags of one compile/check/lock/audit run and the files they name, each read once.
+    """What one compile/check/lock/audit run read: the compile flags it was built from, and the
+    files they name, each read once.
 
-    Its flag fields are the compile flags of compiler/flags.py under the same names, as text
-    (`CompileFlags.inputs` and pipeline.make_inputs fill them from that declaration;
-    tests/unit/test_compile_flags.py fails on a flag missing here)."""
+    The flags are compiler/flags.py's `CompileFlags`, held as one record (their one
+    declaration; tests/unit/test_compile_flags.py). Nothing a later step computes is kept here:
+    the compile step returns its own record (compiler/bundle/load.py `Compiled`)."""
 
-    roots: str
-    profiles: str | None = None
-    workspace_roots: tuple[str, ...] = ()
-    codex_home: str | None = None
-    session_config: str | None = None
-    tmpdir: str | None = None
-    home: str | None = None
-    vouched_mcp: str | None = None
-    plan_layout: str | None = None
-    #: The uid the session is launched as (`--run-as`); None: the uid compile runs as.
-    run_as: int | None = None
+    flags: CompileFlags = field(default_factory=CompileFlags)
     #: The session config given as data (JSON text) instead of a path: untrusted all the same,
     #: bounded and parsed exactly as a file's bytes.
     session_data: bytes | None = None
@@ -77,11 +77,39 @@ class Inputs:
     _checked: set[str] = field(default_factory=set, repr=False)
 
     @classmethod
-    def unrooted(cls, profiles: str | None = None) -> Inputs:
+    def of(
+        cls,
+        flags: CompileFlags,
+        missing: str = "give --roots (and the compile flags) or --bundle FILE",
+    ) -> Inputs:
+        """The run's one read edge over `flags` (a request's compile flags, its own fields
+        dropped); a UsageError `missing` without --roots."""
+        if flags.roots is None:
+            raise UsageError(missing)
+        return cls(flags.flags())
+
+    @classmethod
+    def unrooted(cls, profiles: str | os.PathLike[str] | None = None) -> Inputs:
         """An edge without a roots manifest: for a run that reads only the reviewed policy or
         files it names itself (diff, explain of a foreign config, e2e, a library's
-        load_policy()/load_catalog())."""
-        return cls(roots="", profiles=profiles)
+        load_policy()/load_catalog(), a --bundle or --lock run)."""
+        return cls(CompileFlags(profiles=Path(profiles) if profiles else None))
+
+    def with_flags(self, **changes: Any) -> Inputs:
+        """The same read edge (the same files, read and parsed once) under other values of the
+        flags that name no parsed input: the HOME and TMPDIR a plan layout gives
+        (compiler/bundle/load.py), a lock's plan layout (compiler/audit/drift.py)."""
+        if set(changes) - _UNPARSED:
+            raise ValueError(f"flags naming a parsed input: {sorted(set(changes) - _UNPARSED)}")
+        flags = replace(self.flags, **changes)
+        return Inputs(flags, self.session_data, self.files, self._parsed, self._checked)
+
+    @property
+    def roots_path(self) -> str:
+        """The roots manifest's path as text; a UsageError on an edge without one."""
+        if self.flags.roots is None:
+            raise UsageError("no roots manifest: give --roots")
+        return str(self.flags.roots)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -136,7 +164,7 @@ class Inputs:
     @property
     def profiles_dir(self) -> str:
         """The policy directory: `--profiles`, else the shipped one."""
-        return self.profiles or default_profiles_dir()
+        return str(self.flags.profiles or default_profiles_dir())
 
     def _once(self, key: str, build: Any) -> Any:
         if key not in self._parsed:
@@ -148,7 +176,8 @@ class Inputs:
     def manifest(self) -> RootsManifest:
         """The roots manifest: trust-checked, parsed and validated once."""
         return self._once(  # type: ignore[no-any-return]
-            "manifest", lambda: load_manifest(self.roots, data=self.trusted(self.roots).data)
+            "manifest",
+            lambda: load_manifest(self.roots_path, data=self.trusted(self.roots_path).data),
         )
 
     def policy(self) -> Policy:
@@ -172,11 +201,11 @@ class Inputs:
 
     def session_raw(self) -> dict[str, Any] | None:
         """The untrusted session config as parsed (bounded), or None without one."""
-        if self.session_data is None and self.session_config is None:
+        if self.session_data is None and self.flags.session_config is None:
             return None  # no session config: the sanitizer stays unimported
         from .session import MAX_BYTES, parse_session_bytes
 
-        path = self.session_config
+        path = flag_text(self.flags.session_config)
         if self.session_data is not None:
             if path is not None:
                 raise UsageError("give the session config as a path or as data, not both")
@@ -193,7 +222,7 @@ class Inputs:
 
     def vouched(self) -> VouchedMcpServers | None:
         """The launcher-vouched MCP servers (trust-checked), or None without the file."""
-        path = self.vouched_mcp
+        path = flag_text(self.flags.vouched_mcp)
         if path is None:
             return None  # no vouched servers: the MCP model stays unimported
         from .mcp import load_vouched
@@ -202,13 +231,6 @@ class Inputs:
             "vouched",
             lambda: load_vouched(parse_toml(self.trusted(path).data, where=path), where=path),
         )
-
-    # -- derived ---------------------------------------------------------------------------
-
-    def derived(self, key: str, build: Any) -> Any:
-        """What a higher layer derives from these inputs, built once per run (the compiled
-        bundle: profilec.pipeline.compile_inputs)."""
-        return self._once(f"derived:{key}", build)
 
 
 def json_object(raw: bytes, path: str, what: str) -> dict[str, Any]:

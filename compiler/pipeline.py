@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict,
 from .codex.resolve import PLACEHOLDER_CWD
 from .compile import compile_bundle
 from .errors import InputError, LayoutError, SandboxRefusesError, UsageError
-from .flags import FLAGS
+from .flags import FLAGS, CompileFlags
 from .inputs import SESSION_DATA, Inputs
 from .launchprobe import LaunchProbe
 from .models.compiled import CompiledBundle, ForeignDir, TrustedPath
@@ -81,12 +81,12 @@ def parent_input_paths(
     above a workspace root (the parent runs git there at every
     turn; a `.git` planted above a workspace, or an enclosing repository's config, would run
     a model-written filter as the parent). Paths only; nothing is opened."""
-    out: list[tuple[str, str]] = [(os.path.abspath(inputs.roots), "roots manifest")]
+    out: list[tuple[str, str]] = [(os.path.abspath(inputs.roots_path), "roots manifest")]
     pdir = os.path.abspath(inputs.profiles_dir)
     if not under_temp_dir(os.path.realpath(pdir)):  # a scratch checkout: see roots.py
         out.append((pdir, "policy directory"))
-    if inputs.vouched_mcp:
-        out.append((os.path.abspath(inputs.vouched_mcp), "vouched MCP servers"))
+    if inputs.flags.vouched_mcp:
+        out.append((os.path.abspath(inputs.flags.vouched_mcp), "vouched MCP servers"))
     if home:
         out += [(f"{home.rstrip('/')}/{n}", "HOME login-shell file") for n in HOME_LOGIN_FILES]
         out += [(f"{home.rstrip('/')}/{n}", "HOME git config") for n in HOME_GIT_CONFIG]
@@ -351,7 +351,7 @@ def make_inputs(
         if f.library is not None
     }
     data = None if session_config is None else _session_bytes(session_config)
-    return Inputs(**values, session_data=data)
+    return Inputs(CompileFlags.from_text(**values), session_data=data)
 
 
 #: How the library checks a compile flag's value, by the flag's kind (flags.Kind).
@@ -401,11 +401,11 @@ def resolve_layout(
     resolved under both spellings of each workspace root, the CODEX_HOME path: `--codex-home`,
     else the directory holding the codex root, else None). `foreign` and `skipped` as in
     roots.resolve_roots."""
-    ws = inputs.workspace_roots
+    ws = inputs.flags.workspace_roots
     canonical_ws = resolve_workspace_roots(ws)
     check_ws = tuple(dict.fromkeys([*ws, *canonical_ws]))
     roots = resolve_roots(inputs.manifest(), check_ws, foreign=foreign, skipped=skipped)
-    return canonical_ws, roots, inputs.codex_home or default_codex_home(roots)
+    return canonical_ws, roots, inputs.flags.codex_home or default_codex_home(roots)
 
 
 def _run_as(uid: int | None) -> int | None:
@@ -415,20 +415,21 @@ def _run_as(uid: int | None) -> int | None:
 
 
 def compile_inputs(inputs: Inputs) -> CompiledBundle:
-    """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`
-    (compiled once per Inputs object: a second call returns the same bundle)."""
-    bundle: CompiledBundle = inputs.derived("bundle", lambda: _compile_inputs(inputs))
-    return bundle
+    """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`.
+    Each call compiles (roots are resolved afresh); a run compiles once and hands the bundle on
+    (compiler/bundle/load.py `Compiled`)."""
+    return _compile_inputs(inputs)
 
 
 def _compile_inputs(inputs: Inputs) -> CompiledBundle:
+    flags = inputs.flags
     manifest = inputs.manifest()
     policy = inputs.policy()
-    ws = inputs.workspace_roots
-    check_launch_dirs(ws, inputs.tmpdir)  # a misspelled one would compile silently
+    ws = flags.workspace_roots
+    check_launch_dirs(ws, flags.tmpdir)  # a misspelled one would compile silently
     skipped: list[Any] = []
     canonical_ws, roots, home_path = resolve_layout(
-        inputs, foreign=foreign_spec(inputs.codex_home, manifest), skipped=skipped
+        inputs, foreign=foreign_spec(flags.codex_home, manifest), skipped=skipped
     )
     if home_path is None:
         raise UsageError(
@@ -437,11 +438,11 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
             "stays open to model commands"
         )
     resolved_home = resolve_home(home_path)
-    check_home_outside_temp(home_path, resolved_home.canonical, inputs.tmpdir)
+    check_home_outside_temp(home_path, resolved_home.canonical, flags.tmpdir)
     check_home_login_is_declared(manifest, resolved_home)
-    if inputs.home is not None:
-        check_absolute(inputs.home, what="--home", error=InputError)
-    trusted = trusted_paths(inputs, canonical_ws, inputs.home)
+    if flags.home is not None:
+        check_absolute(flags.home, what="--home", error=InputError)
+    trusted = trusted_paths(inputs, canonical_ws, flags.home)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     classes: dict[str, str] = {}
@@ -457,9 +458,9 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
     # The canonical spellings: a writable root (or cwd) spelled through a symlink drops every
     # deny under its real location in Codex 0.171.0, so compile emits only real paths.
     # TMPDIR canonical too: `:tmpdir` is a writable root in agent mode.
-    tmp = resolve_workspace_roots([inputs.tmpdir])[0] if inputs.tmpdir else None
+    tmp = resolve_workspace_roots([flags.tmpdir])[0] if flags.tmpdir else None
     layout = LaunchLayout(
-        workspace_roots=canonical_ws, codex_home=home_path, home=inputs.home, tmpdir=tmp
+        workspace_roots=canonical_ws, codex_home=home_path, home=flags.home, tmpdir=tmp
     )
     bundle = compile_bundle(
         roots,
@@ -474,7 +475,7 @@ def _compile_inputs(inputs: Inputs) -> CompiledBundle:
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
-        probe=LaunchProbe(_run_as(inputs.run_as)),
+        probe=LaunchProbe(_run_as(flags.run_as)),
     )
     refuse_unstartable(bundle)
     return bundle

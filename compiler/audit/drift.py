@@ -4,11 +4,14 @@ does), so a moved root, a retargeted link or an edited policy line each show by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from pathlib import Path
 
-from ..bundle.load import CompileInputs, bundle_from_document, compile_document
+from ..bundle.load import bundle_from_document, document_of
 from ..bundle.lock import read_lock
+from ..compiled import Compiled, compile_step
 from ..errors import LockDriftError
+from ..inputs import Inputs
 from .diff import diff_bundles, render_text
 
 
@@ -20,12 +23,19 @@ class Drift:
     error: LockDriftError
 
 
-def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
+def verify(lock_path: str, inp: Inputs) -> Drift | None:
     """Recompile with the lock's plan layout; None when the hash matches, else the Drift."""
+    return recompile(lock_path, inp)[1]
+
+
+def recompile(lock_path: str, inp: Inputs) -> tuple[Compiled, Drift | None]:
+    """The compile with the lock's plan layout (for the steps after the lock check) and None
+    when its hash matches the lock's, else the Drift."""
     locked, plan_layout = read_lock(lock_path, inp)
-    current_bundle, current = compile_document(replace(inp, plan_layout=plan_layout))
+    compiled = compile_step(inp.with_flags(plan_layout=Path(plan_layout) if plan_layout else None))
+    current_bundle, current = compiled.bundle, document_of(compiled)
     if current["content_hash"] == locked["content_hash"]:
-        return None
+        return compiled, None
     report = diff_bundles(
         bundle_from_document(locked, lock_path),
         current_bundle,
@@ -43,4 +53,4 @@ def verify(lock_path: str, inp: CompileInputs) -> Drift | None:
         where=lock_path,
         hint="review the diff; run `profilec lock` to approve the new result",
     )
-    return Drift(render_text(report), error)
+    return compiled, Drift(render_text(report), error)

@@ -9,73 +9,49 @@ lock file) into a CompiledBundle for explain/diff/audit.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..bundle.document import bundle_document, content_hash
-from ..errors import InputError, UsageError
+from ..compiled import Compiled, compile_step
+from ..errors import InputError
+from ..flags import CompileFlags
 from ..inputs import Inputs
 from ..models.compiled import CompiledBundle
-from ..pipeline import compile_inputs
 from ..readers import validation_message
 from .provenance import bundle_provenance
 from .sources import sources_of
 
-#: The compile flags and the files they name, each read once (compiler/inputs.py).
-CompileInputs = Inputs
+
+#: The compile flags and the files they name, each read once (compiler/inputs.py): a test's
+#: spelling, `CompileInputs(roots=..., workspace_roots=..., ...)`, the flags as text.
+def CompileInputs(**flags: Any) -> Inputs:
+    """The read edge over compile flags given as text (`CompileFlags.from_text`)."""
+    return Inputs.of(CompileFlags.from_text(**flags))
+
+
+def document_of(compiled: Compiled) -> dict[str, Any]:
+    """The full bundle document of a compile (hash included): the bundle, the provenance lines
+    and hashes and the mount plan all come from the bytes its edge read once, so the hashes
+    name exactly what was compiled."""
+    inp = compiled.inputs
+    plan: dict[str, Any] | None = None
+    if compiled.layout is not None:
+        from ..mounts.api import plan_inputs
+
+        plan = plan_inputs(inp, compiled.layout).model_dump(mode="json")
+    return bundle_document(
+        compiled.bundle,
+        provenance=bundle_provenance(compiled.bundle, sources_of(inp)).model_dump(mode="json"),
+        mount_plan=plan,
+    )
 
 
 def compile_document(inp: Inputs) -> tuple[CompiledBundle, dict[str, Any]]:
-    """Compile and return the bundle with its full document (hash included).
-
-    The bundle, the provenance lines and hashes and the mount plan all come from the bytes
-    `inp` read once, so the hashes name exactly what was compiled.
-    """
-    if inp.plan_layout:
-        session_dirs_from_plan(inp, inp.plan_layout)
-    bundle = compile_inputs(inp)
-    sources = sources_of(inp)
-    plan: dict[str, Any] | None = None
-    if inp.plan_layout:
-        from ..mounts.api import plan_inputs
-
-        plan = plan_inputs(inp, inp.plan_layout).model_dump(mode="json")
-    doc = bundle_document(
-        bundle,
-        provenance=bundle_provenance(bundle, sources).model_dump(mode="json"),
-        mount_plan=plan,
-    )
-    return bundle, doc
-
-
-def session_dirs_from_plan(inp: Inputs, layout_path: str) -> None:
-    """The profiles take HOME and TMPDIR from the plan (`mounts.plan.session_dirs`, the one
-    source the plan's env and the launch document use too): a flag left out is filled in, one
-    that names another directory is refused, so the bundle's profiles and its plan never
-    disagree on the directories `~` and `:tmpdir` expand to."""
-    from ..mounts.api import layout_of
-    from ..mounts.plan import session_dirs
-
-    dirs = session_dirs(layout_of(inp, layout_path))
-    for flag, given, planned in (
-        ("--home", inp.home, dirs.home),
-        ("--tmpdir", inp.tmpdir, dirs.tmpdir),
-    ):
-        if given is not None and os.path.normpath(given) != planned:
-            raise UsageError(
-                f"{flag} {given} is not the session's {flag[2:].upper()} under --plan-layout "
-                f"{layout_path} ({planned}): pass {flag} {planned} or leave it out"
-            )
-    if inp.tmpdir is None and not os.path.isdir(dirs.tmpdir):
-        raise UsageError(
-            f"the session's TMPDIR under --plan-layout {layout_path}, {dirs.tmpdir}, does not "
-            "exist: create it (0700, owned by the run-as user; the plan lists it in "
-            "`directories`) before compiling"
-        )
-    inp.home = inp.home or dirs.home
-    inp.tmpdir = inp.tmpdir or dirs.tmpdir
+    """Compile and return the bundle with its full document (`compile_step`, `document_of`)."""
+    compiled = compile_step(inp)
+    return compiled.bundle, document_of(compiled)
 
 
 def unwrap(doc: dict[str, Any], where: str) -> dict[str, Any]:

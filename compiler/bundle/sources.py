@@ -80,7 +80,9 @@ class Sources:
 
 def sources_of(inp: Inputs, *, with_manifest: bool = True) -> Sources:
     """The sources of a run, from the bytes `inp` read (the same bytes compile parsed)."""
-    manifest = _source("roots-manifest", inp.trusted(inp.roots).data) if with_manifest else None
+    manifest = (
+        _source("roots-manifest", inp.trusted(inp.roots_path).data) if with_manifest else None
+    )
     pdir = inp.profiles_dir
     policy: Policy = inp.policy()
     files: dict[str, SourceFile] = {}

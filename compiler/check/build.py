@@ -99,7 +99,7 @@ def compiled_inputs(
     return from_bundle(
         bundle,
         modes if modes is not None else policy_modes(edge),
-        manifest_file=edge.roots,
+        manifest_file=edge.roots_path,
         session_raw=session_raw,
         session_file=options.session_file,
         extra_layers=[home_layer] if home_layer else [],
@@ -134,10 +134,10 @@ def foreign_inputs(
         codex_home_holders=home.holder_dirs if home else (),
         session_raw=session_raw,
         session_file=sfile,
-        manifest_file=edge.roots,
+        manifest_file=edge.roots_path,
         home=os.environ.get("HOME"),
         tmpdir=os.environ.get("TMPDIR"),
-        trusted_base=trusted_paths(edge, canonical_ws, edge.home),
+        trusted_base=trusted_paths(edge, canonical_ws, edge.flags.home),
     )
 
 

@@ -1,18 +1,20 @@
-"""The run of `profilec check`: `Checker.run() -> CheckReport`.
+"""The run of `profilec check`: `Checker.run(bundle, canary) -> CheckReport`.
 
 A run reads its waivers first (--ignore, the project config, --baseline: refused before
-anything is checked), builds the config stack (compiler/check/build.py: what profilec compiled,
-or a foreign config), runs the canary step and the lock, requirements, launcher and ownership
-checks, then the static check (`run_check`: resolve every mode, prove coverage, lint), then
-triage (group by cause, waivers, baseline). Every verdict comes from profilec.codex, never
-from the compiler. The command (compiler/commands/check.py) validates the output format, asks
-for the lock drift first (compiler/audit/drift.py) and renders the report.
+anything is checked), builds the config stack (compiler/check/build.py: the bundle profilec
+compiled, or a foreign config), adds what the canary step found and the lock, requirements,
+launcher and ownership checks, then the static check (`run_check`: resolve every mode, prove
+coverage, lint), then triage (group by cause, waivers, baseline). Every verdict comes from
+profilec.codex, never from the compiler. The command (compiler/commands/check.py) validates the
+output format, compiles once (with --lock: the lock check's compile, compiler/audit/drift.py,
+the diff its outcome when it drifted), runs the canary on that bundle, hands both to `run` and
+renders the report.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +30,6 @@ from ..models.check import (
     at_or_above,
     finding_sort_key,
 )
-from ..pipeline import compile_inputs
 from ..settings import codex_version, now_utc
 from .build import compiled_inputs, foreign_inputs, with_launch_context
 from .check_inputs import CheckInputs, launch_context_line
@@ -56,9 +57,10 @@ if TYPE_CHECKING:
     from ..models.compiled import CompiledBundle
     from .options import CheckOptions
 
-#: The canary step (compiler/commands/canary.py probe_findings, bound to the run's progress):
-#: (the canary report, one PC022 finding per failed probe, whether a mismatch is all it found).
-CanaryProbe = Callable[["CompiledBundle"], tuple[dict[str, Any], list[CheckFinding], bool]]
+#: What the canary step found (compiler/commands/canary.py probe_findings, run by the command
+#: on the bundle it compiled): (the canary report, one PC022 finding per failed probe, whether a
+#: mismatch is all it found).
+CanaryResult = tuple[dict[str, Any], list[CheckFinding], bool]
 
 
 def run_check(
@@ -200,7 +202,7 @@ class Checker:
 
     `mismatch_only` is set by `run`: a canary mismatch is all the canary found."""
 
-    __slots__ = ("edge", "mismatch_only", "modes", "options", "probe", "waivers")
+    __slots__ = ("edge", "mismatch_only", "modes", "options", "waivers")
 
     def __init__(
         self,
@@ -208,38 +210,37 @@ class Checker:
         edge: Inputs,
         modes: dict[str, str] | None,
         waivers: Waivers,
-        probe: CanaryProbe | None,
     ) -> None:
         self.options = options
         self.edge = edge
         self.modes = modes
         self.waivers = waivers
-        self.probe = probe
         self.mismatch_only = False
 
     @classmethod
     def for_request(
-        cls,
-        options: CheckOptions,
-        edge: Inputs,
-        modes: dict[str, str] | None,
-        probe: CanaryProbe | None = None,
+        cls, options: CheckOptions, edge: Inputs, modes: dict[str, str] | None
     ) -> Checker:
         """The run over `edge` (the mode map `validate` read), its waivers read first."""
-        return cls(options, edge, modes, load_waivers(options, edge), probe)
+        return cls(options, edge, modes, load_waivers(options, edge))
 
-    def run(self) -> CheckReport:
-        """Build the stack, run every step, the static check and triage."""
+    def run(
+        self, bundle: CompiledBundle | None = None, canary: CanaryResult | None = None
+    ) -> CheckReport:
+        """Build the stack, run every step, the static check and triage. `bundle` is what the
+        command compiled from `edge` (None for a foreign config); `canary` what the canary step
+        found on it (--canary)."""
         options, edge = self.options, self.edge
         extra: list[CheckFinding] = []
         canary_doc: dict[str, Any] | None = None
         if options.foreign:
             inputs = foreign_inputs(options, edge, self.modes)
+        elif bundle is None:
+            raise TypeError("Checker.run checks a compiled bundle: pass the command's")
         else:
-            bundle = compile_inputs(edge)
             inputs = compiled_inputs(options, edge, self.modes, bundle)
-            if options.canary and self.probe is not None:
-                canary_doc, extra, self.mismatch_only = self.probe(bundle)
+            if canary is not None:
+                canary_doc, extra, self.mismatch_only = canary
             if options.lock is not None:
                 extra += lock_findings(bundle, str(options.lock))
             extra += requirements_findings(bundle, edge, options.requirements)

@@ -15,13 +15,13 @@ from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
 from ..flags import CompileFlags
 from ..formats import AUDIT_FORMATS
+from ..inputs import Inputs
 from ..models.check import SEVERITY_RANK
 from . import Outcome, Progress, no_progress
 from .canary import probe_findings
 
 if TYPE_CHECKING:
     from ..audit.launchers import LauncherSection
-    from ..inputs import Inputs
     from ..models.audit import DiffReport
     from ..models.compiled import CompiledBundle
 
@@ -67,7 +67,7 @@ def _validate(request: AuditRequest) -> None:
 def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:
     """The report as Markdown or HTML; exit 1 when its verdict is FAIL."""
     _validate(request)
-    inp = request.unrooted() if request.bundle else request.inputs()
+    inp = Inputs.unrooted(request.profiles) if request.bundle else Inputs.of(request)
     launchers = _launchers(request, inp)
     b, doc, _ = bundle_or_compile(request.bundle, inp)
     binding = None
@@ -129,5 +129,12 @@ def _input_files(bundle: Path | None, inp: Inputs) -> list[str]:
     if bundle is not None:
         return [str(bundle)]
     # The shipped policy is part of the profilec version the evidence names, not an input.
-    files = (inp.roots, inp.profiles, inp.session_config, inp.vouched_mcp, inp.plan_layout)
-    return [f for f in files if f]
+    flags = inp.flags
+    files = (
+        flags.roots,
+        flags.profiles,
+        flags.session_config,
+        flags.vouched_mcp,
+        flags.plan_layout,
+    )
+    return [str(f) for f in files if f]

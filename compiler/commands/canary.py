@@ -21,6 +21,7 @@ from ..errors import (
 )
 from ..flags import CompileFlags
 from ..formats import CANARY_FORMATS
+from ..inputs import Inputs
 from ..settings import codex_binary, codex_version
 from . import Outcome, Progress, no_progress
 
@@ -52,7 +53,7 @@ def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
     probe passes, 1 when one failed, a CanaryMismatchError (exit 8) when only the static
     prediction was wrong; the report as text or as JSON bound to the bundle it probed."""
     CANARY_FORMATS.choose(request.fmt)
-    bundle, doc = compile_document(request.inputs())
+    bundle, doc = compile_document(Inputs.of(request))
     codex = _codex_binary("")
     steps = 1 + len(bundle.profiles) * (2 if request.parent else 1)
     with progress("canary", steps) as step:

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..audit.drift import verify
+from ..audit.drift import recompile
 from ..check.checker import Checker, validate
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError
 from ..flags import CompileFlags
 from ..formats import CHECK_FORMATS
+from ..inputs import Inputs
 from ..models.check import SEVERITY_RANK, CheckReport
+from ..pipeline import compile_inputs
 from ..settings import now_utc
 from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings
+
+if TYPE_CHECKING:
+    from ..models.compiled import CompiledBundle
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +76,22 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
     # and the lints (compiler/inputs.py). --home/--tmpdir given explicitly are the launch
     # values compile takes too; the lints fall back to the environment's.
     CHECK_FORMATS.choose(request.fmt)
-    rooted = request.inputs() if request.roots is not None else None
-    modes = validate(request, rooted or request.unrooted())
+    rooted = Inputs.of(request) if request.roots is not None else None
+    modes = validate(request, rooted or Inputs.unrooted(request.profiles))
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
-    edge = rooted or request.inputs()  # without --roots: its UsageError, after the flag checks
-    checker = Checker.for_request(request, edge, modes, probe=lambda b: probe_findings(b, progress))
+    edge = rooted or Inputs.of(request)  # without --roots: its UsageError, after the flag checks
+    checker = Checker.for_request(request, edge, modes)
+    bundle: CompiledBundle | None = None
     if request.lock is not None:
-        drift = verify(str(request.lock), edge)
+        # The lock's compile (with its plan layout) is the one the rest of the run checks.
+        compiled, drift = recompile(str(request.lock), edge)
         if drift is not None:
             return CheckOutcome(stderr=drift.report, error=drift.error)
-    report = checker.run()
+        bundle = compiled.bundle
+    if not request.foreign and bundle is None:
+        bundle = compile_inputs(edge)
+    canary = probe_findings(bundle, progress) if request.canary and bundle is not None else None
+    report = checker.run(None if request.foreign else bundle, canary)
     text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
     return _outcome(request, report, text, checker.mismatch_only, checker.waivers.used)
 

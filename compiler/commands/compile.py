@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..compiled import compile_step
 from ..errors import UsageError
 from ..flags import CompileFlags
 from ..formats import COMPILE_FORMATS
-from ..pipeline import compile_inputs
+from ..inputs import Inputs
 from . import Outcome, to_stdout
 
 if TYPE_CHECKING:
@@ -44,18 +45,16 @@ def run(request: CompileRequest) -> Outcome:
         from ..bundle.document import dumps
         from ..bundle.load import compile_document
 
-        bundle, doc = compile_document(request.inputs())
+        bundle, doc = compile_document(Inputs.of(request))
         return Outcome(text=dumps(doc), warnings=_stripped(bundle.findings))
     return _plain(request)
 
 
 def _plain(request: CompileRequest) -> Outcome:
-    inputs = request.inputs()
-    if inputs.plan_layout is not None:  # launch: HOME and TMPDIR as the plan gives them
-        from ..bundle.load import session_dirs_from_plan
-
-        session_dirs_from_plan(inputs, inputs.plan_layout)
-    bundle = compile_inputs(inputs)
+    inputs = Inputs.of(request)
+    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once)
+    compiled = compile_step(inputs)
+    bundle = compiled.bundle
     fmt = request.fmt
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
@@ -66,7 +65,7 @@ def _plain(request: CompileRequest) -> Outcome:
         from ..emit.launch import adapters_of, render_launch_with
 
         catalog = adapters_of(inputs)
-        text = render_launch_with(bundle, catalog, inputs)
+        text = render_launch_with(bundle, catalog, compiled.inputs.flags, compiled.layout)
         unheld = tuple(
             f"no launch method holds for {e.package} {e.version}"
             for e in catalog.adapters

@@ -14,6 +14,7 @@ from ..codex.fsview import LiveFs
 from ..errors import UsageError
 from ..flags import CompileFlags
 from ..formats import EXPLAIN_FORMATS
+from ..inputs import Inputs
 from . import Outcome, absolute
 from .audit import bundle_or_compile
 
@@ -55,7 +56,7 @@ def _session_home(request: ExplainRequest) -> tuple[str | None, str | None]:
 def _foreign(request: ExplainRequest) -> Explanation:
     """A config profilec did not write: --config and/or --overrides, the profile --profile
     (else its default_permissions)."""
-    edge = request.unrooted()
+    edge = Inputs.unrooted(request.profiles)
     layers = []
     if request.config:
         cfg = str(request.config)
@@ -89,7 +90,7 @@ def _compiled(request: ExplainRequest) -> Explanation:
     if request.profile is not None:
         raise UsageError("--profile applies to --config/--overrides; use --mode")
     b, doc, live = bundle_or_compile(
-        request.bundle, request.unrooted() if request.bundle else request.inputs()
+        request.bundle, Inputs.unrooted(request.profiles) if request.bundle else Inputs.of(request)
     )
     home, tmpdir = _session_home(request)
     return explain(

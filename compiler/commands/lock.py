@@ -8,6 +8,8 @@ from pathlib import Path
 from ..bundle.load import compile_document
 from ..bundle.lock import render_lock
 from ..flags import CompileFlags
+from ..flags import text as flag_text
+from ..inputs import Inputs
 from . import Outcome, to_stdout
 
 
@@ -20,10 +22,9 @@ class LockRequest(CompileFlags):
 
 def run(request: LockRequest) -> Outcome:
     """The lock file's text (compile once, with the plan layout when given)."""
-    inputs = request.inputs()
-    _, doc = compile_document(inputs)
+    _, doc = compile_document(Inputs.of(request))
     where = "stdout" if to_stdout(request.out) else str(request.out)
     return Outcome(
-        text=render_lock(doc, inputs.plan_layout),
+        text=render_lock(doc, flag_text(request.plan_layout)),
         notes=(f"locked {doc['content_hash']} -> {where}",),
     )

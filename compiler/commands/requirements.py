@@ -22,6 +22,7 @@ from ..emit.requirements import (
 )
 from ..errors import EXIT_FOUND, UsageError
 from ..flags import CompileFlags
+from ..inputs import Inputs
 from ..pipeline import compile_inputs
 from . import Outcome
 
@@ -43,7 +44,7 @@ def run(request: RequirementsRequest) -> Outcome:
         raise UsageError(f"unknown action {request.action!r}; choose one of {', '.join(ACTIONS)}")
     if not request.path.startswith("/"):
         raise UsageError(f"--path {request.path!r} must be an absolute path")
-    edge = request.inputs()
+    edge = Inputs.of(request)
     bundle = compile_inputs(edge)
     if request.action == "install":
         changed = install_requirements(bundle, edge, request.path)

@@ -88,7 +88,7 @@ def _requirements_drift(request: WatchRequest, bundle: CompiledBundle) -> Drift 
         return None
     if not os.path.isabs(path):
         raise UsageError(f"--requirements must be absolute: {path!r}")
-    edge = Inputs.unrooted() if request.lock is not None else request.inputs()
+    edge = Inputs.unrooted() if request.lock is not None else Inputs.of(request)
     text = read_requirements(edge, path)
     problems = ["missing"] if text is None else requirements_problems(text, bundle)
     if not problems:
@@ -114,4 +114,4 @@ def _bundle(request: WatchRequest) -> CompiledBundle:
         doc, _ = read_lock(str(request.lock), Inputs.unrooted())
         return bundle_from_document(doc, str(request.lock))
 
-    return compile_inputs(request.inputs())
+    return compile_inputs(Inputs.of(request))

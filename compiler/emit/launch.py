@@ -19,13 +19,14 @@ import os
 import shlex
 import sys
 import sysconfig
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from ..codex.resolve import resolve, session_contexts
 from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE, WRITER_LOCK
 from ..errors import PolicyError
+from ..flags import CompileFlags
 from ..inputs import Inputs
 from ..launchprobe import LaunchProbe
 from ..models.compiled import CompiledBundle
@@ -38,6 +39,9 @@ from .extras import emitted_approvals, extra_tables, extra_top
 from .overrides import override_lines
 from .requirements import digest, render_requirements
 from .tomltext import value
+
+if TYPE_CHECKING:
+    from ..models.mounts import PlanLayout
 
 NON_ROOT = "+non-root"
 
@@ -52,12 +56,10 @@ def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
 
 def adapters_of(inp: Inputs) -> AdapterCatalog:
     """The adapter catalog of the run's policy directory, read through its edge (reviewed
-    policy: no trust check, a PolicyError when unreadable) and validated once per run."""
+    policy: no trust check, a PolicyError when unreadable) and validated: a run reads it once
+    and hands it to the renderer (`render_launch_with`)."""
     path = os.path.join(inp.profiles_dir, CATALOG_FILE)
-    catalog: AdapterCatalog = inp.derived(
-        "adapters", lambda: catalog_from_bytes(inp.policy_file(path).data, where=path)
-    )
-    return catalog
+    return catalog_from_bytes(inp.policy_file(path).data, where=path)
 
 
 def catalog_from_bytes(raw: bytes, *, where: str) -> AdapterCatalog:
@@ -129,7 +131,7 @@ def approval_doc(bundle: CompiledBundle, entry: AdapterEntry) -> dict[str, Any]:
 
 
 def launch_entry(
-    bundle: CompiledBundle, entry: AdapterEntry, inputs: Inputs | None = None
+    bundle: CompiledBundle, entry: AdapterEntry, flags: CompileFlags | None = None
 ) -> dict[str, Any]:
     """What to set for one adapter build (JSON-ready, deterministic)."""
     doc: dict[str, Any] = {
@@ -144,7 +146,7 @@ def launch_entry(
         "approvals": approval_doc(bundle, entry),
     }
     chosen = entry.method
-    doc["requirements"] = requirements_item(bundle, inputs)
+    doc["requirements"] = requirements_item(bundle, flags)
     if chosen is None:
         doc.update(
             command=[],
@@ -166,7 +168,7 @@ def launch_entry(
         return doc
     non_root = chosen.endswith(NON_ROOT)
     method = chosen[: -len(NON_ROOT)] if non_root else chosen
-    doc["run_as"] = run_as_of(inputs)
+    doc["run_as"] = run_as_of(flags)
     # Measured: this build keeps the deny only when it does not run as root (as root a model
     # command unmounts the deny mask). Without it the method also held as root, but a launcher
     # still runs it as RUN_AS: the trusted parent is never root (trusted_parent.never_root).
@@ -342,7 +344,7 @@ def _adapter_command(entry: AdapterEntry) -> tuple[list[str], dict[str, str]]:
     }
 
 
-def requirements_item(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+def requirements_item(bundle: CompiledBundle, flags: CompileFlags | None = None) -> dict[str, Any]:
     """The managed requirements the session must run under: where, which (sha256 of the text
     `--format requirements` prints) and the argv that installs them."""
     prefix, env = profilec_argv()
@@ -350,7 +352,7 @@ def requirements_item(bundle: CompiledBundle, inputs: Inputs | None = None) -> d
     return {
         "path": REQUIREMENTS_FILE,
         "digest": digest(text),
-        "install_argv": [*prefix, "requirements", "install", *compile_flags(bundle, inputs)],
+        "install_argv": [*prefix, "requirements", "install", *compile_flags(bundle, flags)],
         "install_env": env,
         "statement": (
             f"before the session starts, {REQUIREMENTS_FILE} must hold this document (as root: "
@@ -374,10 +376,10 @@ RUN_AS = (
 )
 
 
-def run_as_of(inputs: Inputs | None) -> str:
+def run_as_of(flags: CompileFlags | None) -> str:
     """Who runs each launcher entry, as compiled: the `--run-as` uid when the compile named one
     (the profiles were modelled for it), else RUN_AS."""
-    uid = inputs.run_as if inputs is not None else None
+    uid = flags.run_as if flags is not None else None
     if uid is None:
         return RUN_AS
     if uid == 0:
@@ -393,8 +395,8 @@ def run_as_of(inputs: Inputs | None) -> str:
     )
 
 
-def _trusted_uid(inputs: Inputs | None) -> int:
-    uid = inputs.run_as if inputs is not None else None
+def _trusted_uid(flags: CompileFlags | None) -> int:
+    uid = flags.run_as if flags is not None else None
     return uid if uid else TRUSTED_UID
 
 
@@ -438,40 +440,44 @@ def _input_of(bundle: CompiledBundle, role: str) -> str | None:
     return None
 
 
-def watch_argv(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str]:
+def watch_argv(
+    bundle: CompiledBundle,
+    flags: CompileFlags | None = None,
+    requirements: str = REQUIREMENTS_FILE,
+) -> list[str]:
     """`profilec watch` with every input the compile had that decides what is watched (the
-    session config does not: it changes config keys, never a root, vault or CODEX_HOME)."""
+    session config does not: it changes config keys, never a root, vault or CODEX_HOME), and
+    the managed requirements file the session runs under (`watched_requirements`)."""
     prefix, _ = profilec_argv()
     return [
         *prefix,
         "watch",
         "--requirements",
-        watched_requirements(inputs),
-        *compile_flags(bundle, inputs),
+        requirements,
+        *compile_flags(bundle, flags),
     ]
 
 
-def watched_requirements(inputs: Inputs | None) -> str:
+def watched_requirements(layout: PlanLayout | None) -> str:
     """The host file of the managed requirements the session runs under: the one the mount
     plan binds over /etc/codex when the compile had a plan layout, else the host's own."""
-    if inputs is None or inputs.plan_layout is None:
+    if layout is None:
         return REQUIREMENTS_FILE
-    from ..mounts.api import layout_of
     from ..mounts.plan import requirements_source
 
-    source = requirements_source(layout_of(inputs, inputs.plan_layout))
+    source = requirements_source(layout)
     return os.path.join(source, os.path.basename(REQUIREMENTS_FILE))
 
 
-def compile_flags(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[str]:
+def compile_flags(bundle: CompiledBundle, flags: CompileFlags | None = None) -> list[str]:
     """The compile's flags that decide the roots, vaults, profiles and CODEX_HOME (absolute),
     for `watch` and `requirements install` (not the session config: it changes config keys)."""
     argv: list[str] = []
-    roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
+    roots = flags.roots if flags is not None else _input_of(bundle, "roots manifest")
     if roots is None:
         raise PolicyError("the launch document's argvs need the roots manifest path")
     argv += ["--roots", os.path.abspath(roots)]
-    profiles = inputs.profiles if inputs is not None else _input_of(bundle, "policy directory")
+    profiles = flags.profiles if flags is not None else _input_of(bundle, "policy directory")
     if profiles is not None:
         argv += ["--profiles", os.path.abspath(profiles)]
     for ws in bundle.layout.workspace_roots:
@@ -483,19 +489,23 @@ def compile_flags(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
         argv += ["--tmpdir", bundle.layout.tmpdir]
     if bundle.layout.home is not None:
         argv += ["--home", bundle.layout.home]
-    vouched = inputs.vouched_mcp if inputs is not None else _input_of(bundle, "vouched MCP servers")
+    vouched = flags.vouched_mcp if flags is not None else _input_of(bundle, "vouched MCP servers")
     if vouched is not None:
         argv += ["--vouched-mcp", os.path.abspath(vouched)]
-    if inputs is not None and inputs.run_as is not None:
-        argv += ["--run-as", str(inputs.run_as)]
+    if flags is not None and flags.run_as is not None:
+        argv += ["--run-as", str(flags.run_as)]
     return argv
 
 
-def watch_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+def watch_entry(
+    bundle: CompiledBundle,
+    flags: CompileFlags | None = None,
+    requirements: str = REQUIREMENTS_FILE,
+) -> dict[str, Any]:
     """How a launcher runs `profilec watch` beside the session, and what it does on drift."""
     _, env = profilec_argv()
     return {
-        "argv": watch_argv(bundle, inputs),
+        "argv": watch_argv(bundle, flags, requirements),
         "env": env,
         "launcher_adds": (
             "nothing: argv is absolute and carries every compile input that decides what is "
@@ -521,19 +531,21 @@ def watch_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[st
     }
 
 
-def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -> dict[str, Any]:
+def trusted_parent_entry(
+    bundle: CompiledBundle, flags: CompileFlags | None = None
+) -> dict[str, Any]:
     """Which uid the trusted parent runs as inside the outer plan, the vaults it saves in and
     what the disk must look like for that user."""
     return {
-        "uid": _trusted_uid(inputs),
-        "gid": _trusted_uid(inputs),
+        "uid": _trusted_uid(flags),
+        "gid": _trusted_uid(flags),
         "never_root": True,
-        "run_as": run_as_of(inputs),
+        "run_as": run_as_of(flags),
         "vaults": _vaults(bundle),
-        "non_root_prerequisites": non_root_prerequisites(bundle, inputs),
+        "non_root_prerequisites": non_root_prerequisites(bundle, flags),
         "statement": (
             "inside the outer mount plan (`profilec plan`) run the adapter and its Codex as uid "
-            f"{_trusted_uid(inputs)} (or the plan's run_as; bwrap --uid/--gid), never root: as "
+            f"{_trusted_uid(flags)} (or the plan's run_as; bwrap --uid/--gid), never root: as "
             "root Codex's inner sandbox fails (bwrap: setting up uid map: Operation not "
             "permitted). The plan binds each vault directory read-write, never the credential "
             "file alone: Codex saves by renaming .auth-XXXXXX over the real file and locks "
@@ -543,7 +555,7 @@ def trusted_parent_entry(bundle: CompiledBundle, inputs: Inputs | None = None) -
 
 
 def non_root_prerequisites(
-    bundle: CompiledBundle, inputs: Inputs | None = None
+    bundle: CompiledBundle, flags: CompileFlags | None = None
 ) -> list[dict[str, str]]:
     """What must hold on disk before a session runs as the non-root RUN_AS user (paths from
     this compile): without it Codex as that user cannot start, save or refresh the login."""
@@ -581,7 +593,7 @@ def non_root_prerequisites(
     for what, path in (("TMPDIR", bundle.layout.tmpdir), ("HOME", bundle.layout.home)):
         if path is not None:
             out.append({"path": path, "need": f"the session's {what}: owned by the run-as user"})
-    roots = inputs.roots if inputs is not None else _input_of(bundle, "roots manifest")
+    roots = flags.roots if flags is not None else _input_of(bundle, "roots manifest")
     if roots is not None:
         out.append(
             {
@@ -593,7 +605,7 @@ def non_root_prerequisites(
                 ),
             }
         )
-    out += _carve_out_prerequisites(bundle, _trusted_uid(inputs))
+    out += _carve_out_prerequisites(bundle, _trusted_uid(flags))
     out.append(
         {
             "path": "<codex binary>",
@@ -656,7 +668,9 @@ APP_SERVER_NEVER_SEND = (
 )
 
 
-def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[dict[str, Any]]:
+def codex_entries(
+    bundle: CompiledBundle, flags: CompileFlags | None = None
+) -> list[dict[str, Any]]:
     """Plain `codex app-server` and `codex exec` (no adapter): args after the codex binary,
     env, cwd and, per mode, how to select it."""
     home = _codex_home(bundle)
@@ -670,16 +684,16 @@ def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
     env.update(_session_env(bundle, supplies))
     roots = list(bundle.layout.workspace_roots)
     cwd = roots[0] if roots else None
-    flags = [a for line in override_lines(bundle) for a in ("-c", line)]
+    overrides = [a for line in override_lines(bundle) for a in ("-c", line)]
     common = {
         "codex_version": codex_version(),
         "env": env,
         "cwd": cwd,
         "files": _lock_files(bundle),
         "mode_ids": _acp_mode_ids(bundle),
-        "requirements": requirements_item(bundle, inputs),
+        "requirements": requirements_item(bundle, flags),
         "launcher_supplies": supplies,
-        "run_as": run_as_of(inputs),
+        "run_as": run_as_of(flags),
         "non_root_required": False,
     }
     server_modes: dict[str, Any] = {}
@@ -696,7 +710,7 @@ def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
     extra_roots = [a for r in roots[1:] for a in ("--add-dir", r)]
     # --skip-git-repo-check: a workspace need not be a git repository; profilec marks every
     # workspace root untrusted whatever Codex's own check would have said.
-    exec_args = ["exec", "--skip-git-repo-check", *flags]
+    exec_args = ["exec", "--skip-git-repo-check", *overrides]
     if cwd is not None:
         exec_args += ["-C", cwd]
     exec_args += extra_roots
@@ -704,8 +718,8 @@ def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
         {
             "launcher": "codex app-server",
             **common,
-            "command": ["${codex}", "app-server", *flags],
-            "args": ["app-server", *flags],
+            "command": ["${codex}", "app-server", *overrides],
+            "args": ["app-server", *overrides],
             "initialize": {"capabilities": {"experimentalApi": True}},
             "thread_start": {"cwd": cwd} if cwd is not None else {},
             "modes": server_modes,
@@ -737,12 +751,16 @@ def codex_entries(bundle: CompiledBundle, inputs: Inputs | None = None) -> list[
 
 
 def render_launch_with(
-    bundle: CompiledBundle, catalog: AdapterCatalog, inputs: Inputs | None = None
+    bundle: CompiledBundle,
+    catalog: AdapterCatalog,
+    flags: CompileFlags | None = None,
+    layout: PlanLayout | None = None,
 ) -> str:
     """The launch document: one entry per catalog adapter build, plain `codex app-server` and
     `codex exec`, the watch instructions and the trusted parent's uid, LF-terminated JSON.
-    `inputs` (the compile's) makes the watch argv exact; without it the paths come from the
-    bundle's trusted base."""
+    `flags` (the compile's) makes the watch argv exact; without them the paths come from the
+    bundle's trusted base. `layout` is the plan layout the compile read (--plan-layout): the
+    watch then checks the requirements file the plan binds."""
     roots = list(bundle.layout.workspace_roots)
     doc = {
         "schema_version": 1,
@@ -752,10 +770,10 @@ def render_launch_with(
         # (`-C`, ACP `cwd`) and the rest as additional workspace roots, exactly as spelled.
         "cwd": roots[0] if roots else None,
         "workspace_roots": roots,
-        "adapters": [launch_entry(bundle, e, inputs) for e in catalog.adapters],
-        "codex": codex_entries(bundle, inputs),
-        "watch": watch_entry(bundle, inputs),
-        "trusted_parent": trusted_parent_entry(bundle, inputs),
+        "adapters": [launch_entry(bundle, e, flags) for e in catalog.adapters],
+        "codex": codex_entries(bundle, flags),
+        "watch": watch_entry(bundle, flags, watched_requirements(layout)),
+        "trusted_parent": trusted_parent_entry(bundle, flags),
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
+from ..flags import CompileFlags
 from ..inputs import Inputs
 from ..models.compiled import ResolvedRoot
 from ..models.mounts import MountPlan, PlanLayout
@@ -19,12 +20,13 @@ def load_and_plan(
     roots_path: str, layout_path: str, *, catalog_path: str | None = None
 ) -> MountPlan:
     """Trust-check the manifest and layout, resolve roots, lstat the host, build the plan."""
-    return plan_inputs(Inputs(roots=roots_path), layout_path, catalog_path=catalog_path)
+    inp = Inputs(CompileFlags(roots=Path(roots_path)))
+    return plan_inputs(inp, layout_of(inp, layout_path), catalog_path=catalog_path)
 
 
-def plan_inputs(inp: Inputs, layout_path: str, *, catalog_path: str | None = None) -> MountPlan:
-    """`load_and_plan` over an `Inputs` a caller holds (each file read once per run)."""
-    layout = layout_of(inp, layout_path)
+def plan_inputs(inp: Inputs, layout: PlanLayout, *, catalog_path: str | None = None) -> MountPlan:
+    """`load_and_plan` over an `Inputs` a caller holds (each file read once per run) and the
+    plan layout it read through it (`layout_of`)."""
     manifest = inp.manifest()
     catalog = catalog_of(inp, catalog_path)
     host = probe_host(layout)
@@ -43,9 +45,6 @@ def _spec_of(root: ResolvedRoot) -> RootSpec:
 
 
 def layout_of(inp: Inputs, path: str) -> PlanLayout:
-    """A plan layout read through the edge (trust-checked like the manifest), parsed once."""
-    layout: PlanLayout = inp.derived(
-        f"layout:{os.path.abspath(path)}",
-        lambda: parse_layout(inp.trusted(path).data, where=path),
-    )
-    return layout
+    """A plan layout read through the edge (trust-checked like the manifest) and parsed: a run
+    reads it once and hands the layout on (compiler/bundle/load.py `Compiled.layout`)."""
+    return parse_layout(inp.trusted(path).data, where=path)

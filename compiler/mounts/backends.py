@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from pydantic import ValidationError
 
@@ -78,10 +77,6 @@ def load_catalog(path: str | None = None) -> BackendCatalog:
 
 def catalog_of(inp: Inputs, path: str | None = None) -> BackendCatalog:
     """The catalog read through the run's edge (reviewed repo data, like profiles/*.toml, so
-    no daemon trust check), parsed once per run."""
+    no daemon trust check) and parsed (a plan reads it once: mounts.api.plan_inputs)."""
     where = path or default_catalog_path()
-    catalog: BackendCatalog = inp.derived(
-        f"backends:{os.path.abspath(where)}",
-        lambda: parse_catalog(inp.policy_file(where).data, where=where),
-    )
-    return catalog
+    return parse_catalog(inp.policy_file(where).data, where=where)

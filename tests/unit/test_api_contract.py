@@ -129,7 +129,7 @@ def test_input_options_are_the_compile_flags_in_library_types() -> None:
 
 
 def test_every_library_option_reaches_its_input() -> None:
-    """make_inputs hands each option to the `Inputs` field of its flag (none dropped)."""
+    """make_inputs hands each option to its flag's field of `Inputs.flags` (none dropped)."""
     paths = {"profiles_dir": "/p", "codex_home": "/c", "session_config_path": "/s"}
     paths |= {"tmpdir": "/t", "home": "/h", "vouched_mcp_path": "/v"}
     make: Any = api.make_inputs  # the options are a dict here
@@ -138,7 +138,8 @@ def test_every_library_option_reaches_its_input() -> None:
         if f.library is None:
             continue
         want = {"roots_path": "/r", "workspace_roots": ("/w",), "run_as": 7, **paths}
-        assert getattr(inp, f.name) == want[f.library], f.name
+        value = getattr(inp.flags, f.name)
+        assert (str(value) if isinstance(value, Path) else value) == want[f.library], f.name
 
 
 def test_the_documented_signature_is_the_real_one() -> None:

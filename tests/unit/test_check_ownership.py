@@ -49,12 +49,15 @@ def _hand_over(lay: Layout) -> None:
 
 
 def _findings(lay: Layout, uid: int) -> list[tuple[str, str | None]]:
+    from profilec.flags import CompileFlags
     from profilec.inputs import Inputs
 
     inputs = Inputs(
-        roots=str(lay.manifest),
-        workspace_roots=(str(lay.workspace),),
-        codex_home=str(lay.codex_home),
+        CompileFlags.from_text(
+            roots=str(lay.manifest),
+            workspace_roots=(str(lay.workspace),),
+            codex_home=str(lay.codex_home),
+        )
     )
     _, roots, home = resolve_layout(inputs)
     assert home is not None

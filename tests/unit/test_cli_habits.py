@@ -349,7 +349,7 @@ def test_watch_takes_run_as_and_compiles_for_that_uid(
     seen: list[int | None] = []
 
     def compile_inputs(inputs: Any) -> Any:
-        seen.append(inputs.run_as)
+        seen.append(inputs.flags.run_as)
         raise UsageError("stopped by the test")
 
     monkeypatch.setattr(watch_run, "compile_inputs", compile_inputs)

@@ -135,7 +135,7 @@ def test_check_of_a_foreign_config_resolves_roots_as_compile_does(
     real = profilec.pipeline.resolve_layout
 
     def spy(inputs: Any, **kw: Any) -> Any:
-        calls.append(inputs.workspace_roots)
+        calls.append(inputs.flags.workspace_roots)
         return real(inputs, **kw)
 
     patch_everywhere(monkeypatch, real, spy)

@@ -19,6 +19,7 @@ from profilec.cli.options import compile_flags
 from profilec.cli.output import request_of
 from profilec.cli.parsing import GLOBAL, ProfilecTyper
 from profilec.flags import FLAGS, CompileFlags
+from profilec.inputs import Inputs
 
 #: Options that stay with the CLI: where the output goes (a run that writes it itself, a
 #: directory for codex-home, takes it as a field too).
@@ -141,17 +142,39 @@ def test_the_declared_flags_reach_the_request_under_their_field_names() -> None:
     assert request.workspace_roots == ("/w1", "/w2")
     assert (request.tmpdir, request.run_as, request.roots) == ("/t", 0, Path("/r"))
     assert request.given() == ("--roots", "--workspace-root", "--tmpdir", "--run-as")
-    inputs = request.inputs()
-    for flag in FLAGS:
-        value = getattr(request, flag.name)
-        assert getattr(inputs, flag.name) == (str(value) if isinstance(value, Path) else value)
+    inputs = Inputs.of(request)
+    assert type(inputs.flags) is CompileFlags  # the request's own fields (`fmt`) stay behind
+    assert inputs.flags == CompileFlags(**{f.name: getattr(request, f.name) for f in FLAGS})
 
 
-def test_inputs_holds_every_compile_flag_under_its_name() -> None:
-    """`Inputs` (compiler/inputs.py) keeps a field per compile flag, named as declared, beside
-    what only the edge has (the session config as data, the files read, the parsed cache)."""
-    from profilec.inputs import Inputs
+def test_inputs_holds_the_compile_flags_as_their_one_record() -> None:
+    """`Inputs` (compiler/inputs.py) declares no compile flag of its own: it holds the run's
+    `CompileFlags` as one field, beside what only the edge has (the session config as data,
+    the files read, the parsed cache)."""
+    import typing
 
-    names = [f.name for f in dataclasses.fields(Inputs)]
-    edge_only = {"session_data", "files", "_parsed", "_checked"}
-    assert set(names) - edge_only == {f.name for f in FLAGS}
+    fields = {f.name for f in dataclasses.fields(Inputs)}
+    assert fields == {"flags", "session_data", "files", "_parsed", "_checked"}
+    assert not fields & {f.name for f in FLAGS}
+    assert typing.get_type_hints(Inputs)["flags"] is CompileFlags
+
+
+def test_the_library_builds_its_inputs_from_the_same_declaration(tmp_path: Path) -> None:
+    """`make_inputs` checks each flag by its declared kind and builds the one `CompileFlags`
+    record: a path flag as the Path the CLI would give, the rest as given."""
+    from profilec import api
+
+    inp = api.make_inputs(
+        tmp_path / "roots.toml",
+        profiles_dir=str(tmp_path / "p"),
+        workspace_roots=[tmp_path / "w"],
+        tmpdir=str(tmp_path / "t"),
+        run_as=7,
+    )
+    assert inp.flags == CompileFlags(
+        roots=tmp_path / "roots.toml",
+        profiles=tmp_path / "p",
+        workspace_roots=(str(tmp_path / "w"),),
+        tmpdir=str(tmp_path / "t"),
+        run_as=7,
+    )

@@ -11,7 +11,7 @@ import pytest
 
 from profilec.cli import main
 from profilec.emit.launch import RUN_AS, run_as_of
-from profilec.inputs import Inputs
+from profilec.flags import CompileFlags
 from tests.helpers import make_layout
 
 
@@ -52,7 +52,7 @@ def test_an_explicit_run_as_passes_and_the_document_names_it(
 
 
 def test_run_as_text_names_the_uid_and_what_the_launcher_does_itself() -> None:
-    text = run_as_of(Inputs(roots="", run_as=65534))
+    text = run_as_of(CompileFlags(run_as=65534))
     assert text.startswith("uid 65534 (--run-as 65534): the adapter or Codex")
     assert "requirements.install_argv and watch.argv itself" in text
-    assert run_as_of(None) == run_as_of(Inputs(roots="")) == RUN_AS
+    assert run_as_of(None) == run_as_of(CompileFlags()) == RUN_AS

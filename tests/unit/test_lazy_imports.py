@@ -52,7 +52,7 @@ RULES: tuple[Rule, ...] = (
         "--vouched-mcp; test_import_minimal INPUT_ONLY)",
     ),
     Rule(
-        ("bundle/load.py", "emit/launch.py"),
+        ("compiled.py", "bundle/load.py", "emit/launch.py", "api.py"),
         ("profilec.mounts",),
         "the mount planner loads only for a bundle or launch document with --plan-layout",
     ),

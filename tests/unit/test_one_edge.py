@@ -19,6 +19,7 @@ import pytest
 from profilec import readers as roots_mod
 from profilec.bundle.load import compile_document
 from profilec.cli import main
+from profilec.flags import CompileFlags
 from profilec.inputs import Inputs
 from profilec.resources import profiles_dir
 from tests.helpers import Layout, make_layout, patch_everywhere
@@ -147,7 +148,9 @@ def test_a_file_changed_between_reads_cannot_split_hash_from_compile(
 
     patch_everywhere(monkeypatch, real, racing)
     bundle, doc = compile_document(
-        Inputs(roots=str(lay.manifest), workspace_roots=(str(lay.workspace),))
+        Inputs(
+            CompileFlags.from_text(roots=str(lay.manifest), workspace_roots=(str(lay.workspace),))
+        )
     )
     assert [r.id for r in bundle.roots] == ["codex-auth"]
     want = "sha256:" + hashlib.sha256(first).hexdigest()
@@ -209,8 +212,8 @@ def test_explain_compiles_with_the_launch_flags(tmp_path: Path) -> None:
         patch_everywhere(m, real, spy)
         assert main(["explain", "/etc/hosts", "--mode", "agent", *flags, "--home", home]) == 0
     (inp,) = seen
-    assert (inp.vouched_mcp, inp.tmpdir, inp.home) == (
-        str(mcp),
+    assert (inp.flags.vouched_mcp, inp.flags.tmpdir, inp.flags.home) == (
+        mcp,
         flags[flags.index("--tmpdir") + 1],
         home,
     )

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from profilec.errors import InputError, RootChainError, TrustError, UnsafeRootError
+from profilec.flags import CompileFlags
 from profilec.inputs import Inputs
 from profilec.models.roots import RootSpec
 from profilec.roots import check_possible_roots, resolve_root, resolve_workspace_roots, walk_chain
@@ -163,27 +164,27 @@ def test_hop_under_workspace_is_reported(tmp_path: Path) -> None:
 
 def test_manifest_loads(tmp_path: Path) -> None:
     lay = make_layout(tmp_path / "l")
-    m = Inputs(roots=str(lay.manifest)).manifest()
+    m = Inputs(CompileFlags.from_text(roots=str(lay.manifest))).manifest()
     assert m.roots[0].id == "codex-auth"
 
 
 def test_world_writable_manifest_is_untrusted(tmp_path: Path) -> None:
     p = write_manifest(tmp_path / "r.toml", [{"id": "a", "path": "/x"}], mode=0o666)
     with pytest.raises(TrustError, match="writable"):
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()
 
 
 def test_group_writable_manifest_is_untrusted(tmp_path: Path) -> None:
     p = write_manifest(tmp_path / "r.toml", [{"id": "a", "path": "/x"}], mode=0o620)
     with pytest.raises(TrustError):
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()
 
 
 def test_symlinked_manifest_is_untrusted(tmp_path: Path) -> None:
     p = write_manifest(tmp_path / "r.toml", [{"id": "a", "path": "/x"}])
     (tmp_path / "link.toml").symlink_to(p)
     with pytest.raises(TrustError, match="symlink"):
-        Inputs(roots=str(tmp_path / "link.toml")).manifest()
+        Inputs(CompileFlags.from_text(roots=str(tmp_path / "link.toml"))).manifest()
 
 
 def test_manifest_in_world_writable_dir_is_untrusted(tmp_path: Path) -> None:
@@ -192,7 +193,7 @@ def test_manifest_in_world_writable_dir_is_untrusted(tmp_path: Path) -> None:
     os.chmod(d, 0o777)
     p = write_manifest(d / "r.toml", [{"id": "a", "path": "/x"}])
     with pytest.raises(TrustError, match="world-writable"):
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()
 
 
 def test_manifest_owned_by_someone_else_is_untrusted(tmp_path: Path) -> None:
@@ -201,7 +202,7 @@ def test_manifest_owned_by_someone_else_is_untrusted(tmp_path: Path) -> None:
     p = write_manifest(tmp_path / "r.toml", [{"id": "a", "path": "/x"}])
     os.chown(p, 12345, 12345)
     with pytest.raises(TrustError, match="owned by uid 12345"):
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()
 
 
 @pytest.mark.parametrize(
@@ -222,7 +223,7 @@ def test_bad_manifest_is_one_clear_input_error(
 ) -> None:
     p = write_manifest(tmp_path / "r.toml", roots)
     with pytest.raises(InputError, match=match) as info:
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()
     assert "\n" not in info.value.one_line()
 
 
@@ -231,7 +232,7 @@ def test_malformed_toml_is_an_input_error(tmp_path: Path) -> None:
     p.write_text("schema_version = [\n")
     os.chmod(p, 0o600)
     with pytest.raises(InputError, match="malformed TOML"):
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()
 
 
 def test_nul_in_path_is_rejected(tmp_path: Path) -> None:
@@ -239,4 +240,4 @@ def test_nul_in_path_is_rejected(tmp_path: Path) -> None:
     p.write_text('schema_version = 1\n[[roots]]\nid = "a"\npath = "/x\\u0000y"\n')
     os.chmod(p, 0o600)
     with pytest.raises(InputError, match="NUL"):
-        Inputs(roots=str(p)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(p))).manifest()

@@ -21,6 +21,7 @@ from profilec.emit.overrides import override_lines
 from profilec.emit.requirements import render_requirements, requirements_problems
 from profilec.emit.tomltext import value
 from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
+from profilec.flags import CompileFlags
 from profilec.inputs import Inputs
 from profilec.models.mcp import CREDENTIAL_ENV
 from profilec.models.session import SessionAllowList
@@ -296,7 +297,7 @@ def test_the_credential_env_entry_is_the_credential_key(tmp_path: Path) -> None:
     text = GOOD_MCP.replace('MODE = "x"', f'{CREDENTIAL_ENV} = "x"')
     mcp = _mcp_file(tmp_path / "mcp.toml", text)
     with pytest.raises(InputError, match=f"set credential, not env.{CREDENTIAL_ENV}"):
-        Inputs(roots="", vouched_mcp=str(mcp)).vouched()
+        Inputs(CompileFlags.from_text(vouched_mcp=str(mcp))).vouched()
 
 
 def test_session_mcp_servers_never_pass_even_beside_vouched_ones(tmp_path: Path) -> None:
@@ -357,14 +358,14 @@ def test_bad_vouched_file_is_refused(
 ) -> None:
     with pytest.raises(error):
         path = _mcp_file(tmp_path / "mcp.toml", text, mode)
-        Inputs(roots="", vouched_mcp=str(path)).vouched()
+        Inputs(CompileFlags.from_text(vouched_mcp=str(path))).vouched()
 
 
 def test_a_symlinked_vouched_file_is_untrusted(tmp_path: Path) -> None:
     real = _mcp_file(tmp_path / "real.toml", GOOD_MCP)
     (tmp_path / "link.toml").symlink_to(real)
     with pytest.raises(TrustError, match="symlink"):
-        Inputs(roots="", vouched_mcp=str(tmp_path / "link.toml")).vouched()
+        Inputs(CompileFlags.from_text(vouched_mcp=str(tmp_path / "link.toml"))).vouched()
 
 
 @pytest.mark.parametrize(("mode", "code"), [(0o666, 3), (0o644, 2)])

@@ -15,6 +15,7 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.emit.launch import render_launch
 from profilec.errors import InputError, PolicyError
+from profilec.flags import CompileFlags
 from profilec.inputs import Inputs
 from profilec.policy import default_profiles_dir, load_policy
 from profilec.trustedbase import resolve_trusted_base
@@ -105,11 +106,11 @@ def test_manifest_trusted_base_section_is_validated(tmp_path: Path) -> None:
     extra = '\n[trusted_base]\nread_only = ["/opt"]\ndeny = ["/run/x.sock"]\n'
     lay.manifest.write_text(text + extra)
     os.chmod(lay.manifest, 0o600)
-    m = Inputs(roots=str(lay.manifest)).manifest()
+    m = Inputs(CompileFlags.from_text(roots=str(lay.manifest))).manifest()
     assert m.trusted_base is not None and m.trusted_base.read_only == ["/opt"]
     lay.manifest.write_text(text + '\n[trusted_base]\nread_only = ["relative"]\n')
     with pytest.raises(InputError, match="schema violation"):
-        Inputs(roots=str(lay.manifest)).manifest()
+        Inputs(CompileFlags.from_text(roots=str(lay.manifest))).manifest()
 
 
 def test_launch_gives_the_canonical_cwd(tmp_path: Path) -> None:
