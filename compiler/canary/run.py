@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -37,9 +38,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..codex.resolve import EffectiveProfile, EvalContext, resolve
-from ..codex.vocabulary import CARVE_OUTS
+from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE
+from ..emit.codex_toml import render_toml
 from ..emit.overrides import override_lines
+from ..emit.requirements import render_requirements
 from ..errors import EnvironmentMissingError
+from ..fsio import write_atomic
 from ..models.canary import Expect, Kind, Probe
 from ..models.compiled import CompiledBundle, CompiledProfile, ResolvedRoot
 from ..models.policy import ACP_MODES
@@ -455,11 +459,15 @@ def _start_container(
     tree: _Tree,
     codex_bin: Path,
     with_dynamic: bool,
+    requirements_dir: str | None = None,
 ) -> tuple[Container, str, tuple[str, ...]]:
-    """The mode's hardened container with codex, the tree (and flock) mounted; codex's inner
-    path and the flock argv prefix."""
+    """The mode's hardened container with codex, the tree (and flock) mounted, and with
+    `requirements_dir` bound read-only over /etc/codex; codex's inner path and the flock argv
+    prefix."""
     volumes, codex = engine.codex_mount(codex_bin)
     volumes[tree.prefix] = {"bind": tree.prefix, "mode": "rw"}
+    if requirements_dir is not None:
+        volumes[requirements_dir] = {"bind": os.path.dirname(REQUIREMENTS_FILE), "mode": "ro"}
     flock_vols, flock = dynamic.flock_mounts() if with_dynamic else ({}, ())
     volumes.update(flock_vols)
     settings = engine.run_settings(run_id, uid=uid)
@@ -478,10 +486,12 @@ def _start_container(
 
 
 def _sandbox_argv(
-    codex: str, synth: CompiledBundle, profile: CompiledProfile, tree: _Tree
+    codex: str, synth: CompiledBundle, profile: CompiledProfile, tree: _Tree, managed: bool
 ) -> list[str]:
-    """`codex sandbox` with the bundle's `-c` lines and the mode's profile, ending in `sh -c`."""
-    sandbox = [codex, "sandbox"]
+    """`codex sandbox` with the bundle's `-c` lines and the mode's profile, ending in `sh -c`;
+    `managed`: with the managed requirements, as a session sees them (`codex sandbox` reads
+    them only with `--include-managed-config`)."""
+    sandbox = [codex, "sandbox", *(["--include-managed-config"] if managed else [])]
     for line in _overrides(synth):
         sandbox += ["-c", line]
     sandbox += ["-P", profile.profile_id, "-C", tree.workspace, "--", "sh", "-c"]
@@ -555,6 +565,7 @@ def _run_mode(
     codex_bin: Path,
     with_dynamic: bool = True,
     saves: int = 1,
+    managed: bool = False,
 ) -> ModeReport:
     t0 = time.monotonic()
     uid = engine.run_uid()
@@ -562,11 +573,12 @@ def _run_mode(
     synth = reroot(bundle, tree)
     profile = synth.profile_for(mode)
     probes: list[Probe] = []
+    requirements_dir = _requirements_dir(synth, tree) if managed else None
     try:
         container, codex, flock = _start_container(
-            client, tag, run_id, mode, uid, tree, codex_bin, with_dynamic
+            client, tag, run_id, mode, uid, tree, codex_bin, with_dynamic, requirements_dir
         )
-        sandbox = _sandbox_argv(codex, synth, profile, tree)
+        sandbox = _sandbox_argv(codex, synth, profile, tree, managed)
         _trusted_probes(container, synth, tree, sandbox, probes)
         before = _snapshot(container, tree, synth)
         pred = _predictor(synth, profile, tree.workspace)
@@ -613,6 +625,31 @@ def _run_mode(
         )
     finally:
         shutil.rmtree(tree.base, ignore_errors=True)
+        if requirements_dir is not None:
+            shutil.rmtree(requirements_dir, ignore_errors=True)
+
+
+def _requirements_dir(synth: CompiledBundle, tree: _Tree) -> str:
+    """A fresh host directory holding the synthetic layout's compiled managed requirements
+    (`requirements.toml`, 0644), outside the tree the probes can write: bound read-only over
+    /etc/codex in the mode's container. The synthetic CODEX_HOME then gets profilec's config
+    (`--format codex-home`'s `config.toml`), as a real trusted parent has it: under the
+    requirements a Codex whose config does not define the allowed profiles refuses to start
+    (measured here: the trusted login and refresh saves failed with "requirements.toml
+    allowed_permission_profiles refers to undefined profile `profilec-agent`")."""
+    write_atomic(
+        os.path.join(tree.codex_home, "config.toml"),
+        render_toml(synth).encode("utf-8"),
+        mode=0o644,
+    )
+    d = tempfile.mkdtemp(prefix="profilec-canary-requirements-")
+    os.chmod(d, 0o755)
+    write_atomic(
+        os.path.join(d, os.path.basename(REQUIREMENTS_FILE)),
+        render_requirements(synth).encode("utf-8"),
+        mode=0o644,
+    )
+    return d
 
 
 def run_canaries(
@@ -626,8 +663,15 @@ def run_canaries(
     dynamic_saves: int = 1,
     progress: Callable[[str], None] | None = None,
     parent_probes: bool = True,
+    managed_requirements: bool = False,
 ) -> CanaryReport:
     """Probe every mode of `bundle` in its own container (in parallel); always cleans up.
+
+    `managed_requirements` runs every model probe as a session would under profilec's managed
+    requirements: the synthetic layout's compiled document bound read-only over /etc/codex in
+    each container, `codex sandbox --include-managed-config`. Off by default: the canary's job in
+    `check` is to prove the profiles by themselves (a managed deny would hide a profile that lost
+    its own), the requirements run proves the layers together.
 
     `dynamic_probes` adds the refresh race and the lock probe (compiler/canary/dynamic.py);
     `dynamic_saves` is how many logins the race makes after its refresh. `parent_probes` adds
@@ -650,7 +694,16 @@ def run_canaries(
         with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
             futures = [
                 pool.submit(
-                    _run_mode, cli, tag, rid, bundle, m, codex_bin, dynamic_probes, dynamic_saves
+                    _run_mode,
+                    cli,
+                    tag,
+                    rid,
+                    bundle,
+                    m,
+                    codex_bin,
+                    dynamic_probes,
+                    dynamic_saves,
+                    managed_requirements,
                 )
                 for m in wanted
             ]
@@ -666,6 +719,11 @@ def run_canaries(
         if own:
             cli.close()
     notes: tuple[str, ...] = ()
+    if managed_requirements:
+        notes += (
+            "managed requirements in force: each container had the compiled document read-only "
+            "at /etc/codex and ran codex sandbox --include-managed-config",
+        )
     if parent_probes:
         reports, notes = _with_parent(bundle, reports, codex_bin, progress)
     return CanaryReport(rid, reports, time.monotonic() - t0, tag, (*pre, *notes))

@@ -26,6 +26,17 @@ ParentOpt = Annotated[
         ),
     ),
 ]
+ManagedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--managed-requirements/--no-managed-requirements",
+        help=(
+            "Run every model probe under the compiled managed requirements, as a session does "
+            "(bound read-only over /etc/codex, codex sandbox --include-managed-config). Off: "
+            "the profiles are proved by themselves."
+        ),
+    ),
+]
 
 
 @app.command("canary")
@@ -34,6 +45,7 @@ def canary_command(
     ctx: typer.Context,
     fmt: FormatOpt = CANARY_FORMATS.default,
     parent: ParentOpt = True,
+    managed_requirements: ManagedOpt = False,
     **flags: Any,
 ) -> int:
     """Run the canaries: 0 pass, 1 a probe failed, 7 engine/codex missing, 8 mismatch only."""

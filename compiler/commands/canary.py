@@ -36,6 +36,7 @@ class CanaryRequest(CompileFlags):
 
     fmt: str = CANARY_FORMATS.default
     parent: bool = True
+    managed_requirements: bool = False
 
 
 def _codex_binary(what: str) -> Path:
@@ -57,7 +58,13 @@ def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
     codex = _codex_binary("")
     steps = 1 + len(bundle.profiles) * (2 if request.parent else 1)
     with progress("canary", steps) as step:
-        report = run_canaries(bundle, codex_bin=codex, progress=step, parent_probes=request.parent)
+        report = run_canaries(
+            bundle,
+            codex_bin=codex,
+            progress=step,
+            parent_probes=request.parent,
+            managed_requirements=request.managed_requirements,
+        )
     if request.fmt == "json":
         # Bound to the bundle it probed (audit --canary-json refuses it for another one).
         bound = bind(report.to_dict(), doc, datetime.now(tz=UTC))
