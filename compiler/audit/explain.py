@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..codex.enforce import enforce
@@ -104,18 +105,16 @@ def _explain_entry(
     # A compiled entry overrides a policy key of the same name (`:root` = write lowered to read):
     # the record that gave the winning value comes first.
     recs = sorted(recs, key=lambda r: r.get("value") != e.access)
+    entry = partial(
+        ExplainEntry, path=e.path, kind=e.kind, access=e.access, key=e.source, rule=rule
+    )
     if not recs and e.source.startswith(("carve-out ", ":workspace carve-out")):
-        return ExplainEntry(
-            path=e.path,
-            kind=e.kind,
-            access=e.access,
-            key=e.source,
-            rule=rule,
+        return entry(
             origin="codex-sandbox",
             detail="Codex keeps .git/.agents/.codex/.aws read-only inside every writable root",
         )
     if not recs:
-        return ExplainEntry(path=e.path, kind=e.kind, access=e.access, key=e.source, rule=rule)
+        return entry()
     first = recs[0]
     others = [str(r.get("root_id")) for r in recs[1:] if r.get("root_id")]
     detail = first.get("detail")
@@ -126,12 +125,7 @@ def _explain_entry(
         parts.append(why)
     if others:
         parts.append("also root " + ", ".join(others))
-    return ExplainEntry(
-        path=e.path,
-        kind=e.kind,
-        access=e.access,
-        key=e.source,
-        rule=rule,
+    return entry(
         origin=first.get("origin"),
         file=first.get("file"),
         line=first.get("line"),

@@ -362,6 +362,22 @@ def launcher_why(row: MatrixRow, reviewed: dict[tuple[str, str, str], tuple[str,
     return f"FAIL: the reviewed method {verb}"
 
 
+def launcher_rows(s: LauncherSection) -> list[tuple[MatrixRow, tuple[str, ...], str]]:
+    """The launcher table, failing rows first: each row, its leading cells (adapter, adapter
+    version, codex, launch method, session event: the first `MATRIX_COLUMNS`) and why it is
+    fine or not (`launcher_why`)."""
+    reviewed = launcher_reviewed(s)
+    rows = [
+        (
+            x,
+            (x.adapter, x.adapter_version, x.codex_version, x.launch_method, x.session_event),
+            launcher_why(x, reviewed),
+        )
+        for x in s.rows
+    ]
+    return sorted(rows, key=lambda r: not r[2].startswith("FAIL"))
+
+
 def launcher_reviewed(s: LauncherSection) -> dict[tuple[str, str, str], tuple[str, ...]]:
     """Adapter build -> (reviewed method, blocked modes...) from the section's summaries."""
     return {

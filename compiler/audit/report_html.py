@@ -19,8 +19,7 @@ from .report import (
     canary_table,
     coverage_table,
     folded_items,
-    launcher_reviewed,
-    launcher_why,
+    launcher_rows,
     lints_table,
     parent_table,
     roots_table,
@@ -258,20 +257,9 @@ def _launchers(r: AuditReport) -> list[str]:
         "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead>",
         "<tbody>",
     ]
-    reviewed = launcher_reviewed(s)
-    whys = [(x, launcher_why(x, reviewed)) for x in s.rows]
     # Failing rows first; explained losses (controls, unused methods) are not red.
-    for x, why in sorted(whys, key=lambda xw: not xw[1].startswith("FAIL")):
-        cells = [
-            f"<td>{e(c)}</td>"
-            for c in (
-                x.adapter,
-                x.adapter_version,
-                x.codex_version,
-                x.launch_method,
-                x.session_event,
-            )
-        ]
+    for x, head, why in launcher_rows(s):
+        cells = [f"<td>{e(c)}</td>" for c in head]
         failing = why.startswith("FAIL")
         cls = _RESULT_CLASS.get(x.result, "fail")
         if not failing and cls == "fail":

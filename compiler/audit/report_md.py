@@ -19,8 +19,7 @@ from .report import (
     canary_table,
     coverage_table,
     folded_items,
-    launcher_reviewed,
-    launcher_why,
+    launcher_rows,
     lints_table,
     parent_table,
     roots_table,
@@ -153,19 +152,8 @@ def _launchers(r: AuditReport) -> list[str]:
     out.append("")
     header = (*MATRIX_COLUMNS, "why")
     out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    reviewed = launcher_reviewed(s)
-    whys = [(x, launcher_why(x, reviewed)) for x in s.rows]
-    for x, why in sorted(whys, key=lambda xw: not xw[1].startswith("FAIL")):
-        cells = [
-            md(c)
-            for c in (
-                x.adapter,
-                x.adapter_version,
-                x.codex_version,
-                x.launch_method,
-                x.session_event,
-            )
-        ]
+    for x, head, why in launcher_rows(s):
+        cells = [md(c) for c in head]
         # held stays plain; anything else is bold so a loss cannot pass for a hold at a glance.
         cells.append(md(x.result) if x.result == "held" else f"**{md(x.result)}**")
         cells += [md(x.lint or "-"), md(x.evidence), md(why or "-")]

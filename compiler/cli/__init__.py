@@ -14,7 +14,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_ABORTED, EXIT_CLEAN, EXIT_INTERNAL, ProfilecError, UsageError
-from ..settings import codex_version
 
 if TYPE_CHECKING:
     import typer
@@ -40,20 +39,6 @@ def _make_app() -> Any:
 
     app.callback()(root_options)
     return app
-
-
-def version_text() -> str:
-    """`profilec --version`: the package version and the Codex version profilec pins."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            mine = version("profilec")
-        except PackageNotFoundError:
-            mine = "unknown (not installed)"
-    except ImportError:  # pragma: no cover
-        mine = "unknown"
-    return f"profilec {mine} (codex {codex_version()})"
 
 
 def __getattr__(name: str) -> Any:

@@ -5,15 +5,26 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Annotated, Any
 
 import typer
 
 from ..errors import EXIT_CLEAN, UsageError
-from . import console, version_text
+from ..settings import codex_version
+from . import console
 
 #: Where one run's context keeps the level flags given so far (root and command share it).
 _ASKED = "profilec.console-level"
+
+
+def version_text() -> str:
+    """`profilec --version`: the package version and the Codex version profilec pins."""
+    try:
+        mine = metadata.version("profilec")
+    except metadata.PackageNotFoundError:
+        mine = "unknown (not installed)"
+    return f"profilec {mine} (codex {codex_version()})"
 
 
 def _show_version(value: bool) -> None:

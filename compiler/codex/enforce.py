@@ -51,72 +51,20 @@ def enforce(
     model = model_for(codex_version)
     if profile.unrestricted:
         return Enforced(profile, fs, (), (), (), (), (), model=model)
-    entries = list(profile.entries)
-    dropped: list[Dropped] = []
-    keep: list[Entry] = []
-    # `:minimal` = deny is not enforced, so it does not keep a write-only profile from being
-    # one (difftest 1:236, 3:264 on 0.166.0 and 0.171.0: `:root` = write with `:minimal` =
-    # deny started with a write entry on a file, and the carve-outs were writable).
-    full_write = profile.winner("/")[0] == "write" and not any(
-        e.access != "write" and not is_carve_out(e) and not _unenforced(e) for e in entries
-    )
+    full_write = _is_full_write(profile)
     by_name = model.glob_matches_name and profile.winner("/")[0] != "write"
-    for e in entries:
-        if _unenforced(e):
-            dropped.append(Dropped(e, '":minimal" = "deny" is not enforced'))
-        elif full_write and is_carve_out(e):
-            dropped.append(
-                Dropped(e, 'a write-only profile with ":root" = "write" mounts no carve-outs')
-            )
-        else:
-            keep.append(e)
-    shadows: list[tuple[str, str]] = []
-    for e in keep:
-        if e.kind == "path" and e.access == "write":
-            r = real_path(fs, e.path)
-            if r != e.path:
-                shadows.append((e.path, r))
+    keep, dropped = _mounted_entries(profile.entries, full_write)
+    shadows = _write_shadows(keep, fs)
     exact: list[tuple[Entry, str]] = []
     globs: list[tuple[Entry, re.Pattern[str], str]] = []
     for e in keep:
-        if e.kind == "glob":
-            if not glob_scan_ok(e.path):
-                dropped.append(
-                    Dropped(e, "a `{` or `}` in a directory component: the scan finds nothing")
-                )
-                continue
-            start = glob_static_prefix(e.path)
-            if real_path(fs, start) != start:
-                dropped.append(
-                    Dropped(e, "the glob's scan starts at a symlinked path (not modelled)")
-                )
-                continue
-            rx = name_glob_regex(e.path) if by_name else None
-            globs.append((e, rx or enforced_glob_regex(e.path), start))
-            continue
-        r = real_path(fs, e.path)
-        if e.access == "read" and fs is not None and fs.kind(e.path) == "link":
-            # difftest 7:161: a read key that is a link to a file in a writable root left the
-            # file writable; the read-only mount is not modelled at the target
-            dropped.append(Dropped(e, "a read key that is a symlink is not applied at its target"))
-            continue
-        if e.access != "write":
-            parent = real_path(fs, posixpath.dirname(e.path)) if e.path != "/" else "/"
-            hidden = next(
-                (
-                    w
-                    for w, wr in shadows
-                    if (under(r, wr) or under(e.path, wr) or under(parent, wr))
-                    and not under(e.path, w)
-                ),
-                None,
-            )
-            if hidden is not None:
-                dropped.append(
-                    Dropped(e, f"under writable root {hidden}, spelled through a symlink")
-                )
-                continue
-        exact.append((e, r))
+        placed = _place_glob(e, fs, by_name) if e.kind == "glob" else _place_exact(e, fs, shadows)
+        if isinstance(placed, Dropped):
+            dropped.append(placed)
+        elif isinstance(placed, str):
+            exact.append((e, placed))
+        else:
+            globs.append(placed)
     exact_t = _nested_reads_denied(exact)
     enf = Enforced(
         profile,
@@ -130,18 +78,84 @@ def enforce(
         model,
         by_name,
     )
-    return Enforced(
-        profile,
-        fs,
-        enf.exact,
-        enf.globs,
-        enf.dropped,
-        tuple(refusals(enf, full_write)),
-        enf.shadows,
-        enf.by_real,
-        model,
-        by_name,
+    return enf._replace(refusals=tuple(refusals(enf, full_write)))
+
+
+def _is_full_write(profile: EffectiveProfile) -> bool:
+    """`:root` = write and every other entry a write or a carve-out: a write-only profile.
+
+    `:minimal` = deny is not enforced, so it does not keep a write-only profile from being
+    one (difftest 1:236, 3:264 on 0.166.0 and 0.171.0: `:root` = write with `:minimal` =
+    deny started with a write entry on a file, and the carve-outs were writable).
+    """
+    return profile.winner("/")[0] == "write" and not any(
+        e.access != "write" and not is_carve_out(e) and not _unenforced(e) for e in profile.entries
     )
+
+
+def _mounted_entries(
+    entries: Sequence[Entry], full_write: bool
+) -> tuple[list[Entry], list[Dropped]]:
+    """The entries the sandbox considers mounting, and those it drops before looking at the
+    filesystem (in profile order)."""
+    dropped: list[Dropped] = []
+    keep: list[Entry] = []
+    for e in entries:
+        if _unenforced(e):
+            dropped.append(Dropped(e, '":minimal" = "deny" is not enforced'))
+        elif full_write and is_carve_out(e):
+            dropped.append(
+                Dropped(e, 'a write-only profile with ":root" = "write" mounts no carve-outs')
+            )
+        else:
+            keep.append(e)
+    return keep, dropped
+
+
+def _write_shadows(keep: Sequence[Entry], fs: FsView | None) -> list[tuple[str, str]]:
+    """(writable root as spelled, its real location) for each write path behind a symlink."""
+    shadows: list[tuple[str, str]] = []
+    for e in keep:
+        if e.kind == "path" and e.access == "write":
+            r = real_path(fs, e.path)
+            if r != e.path:
+                shadows.append((e.path, r))
+    return shadows
+
+
+def _place_glob(
+    e: Entry, fs: FsView | None, by_name: bool
+) -> tuple[Entry, re.Pattern[str], str] | Dropped:
+    """A glob entry as the sandbox scans it (entry, regex, scan start), or why it is dropped."""
+    if not glob_scan_ok(e.path):
+        return Dropped(e, "a `{` or `}` in a directory component: the scan finds nothing")
+    start = glob_static_prefix(e.path)
+    if real_path(fs, start) != start:
+        return Dropped(e, "the glob's scan starts at a symlinked path (not modelled)")
+    rx = name_glob_regex(e.path) if by_name else None
+    return (e, rx or enforced_glob_regex(e.path), start)
+
+
+def _place_exact(e: Entry, fs: FsView | None, shadows: Sequence[tuple[str, str]]) -> str | Dropped:
+    """The real path where the sandbox mounts a path entry, or why it is dropped."""
+    r = real_path(fs, e.path)
+    if e.access == "read" and fs is not None and fs.kind(e.path) == "link":
+        # difftest 7:161: a read key that is a link to a file in a writable root left the
+        # file writable; the read-only mount is not modelled at the target
+        return Dropped(e, "a read key that is a symlink is not applied at its target")
+    if e.access != "write":
+        parent = real_path(fs, posixpath.dirname(e.path)) if e.path != "/" else "/"
+        hidden = next(
+            (
+                w
+                for w, wr in shadows
+                if (under(r, wr) or under(e.path, wr) or under(parent, wr)) and not under(e.path, w)
+            ),
+            None,
+        )
+        if hidden is not None:
+            return Dropped(e, f"under writable root {hidden}, spelled through a symlink")
+    return r
 
 
 def _nested_reads_denied(exact: list[tuple[Entry, str]]) -> tuple[tuple[Entry, str], ...]:

@@ -94,15 +94,7 @@ def session_contexts(
         cwds: Sequence[str] = (cwd,)
     else:
         cwds = workspace_roots or (PLACEHOLDER_CWD,)
-    return [
-        EvalContext(
-            cwd=c,
-            workspace_roots=tuple(r for r in workspace_roots if r != c),
-            tmpdir=tmpdir,
-            home=home,
-        )
-        for c in cwds
-    ]
+    return cwd_contexts(cwds, workspace_roots, tmpdir=tmpdir, home=home)
 
 
 def cwd_contexts(

@@ -66,11 +66,9 @@ def ensure_writer_lock(directory: str, *, owner: int | None = None) -> str:
                         f"{owner} (--run-as): `chown {owner}:{primary_gid(owner)} {path}`",
                         where=path,
                     ) from None
-                os.fchown(fd, owner, primary_gid(owner))
+                _hand_over(fd, owner, path)
         except OSError as exc:
-            raise OutputError(
-                f"cannot hand the writer lock to uid {owner}: {exc.strerror}", where=path
-            ) from None
+            raise _not_handed(owner, exc, path) from None
         finally:
             if fd >= 0:
                 os.close(fd)
@@ -79,11 +77,19 @@ def ensure_writer_lock(directory: str, *, owner: int | None = None) -> str:
         raise OutputError(f"cannot create the writer lock: {exc.strerror}", where=path) from None
     try:
         if give and owner is not None:
-            os.fchown(fd, owner, primary_gid(owner))
-    except OSError as exc:
-        raise OutputError(
-            f"cannot hand the writer lock to uid {owner}: {exc.strerror}", where=path
-        ) from None
+            _hand_over(fd, owner, path)
     finally:
         os.close(fd)
     return path
+
+
+def _hand_over(fd: int, owner: int, path: str) -> None:
+    """Give the open writer lock `fd` to `owner` (and its primary group)."""
+    try:
+        os.fchown(fd, owner, primary_gid(owner))
+    except OSError as exc:
+        raise _not_handed(owner, exc, path) from None
+
+
+def _not_handed(owner: int | None, exc: OSError, path: str) -> OutputError:
+    return OutputError(f"cannot hand the writer lock to uid {owner}: {exc.strerror}", where=path)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from profilec.e2e.adapters import ts_adapter
 from profilec.errors import EnvironmentMissingError
 from profilec.settings import codex_binary, codex_version
 
@@ -48,6 +49,26 @@ def codex_bin() -> Path:
     path = codex_binary()
     if path is None or not path.is_file():
         missing(f"pinned codex {codex_version()} is not installed (run .ci/tools.sh)")
+    return path
+
+
+def _cores() -> list[tuple[str, Path | None]]:
+    """Both supported Codex cores: the pinned one and the one codex-acp bundles."""
+    bundled = ts_adapter(bundled_codex=True).wrap_codex
+    return [
+        (codex_version(), codex_binary()),
+        ("codex-acp-bundled", Path(bundled) if bundled else None),
+    ]
+
+
+@pytest.fixture(params=_cores(), ids=lambda c: c[0])
+def core(request: pytest.FixtureRequest) -> Path:
+    """Each supported Codex core in turn (a test module that needs more, e.g. bwrap or root,
+    overrides this fixture with one that asks for it and adds its own check)."""
+    name, path = request.param
+    assert isinstance(name, str) and (path is None or isinstance(path, Path))
+    if path is None or not path.is_file():
+        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
     return path
 
 

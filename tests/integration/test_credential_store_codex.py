@@ -9,42 +9,21 @@ Control: the same bundle without the store declared (today's vaults only) reads 
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from profilec.e2e.adapters import ts_adapter
 from profilec.emit.overrides import override_lines
 from profilec.pipeline import load_and_compile
-from profilec.settings import codex_binary, codex_version
 from tests.helpers import marker, write_manifest
-from tests.integration.conftest import missing
 
 pytestmark = pytest.mark.codex
 
 MODES = ["read-only", "agent", "agent-full-access"]
 
 
-def _cores() -> list[tuple[str, str | None]]:
-    pinned = codex_binary()
-    return [
-        (codex_version(), str(pinned) if pinned else None),
-        ("codex-acp-bundled", ts_adapter(bundled_codex=True).wrap_codex),
-    ]
-
-
-@pytest.fixture(params=_cores(), ids=lambda c: c[0])
-def core(request: pytest.FixtureRequest) -> str:
-    name, path = request.param
-    assert isinstance(name, str)
-    if not isinstance(path, str) or not os.path.isfile(path):
-        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
-    return path
-
-
-def _session(core: str, base: Path, with_store: bool, mode: str) -> str:
+def _session(core: Path, base: Path, with_store: bool, mode: str) -> str:
     store = base / "vaults"
     (store / "a1").mkdir(parents=True, mode=0o700)
     (store / "a1" / "auth.json").write_text("{}\n")
@@ -63,7 +42,7 @@ def _session(core: str, base: Path, with_store: bool, mode: str) -> str:
         "echo READY; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.05; done; "
         f"cat '{new}'; echo DONE"
     )
-    argv = [core, "sandbox"]
+    argv = [str(core), "sandbox"]
     for line in override_lines(bundle):
         argv += ["-c", line]
     argv += ["-P", bundle.profile_for(mode).profile_id, "-C", str(ws), "--", "/bin/sh", "-c"]
@@ -91,12 +70,12 @@ def _session(core: str, base: Path, with_store: bool, mode: str) -> str:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_vault_added_mid_session_is_denied_from_the_first_byte(
-    core: str, var_tmp_base: Path, mode: str
+    core: Path, var_tmp_base: Path, mode: str
 ) -> None:
     out = _session(core, var_tmp_base, True, mode)
     assert "<NEW-CREDENTIAL>" not in out and "Permission denied" in out, out
 
 
-def test_control_without_the_store_reads_the_new_credential(core: str, var_tmp_base: Path) -> None:
+def test_control_without_the_store_reads_the_new_credential(core: Path, var_tmp_base: Path) -> None:
     out = _session(core, var_tmp_base, False, "agent")
     assert "<NEW-CREDENTIAL>" in out, out

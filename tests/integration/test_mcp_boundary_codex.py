@@ -38,14 +38,12 @@ from typing import Any
 import pytest
 
 from profilec.api import load_and_compile
-from profilec.e2e.adapters import ts_adapter
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.extras import extra_tables
 from profilec.emit.requirements import render_requirements
 from profilec.emit.tomltext import inline
 from profilec.models.compiled import CompiledBundle
 from profilec.scripted_model import Call, ToolScriptServer
-from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import two_identities
 
@@ -79,23 +77,6 @@ for line in sys.stdin:
     elif mid is not None:
         send({"jsonrpc": "2.0", "id": mid, "result": {}})
 """
-
-
-def _cores() -> list[tuple[str, Path | None]]:
-    bundled = ts_adapter(bundled_codex=True).wrap_codex
-    return [
-        (codex_version(), codex_binary()),
-        ("codex-acp-bundled", Path(bundled) if bundled else None),
-    ]
-
-
-@pytest.fixture(params=_cores(), ids=lambda c: c[0])
-def core(request: pytest.FixtureRequest) -> Path:
-    name, path = request.param
-    assert isinstance(name, str) and (path is None or isinstance(path, Path))
-    if path is None or not path.is_file():
-        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
-    return path
 
 
 class Fifo:

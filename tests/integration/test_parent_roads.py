@@ -43,12 +43,10 @@ import pytest
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
 from profilec.codex.resolve import EvalContext, resolve
-from profilec.e2e.adapters import ts_adapter
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.models.compiled import CompiledBundle
 from profilec.paths import PARENT_GIT_DIR
-from profilec.settings import codex_binary, codex_version
 from tests.helpers import Layout, make_layout
 from tests.integration.conftest import missing
 from tests.parent_attacks import (
@@ -532,24 +530,12 @@ def test_parent_git_finds_no_planted_repository_above_the_workspace_with_the_com
 # 5. A repository the model plants below a workspace root, run by a later session's parent
 
 
-def _cores() -> list[tuple[str, Path | None]]:
-    """Both supported Codex cores: the pinned one and the 0.166.0 codex-acp 2.6.0 bundles."""
-    bundled = ts_adapter(bundled_codex=True).wrap_codex
-    return [
-        (codex_version(), codex_binary()),
-        ("codex-acp-bundled", Path(bundled) if bundled else None),
-    ]
-
-
-@pytest.fixture(params=_cores(), ids=lambda c: c[0])
-def core(request: pytest.FixtureRequest) -> Path:
-    name, path = request.param
-    assert isinstance(name, str) and (path is None or isinstance(path, Path))
-    if path is None or not path.is_file():
-        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
+@pytest.fixture
+def core(core: Path) -> Path:
+    """Each supported Codex core (the conftest fixture), with bwrap installed."""
     if shutil.which("bwrap") is None:
         missing("bwrap is not installed (apt-get install -y bubblewrap; see .ci/tools.sh)")
-    return path
+    return core
 
 
 def _launch_exec_env(bundle: CompiledBundle) -> dict[str, str]:

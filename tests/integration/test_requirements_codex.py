@@ -25,12 +25,10 @@ from typing import Any
 
 import pytest
 
-from profilec.e2e.adapters import ts_adapter
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.requirements import render_requirements
 from profilec.models.compiled import CompiledBundle
 from profilec.scripted_model import ScriptedModelServer
-from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import compile_a1, two_identities
 
@@ -47,24 +45,12 @@ REQUESTS: dict[str, list[str]] = {
 CWDS = ("ws", "codex-home", "vault", "home")
 
 
-def _cores() -> list[tuple[str, Path | None]]:
-    pinned = codex_binary()
-    bundled = ts_adapter(bundled_codex=True).wrap_codex
-    return [
-        (codex_version(), pinned),
-        ("codex-acp-bundled", Path(bundled) if bundled else None),
-    ]
-
-
-@pytest.fixture(params=_cores(), ids=lambda c: c[0])
-def core(request: pytest.FixtureRequest) -> Path:
-    name, path = request.param
-    assert isinstance(name, str) and (path is None or isinstance(path, Path))
-    if path is None or not path.is_file():
-        missing(f"codex core {name} is not installed (run .ci/tools.sh)")
+@pytest.fixture
+def core(core: Path) -> Path:
+    """Each supported Codex core (the conftest fixture), when this process is root."""
     if os.geteuid() != 0:
         missing("binding /etc/codex in a private mount namespace needs root")
-    return path
+    return core
 
 
 def _layout(base: Path) -> tuple[dict[str, Any], CompiledBundle, Path]:
