@@ -573,7 +573,7 @@ def _run_mode(
     synth = reroot(bundle, tree)
     profile = synth.profile_for(mode)
     probes: list[Probe] = []
-    requirements_dir = _requirements_dir(synth, tree) if managed else None
+    requirements_dir = _requirements_dir(bundle, synth, tree) if managed else None
     try:
         container, codex, flock = _start_container(
             client, tag, run_id, mode, uid, tree, codex_bin, with_dynamic, requirements_dir
@@ -629,7 +629,7 @@ def _run_mode(
             shutil.rmtree(requirements_dir, ignore_errors=True)
 
 
-def _requirements_dir(synth: CompiledBundle, tree: _Tree) -> str:
+def _requirements_dir(bundle: CompiledBundle, synth: CompiledBundle, tree: _Tree) -> str:
     """A fresh host directory holding the synthetic layout's compiled managed requirements
     (`requirements.toml`, 0644), outside the tree the probes can write: bound read-only over
     /etc/codex in the mode's container. The synthetic CODEX_HOME then gets profilec's config
@@ -646,7 +646,7 @@ def _requirements_dir(synth: CompiledBundle, tree: _Tree) -> str:
     os.chmod(d, 0o755)
     write_atomic(
         os.path.join(d, os.path.basename(REQUIREMENTS_FILE)),
-        render_requirements(synth).encode("utf-8"),
+        render_requirements(bundle, under=tree.prefix).encode("utf-8"),
         mode=0o644,
     )
     return d

@@ -117,8 +117,9 @@ def allowed_approvals(bundle: CompiledBundle) -> tuple[list[Any], list[str]]:
     return policies, reviewers
 
 
-def requirements_data(bundle: CompiledBundle) -> dict[str, Any]:
-    """The requirements as TOML data (what `render_requirements` writes)."""
+def requirements_data(bundle: CompiledBundle, *, under: str = "") -> dict[str, Any]:
+    """The requirements as TOML data (what `render_requirements` writes); `under` moves every
+    denied path below a prefix (the canary's synthetic tree, which holds the layout there)."""
     policies, reviewers = allowed_approvals(bundle)
     return {
         "default_permissions": bundle.default_profile_id,
@@ -126,15 +127,15 @@ def requirements_data(bundle: CompiledBundle) -> dict[str, Any]:
         "allowed_approvals_reviewers": reviewers,
         "allow_managed_hooks_only": True,
         "allowed_permission_profiles": {p.profile_id: True for p in bundle.profiles},
-        "permissions": {"filesystem": {"deny_read": deny_read_paths(bundle)}},
+        "permissions": {"filesystem": {"deny_read": [under + p for p in deny_read_paths(bundle)]}},
         "features": dict(PINNED_FEATURES),
         "mcp_servers": requirement_tables(bundle),
     }
 
 
-def render_requirements(bundle: CompiledBundle) -> str:
+def render_requirements(bundle: CompiledBundle, *, under: str = "") -> str:
     """The document's text: the header, then the keys in a fixed order."""
-    data = requirements_data(bundle)
+    data = requirements_data(bundle, under=under)
     lines = [
         HEADER.rstrip("\n"),
         f"default_permissions = {value(data['default_permissions'])}",

@@ -427,3 +427,60 @@ def test_cli_exit_7_when_engine_missing(
     lines = [ln for ln in res.stderr.split("\n") if ln]
     assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
     assert ("docker" in lines[0]) if "DOCKER_HOST" in env else ("codex" in lines[0])
+
+
+def test_shipped_policy_passes_under_the_managed_requirements(
+    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
+) -> None:
+    """The layers together, as a session runs them: the compiled requirements read-only at
+    /etc/codex in every container, `codex sandbox --include-managed-config`, the trusted parent
+    with profilec's config. Every probe holds as predicted, and the trusted login and refresh
+    saves persist (without profilec's config in CODEX_HOME they are refused: "requirements.toml
+    allowed_permission_profiles refers to undefined profile")."""
+    report = run_canaries(
+        _bundle(tmp_path),
+        codex_bin=codex_bin,
+        client=docker_client,
+        run_id=canary_run,
+        parent_probes=False,
+        managed_requirements=True,
+    )
+    print(report.to_text())
+    assert report.passed, report.to_text()
+    assert any("managed requirements in force" in n for n in report.notes), report.notes
+    for m in report.modes:
+        saves = [p for p in m.probes if p.name.startswith("save-")]
+        assert saves and all("persisted=True" in p.output for p in saves), saves
+    assert leftovers(docker_client, canary_run) == []
+
+
+def test_the_managed_deny_holds_where_a_profile_lost_its_own(
+    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
+) -> None:
+    """The bundle of test_deny_removed_is_caught (every profile deny dropped: there, the
+    credential leaks in every mode) run under its managed requirements: every read of the
+    credential is denied by the requirements alone. The static prediction, which models the
+    profile, said `allow`: those probes fail as `mismatch`, never as `leak`; what the
+    requirements do not cover (the engine socket) still leaks."""
+    bundle = _bundle(tmp_path)
+    profiles = tuple(
+        p.model_copy(update={"entries": tuple(e for e in p.entries if e.access != "deny")})
+        for p in bundle.profiles
+    )
+    broken = bundle.model_copy(update={"profiles": profiles})
+    report = run_canaries(
+        broken,
+        codex_bin=codex_bin,
+        client=docker_client,
+        run_id=canary_run,
+        dynamic_probes=False,
+        parent_probes=False,
+        managed_requirements=True,
+    )
+    print(report.to_text())
+    for m in report.modes:
+        reads = [p for p in m.probes if p.name.startswith(("cat-", "cp-"))]
+        assert len(reads) >= 4, [p.name for p in m.probes]
+        assert all(p.observed == "deny" for p in reads), (m.mode, reads)
+        assert all(p.predicted == "allow" and "mismatch" in p.failures for p in reads), reads
+    assert leftovers(docker_client, canary_run) == []
