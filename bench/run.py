@@ -151,7 +151,7 @@ def paired(a: list[Sample], b: list[Sample], field: int) -> float:
     return statistics.median(x[field] - y[field] for x, y in zip(a, b, strict=True))
 
 
-def in_process(manifest: Path, home: Path) -> list[Figure]:
+def in_process(manifest: Path, home: Path, launch_tmp: Path) -> list[Figure]:
     """compile_bundle and load_and_compile for `manifest`, medians of many calls."""
     import resource
 
@@ -174,7 +174,7 @@ def in_process(manifest: Path, home: Path) -> list[Figure]:
         pure.append(time.perf_counter() - t0)
     for _ in range(max(RUNS, 50)):
         t0 = time.perf_counter()
-        load_and_compile(str(manifest), codex_home=str(home))
+        load_and_compile(str(manifest), codex_home=str(home), tmpdir=str(launch_tmp))
         edge.append(time.perf_counter() - t0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return [
@@ -321,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Figure] = []
     verdicts: list[str] = []
     with tempfile.TemporaryDirectory(prefix="profilec-bench-") as tmp:
+        # The launch's own TMPDIR, beside the layouts: compile refuses a CODEX_HOME under the
+        # temp dir the launch gives Codex (--tmpdir, else $TMPDIR, else /tmp).
+        launch_tmp = Path(tmp) / "launch-tmp"
+        launch_tmp.mkdir()
+        tmp_flag = ("--tmpdir", str(launch_tmp))
         layouts = {}
         for n in (10, 1000, 10000) if "scale" in groups else (10, 1000):
             d = Path(tmp) / f"n{n}"
@@ -333,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
             return [
                 *CLI,
                 *("compile", "--roots", str(manifest), "--codex-home", str(home)),
-                *("--format", "overrides"),
+                *("--format", "overrides", *tmp_flag),
             ]
 
         floor_app = Path(tmp) / "floor_app.py"
@@ -408,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
                 str(ex / "workspace"),
                 "--codex-home",
                 str(ex / "agent" / "codex-home"),
+                *tmp_flag,
             ]
             rows.append(
                 timed(
@@ -423,14 +429,14 @@ def main(argv: list[str] | None = None) -> int:
                     "`profilec check`, 1,000 roots x 3 modes (static)",
                     [
                         *(*CLI, "check", "--roots", str(manifest)),
-                        *("--codex-home", str(home), "--format", "json"),
+                        *("--codex-home", str(home), "--format", "json", *tmp_flag),
                     ],
                     ratio_to="floor",
                     floor=py.wall,
                 )
             )
         if "startup" in groups:
-            inproc = in_process(*layouts[10])
+            inproc = in_process(*layouts[10], launch_tmp)
             rows += inproc
             pure, edge = inproc[0].wall, inproc[1].wall
             verdicts.append(
