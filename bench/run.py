@@ -187,7 +187,7 @@ def in_process(manifest: Path, home: Path, launch_tmp: Path) -> list[Figure]:
     ]
 
 
-def canary_figures(ex: Path) -> list[Figure]:
+def canary_figures(ex: Path, launch_tmp: Path) -> list[Figure]:
     """Three-mode canary (a `profilec canary` child) and its floor, or nothing without engine."""
     try:
         from profilec.api import load_and_compile
@@ -210,11 +210,13 @@ def canary_figures(ex: Path) -> list[Figure]:
         str(ex / "workspace"),
         "--codex-home",
         str(ex / "agent" / "codex-home"),
+        *("--tmpdir", str(launch_tmp)),
     ]
     bundle = load_and_compile(
         str(ex / "roots.toml"),
         workspace_roots=[str(ex / "workspace")],
         codex_home=str(ex / "agent" / "codex-home"),
+        tmpdir=str(launch_tmp),
     )
     from profilec.canary.run import run_canaries
 
@@ -445,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{ms(LOAD_AND_COMPILE_REFERENCE)})"
             )
         if "canary" in groups and ex is not None:
-            rows += canary_figures(ex)
+            rows += canary_figures(ex, launch_tmp)
 
     print()
     print("| figure | median wall | ratio | median CPU | peak RSS |")
