@@ -18,7 +18,15 @@ from dataclasses import dataclass
 
 from ..fsio import write_atomic
 from ..scripted_model import ScriptedModelServer
-from .acp import PROMPT_TEXT, acp_process, build_launch, judge, probe_command, remove_layout
+from .acp import (
+    PROMPT_TEXT,
+    Launch,
+    acp_process,
+    build_launch,
+    judge,
+    probe_command,
+    remove_layout,
+)
 from .adapters import NON_ROOT_UID, Adapter
 from .layout import ACP_TREE, build_layout
 
@@ -86,12 +94,7 @@ def planted_project_layer(
             command = (
                 f"echo env=$PROFILEC_PLANTED; ( : > {shlex.quote(probe)} ) 2>&1; echo home-rc=$?"
             )
-            with acp_process(launch.argv, launch.env, cwd) as client:
-                sid = str(client.new_session().get("sessionId") or "")
-                server.add_probe(command)
-                client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
-            outputs = [o for o in server.tool_outputs().values() if "home-rc=" in o]
-            out = outputs[0] if outputs else ""
+            out = _one_turn(launch, server, cwd, command, "home-rc=") or ""
             return ProjectLayerOutcome(
                 loaded=f"env={tag}" in out,
                 home_writable="home-rc=0" in out and os.path.exists(probe),
@@ -121,14 +124,22 @@ def session_at(adapter: Adapter, method: str, where: str, *, managed: bool = Tru
             command = (
                 f"{probe_command(layout, tag)}; ( : > {shlex.quote(mark)} ) 2>&1; echo cwd-write=$?"
             )
-            with acp_process(launch.argv, launch.env, cwd) as client:
-                sid = str(client.new_session().get("sessionId") or "")
-                server.add_probe(command)
-                client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
-            outputs = [o for o in server.tool_outputs().values() if "cwd-write=" in o]
-            out = outputs[0] if outputs else None
+            out = _one_turn(launch, server, cwd, command, "cwd-write=")
             result, evidence = judge(out, layout, tag)
             wrote = os.path.lexists(mark)
             return f"{result}: {evidence}; cwd-write={'created' if wrote else 'refused'}"
     finally:
         remove_layout(layout)
+
+
+def _one_turn(
+    launch: Launch, server: ScriptedModelServer, cwd: str, command: str, needle: str
+) -> str | None:
+    """One adapter process in `cwd`, one new session, one scripted turn running `command`; the
+    tool output holding `needle` (None: the command never ran)."""
+    with acp_process(launch.argv, launch.env, cwd) as client:
+        sid = str(client.new_session().get("sessionId") or "")
+        server.add_probe(command)
+        client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
+    outputs = [o for o in server.tool_outputs().values() if needle in o]
+    return outputs[0] if outputs else None

@@ -78,9 +78,15 @@ def test_shipped_policy_passes_every_mode(
     assert '"passed": true' in report.to_json()
 
 
+@pytest.mark.parametrize("managed", [False, True], ids=["profiles-alone", "managed-requirements"])
 def test_deny_removed_is_caught(
-    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
+    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str, managed: bool
 ) -> None:
+    """Every profile deny dropped. By the profiles alone the credential leaks in every mode.
+    Under the bundle's managed requirements (`managed`) every `cat`/`cp` of it is denied by the
+    requirements alone: the static prediction, which models the profile, said `allow`, so
+    those probes fail as `mismatch`, never as `leak` (what the requirements do not cover, the
+    engine socket, still leaks)."""
     bundle = _bundle(tmp_path)
     profiles = tuple(
         p.model_copy(update={"entries": tuple(e for e in p.entries if e.access != "deny")})
@@ -94,10 +100,18 @@ def test_deny_removed_is_caught(
         run_id=canary_run,
         dynamic_probes=False,
         parent_probes=False,
+        managed_requirements=managed,
     )
     print(report.to_text())
     assert not report.passed
-    assert all("leak" in m.failures for m in report.modes), report.to_text()
+    for m in report.modes:
+        reads = [p for p in m.probes if p.name.startswith(("cat-", "cp-"))]
+        assert len(reads) >= 4, [p.name for p in m.probes]
+        if managed:
+            assert all(p.observed == "deny" and "mismatch" in p.failures for p in reads), reads
+        else:
+            assert "leak" in m.failures, report.to_text()
+            assert any(p.observed == "allow" and "leak" in p.failures for p in reads), reads
     assert leftovers(docker_client, canary_run) == []
 
 
@@ -451,36 +465,4 @@ def test_shipped_policy_passes_under_the_managed_requirements(
     for m in report.modes:
         saves = [p for p in m.probes if p.name.startswith("save-")]
         assert saves and all("persisted=True" in p.output for p in saves), saves
-    assert leftovers(docker_client, canary_run) == []
-
-
-def test_the_managed_deny_holds_where_a_profile_lost_its_own(
-    tmp_path: Path, docker_client: DockerClient, codex_bin: Path, canary_run: str
-) -> None:
-    """The bundle of test_deny_removed_is_caught (every profile deny dropped: there, the
-    credential leaks in every mode) run under its managed requirements: every read of the
-    credential is denied by the requirements alone. The static prediction, which models the
-    profile, said `allow`: those probes fail as `mismatch`, never as `leak`; what the
-    requirements do not cover (the engine socket) still leaks."""
-    bundle = _bundle(tmp_path)
-    profiles = tuple(
-        p.model_copy(update={"entries": tuple(e for e in p.entries if e.access != "deny")})
-        for p in bundle.profiles
-    )
-    broken = bundle.model_copy(update={"profiles": profiles})
-    report = run_canaries(
-        broken,
-        codex_bin=codex_bin,
-        client=docker_client,
-        run_id=canary_run,
-        dynamic_probes=False,
-        parent_probes=False,
-        managed_requirements=True,
-    )
-    print(report.to_text())
-    for m in report.modes:
-        reads = [p for p in m.probes if p.name.startswith(("cat-", "cp-"))]
-        assert len(reads) >= 4, [p.name for p in m.probes]
-        assert all(p.observed == "deny" for p in reads), (m.mode, reads)
-        assert all(p.predicted == "allow" and "mismatch" in p.failures for p in reads), reads
     assert leftovers(docker_client, canary_run) == []
