@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..fsio import write_atomic
 from ..scripted_model import ScriptedModelServer
@@ -47,12 +49,9 @@ def client_mcp_server_ran(adapter: Adapter, method: str, *, managed: bool) -> tu
                 "args": ["-c", f"echo ran > {shlex.quote(mark)}; exec sleep 600"],
                 "env": [],
             }
-            with acp_process(launch.argv, launch.env, layout.workspace) as client:
-                sid = str(client.new_session([rogue]).get("sessionId") or "")
-                server.add_probe("true")
-                stop = client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
+            out = _one_turn(launch, server, layout.workspace, "echo turn-ran", "turn-ran", [rogue])
             ran = os.path.exists(mark)
-            return ran, f"stopReason={stop}; model requests={len(server.requests)}"
+            return ran, f"turn ran: {out is not None}; model requests={len(server.requests)}"
     finally:
         remove_layout(layout)
 
@@ -133,12 +132,17 @@ def session_at(adapter: Adapter, method: str, where: str, *, managed: bool = Tru
 
 
 def _one_turn(
-    launch: Launch, server: ScriptedModelServer, cwd: str, command: str, needle: str
+    launch: Launch,
+    server: ScriptedModelServer,
+    cwd: str,
+    command: str,
+    needle: str,
+    mcp_servers: Sequence[Mapping[str, Any]] = (),
 ) -> str | None:
-    """One adapter process in `cwd`, one new session, one scripted turn running `command`; the
-    tool output holding `needle` (None: the command never ran)."""
+    """One adapter process in `cwd`, one new session (with the client's own `mcp_servers`), one
+    scripted turn running `command`; the tool output holding `needle` (None: it never ran)."""
     with acp_process(launch.argv, launch.env, cwd) as client:
-        sid = str(client.new_session().get("sessionId") or "")
+        sid = str(client.new_session(mcp_servers).get("sessionId") or "")
         server.add_probe(command)
         client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
     outputs = [o for o in server.tool_outputs().values() if needle in o]

@@ -129,6 +129,7 @@ def test_a_client_listed_mcp_server_never_starts_under_the_requirements(managed:
     the same launch without requirements, starts it (its marker file appears)."""
     adapter = _root_or_missing(False)
     ran, evidence = roads.client_mcp_server_ran(adapter, METHOD, managed=managed)
+    assert "turn ran: True" in evidence, evidence  # the session got as far as a whole turn
     assert ran is (not managed), evidence
 
 
