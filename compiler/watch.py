@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
+from . import projectlayers
 from .compile import writer_lock_path
 from .models.compiled import CompiledBundle, ResolvedHome, ResolvedRoot
 from .models.watch import DriftKind, Role, WatchEvent
@@ -52,6 +54,7 @@ _ROLE_RANK: dict[str, int] = {
     "trusted-input": 8,
     "project-doc": 9,
     "requirements": 10,
+    "project-config": 11,
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
@@ -159,7 +162,14 @@ class Drift:
             "later session whose cwd holds it fails to start (Codex cannot read it)",
             "requirements-less-strict": "is missing or less strict than the compiled managed "
             "requirements (profilec requirements verify says why)",
+            "project-config-planted": "is a project config folder below a workspace root that "
+            "appeared or changed: a session opened in its directory would load it above "
+            "profilec's config",
+            "scan-incomplete": f"holds more than {projectlayers.SCAN_LIMIT} directories: a "
+            "project config planted below it cannot be seen",
         }[self.kind]
+        if self.role == "project-config":
+            return f"{self.role} {self.path} {what}; end the session and remove it before the next"
         return (
             f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
             "recompile"
@@ -334,6 +344,8 @@ class Watcher:
     start: dict[str, Seen] = field(default_factory=dict)
     #: Vaults and CODEX_HOMEs a project-doc link must not lead into.
     protected: tuple[str, ...] = ()
+    #: The workspace roots whose trees are scanned for planted project config folders.
+    layers: ProjectLayers | None = None
 
     def _check(self, w: Watched, now: Seen, start: Seen | None) -> Drift | None:
         if w.role != "project-doc":
@@ -361,7 +373,7 @@ class Watcher:
             if found is not None:
                 return found
             self.start[w.path] = now
-        return None
+        return self.layers.begin() if self.layers is not None else None
 
     def poll(self) -> Drift | None:
         """One pass over every watched path (lstat/readlink only). When a pass finds drift, a
@@ -371,7 +383,7 @@ class Watcher:
         before it changed). The second pass sees both, and reports the first in path order."""
         found = self._pass()
         if found is None:
-            return None
+            return self.layers.poll() if self.layers is not None else None
         return self._pass() or found
 
     def _pass(self) -> Drift | None:
@@ -388,6 +400,77 @@ class Watcher:
                 # From now on this file is what must stay: replaced or removed is drift.
                 start[w.path] = now
         return None
+
+
+#: A tree scan may take at most 1/(1+SCAN_DUTY) of the time: the next one starts no sooner than
+#: SCAN_DUTY times the last one's duration after it ended.
+SCAN_DUTY = 9.0
+
+
+@dataclass
+class ProjectLayers:
+    """The `.codex` folders below the workspace roots (compiler/projectlayers.py): the ones
+    there when watching started are the baseline (`profilec check` has refused or a reviewed
+    waiver has accepted them); one that appears and would load, or a baseline one that changes
+    and would load, is drift, as is a tree too large to scan whole. A scan costs far more than
+    the chain's lstat pass (about 0.2 s for 22,000 directories), so it runs at most one part in
+    ten of the time (SCAN_DUTY), on `clock`."""
+
+    roots: tuple[str, ...]
+    clock: Callable[[], float] = time.monotonic
+    start: dict[str, tuple[projectlayers.Mark, ...]] = field(default_factory=dict)
+    next_scan: float = 0.0
+
+    def begin(self) -> Drift | None:
+        self.start = {}
+        for root in self.roots:
+            seen = projectlayers.scan(root)
+            if not seen.complete:
+                return _incomplete(root)
+            for path in seen.found:
+                self.start[path] = projectlayers.fingerprint(path)
+        self.next_scan = self.clock()
+        return None
+
+    def poll(self) -> Drift | None:
+        began = self.clock()
+        if began < self.next_scan:
+            return None
+        found = self._scan()
+        ended = self.clock()
+        self.next_scan = ended + SCAN_DUTY * (ended - began)
+        return found
+
+    def _scan(self) -> Drift | None:
+        for root in self.roots:
+            seen = projectlayers.scan(root)
+            for path in seen.found:
+                mark = projectlayers.fingerprint(path)
+                before = self.start.get(path)
+                if mark == before or not projectlayers.loads(path):
+                    continue
+                return Drift(
+                    "project-config-planted",
+                    "project-config",
+                    path,
+                    (),
+                    "absent" if before is None else "unchanged since the session started",
+                    "present" if before is None else "changed",
+                )
+            if not seen.complete:
+                return _incomplete(root)
+        return None
+
+
+def _incomplete(root: str) -> Drift:
+    return Drift(
+        "scan-incomplete",
+        "project-config",
+        root,
+        (),
+        f"at most {projectlayers.SCAN_LIMIT} directories",
+        "more",
+    )
 
 
 def run(
@@ -465,8 +548,9 @@ def denies_writer_lock(bundle: CompiledBundle) -> bool:
 def watch_bundle(
     bundle: CompiledBundle, look: Observe = observe, *, requirements: str | None = None
 ) -> Watcher:
-    """A watcher for a compiled bundle's roots, private CODEX_HOME, trusted inputs and the
-    workspace roots' project docs; `requirements`, when given, is the managed requirements file
+    """A watcher for a compiled bundle's roots, private CODEX_HOME, trusted inputs, the
+    workspace roots' project docs and the project config folders below them
+    (`ProjectLayers`); `requirements`, when given, is the managed requirements file
     the session runs under (verified by the caller at the start): replaced, removed or edited is
     drift.
 
@@ -491,5 +575,8 @@ def watch_bundle(
             path=requirements, role="requirements", root_ids=(), kind="file", identity=True
         )
     return Watcher(
-        tuple(watched[p] for p in sorted(watched)), look, protected=bundle_protected_dirs(bundle)
+        tuple(watched[p] for p in sorted(watched)),
+        look,
+        protected=bundle_protected_dirs(bundle),
+        layers=ProjectLayers(bundle.layout.workspace_roots),
     )

@@ -7,13 +7,21 @@
   `.codex/config.toml` the model wrote into a subdirectory of the workspace loads above
   profilec's config in a session opened there (not at a workspace root, whose `.codex` Codex
   keeps read-only).
+* `planted_layer_watched`: the same plant, made by a model command in a session at the
+  workspace root while the real `profilec watch` runs: watch reports it, and `profilec check`
+  refuses the tree afterwards, so no later session meets it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shlex
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +36,7 @@ from .acp import (
     judge,
     probe_command,
     remove_layout,
+    scaled,
 )
 from .adapters import NON_ROOT_UID, Adapter
 from .layout import ACP_TREE, build_layout
@@ -101,6 +110,109 @@ def planted_project_layer(
             )
     finally:
         remove_layout(layout)
+
+
+@dataclass(frozen=True)
+class WatchedPlant:
+    """What `planted_layer_watched` saw."""
+
+    planted: bool  #: the model command wrote `<ws>/sub/.codex/config.toml`
+    event: dict[str, Any] | None  #: watch's drift event (None: it reported nothing in time)
+    watch_exit: int | None
+    #: Seconds from the model command's write (its own clock) to watch's report.
+    latency: float | None
+    check_exit: int  #: `profilec check` on the tree afterwards
+    check_rules: tuple[str, ...]  #: the rules of its error findings
+    output: str
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-P", "-m", "profilec.cli", *args]
+
+
+def planted_layer_watched(adapter: Adapter, method: str) -> WatchedPlant:
+    """One session at the workspace root, under the managed requirements, whose model command
+    plants `<ws>/sub/.codex/config.toml` (what `planted_project_layer` shows loading in a later
+    session opened in `<ws>/sub`) while `profilec watch --lock` runs as the launch document
+    starts it; then `profilec check` on the same tree, as the launcher runs it before the next
+    session. The lock is written before the tree is handed to the adapter's user, beside
+    nothing the model can reach."""
+    layout = build_layout(ACP_TREE)
+    keep = tempfile.mkdtemp(prefix="profilec-e2e-lock-", dir="/var/tmp")
+    watch: subprocess.Popen[str] | None = None
+    try:
+        lock = os.path.join(keep, "profilec.lock")
+        subprocess.run(
+            _cli(
+                "lock", "--roots", layout.roots, "--workspace-root", layout.workspace, "--out", lock
+            ),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        with ScriptedModelServer() as server:
+            launch = build_launch(adapter, method, layout, server, managed=True)
+            watch = subprocess.Popen(
+                _cli("watch", "--lock", lock),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            assert watch.stderr is not None
+            started = watch.stderr.readline()
+            if "watching" not in started:
+                raise RuntimeError(f"watch did not start: {started.strip()}")
+            sub = os.path.join(layout.workspace, "sub")
+            cfg = os.path.join(sub, ".codex", "config.toml")
+            body = f'[permissions.profilec-agent.filesystem]\n"{layout.codex_home}" = "write"\n'
+            command = (
+                f"mkdir -p {shlex.quote(os.path.dirname(cfg))} && printf {shlex.quote(body)} > "
+                f"{shlex.quote(cfg)}; echo plant-rc=$? at=$(date +%s.%N)"
+            )
+            out = _one_turn(launch, server, layout.workspace, command, "plant-rc=") or ""
+            try:
+                text, err = watch.communicate(timeout=scaled(30.0))
+            except subprocess.TimeoutExpired:
+                text, err = "", ""
+            seen = time.time()
+            event = json.loads(text.split("\n")[0]) if text.strip() else None
+            at = [w for w in out.split() if w.startswith("at=")]
+            latency = seen - float(at[0][3:]) if at and event is not None else None
+        os.lchown(layout.base, 0, 0)  # the adapter is gone: the manifest's parent is root's again
+        check = subprocess.run(
+            _cli(
+                "check",
+                "--roots",
+                layout.roots,
+                "--workspace-root",
+                layout.workspace,
+                "--run-as",
+                str(NON_ROOT_UID),
+                "--format",
+                "json",
+            ),
+            capture_output=True,
+            text=True,
+        )
+        findings = json.loads(check.stdout)["findings"] if check.stdout.strip() else []
+        rules = tuple(sorted({f["rule"] for f in findings if f["severity"] == "error"}))
+        return WatchedPlant(
+            planted="plant-rc=0" in out and os.path.exists(cfg),
+            event=event,
+            watch_exit=watch.returncode,
+            latency=latency,
+            check_exit=check.returncode,
+            check_rules=rules,
+            output=(out[-300:] + " | " + err[-300:]),
+        )
+    finally:
+        if watch is not None and watch.poll() is None:
+            watch.kill()
+            watch.wait()
+        remove_layout(layout)
+        for name in os.listdir(keep):
+            os.unlink(os.path.join(keep, name))
+        os.rmdir(keep)
 
 
 def session_at(adapter: Adapter, method: str, where: str, *, managed: bool = True) -> str:

@@ -256,7 +256,8 @@ def _mode_statement(
         "; open sessions (session/new, load, resume) only with a cwd that is one of "
         "workspace_roots and additionalDirectories among them: the adapter marks both trusted "
         "projects, and a .codex/config.toml the model planted in a subdirectory would load as a "
-        "config layer above profilec's in a session opened there"
+        "config layer above profilec's in a session opened there (watch reports one that "
+        "appears: end the session; check refuses the tree until it is removed)"
     )
     if not entry.blocked_modes:
         return f"{only}; every mode the adapter offers keeps the credential deny"

@@ -22,6 +22,7 @@ Role = Literal[
     "trusted-input",
     "project-doc",
     "requirements",
+    "project-config",
 ]
 DriftKind = Literal[
     "link-retargeted",
@@ -34,6 +35,8 @@ DriftKind = Literal[
     "modified",
     "project-doc-link",
     "requirements-less-strict",
+    "project-config-planted",
+    "scan-incomplete",
 ]
 
 

@@ -133,15 +133,17 @@ def test_a_client_listed_mcp_server_never_starts_under_the_requirements(managed:
     assert ran is (not managed), evidence
 
 
-def test_a_planted_project_config_loads_only_below_a_workspace_root() -> None:
+@pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
+def test_a_planted_project_config_loads_only_below_a_workspace_root(bundled: bool) -> None:
     """Why the launch document allows only workspace roots as session cwds: codex-acp marks the
     session cwd a trusted project. A `.codex/config.toml` the model planted in `<ws>/sub`
     (Codex keeps only a writable root's own `.codex` read-only) loads above profilec's config
     in a session opened in `<ws>/sub`, even under the managed requirements: its environment
     reaches model commands and its `write` entry on CODEX_HOME widens profilec's profile
     (measured on 0.171.0). The same plant is inert in a session opened at the workspace root.
-    A re-grant of a vault is refused by the requirements at session start (docs/requirements.md)."""
-    adapter = _root_or_missing(False)
+    A re-grant of a vault is refused by the requirements at session start (docs/requirements.md).
+    This is the control of the test below, which closes the road."""
+    adapter = _root_or_missing(bundled)
     at_root = roads.planted_project_layer(adapter, METHOD, below_root=False)
     assert not at_root.loaded and not at_root.home_writable, at_root.output
     below = roads.planted_project_layer(adapter, METHOD, below_root=True)
@@ -158,3 +160,19 @@ def test_a_session_cwd_outside_the_workspace_holds(where: str) -> None:
     adapter = _root_or_missing(False)
     verdict = roads.session_at(adapter, METHOD, where)
     assert verdict.startswith("held:") and verdict.endswith("cwd-write=refused"), verdict
+
+
+@pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
+def test_a_planted_project_config_is_reported_by_watch_and_refused_by_check(bundled: bool) -> None:
+    """The road above, closed: a model command in a session at the workspace root plants
+    `<ws>/sub/.codex/config.toml` (the control above shows it loading in a session opened in
+    `<ws>/sub`). `profilec watch`, started as the launch document starts it, reports it (role
+    `project-config`, exit 9: the launcher ends the session), and `profilec check`, which the
+    launcher runs before the next session, refuses the tree (PC064), so no session meets it."""
+    adapter = _root_or_missing(bundled)
+    seen = roads.planted_layer_watched(adapter, METHOD)
+    assert seen.planted, seen.output  # the model could write it: Codex does not protect it
+    assert seen.watch_exit == 9 and seen.event is not None, seen.output
+    assert (seen.event["role"], seen.event["kind"]) == ("project-config", "project-config-planted")
+    assert seen.event["path"].endswith("/sub/.codex"), seen.event
+    assert seen.check_exit != 0 and seen.check_rules == ("PC064",), seen  # nothing else fails

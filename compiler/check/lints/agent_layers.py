@@ -19,6 +19,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ... import projectlayers
 from ...codex.vocabulary import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
 from ...rule_ids import (
     ACCOUNT_APPS_ENABLED,
@@ -62,18 +63,16 @@ rule(
 rule(
     NESTED_PROJECT_CONFIG,
     "nested-project-config",
-    "warning",
-    "a .codex/config.toml lies in a directory below a workspace root",
-    "codex-acp 2.6.0 marks the session cwd a trusted project, so a session opened in that "
-    "directory loads the file above profilec's config (measured: a model-planted one made "
-    "CODEX_HOME writable); Codex keeps only a writable root's own .codex read-only, so a model "
-    "command can write one",
-    "open sessions only at a workspace root (the launch document's rule), and remove the file "
-    "unless the repository ships it on purpose",
+    "error",
+    "a .codex folder that Codex would load (config.toml, rules, or a link) lies in a directory "
+    "below a workspace root, or the scan for one stopped at its limit",
+    "codex-acp 2.6.0 marks every session cwd a trusted project, so a session opened in that "
+    "directory loads it above profilec's config (measured: a model-planted one made CODEX_HOME "
+    "writable); no config or requirements key turns that off, and Codex keeps only a writable "
+    "root's own .codex read-only, so a model command can plant one (compiler/projectlayers.py)",
+    "remove the folder before the next session (profilec watch reports one that appears while a "
+    "session runs); a repository that ships one on purpose needs a reviewed waiver",
 )
-
-#: How many directories below each workspace root the nested-config scan visits at most.
-NESTED_SCAN_LIMIT = 20000
 
 rule(
     SESSION_CONFIG_NOT_ALLOWED,
@@ -208,36 +207,24 @@ def _workspace_configs(o: LintContext) -> None:
 @lint
 def _nested_configs(o: LintContext) -> None:
     for root in o.inp.workspace_roots:
-        found, complete = _nested_config_files(root)
-        for path in found:
-            where = os.path.dirname(os.path.dirname(path))
+        seen = projectlayers.scan(root)
+        for path in seen.found:
+            if not projectlayers.loads(path):
+                continue
+            where = os.path.dirname(path)
             o.add(
                 NESTED_PROJECT_CONFIG,
                 f"{path} would load in a session opened in {where}",
                 file=path,
                 path=path,
             )
-        if not complete:
+        if not seen.complete:
             o.add(
                 NESTED_PROJECT_CONFIG,
-                f"{root}: more than {NESTED_SCAN_LIMIT} directories, the scan stopped there",
+                f"{root}: more than {projectlayers.SCAN_LIMIT} directories, the scan for "
+                "planted project configs stopped there",
                 path=root,
             )
-
-
-def _nested_config_files(root: str) -> tuple[list[str], bool]:
-    """Every `<dir>/.codex/config.toml` with `<dir>` strictly below `root` (no link followed,
-    `.git` not entered), sorted, and whether the scan saw every directory."""
-    found: list[str] = []
-    for visited, (d, dirs, _files) in enumerate(os.walk(root, followlinks=False), start=1):
-        if visited > NESTED_SCAN_LIMIT:
-            return sorted(found), False
-        dirs[:] = sorted(x for x in dirs if x != ".git")
-        if d != root and ".codex" in dirs:
-            path = os.path.join(d, ".codex", "config.toml")
-            if os.path.lexists(path):
-                found.append(path)
-    return sorted(found), True
 
 
 @lint
