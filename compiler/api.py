@@ -206,8 +206,9 @@ def start_watch(
     interval: float = 0.25,
 ) -> WatchHandle:
     """Watch the bundle's chain, private CODEX_HOME, trusted inputs, project docs and the
-    project config folders below the workspace roots in a daemon thread, as `profilec watch` does (lstat/readlink only). The starting state is taken
-    now: a chain that already differs from the bundle raises LockDriftError (exit 9) here.
+    project config folders below the workspace roots in a daemon thread, as `profilec watch`
+    does (lstat/readlink/scandir only). The starting state is taken now: a chain that already
+    differs from the bundle raises LockDriftError (exit 9) here.
     Later drift calls `on_drift(drift)` once from the watch thread (`drift.document()` is the
     watch event JSON); the session must then end. Call `handle.stop()` when the session ends."""
     _expect("bundle", bundle, CompiledBundle)
