@@ -27,6 +27,7 @@ from .run import (
     Outcome,
     Predictor,
     context,
+    managed_dir,
     materialize,
     overrides,
     place,
@@ -88,6 +89,7 @@ def run_case(
         obs = run_codex(codex, case, perms, base, codex_home, plans)
     finally:
         shutil.rmtree(base_p, ignore_errors=True)
+        shutil.rmtree(managed_dir(base), ignore_errors=True)
     if obs.refused and refused_pred:
         cls = "refused-by-both"
     elif obs.refused:

@@ -2,7 +2,9 @@
 
 A case is a temp tree (dirs, marker files, absolute/relative/chained/dangling symlinks, names with
 glob metacharacters and spaces), one profile (extends, 0-6 entries on tree paths and specials,
-workspace_roots, deny globs, scoped tables), a cwd/HOME/TMPDIR, and ~40 probes. Every path in a
+workspace_roots, deny globs, scoped tables), a cwd/HOME/TMPDIR, ~40 probes, and in about two
+cases of five a managed requirements `deny_read` list (1-2 directories), which
+the runner binds over /etc/codex as a session would see it. Every path in a
 case is relative to the case's base directory, spelled `@/...` until the runner places it.
 """
 
@@ -54,6 +56,8 @@ class Case:
     tmpdir: str | None
     probes: tuple[Probe, ...]
     tags: tuple[str, ...] = field(default=())
+    #: Paths (`@/` spellings) of the managed requirements' `[permissions.filesystem] deny_read`.
+    managed: tuple[str, ...] = field(default=())
 
     @property
     def case_id(self) -> str:
@@ -227,6 +231,9 @@ def make_case(seed: int, index: int, *, probes: int = 40) -> Case:
     tmpdir = rng.choice(["tmp", "tmp", None, *dirs])
     if any(n.kind == "link" for n in nodes):
         tags.append("links")
+    managed = _managed(seed, index, nodes, perms)
+    if managed:
+        tags.append("managed")
     return Case(
         seed,
         index,
@@ -237,4 +244,23 @@ def make_case(seed: int, index: int, *, probes: int = 40) -> Case:
         tmpdir,
         tuple(_probes(rng, nodes, probes)),
         tuple(sorted(set(tags))),
+        managed,
     )
+
+
+def _managed(seed: int, index: int, nodes: list[Node], perms: dict[str, Any]) -> tuple[str, ...]:
+    """The case's managed `deny_read` paths, from a generator of its own (so the rest of every
+    case is what it was before managed requirements were added). A path the profile holds a
+    scoped table at is skipped: Codex merges the two, a table key cannot hold both."""
+    rng = random.Random(f"{seed}:{index}:managed")
+    if rng.random() >= 0.4:
+        return ()
+    fs = perms[PROFILE_ID].get("filesystem", {})
+    # Directories only, as profilec's requirements name them (canonical vaults and credential
+    # stores). Measured beyond that: a managed path through a link is applied as written (a
+    # managed deny on a link in a writable root refused to start as the same profile entry
+    # does), and a managed file with a profile deny on a link to it made bwrap refuse.
+    pool = [n.rel for n in nodes if n.kind == "dir" and not isinstance(fs.get(f"@/{n.rel}"), dict)]
+    if not pool:
+        return ()
+    return tuple(sorted({f"@/{p}" for p in rng.sample(pool, min(len(pool), rng.randint(1, 2)))}))

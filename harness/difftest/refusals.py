@@ -25,6 +25,7 @@ Side = Literal["sandbox-only", "evaluator-only"]
 #: (class code, pattern on the refusal text). First match wins; codes are evaluate.Refusal's.
 CLASS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("unsupported-path-syntax", re.compile(r"unsupported configuration path .* POSIX path syntax")),
+    ("managed-deny-regrant", re.compile(r"not in the allowed set all managed deny_read")),
     ("invalid-glob", re.compile(r"glob pattern is invalid|error parsing glob")),
     ("crosses-writable-symlink", re.compile(r"crosses writable symlink")),
     # 0.166.0's marker directory beside a synthetic mount target (not modelled, ACCEPTED)
@@ -67,6 +68,8 @@ class Accepted:
     versions: tuple[str, ...]
     reason: str
     cases: tuple[str, ...]  # the seed:index cases that showed it (replay with --case)
+    #: Accepted only in a case run under managed requirements (`Case.managed`).
+    managed_only: bool = False
 
 
 #: The documented list (docs/codex-semantics.md "One-sided refusals"); nothing else may appear.
@@ -81,6 +84,35 @@ ACCEPTED: tuple[Accepted, ...] = (
         "(a dangling link in a writable root, a denied TMPDIR) start; 0.171.0 starts",
         ("20261203:165",),
     ),
+    Accepted(
+        "managed-deny-regrant",
+        "evaluator-only",
+        ("0.171.0", "0.166.0"),
+        "an explicit `write` entry on a link below a managed directory that is also TMPDIR "
+        "started; the model refuses every read or write entry at or below a managed path as "
+        "spelled (the stricter side: profilec's profiles never hold an entry inside a vault)",
+        ("7:275",),
+        managed_only=True,
+    ),
+    Accepted(
+        "deny-inside-denied-dir",
+        "evaluator-only",
+        ("0.171.0", "0.166.0"),
+        "a profile deny on a file inside a managed directory started; the model expects the "
+        "nested mask to fail as it does for two profile denies (the stricter side)",
+        ("7:482",),
+        managed_only=True,
+    ),
+    Accepted(
+        "deny-inside-denied-dir",
+        "sandbox-only",
+        ("0.171.0", "0.166.0"),
+        "a profile deny on a directory whose name holds `*` inside a managed directory made "
+        "bwrap fail (`Can't mkdir parents ... Read-only file system`); not modelled: profilec "
+        "denies a vault whole and names nothing inside it",
+        ("20261203:389",),
+        managed_only=True,
+    ),
 )
 
 
@@ -93,9 +125,16 @@ def refusal_class(r: CaseResult) -> str:
     return ""
 
 
-def is_accepted(code: str, side: str, version: str) -> bool:
-    """True when the (class, side) pair is on the documented list for Codex `version`."""
-    return any(a.code == code and a.side == side and version in a.versions for a in ACCEPTED)
+def is_accepted(code: str, side: str, version: str, *, managed: bool = False) -> bool:
+    """True when the (class, side) pair is on the documented list for Codex `version` (for a
+    case run under managed requirements, `managed`, the managed-only entries count too)."""
+    return any(
+        a.code == code
+        and a.side == side
+        and version in a.versions
+        and (managed or not a.managed_only)
+        for a in ACCEPTED
+    )
 
 
 def outside_list(results: Sequence[CaseResult], version: str) -> list[tuple[CaseResult, str]]:
@@ -104,7 +143,8 @@ def outside_list(results: Sequence[CaseResult], version: str) -> list[tuple[Case
     for r in results:
         if r.case_class in ("refused-sandbox-only", "refused-evaluator-only"):
             code = refusal_class(r)
-            if not is_accepted(code, r.case_class.removeprefix("refused-"), version):
+            side = r.case_class.removeprefix("refused-")
+            if not is_accepted(code, side, version, managed=bool(r.case.managed)):
                 out.append((r, code))
     return out
 
@@ -113,9 +153,16 @@ def refusal_table(results: Sequence[CaseResult], version: str) -> str:
     """Markdown: per refusal class, refused by both / by one side (outside the list in bold)."""
     cols = ("refused-by-both", "refused-sandbox-only", "refused-evaluator-only")
     counts: Counter[tuple[str, str]] = Counter()
+    loose: Counter[tuple[str, str]] = Counter()
     for r in results:
         if r.case_class in cols:
-            counts[(refusal_class(r), r.case_class)] += 1
+            code = refusal_class(r)
+            counts[(code, r.case_class)] += 1
+            side = r.case_class.removeprefix("refused-")
+            if r.case_class != "refused-by-both" and not is_accepted(
+                code, side, version, managed=bool(r.case.managed)
+            ):
+                loose[(code, r.case_class)] += 1
     codes = sorted({c for c, _ in counts})
     lines = [
         "| refusal class | refused-by-both | refused-sandbox-only | refused-evaluator-only |",
@@ -125,9 +172,11 @@ def refusal_table(results: Sequence[CaseResult], version: str) -> str:
         cells = []
         for col in cols:
             n = counts[(code, col)]
-            side = col.removeprefix("refused-")
-            flag = n and col != "refused-by-both" and not is_accepted(code, side, version)
-            cells.append(f"**{n}** (not on the list)" if flag else str(n))
+            bad = loose[(code, col)]
+            if bad == n and n:
+                cells.append(f"**{n}** (not on the list)")
+            else:
+                cells.append(f"{n} (**{bad}** not on the list)" if bad else str(n))
         lines.append(f"| {code} | " + " | ".join(cells) + " |")
     if not codes:
         lines.append("| (none) | 0 | 0 | 0 |")
@@ -141,8 +190,10 @@ def accepted_markdown() -> str:
         "|---|---|---|---|---|",
     ]
     for a in ACCEPTED:
+        where = " (under managed requirements only)" if a.managed_only else ""
         lines.append(
-            f"| {a.code} | {a.side} | {', '.join(a.versions)} | {', '.join(a.cases)} | {a.reason} |"
+            f"| {a.code} | {a.side}{where} | {', '.join(a.versions)} | {', '.join(a.cases)} | "
+            f"{a.reason} |"
         )
     if not ACCEPTED:
         lines.append("| (none) | | | | every one-sided refusal fails the tester |")

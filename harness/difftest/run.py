@@ -21,6 +21,7 @@ from typing import Any, Literal
 from harness.codex_oracle import run_in_session, toml_inline
 from profilec.codex.enforce import enforce
 from profilec.codex.fsview import FsKind, FsSnapshot
+from profilec.codex.globs import brace_error, glob_regex
 from profilec.codex.lexical import EvaluationError
 from profilec.codex.resolve import EvalContext, resolve
 
@@ -33,6 +34,8 @@ Predictor = Callable[
     tuple[bool, dict[int, Outcome], str],
 ]
 _BEGIN = "@@BEGIN@@"
+#: Where Codex reads managed requirements on Linux (a mount point in the case's namespace).
+ETC_CODEX = "/etc/codex"
 
 
 def place(value: Any, base: str) -> Any:
@@ -139,10 +142,22 @@ def predict_as(
     base: str,
 ) -> tuple[bool, dict[int, Outcome], str]:
     """The evaluator's prediction: refused?, and allow/deny per probe (even when refused)."""
+    managed = managed_paths(case, base)
+    denied: dict[int, Outcome] = {p.idx: "deny" for p in case.probes}
+    why_managed: str | None = None
     try:
         eff = resolve(perms, PROFILE_ID, ctx)
+        for m in managed:
+            why_managed = why_managed or managed_syntax_error(m)
+        if why_managed is not None:
+            return True, denied, why_managed  # no session starts at all
+        why_managed = managed_refusal(
+            managed, eff.entries, eff.workspace_roots, declared_roots(perms, ctx)
+        )
+        if managed:
+            eff = resolve(with_managed(perms, managed), PROFILE_ID, ctx)
     except EvaluationError as exc:
-        return True, {p.idx: "deny" for p in case.probes}, f"config: {exc.message}"
+        return True, denied, f"config: {exc.message}"
     enf = enforce(eff, fs, codex_version=version)
     out: dict[int, Outcome] = {}
     for p in case.probes:
@@ -157,8 +172,135 @@ def predict_as(
         else:
             ok = enf.decide(spelled).readable
         out[p.idx] = "allow" if ok else "deny"
-    why = "; ".join(r.message for r in enf.refusals)
-    return bool(enf.refusals), out, why
+    why = "; ".join([*([why_managed] if why_managed else []), *(r.message for r in enf.refusals)])
+    return bool(enf.refusals) or why_managed is not None, out, why
+
+
+def _has_glob(path: str) -> bool:
+    return any(ch in path for ch in "*?[")
+
+
+def managed_syntax_error(path: str) -> str | None:
+    """Codex's refusal of a managed `deny_read` path it cannot parse, or None. Measured on
+    0.171.0 and 0.166.0: the components before the first one holding `* ? [` are a path, and
+    `\\`, `{`, `}` or `]` there is refused; the rest is a glob pattern, refused only when the
+    glob is invalid (an unbalanced `{`/`}`; a stray `]` or a `\\` is fine there)."""
+    parts = path.split("/")
+    first = next((i for i, part in enumerate(parts) if _has_glob(part)), len(parts))
+    prefix = "/".join(parts[:first])
+    if any(ch in prefix for ch in "\\{}]"):
+        return (
+            "failed to parse requirements layer /etc/codex/requirements.toml: unsupported "
+            f'configuration path "{path}" using POSIX path syntax'
+        )
+    if not _has_glob(path):
+        return None
+    why = brace_error(path)
+    if why is not None:
+        return f"invalid deny-read glob pattern `{path}`: error parsing glob '{path}': {why}"
+    return None
+
+
+def managed_refusal(
+    managed: Sequence[str],
+    entries: Sequence[Any],
+    workspace_roots: Sequence[str],
+    declared: Sequence[str],
+) -> str | None:
+    """Codex's refusal of a session under managed `deny_read` paths, or None: a path it cannot
+    parse (`managed_syntax_error`), or a configured entry that grants `read` or `write` at or
+    below a managed path (measured: "invalid value for `permissions.filesystem`: `<entry>` is
+    not in the allowed set all managed deny_read restrictions"). What is checked is the config:
+    an explicit entry as spelled (one on a link that leads below a managed path started), or
+    `:workspace_roots` on a declared workspace root; not the session cwd
+    (a cwd below a managed path ran), TMPDIR or /tmp (`:tmpdir` on a managed path ran), and not
+    Codex's run-time carve-outs."""
+    for m in managed:
+        why = managed_syntax_error(m)
+        if why is not None:
+            return why
+    roots = sorted(workspace_roots, key=len, reverse=True)
+    for e in entries:
+        if e.kind != "path" or e.access not in ("read", "write"):
+            continue
+        if "carve-out" in e.source or e.source.startswith((":tmpdir", ":slash_tmp")):
+            continue  # run-time paths (TMPDIR, /tmp) and carve-outs: measured, not checked
+        if e.source.startswith(":workspace_roots"):
+            root = next((r for r in roots if _under(r, e.path)), None)
+            if root not in declared:
+                continue  # the session cwd's, not declared: measured, not checked
+        for m in managed:
+            if _covers(m, e.path):  # as spelled (measured: a link leading below one ran)
+                return (
+                    f"invalid value for `permissions.filesystem`: `{e.path}` is not in the "
+                    "allowed set all managed deny_read restrictions"
+                )
+    return None
+
+
+def declared_roots(perms: Mapping[str, Any], ctx: EvalContext) -> tuple[str, ...]:
+    """The workspace roots the config declares (the profile's `workspace_roots` table, the
+    launch's), normalized as the evaluator's roots are; the session cwd is not one of them
+    unless it is declared too."""
+    table = perms[PROFILE_ID].get("workspace_roots") or {}
+    keys = [k for k, v in table.items() if v is True] if isinstance(table, Mapping) else []
+    return tuple(
+        posixpath.normpath(posixpath.join(ctx.cwd, k)) for k in (*ctx.workspace_roots, *keys)
+    )
+
+
+def _under(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _covers(managed: str, path: str) -> bool:
+    """Whether `path` is `managed` or below it (a glob: matched by it, or below a match). No
+    link is resolved: Codex applies a managed path as written (measured: a managed deny on a
+    link in a writable root refused to start as the same profile entry does, `crosses writable
+    symlink`; resolving it first left those cases running in the model)."""
+    if not _has_glob(managed):
+        return _under(managed, path)
+    rx = glob_regex(managed)
+    cur = path
+    while True:
+        if rx.fullmatch(cur):
+            return True
+        if cur == "/":
+            return False
+        cur = posixpath.dirname(cur)
+
+
+def managed_paths(case: Case, base: str) -> tuple[str, ...]:
+    """The case's managed `deny_read` paths, placed under `base`."""
+    return tuple(place(m, base) for m in case.managed)
+
+
+def with_managed(perms: Mapping[str, Any], managed: Sequence[str]) -> dict[str, Any]:
+    """What a session runs under managed requirements: Codex pushes every `deny_read` entry
+    into the profile's filesystem policy as a deny entry (the strongest access at its path), so
+    the evaluator sees the profile with a `deny` at each one."""
+    out = dict(perms)
+    if not managed:
+        return out
+    prof = dict(out[PROFILE_ID])
+    fs = dict(prof.get("filesystem", {}))
+    for path in managed:
+        fs[path] = "deny"
+    prof["filesystem"] = fs
+    out[PROFILE_ID] = prof
+    return out
+
+
+def managed_dir(base: str) -> str:
+    """Where a case's requirements file is written: beside its tree, outside it (the probes
+    never see it, and the tree's snapshot does not hold it)."""
+    return f"{base}.etc-codex"
+
+
+def requirements_text(managed: Sequence[str]) -> str:
+    """The managed requirements file of a case: its `deny_read` list only."""
+    items = ", ".join(toml_inline(p) for p in managed)
+    return f"[permissions.filesystem]\ndeny_read = [{items}]\n"
 
 
 def _follows_to_file(fs: FsSnapshot, spelled: str) -> bool:
@@ -251,10 +393,22 @@ def run_codex(
     *,
     timeout: float = 60.0,
 ) -> Observed:
-    """Run the case's script under `codex sandbox -P` and judge each probe."""
+    """Run the case's script under `codex sandbox -P` and judge each probe. A case with managed
+    `deny_read` paths runs under them as a session would: the requirements file is bound over
+    /etc/codex in a private mount namespace (needs root) and `--include-managed-config` makes
+    `codex sandbox` read it."""
     wmark = f"PCW{case.seed % 100000}x{case.index}"
-    argv = [str(codex), "sandbox", "-P", PROFILE_ID, *overrides(perms), "-C", f"{base}/{case.cwd}"]
-    argv += ["--", "sh", "-c", script(plans, wmark)]
+    managed = managed_paths(case, base)
+    include = ["--include-managed-config"] if managed else []
+    argv = [str(codex), "sandbox", *include, "-P", PROFILE_ID, *overrides(perms)]
+    argv += ["-C", f"{base}/{case.cwd}", "--", "sh", "-c", script(plans, wmark)]
+    if managed:
+        etc = managed_dir(base)
+        os.makedirs(etc, mode=0o755, exist_ok=True)
+        Path(etc, "requirements.toml").write_text(requirements_text(managed), encoding="utf-8")
+        os.makedirs(ETC_CODEX, mode=0o755, exist_ok=True)
+        bind = f'mount --bind "$0" {ETC_CODEX} && exec "$@"'
+        argv = ["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", bind, etc, *argv]
     env = {"PATH": "/usr/bin:/bin", "HOME": f"{base}/{case.home}", "CODEX_HOME": codex_home}
     if case.tmpdir:
         env["TMPDIR"] = f"{base}/{case.tmpdir}"

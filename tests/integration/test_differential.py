@@ -14,6 +14,7 @@ test can fail.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,3 +128,31 @@ def test_the_floor_needs_its_own_model(workdir: Path) -> None:
     stricter = [d for r in res for d in r.disagreements if d.observed == "deny"]
     loose = outside_list(res, FLOOR)
     assert stricter or loose, table(res, FLOOR)
+
+
+def test_about_two_cases_in_five_run_under_managed_requirements(
+    version: str, results: list[CaseResult]
+) -> None:
+    """The cases with a managed `deny_read` list ran under it as a session does (bound over
+    /etc/codex, `codex sandbox --include-managed-config`) and were judged by the same rules."""
+    managed = [r for r in results if r.case.managed]
+    ran = [r for r in managed if r.case_class == "ran"]
+    assert len(managed) >= 180 and len(ran) >= 50, table(results, version)
+    assert sum(len(r.probes) for r in ran) >= 1000
+
+
+def test_control_a_predictor_blind_to_the_requirements_disagrees(
+    version: str, workdir: Path
+) -> None:
+    """Negative control: the same managed cases judged as if no requirements were in force
+    disagree (Codex masked what the blind model allows, or refused to start what it would
+    run), so the requirements really reached the sandbox."""
+    cases = [c for c in cases_for(20261203, 100) if c.managed]
+
+    def blind(case, perms, ctx, fs, base):  # type: ignore[no-untyped-def]
+        return predictor_for(version)(dataclasses.replace(case, managed=()), perms, ctx, fs, base)
+
+    res = run_many(binary(version), cases, workdir / f"blind-{version}", predictor=blind)
+    stricter = [d for r in res for d in r.disagreements if d.observed == "deny"]
+    refused = [r for r in res if r.case_class == "refused-sandbox-only"]
+    assert len(stricter) + len(refused) >= 10, table(res, version)

@@ -192,3 +192,53 @@ def test_concurrent_codex_runs_never_share_a_codex_home(tmp_path: Path) -> None:
     assert all(len(h) == 1 for h in homes_by_thread.values())
     assert len({h for hs in homes_by_thread.values() for h in hs}) == len(homes_by_thread)
     assert all(Path(h).parent == tmp_path / "ch" for _, _, h in seen)
+
+
+def test_a_managed_only_acceptance_covers_only_cases_under_managed_requirements() -> None:
+    """An entry with `managed_only` accepts the one-sided refusal of a case run under managed
+    requirements (3:0 has a managed `deny_read` list) and not the same refusal elsewhere (3:1)."""
+    from harness.difftest import refusals
+    from harness.difftest.compare import CaseResult
+
+    under, plain = make_case(3, 0), make_case(3, 1)
+    assert under.managed and not plain.managed
+    msg = "bwrap: Can't chdir to /x: Permission denied"
+    rows = [
+        CaseResult(under, "refused-sandbox-only", (), (), "", msg),
+        CaseResult(plain, "refused-sandbox-only", (), (), "", msg),
+    ]
+    accepted = refusals.Accepted(
+        "cwd-denied", "sandbox-only", ("0.171.0",), "test", ("3:0",), managed_only=True
+    )
+    old = refusals.ACCEPTED
+    refusals.ACCEPTED = (accepted,)
+    try:
+        assert [r.case.case_id for r, _c in refusals.outside_list(rows, "0.171.0")] == ["3:1"]
+        assert "| cwd-denied | 0 | 2 (**1** not on the list) | 0 |" in refusals.refusal_table(
+            rows, "0.171.0"
+        )
+    finally:
+        refusals.ACCEPTED = old
+
+
+def test_managed_cases_hold_directories_and_their_requirements_parse_as_toml(
+    tmp_path: Path,
+) -> None:
+    """About two cases in five run under managed requirements; each names 1-2 directories of
+    its tree, and the file the runner binds over /etc/codex is TOML holding exactly them."""
+    import tomllib
+
+    from harness.difftest.run import managed_paths, requirements_text, with_managed
+
+    cases = [make_case(11, i) for i in range(100)]
+    under = [c for c in cases if c.managed]
+    assert 25 <= len(under) <= 55
+    for c in under:
+        dirs = {f"@/{n.rel}" for n in c.nodes if n.kind == "dir"}
+        assert set(c.managed) <= dirs and 1 <= len(c.managed) <= 2
+        assert "managed" in c.tags
+        placed = managed_paths(c, str(tmp_path))
+        doc = tomllib.loads(requirements_text(placed))
+        assert doc == {"permissions": {"filesystem": {"deny_read": list(placed)}}}
+        merged = with_managed(place(c.permissions, str(tmp_path)), placed)
+        assert all(merged["dt"]["filesystem"][p] == "deny" for p in placed)

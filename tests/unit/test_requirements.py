@@ -293,3 +293,20 @@ def test_a_store_that_holds_the_workspace_is_refused(tmp_path: Path) -> None:
     manifest.write_text(f'credential_stores = ["{lay.base}"]\n' + manifest.read_text())
     with pytest.raises(UnsafeRootError, match="credential-store"):
         _bundle(lay)
+
+
+@pytest.mark.parametrize("ch", ["{", "}", "\\"])
+def test_a_vault_path_codex_cannot_parse_as_a_requirement_is_refused(
+    tmp_path: Path, ch: str
+) -> None:
+    """Codex reads `\\`, `{` and `}` in a profile key literally, but refuses them in a
+    requirements `deny_read` path: "failed to parse requirements layer ...: unsupported
+    configuration path "<path>" using POSIX path syntax in `permissions.filesystem.deny_read`"
+    (measured on 0.171.0 and 0.166.0 by the differential tester's managed cases), and then no
+    session on the host starts. The profiles compile; the requirements are refused (exit 5)."""
+    lay = make_layout(tmp_path / f"l{ch}x", hop_dir=True)
+    bundle = _bundle(lay)  # the profiles hold the vault as a literal key
+    with pytest.raises(UnsafeRootError) as err:
+        render_requirements(bundle)
+    assert repr(ch)[1:-1] in err.value.message or ch in err.value.message
+    assert "requirements" in err.value.message
