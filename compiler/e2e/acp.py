@@ -47,7 +47,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..compat_matrix import excerpt
 from ..emit.codex_home import ensure_writer_lock
 from ..emit.launch import render_launch_with
@@ -65,7 +64,7 @@ from .adapters import (
     split_method,
 )
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
-from .layout import ACP_TREE, Layout, build_layout
+from .layout import ACP_TREE, Layout, build_layout, requirements_prefix
 
 Result = Literal["held", "lost", "not-supported", "error"]
 
@@ -555,19 +554,10 @@ def build_launch(
 
 
 def with_requirements(launch: Launch, text: str, layout: Layout) -> Launch:
-    """The same launch under managed requirements `text`: written to a root-owned directory
-    in the layout (removed with it) and bound over /etc/codex in a private mount namespace
-    (nothing outside the adapter's process tree sees it; needs root). The host's /etc/codex
-    is created as the mount point when missing (an empty directory: Codex reads only the file
-    in it)."""
-    source = os.path.join(layout.base, "etc-codex")
-    os.makedirs(source, mode=0o755, exist_ok=True)
-    write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
-    os.makedirs(os.path.dirname(REQUIREMENTS_FILE), mode=0o755, exist_ok=True)
-    target = os.path.dirname(REQUIREMENTS_FILE)
-    script = f'mount --bind "$0" {target} && exec "$@"'
-    prefix = ("unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, source)
-    return Launch((*prefix, *launch.argv), launch.env, (*launch.files, source))
+    """The same launch under managed requirements `text`, bound over /etc/codex in a private
+    mount namespace (`layout.requirements_prefix`; the file is removed with the layout)."""
+    prefix = requirements_prefix(text, layout.base)
+    return Launch((*prefix, *launch.argv), launch.env, (*launch.files, prefix[-1]))
 
 
 def _base_env(layout: Layout) -> dict[str, str]:

@@ -66,6 +66,7 @@ from ..codex.vocabulary import (
 from ..compat_matrix import excerpt
 from ..emit.codex_home import write_codex_home
 from ..emit.overrides import override_lines
+from ..emit.requirements import render_requirements
 from ..errors import EnvironmentMissingError
 from ..models.compat import CompatibilityMatrix, MatrixRow, Result
 from ..models.compiled import CompiledBundle
@@ -74,7 +75,7 @@ from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_binary, codex_version
 from .jsonrpc import JsonRpcClient, RpcClosed, RpcError, RpcTimeout
-from .layout import APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout
+from .layout import APPSERVER_TREE, SCRATCH_PARENT, Layout, build_layout, requirements_prefix
 
 ADAPTER = "codex app-server"
 LAUNCH_METHODS: tuple[str, ...] = ("app-server -c", "codex-home", "thread config")
@@ -399,9 +400,13 @@ class _Session:
     proc: AppServer | None = None
     leaked: bool = False
     sent_mark: int = 0
+    #: The managed requirements the app-server runs under (None: none).
+    requirements: str | None = None
 
     def argv(self) -> list[str]:
         args = [self.codex, "app-server"]
+        if self.requirements is not None:
+            args = [*requirements_prefix(self.requirements, self.layout.base), *args]
         for line in self.server.provider_overrides():
             args += ["-c", line]
         if self.method == "app-server -c" and self.bundle is not None:
@@ -671,12 +676,14 @@ def run_method(
     events: Sequence[str] | None = None,
     mutate: Callable[[CompiledBundle], CompiledBundle] | None = None,
     keep: bool = False,
+    managed: bool = False,
 ) -> list[EventOutcome]:
     """All session events for one launch method on a fresh layout (see the module docstring).
 
     `default_permissions` (with method "app-server -c" and no bundle profile) is how a control
     selects a built-in profile instead of the compiled one; `mutate` breaks the compiled bundle
-    on purpose (a control).
+    on purpose (a control); `managed` runs the app-server under profilec's managed requirements
+    for the layout (bound over /etc/codex in a private mount namespace; needs root).
     """
     layout = build_layout(APPSERVER_TREE, parent)
     out: list[EventOutcome] = []
@@ -689,6 +696,8 @@ def run_method(
             write_codex_home(bundle, layout.codex_home)
         with ScriptedModelServer() as server:
             s = _Session(method, layout, bundle, server, codex, timeout, default_permissions)
+            if managed and bundle is not None:
+                s.requirements = render_requirements(bundle)
             try:
                 _probe_first_thread(s, wanted, out, bundle, timeout)
                 _probe_thread_sandboxes(s, wanted, out, timeout)

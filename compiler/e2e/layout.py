@@ -18,8 +18,9 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 
-from ..codex.vocabulary import CARVE_OUTS
+from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE
 from ..emit.codex_home import ensure_writer_lock
+from ..fsio import write_atomic
 
 #: Where layouts go by default: under /tmp, which :workspace and a legacy workspaceWrite policy
 #: make writable, so a profile whose holder-directory read entries were dropped shows as a
@@ -162,3 +163,18 @@ def build_layout(tree: Tree, parent: str | None = None) -> Layout:
         tmpdir=tmpdir,
         home=home,
     )
+
+
+def requirements_prefix(text: str, base: str) -> tuple[str, ...]:
+    """The argv prefix that runs a command under managed requirements `text`: the file is
+    written to a root-owned directory under `base` (removed with the tree) and bound over
+    /etc/codex in a private mount namespace, so nothing outside that process tree sees it
+    (needs root). The host's /etc/codex is created as the mount point when missing (an empty
+    directory: Codex reads only the file in it)."""
+    source = os.path.join(base, "etc-codex")
+    os.makedirs(source, mode=0o755, exist_ok=True)
+    write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
+    target = os.path.dirname(REQUIREMENTS_FILE)
+    os.makedirs(target, mode=0o755, exist_ok=True)
+    script = f'mount --bind "$0" {target} && exec "$@"'
+    return ("unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, source)

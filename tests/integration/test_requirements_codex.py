@@ -200,3 +200,42 @@ def test_no_config_layer_hook_runs_under_the_requirements(
     ran, evidence = _hook_ran(core, lay, etc if managed else None, mark)
     assert "turn-ran=True" in evidence, evidence  # the session started and ran its turn
     assert ran is (not managed), evidence
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["requirements", "control"])
+def test_a_direct_app_server_client_sending_legacy_policies(
+    core: Path, var_tmp_base: Path, managed: bool
+) -> None:
+    """A client of `codex app-server` itself (a launcher, not an adapter) that sends a legacy
+    `sandboxPolicy` on turn/start with an approval policy the requirements allow (`never`),
+    after a thread in profilec's profile, from profilec's CODEX_HOME config. Under the
+    requirements: readOnly and workspaceWrite turns run the legacy policy (no active profile)
+    and still deny the vault and keep the holder directories read-only; dangerFullAccess is
+    refused by Codex. The control, without the requirements, leaks the marker in
+    dangerFullAccess. (PC023 still flags a launcher that sends any legacy policy.)"""
+    from profilec.e2e.appserver import LEGACY_EVENTS, run_method
+
+    rows = {
+        o.session_event: o
+        for o in run_method(
+            str(core),
+            "codex-home",
+            managed=managed,
+            parent=str(var_tmp_base),
+            events=("new", *LEGACY_EVENTS),
+        )
+    }
+    assert rows["new"].result == "held", rows["new"].evidence
+    for kind in ("readOnly", "workspaceWrite"):
+        o = rows[f"legacy-sandboxPolicy:{kind}"]
+        assert o.result == "held" and o.active_profile in (None, "None"), (kind, o.evidence)
+        assert "write:codex-home rc=1" in o.evidence, o.evidence
+    full = rows["legacy-sandboxPolicy:dangerFullAccess"]
+    if managed:
+        assert full.result == "error", full.evidence
+        assert (
+            "`DangerFullAccess` is not in the allowed set [read-only, workspace-write] "
+            "(set by /etc/codex/requirements.toml)"
+        ) in full.evidence
+    else:
+        assert full.result == "lost", full.evidence
