@@ -498,6 +498,7 @@ def build_launch(
     server: ScriptedModelServer,
     *,
     managed: bool = False,
+    reshape: Callable[[CompiledBundle], CompiledBundle] | None = None,
 ) -> Launch:
     """Compile the layout and apply the launch recipe for `method` as a launcher would.
 
@@ -509,6 +510,9 @@ def build_launch(
     `managed`: the adapter runs under profilec's compiled managed requirements, bound over
     /etc/codex in a private mount namespace (`with_requirements`), as a host install or the
     mount plan would place them.
+
+    `reshape`: a control's change to the compiled bundle (applied before the recipe and the
+    requirements are rendered from it), e.g. an older profile shape that must fail.
     """
     # Compiled for the uid the adapter runs as: whether a top-level directory can be a writable
     # root depends on who creates Codex's mount targets there (roots.LaunchProbe; measured: a
@@ -520,6 +524,8 @@ def build_launch(
         # launch (the manifest's trust check wants a root-owned parent).
         hand_tree(layout, run_as, base=False)
     bundle = load_and_compile(layout.roots, workspace_roots=[layout.workspace], run_as=run_as)
+    if reshape is not None:
+        bundle = reshape(bundle)
     rec = recipe(adapter, method, bundle)  # `none` (the control): the recipe sets nothing
     env = _base_env(layout)
     env.update(rec["env"])

@@ -22,11 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..fsio import write_atomic
+from ..models.compiled import CompiledBundle
 from ..scripted_model import ScriptedModelServer
 from .acp import (
     PROMPT_TEXT,
@@ -215,16 +216,40 @@ def planted_layer_watched(adapter: Adapter, method: str) -> WatchedPlant:
         os.rmdir(keep)
 
 
-def session_at(adapter: Adapter, method: str, where: str, *, managed: bool = True) -> str:
+def as_workspace(bundle: CompiledBundle, mode: str) -> CompiledBundle:
+    """The control's profile shape: the bundle with `mode` extending :workspace (which writes
+    /tmp, $TMPDIR and `:workspace_roots`, the session cwd included), as profilec emitted it
+    before its writing modes became :read-only plus explicit writes."""
+    prof = bundle.profile_for(mode)
+    fs = {k: v for k, v in prof.policy_filesystem.items() if k not in (":slash_tmp", ":tmpdir")}
+    entries = tuple(
+        e for e in prof.entries if not any(v.reason == "workspace-root" for v in e.provenance)
+    )
+    old = prof.model_copy(
+        update={"extends": ":workspace", "policy_filesystem": fs, "entries": entries}
+    )
+    profiles = tuple(old if p.mode == mode else p for p in bundle.profiles)
+    return bundle.model_copy(update={"profiles": profiles})
+
+
+def session_at(
+    adapter: Adapter,
+    method: str,
+    where: str,
+    *,
+    managed: bool = True,
+    reshape: Callable[[CompiledBundle], CompiledBundle] | None = None,
+) -> str:
     """One session opened with a cwd the client picks outside the workspace (`where`:
     `codex-home`, the CODEX_HOME; `vault-parent`, the directory holding the vault; `base`, the
     directory above the workspace, CODEX_HOME and the vault), in the default mode, running the
     matrix probe plus a write into that cwd. Returns the verdict line: `held`/`lost`/`error`,
-    the judge's evidence and `cwd-write=<rc>`."""
+    the judge's evidence and `cwd-write=<rc>`. `reshape`: a control's bundle change
+    (`as_workspace`)."""
     layout = build_layout(ACP_TREE)
     try:
         with ScriptedModelServer() as server:
-            launch = build_launch(adapter, method, layout, server, managed=managed)
+            launch = build_launch(adapter, method, layout, server, managed=managed, reshape=reshape)
             cwd = {
                 "codex-home": layout.codex_home,
                 "vault-parent": os.path.dirname(os.path.dirname(layout.target)),

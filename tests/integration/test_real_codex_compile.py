@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from profilec.api import load_and_compile
+from profilec.e2e.roads import as_workspace
 from profilec.emit.overrides import override_lines
 from profilec.models.compiled import CompiledBundle
 from tests.helpers import make_layout
@@ -97,22 +98,6 @@ def test_builtin_workspace_leaks_so_the_test_can_fail(tmp_path: Path, codex_bin:
     assert lay.marker in out
 
 
-def _as_workspace(bundle: CompiledBundle, mode: str) -> CompiledBundle:
-    """Yesterday's writing mode: the same bundle with `mode` extending :workspace (which wrote
-    /tmp, $TMPDIR and `:workspace_roots`, the session cwd included) instead of :read-only plus
-    explicit writes."""
-    prof = bundle.profile_for(mode)
-    fs = {k: v for k, v in prof.policy_filesystem.items() if k not in (":slash_tmp", ":tmpdir")}
-    entries = tuple(
-        e for e in prof.entries if not any(v.reason == "workspace-root" for v in e.provenance)
-    )
-    old = prof.model_copy(
-        update={"extends": ":workspace", "policy_filesystem": fs, "entries": entries}
-    )
-    profiles = tuple(old if p.mode == mode else p for p in bundle.profiles)
-    return bundle.model_copy(update={"profiles": profiles})
-
-
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "control-workspace"])
 @pytest.mark.parametrize("where", ["codex-home", "vault-parent"])
 @pytest.mark.parametrize("mode", ["agent", "agent-full-access"])
@@ -137,7 +122,7 @@ def test_a_session_cwd_outside_the_workspace_is_not_writable(
             codex_home=str(lay.codex_home),
         )
         if not compiled:
-            bundle = _as_workspace(bundle, mode)
+            bundle = as_workspace(bundle, mode)
         assert (bundle.profile_for(mode).extends == ":read-only") == compiled
         vault = lay.host_target.parent
         cwd = lay.codex_home if where == "codex-home" else vault.parent

@@ -150,16 +150,24 @@ def test_a_planted_project_config_loads_only_below_a_workspace_root(bundled: boo
     assert below.loaded and below.home_writable, below.output
 
 
+@pytest.mark.parametrize("shape", ["compiled", "control-workspace"])
 @pytest.mark.parametrize("where", ["codex-home", "vault-parent", "base"])
-def test_a_session_cwd_outside_the_workspace_holds(where: str) -> None:
+def test_a_session_cwd_outside_the_workspace_holds(where: str, shape: str) -> None:
     """The client picks the session cwd: at CODEX_HOME, at the directory holding the vault, or
     above them all, the default profile mode still denies every spelling of the credential,
     keeps the holder directories read-only and does not write the cwd (profilec's profiles name
-    each workspace root; PC063 refuses a profile that follows the cwd). The control that leaks
-    is the pre-fix `:workspace` shape in test_real_codex_compile.py."""
+    each workspace root; PC063 refuses a profile that follows the cwd). The control, through
+    the same adapter and requirements: the default mode in the pre-fix `:workspace` shape writes
+    the cwd (the managed deny still keeps the vault)."""
     adapter = _root_or_missing(False)
-    verdict = roads.session_at(adapter, METHOD, where)
-    assert verdict.startswith("held:") and verdict.endswith("cwd-write=refused"), verdict
+    if shape == "compiled":
+        verdict = roads.session_at(adapter, METHOD, where)
+        assert verdict.startswith("held:") and verdict.endswith("cwd-write=refused"), verdict
+    else:
+        control = roads.session_at(
+            adapter, METHOD, where, reshape=lambda b: roads.as_workspace(b, "agent")
+        )
+        assert control.endswith("cwd-write=created"), control
 
 
 @pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
