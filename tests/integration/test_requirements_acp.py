@@ -37,6 +37,15 @@ REFUSED_FULL_ACCESS = (
 )
 
 
+def _zed_or_missing() -> adapters.Adapter:
+    adapter = adapters.zed_adapter()
+    if adapter.missing:
+        missing(adapter.missing)
+    if os.geteuid() != 0:
+        missing("binding /etc/codex in a private mount namespace needs root")
+    return adapter
+
+
 def _root_or_missing(bundled: bool) -> adapters.Adapter:
     adapter = adapters.ts_adapter(bundled_codex=bundled)
     if adapter.missing:
@@ -104,11 +113,7 @@ def test_zed_adapter_under_the_managed_requirements() -> None:
     policy (exact Codex text below), so a client cannot leave the default profile. New, loaded
     and resumed sessions hold. The control, without requirements, is the same harness run in
     test_e2e_acp.py (the presets selected and run; auto and full-access lose)."""
-    adapter = adapters.zed_adapter()
-    if adapter.missing:
-        missing(adapter.missing)
-    if os.geteuid() != 0:
-        missing("binding /etc/codex in a private mount namespace needs root")
+    adapter = _zed_or_missing()
     rows = [o.row for o in run_adapter_method(adapter, METHOD, managed=True)]
     by_event = {r.session_event: (r.result, r.evidence) for r in rows}
     assert {"mode:read-only", "mode:auto", "mode:full-access"} <= set(by_event), sorted(by_event)
@@ -150,24 +155,41 @@ def test_a_planted_project_config_loads_only_below_a_workspace_root(bundled: boo
     assert below.loaded and below.home_writable, below.output
 
 
+@pytest.mark.parametrize("kind", ["ts", "zed"])
 @pytest.mark.parametrize("shape", ["compiled", "control-workspace"])
 @pytest.mark.parametrize("where", ["codex-home", "vault-parent", "base"])
-def test_a_session_cwd_outside_the_workspace_holds(where: str, shape: str) -> None:
+def test_a_session_cwd_outside_the_workspace_holds(where: str, shape: str, kind: str) -> None:
     """The client picks the session cwd: at CODEX_HOME, at the directory holding the vault, or
     above them all, the default profile mode still denies every spelling of the credential,
     keeps the holder directories read-only and does not write the cwd (profilec's profiles name
-    each workspace root; PC063 refuses a profile that follows the cwd). The control, through
-    the same adapter and requirements: the default mode in the pre-fix `:workspace` shape writes
-    the cwd (the managed deny still keeps the vault)."""
-    adapter = _root_or_missing(False)
+    each workspace root; PC063 refuses a profile that follows the cwd), through either ACP
+    adapter. The control, through the same adapter and requirements: the default mode in the
+    pre-fix `:workspace` shape writes the cwd (the managed deny still keeps the vault). Through
+    zed's adapter that control runs no command at all with the cwd at CODEX_HOME (measured),
+    so there it only shows the shape is not held."""
+    adapter = _root_or_missing(False) if kind == "ts" else _zed_or_missing()
     if shape == "compiled":
         verdict = roads.session_at(adapter, METHOD, where)
         assert verdict.startswith("held:") and verdict.endswith("cwd-write=refused"), verdict
-    else:
-        control = roads.session_at(
-            adapter, METHOD, where, reshape=lambda b: roads.as_workspace(b, "agent")
-        )
+        return
+    control = roads.session_at(
+        adapter, METHOD, where, reshape=lambda b: roads.as_workspace(b, "agent")
+    )
+    assert not control.startswith("held:"), control
+    if (kind, where) != ("zed", "codex-home"):
         assert control.endswith("cwd-write=created"), control
+
+
+def test_zeds_adapter_loads_no_project_config_from_the_session_cwd() -> None:
+    """@zed-industries/codex-acp 0.16.0 does not mark the session cwd a trusted project: the
+    same plant that loads through agentclientprotocol/codex-acp (above) stays inert in a
+    session opened in `<ws>/sub`, and at the root (the probe ran: its output reached the
+    model)."""
+    adapter = _zed_or_missing()
+    for below in (False, True):
+        seen = roads.planted_project_layer(adapter, METHOD, below_root=below)
+        assert "home-rc=" in seen.output, seen.output
+        assert not seen.loaded and not seen.home_writable, (below, seen.output)
 
 
 @pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
