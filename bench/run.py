@@ -48,7 +48,7 @@ from bench.check import _layout  # noqa: E402
 RUNS = max(5, int(os.environ.get("BENCH_RUNS", "5")))
 PY = sys.executable
 CLI = [PY, "-m", "profilec.cli"]
-GROUPS = ("startup", "scale", "check", "canary")
+GROUPS = ("startup", "scale", "check", "canary", "watch")
 #: Reference figures (issue 34): printed beside the measurement, never asserted.
 COMPILE_VS_APP_REFERENCE = 1.6
 LOAD_AND_COMPILE_REFERENCE = 0.015
@@ -185,6 +185,57 @@ def in_process(manifest: Path, home: Path, launch_tmp: Path) -> list[Figure]:
         ),
         Figure("in-process `load_and_compile()`, 10 roots (reads files)", statistics.median(edge)),
     ]
+
+
+def watch_figures(tmp: Path) -> tuple[list[Figure], str]:
+    """`profilec watch`'s tree scan for planted project config folders (compiler/projectlayers.py)
+    over 22,040 directories, beside its floor: a bare recursive `os.scandir` of the same tree
+    (what any look at every directory costs). Interleaved, medians of RUNS rounds."""
+    from profilec import projectlayers
+    from profilec.watch import SCAN_DUTY
+
+    root = tmp / "watch-tree"
+    for a in range(40):
+        for b in range(50):
+            for c in range(10):
+                d = root / f"d{a}" / f"e{b}" / f"f{c}"
+                d.mkdir(parents=True)
+                (d / "x.py").touch()
+
+    def bare() -> int:
+        n, stack = 0, [str(root)]
+        while stack:
+            with os.scandir(stack.pop()) as it:
+                n += 1
+                stack.extend(e.path for e in it if e.is_dir(follow_symlinks=False))
+        return n
+
+    scans, floors = [], []
+    dirs = bare()
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        seen = projectlayers.scan(str(root))
+        scans.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        bare()
+        floors.append(time.perf_counter() - t0)
+    assert seen.complete and not seen.found
+    scan, floor = statistics.median(scans), statistics.median(floors)
+    rows = [
+        Figure(f"bare `os.scandir` of {dirs:,} directories (floor)", floor),
+        Figure(
+            f"`watch` project-config scan, {dirs:,} directories",
+            scan,
+            ratio_to="scandir floor",
+            floor=floor,
+        ),
+    ]
+    verdict = (
+        f"watch: one project-config scan of {dirs:,} directories takes {ms(scan)}; the next "
+        f"starts {SCAN_DUTY:g}x that later, so a planted folder is seen within about "
+        f"{ms(scan * (1 + SCAN_DUTY))} plus one poll"
+    )
+    return rows, verdict
 
 
 def canary_figures(ex: Path, launch_tmp: Path) -> list[Figure]:
@@ -448,6 +499,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         if "canary" in groups and ex is not None:
             rows += canary_figures(ex, launch_tmp)
+        if "watch" in groups:
+            figures, verdict = watch_figures(Path(tmp))
+            rows += figures
+            verdicts.append(verdict)
 
     print()
     print("| figure | median wall | ratio | median CPU | peak RSS |")
