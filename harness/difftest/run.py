@@ -141,7 +141,10 @@ def predict_as(
     fs: FsSnapshot,
     base: str,
 ) -> tuple[bool, dict[int, Outcome], str]:
-    """The evaluator's prediction: refused?, and allow/deny per probe (even when refused)."""
+    """The evaluator's prediction: refused?, and allow/deny per probe (even when refused). A
+    case under managed requirements is predicted with them: a file Codex cannot parse starts
+    nothing; otherwise the managed paths are deny entries, and a re-grant of one is a refusal
+    whose probes are still predicted (`managed_refusal`)."""
     managed = managed_paths(case, base)
     denied: dict[int, Outcome] = {p.idx: "deny" for p in case.probes}
     why_managed: str | None = None
@@ -207,18 +210,14 @@ def managed_refusal(
     workspace_roots: Sequence[str],
     declared: Sequence[str],
 ) -> str | None:
-    """Codex's refusal of a session under managed `deny_read` paths, or None: a path it cannot
-    parse (`managed_syntax_error`), or a configured entry that grants `read` or `write` at or
-    below a managed path (measured: "invalid value for `permissions.filesystem`: `<entry>` is
-    not in the allowed set all managed deny_read restrictions"). What is checked is the config:
+    """Codex's refusal of a session under managed `deny_read` paths that parse, or None: a
+    configured entry that grants `read` or `write` at or below a managed path (measured:
+    "invalid value for `permissions.filesystem`: `<entry>` is not in the allowed set all
+    managed deny_read restrictions"). What is checked is the config:
     an explicit entry as spelled (one on a link that leads below a managed path started), or
     `:workspace_roots` on a declared workspace root; not the session cwd
     (a cwd below a managed path ran), TMPDIR or /tmp (`:tmpdir` on a managed path ran), and not
     Codex's run-time carve-outs."""
-    for m in managed:
-        why = managed_syntax_error(m)
-        if why is not None:
-            return why
     roots = sorted(workspace_roots, key=len, reverse=True)
     for e in entries:
         if e.kind != "path" or e.access not in ("read", "write"):
