@@ -5,8 +5,6 @@ scan runs at most one part in ten of the time (compiler/watch.py ProjectLayers).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -17,6 +15,7 @@ from profilec.api import load_and_compile
 from profilec.models.compiled import CompiledBundle
 from profilec.watch import ProjectLayers, watch_bundle
 from tests.helpers import Layout, make_layout
+from tests.unit.test_watch import _cli, _started
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(encoding="utf-8"))
@@ -148,28 +147,8 @@ def test_a_tree_grown_past_the_limit_is_drift(lay: Layout, monkeypatch: pytest.M
 
 
 def test_cli_reports_a_planted_project_config_and_exits_9(lay: Layout) -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "profilec.cli",
-            "watch",
-            "--roots",
-            str(lay.manifest),
-            "--workspace-root",
-            str(lay.workspace),
-            "--codex-home",
-            str(lay.codex_home),
-            "--interval",
-            "0.05",
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    assert proc.stderr.readline().startswith("profilec: watch: watching ")
+    proc = _cli(lay, "--interval", "0.05")
+    _started(proc)
     planted = _config(lay.workspace / "deep" / "er")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 9, err
