@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..codex.vocabulary import BUILTIN_WORKSPACE, SPECIAL_SLASH_TMP, SPECIAL_TMPDIR
 from ..fsio import write_atomic
 from ..models.compiled import CompiledBundle
 from ..scripted_model import ScriptedModelServer
@@ -221,12 +222,13 @@ def as_workspace(bundle: CompiledBundle, mode: str) -> CompiledBundle:
     /tmp, $TMPDIR and `:workspace_roots`, the session cwd included), as profilec emitted it
     before its writing modes became :read-only plus explicit writes."""
     prof = bundle.profile_for(mode)
-    fs = {k: v for k, v in prof.policy_filesystem.items() if k not in (":slash_tmp", ":tmpdir")}
+    tmp = (SPECIAL_SLASH_TMP, SPECIAL_TMPDIR)
+    fs = {k: v for k, v in prof.policy_filesystem.items() if k not in tmp}
     entries = tuple(
         e for e in prof.entries if not any(v.reason == "workspace-root" for v in e.provenance)
     )
     old = prof.model_copy(
-        update={"extends": ":workspace", "policy_filesystem": fs, "entries": entries}
+        update={"extends": BUILTIN_WORKSPACE, "policy_filesystem": fs, "entries": entries}
     )
     profiles = tuple(old if p.mode == mode else p for p in bundle.profiles)
     return bundle.model_copy(update={"profiles": profiles})
