@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..audit.drift import recompile
+from ..compiled import compile_step, no_plan_layout
 from ..check.checker import Checker, validate
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError
 from ..flags import CompileFlags
 from ..formats import CHECK_FORMATS
 from ..inputs import Inputs
 from ..models.check import SEVERITY_RANK, CheckReport
-from ..pipeline import compile_inputs
 from ..settings import now_utc
 from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings
@@ -88,8 +88,10 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         if drift is not None:
             return CheckOutcome(stderr=drift.report, error=drift.error)
         bundle = compiled.bundle
-    if not request.foreign and bundle is None:
-        bundle = compile_inputs(edge)
+    if request.foreign:
+        no_plan_layout(request, "--config/--overrides/--acp-json")
+    elif bundle is None:
+        bundle = compile_step(edge).bundle
     canary = probe_findings(bundle, progress) if request.canary and bundle is not None else None
     report = checker.run(None if request.foreign else bundle, canary)
     text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())

@@ -55,7 +55,7 @@ from ..fsio import write_atomic
 from ..models.compat import MatrixRow
 from ..models.compiled import CompiledBundle
 from ..models.launch import AdapterCatalog
-from ..pipeline import load_and_compile
+from ..library import load_and_compile
 from ..procs import cmdline_matches, end_processes, start_time
 from ..scripted_model import FINAL_TEXT, ScriptedModelServer
 from .adapters import (

@@ -51,7 +51,7 @@ from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
 from ..models.compat import MatrixRow, Result
 from ..models.compiled import CompiledBundle
-from ..pipeline import load_and_compile
+from ..library import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_binary, codex_version

@@ -24,7 +24,7 @@ from profilec.emit.requirements import (
 )
 from profilec.errors import UnsafeRootError
 from profilec.models.compiled import CompiledBundle
-from profilec.pipeline import load_and_compile
+from profilec.library import load_and_compile
 from tests.helpers import Layout, make_layout, write_manifest
 
 
