@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .audit.drift import verify
 from .bundle.load import compile_document
 from .bundle.lock import render_lock
+from .compiled import compile_step
 from .emit.codex_home import write_codex_home as _write_codex_home
 from .emit.launch import adapters_of, render_launch_with
 from .emit.overrides import override_lines as _override_lines
@@ -47,8 +48,6 @@ from .flags import text as flag_text
 from .formats import COMPILE_FORMATS
 from .fsio import write_atomic
 from .inputs import Inputs
-from .models.compiled import CompiledBundle
-from .compiled import compile_step
 from .library import (
     InputOptions,
     SessionConfig,
@@ -57,6 +56,7 @@ from .library import (
     make_inputs,
     path_arg,
 )
+from .models.compiled import CompiledBundle
 from .watch import watch_bundle
 
 if TYPE_CHECKING:

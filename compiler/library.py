@@ -26,6 +26,7 @@ from .paths import check_absolute
 #: JSON text (str or bytes). Untrusted either way: bounded, parsed and allow-listed like a file.
 SessionConfig = Mapping[str, Any] | str | bytes
 
+
 def _shown(value: object) -> str:
     """A value's type and a bounded repr, for an argument error."""
     text = repr(value)

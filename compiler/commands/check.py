@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..audit.drift import recompile
-from ..compiled import compile_step, no_plan_layout
 from ..check.checker import Checker, validate
+from ..compiled import compile_step, no_plan_layout
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError
 from ..flags import CompileFlags
 from ..formats import CHECK_FORMATS
