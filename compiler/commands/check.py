@@ -20,6 +20,7 @@ from ..flags import CompileFlags
 from ..formats import CHECK_FORMATS
 from ..inputs import Inputs
 from ..models.check import SEVERITY_RANK, CheckReport
+from ..report.text import render_quiet
 from ..settings import now_utc
 from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings
@@ -50,6 +51,8 @@ class CheckRequest(CompileFlags):
     group: bool = True
     exit_zero: bool = False
     requirements: str | None = None
+    #: `profilec -q check`: the text report keeps only what fails the run and the verdict.
+    quiet: bool = False
 
     @property
     def foreign(self) -> bool:
@@ -94,7 +97,10 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         bundle = compile_step(edge).bundle
     canary = probe_findings(bundle, progress) if request.canary and bundle is not None else None
     report = checker.run(None if request.foreign else bundle, canary)
-    text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
+    if request.quiet and request.fmt == "text":
+        text = render_quiet(report)
+    else:
+        text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
     return _outcome(request, report, text, checker.mismatch_only, checker.waivers.used)
 
 
