@@ -1,6 +1,7 @@
 """Lints of the launch context check judges (HOME, TMPDIR, the workspace roots' place).
 
-PC091: a workspace root under the temp dir, which agent mode makes writable whole. PC092: a
+PC091: a workspace root under the launch temp dir (as PC035 spells it: --tmpdir, else $TMPDIR,
+else /tmp), which agent mode makes writable whole. PC092: a
 config profilec compiled for one HOME/TMPDIR (the `# profilec-launch` comment its `toml` and
 `codex-home` output carry, compiler/emit/codex_toml.py) checked under another: `~` and
 `:tmpdir` then name other directories than the session's, so the verdict is about another
@@ -14,7 +15,7 @@ import tomllib
 from typing import Any
 
 from ...emit.codex_toml import LAUNCH_MARK
-from ...paths import DEFAULT_TEMP_DIR, is_within, launch_temp_dir
+from ...paths import is_within, launch_temp_dir
 from ...rule_ids import LAUNCH_CONTEXT_DIFFERS, WORKSPACE_UNDER_TEMP_DIR
 from ..configstack import Layer
 from ..context import LintContext, lint
@@ -24,11 +25,11 @@ rule(
     WORKSPACE_UNDER_TEMP_DIR,
     "workspace-under-temp-dir",
     "warning",
-    "a workspace root lies under the temp dir (/tmp, or the launch TMPDIR: --tmpdir, else $TMPDIR)",
-    "agent mode grants write on the whole temp dir (`:slash_tmp` is /tmp, `:tmpdir` the launch "
-    "TMPDIR), so what lies beside the workspace there (other sessions' workspaces, a "
-    "launcher's scratch files) is writable to model commands too, and the system's temp "
-    "cleaner may delete the workspace between sessions",
+    "a workspace root lies under the launch temp dir (--tmpdir, else $TMPDIR, else /tmp)",
+    "agent mode grants write on the whole temp dir (`:tmpdir`; /tmp also through `:slash_tmp`), "
+    "so what lies beside the workspace there (other sessions' workspaces, a launcher's scratch "
+    "files) is writable to model commands too, and the system's temp cleaner may delete the "
+    "workspace between sessions",
     "put the workspace root under a persistent directory outside /tmp and the launch TMPDIR "
     "(e.g. /srv/agentd/work/<session>) and pass that --workspace-root",
 )
@@ -53,10 +54,10 @@ def _real(path: str) -> str:
 
 @lint
 def workspace_under_temp_dir(ctx: LintContext) -> None:
-    """PC091: each workspace root under /tmp or the launch TMPDIR (as given or canonical)."""
+    """PC091: each workspace root under the launch temp dir (as given or canonical)."""
     inp = ctx.inp
-    temps = dict.fromkeys([DEFAULT_TEMP_DIR, launch_temp_dir(inp.tmpdir)])
-    temps = dict.fromkeys([*temps, *(_real(t) for t in temps)])
+    temp = launch_temp_dir(inp.tmpdir)
+    temps = dict.fromkeys([temp, _real(temp)])
     for ws in inp.workspace_roots:
         hit = next(
             (t for t in temps if t != "/" and (is_within(ws, t) or is_within(_real(ws), t))),
