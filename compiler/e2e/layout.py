@@ -166,17 +166,19 @@ def build_layout(tree: Tree, parent: str | None = None) -> Layout:
     )
 
 
-def requirements_prefix(text: str, base: str) -> tuple[str, ...]:
+def requirements_prefix(
+    text: str, base: str, target: str = os.path.dirname(REQUIREMENTS_FILE)
+) -> tuple[str, ...]:
     """The argv prefix that runs a command under managed requirements `text`: the file is
     written to a root-owned directory under `base` (removed with the tree) and bound over
     /etc/codex in a private mount namespace, so nothing outside that process tree sees it
     (needs root). The host's file system is left as it was: without a host /etc/codex to
     bind over, /etc in the namespace becomes an overlay whose upper layer is a tmpfs
-    (`_etc_overlay`), and the mount point exists there only."""
+    (`_etc_overlay`), and the mount point exists there only. `target`: the directory bound
+    (Codex reads /etc/codex; a test names one no host has)."""
     source = os.path.join(base, "etc-codex")
     os.makedirs(source, mode=0o755, exist_ok=True)
     write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
-    target = os.path.dirname(REQUIREMENTS_FILE)
     steps = [] if os.path.isdir(target) else _etc_overlay(os.path.dirname(target), base, target)
     steps.append(f"mount --bind {shlex.quote(source)} {shlex.quote(target)}")
     script = " && ".join([*steps, 'exec "$@"'])
