@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,15 +23,6 @@ from tests.audit_helpers import run, setup
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _signals() -> Iterator[None]:
-    """watch installs SIGTERM/SIGINT handlers before it compiles: pytest gets its own back."""
-    handlers = {n: signal.getsignal(n) for n in (signal.SIGTERM, signal.SIGINT)}
-    yield
-    for signum, handler in handlers.items():
-        signal.signal(signum, handler)
-
-
 # -- trust errors name the chmod/chown ---------------------------------------------------------
 
 
@@ -43,12 +32,18 @@ def _trust_error(path: Path) -> str:
     return caught.value.one_line()
 
 
-def test_trust_errors_name_the_chmod_or_chown(tmp_path: Path) -> None:
+def _daemon_file(tmp_path: Path) -> tuple[Path, Path]:
+    """A 0600 file in a 0755 directory: (the directory, the file)."""
     d = tmp_path / "d"
     d.mkdir(mode=0o755)
     f = d / "roots.toml"
     f.write_text("schema_version = 1\n")
     os.chmod(f, 0o600)
+    return d, f
+
+
+def test_trust_errors_name_the_chmod_or_chown(tmp_path: Path) -> None:
+    d, f = _daemon_file(tmp_path)
     assert read_trusted_bytes(str(f))  # control: a daemon-owned file reads
     os.chmod(f, 0o660)
     assert _trust_error(f).endswith(f"is group- or world-writable (`chmod go-w {f}`)")
@@ -69,11 +64,7 @@ def test_trust_errors_name_the_chmod_or_chown(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
 def test_a_file_or_directory_another_uid_owns_names_the_chown(tmp_path: Path) -> None:
-    d = tmp_path / "d"
-    d.mkdir(mode=0o755)
-    f = d / "roots.toml"
-    f.write_text("schema_version = 1\n")
-    os.chmod(f, 0o600)
+    d, f = _daemon_file(tmp_path)
     os.chown(f, 4321, 0)
     assert _trust_error(f).endswith(f"(`chown root {f}` (or `chown 0 {f}`))")
     os.chown(f, 0, 0)

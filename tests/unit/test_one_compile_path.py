@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import json
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +14,6 @@ from profilec.bundle.load import bundle_from_document
 from profilec.check.checker import Checker
 from profilec.models.compiled import CompiledBundle
 from tests.audit_helpers import plan_layout, run, setup
-
-
-@pytest.fixture(autouse=True)
-def _signals() -> Iterator[None]:
-    """watch installs SIGTERM/SIGINT handlers before it compiles: pytest gets its own back."""
-    handlers = {n: signal.getsignal(n) for n in (signal.SIGTERM, signal.SIGINT)}
-    yield
-    for signum, handler in handlers.items():
-        signal.signal(signum, handler)
 
 
 def _judged(monkeypatch: pytest.MonkeyPatch) -> list[CompiledBundle | None]:
