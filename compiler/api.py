@@ -8,8 +8,9 @@ session runs. Every failure is a `ProfilecError` subclass carrying the CLI's exi
 
 `load_and_compile` does the edge work (trust check, lstat/readlink, policy read: each input
 file read once into compiler/inputs.py's `Inputs`) and then calls the pure `compile_bundle`;
-`compile_inputs` compiles an `Inputs` a caller already holds (check, lock, audit share one), and
-a daemon that already holds validated models calls `compile_bundle` directly.
+`compile_inputs` compiles an `Inputs` a caller already holds (check, lock, audit share one); both
+go through the one compile step every command takes (compiler/compiled.py `compile_step`). A
+daemon that already holds validated models calls `compile_bundle` directly.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .audit.drift import verify
 from .bundle.load import compile_document
 from .bundle.lock import render_lock
+from .compiled import compile_step
 from .emit.codex_home import write_codex_home as _write_codex_home
 from .emit.launch import adapters_of, render_launch_with
 from .emit.overrides import override_lines as _override_lines
@@ -46,8 +48,7 @@ from .flags import text as flag_text
 from .formats import COMPILE_FORMATS
 from .fsio import write_atomic
 from .inputs import Inputs
-from .models.compiled import CompiledBundle
-from .pipeline import (
+from .library import (
     InputOptions,
     SessionConfig,
     StrPath,
@@ -55,7 +56,7 @@ from .pipeline import (
     make_inputs,
     path_arg,
 )
-from .pipeline import compile_inputs as _compile_inputs
+from .models.compiled import CompiledBundle
 from .watch import watch_bundle
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def compile_inputs(inputs: Inputs) -> CompiledBundle:
     """Compile an `Inputs` (`make_inputs`) from the bytes it read: each call compiles (the
     roots are resolved afresh), so keep the bundle it returns and pass that on."""
     _expect("inputs", inputs, Inputs)
-    return _compile_inputs(inputs)
+    return compile_step(inputs).bundle
 
 
 def render(bundle: CompiledBundle, fmt: str) -> str:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from .errors import UsageError
+from .errors import InputError, UsageError
 from .flags import CompileFlags
 from .flags import text as flag_text
 from .inputs import Inputs
-from .pipeline import compile_inputs
+from .pipeline import compile_edge
 
 if TYPE_CHECKING:
     from .models.compiled import CompiledBundle
@@ -38,15 +38,35 @@ class Compiled(NamedTuple):
 
 def compile_step(inp: Inputs) -> Compiled:
     """Compile `inp` once: with a plan layout, read it first and take the session's HOME and
-    TMPDIR from it (`session_dirs`)."""
+    TMPDIR from it (`session_dirs`). The one way to compile: every command that compiles
+    (compile, check, watch, requirements, lock, audit, explain, canary) and the library
+    (compiler/library.py, `api.compile_inputs`) come through here, so `--plan-layout` means the
+    same bundle everywhere, and a missing layout file is an input error for each of them."""
     path = flag_text(inp.flags.plan_layout)
     layout = None
     if path is not None:
         from .mounts.api import layout_of
 
+        if not os.path.lexists(path):
+            raise InputError(
+                "the plan layout file does not exist",
+                where=f"--plan-layout {path}",
+                hint="pass the daemon's plan layout (the file `profilec plan --layout` reads), "
+                "or drop --plan-layout",
+            )
         layout = layout_of(inp, path)
         inp = inp.with_flags(**session_dirs(inp.flags, layout, path))
-    return Compiled(inp, compile_inputs(inp), layout)
+    return Compiled(inp, compile_edge(inp), layout)
+
+
+def no_plan_layout(flags: CompileFlags, instead: str) -> None:
+    """Refuse --plan-layout on a run that compiles nothing (`instead` names what it reads),
+    rather than drop it unread: the flag is honoured wherever it is taken, or refused."""
+    if flags.plan_layout is not None:
+        raise UsageError(
+            f"--plan-layout {flags.plan_layout} goes with a compile, not with {instead}",
+            hint=f"drop --plan-layout: {instead} is read as it is, not compiled",
+        )
 
 
 def session_dirs(flags: CompileFlags, layout: PlanLayout, layout_path: str) -> dict[str, str]:

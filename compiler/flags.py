@@ -7,8 +7,8 @@ library keyword. Everything else is derived from here: the typer options of ever
 compiles (compiler/cli/options.py `compile_flags`), the request records (every
 `commands.*Request` taking compile flags subclasses `CompileFlags`), what the `Inputs` of a run
 holds (this record itself, `Inputs.flags`: compiler/inputs.py declares no flag of its own) and
-the library's keyword checks and record (pipeline.make_inputs, `CompileFlags.from_text`). The
-library's static spelling, `pipeline.InputOptions`, cannot be derived at type-check time: a
+the library's keyword checks and record (library.make_inputs, `CompileFlags.from_text`). The
+library's static spelling, `library.InputOptions`, cannot be derived at type-check time: a
 test compares it with `FLAGS` (tests/unit/test_api_contract.py).
 
 A new compile flag is one field here: every compiling command's option, every request and every
@@ -44,7 +44,7 @@ class Flag:
     help: str
     metavar: str
     kind: Kind
-    #: Its keyword in the library (pipeline.make_inputs); None: the CLI's only.
+    #: Its keyword in the library (library.make_inputs); None: the CLI's only.
     library: str | None
 
 

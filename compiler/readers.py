@@ -7,12 +7,16 @@ file; `load_manifest` validates the roots manifest. Every input profilec trusts 
 
 from __future__ import annotations
 
+import difflib
 import os
+import shlex
 import stat
 import tomllib
+import types
+import typing
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, TrustError
 from .models.roots import RootsManifest
@@ -32,16 +36,25 @@ def _check_dir_chain(path: str, *, where: str) -> None:
                 f"cannot inspect parent directory {cur}: {exc.strerror}", where=where
             ) from None
         sticky = bool(st.st_mode & stat.S_ISVTX)
+        shown = shlex.quote(cur)
         if st.st_uid not in (0, uid):
             raise TrustError(
                 f"parent directory {cur} is owned by uid {st.st_uid}, not root or uid {uid}",
                 where=where,
+                hint=f"`chown root {shown}` (or `chown {uid} {shown}`), or keep the file in a "
+                "directory only root or you own",
             )
         if not sticky and st.st_mode & stat.S_IWOTH:
-            raise TrustError(f"parent directory {cur} is world-writable", where=where)
+            raise TrustError(
+                f"parent directory {cur} is world-writable",
+                where=where,
+                hint=f"`chmod o-w {shown}`, or keep the file in a directory only its owner writes",
+            )
         if not sticky and st.st_mode & stat.S_IWGRP and st.st_gid != 0:
             raise TrustError(
-                f"parent directory {cur} is writable by group {st.st_gid}", where=where
+                f"parent directory {cur} is writable by group {st.st_gid}",
+                where=where,
+                hint=f"`chmod g-w {shown}` (or `chgrp root {shown}`)",
             )
         if cur == "/":
             return
@@ -63,10 +76,15 @@ def read_trusted_bytes(path: str) -> bytes:
         raise InputError("file does not exist", where=where) from None
     except OSError as exc:
         raise TrustError(f"cannot inspect: {exc.strerror}", where=where) from None
+    shown = shlex.quote(path)
     if stat.S_ISLNK(st_link.st_mode):
-        raise TrustError("is a symlink; a daemon-owned file must be a regular file", where=where)
+        raise TrustError(
+            "is a symlink; a daemon-owned file must be a regular file",
+            where=where,
+            hint=f"name the file itself (`readlink -f {shown}` prints it)",
+        )
     if not stat.S_ISREG(st_link.st_mode):
-        raise TrustError("is not a regular file", where=where)
+        raise TrustError("is not a regular file", where=where, hint="name a regular file")
     _check_dir_chain(abspath, where=where)
     try:
         fd = os.open(abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -78,11 +96,15 @@ def read_trusted_bytes(path: str) -> bytes:
             raise TrustError("changed while being checked", where=where)
         if st.st_uid not in (0, os.getuid()):
             raise TrustError(
-                f"owned by uid {st.st_uid}, not root or uid {os.getuid()}", where=where
+                f"owned by uid {st.st_uid}, not root or uid {os.getuid()}",
+                where=where,
+                hint=f"`chown root {shown}` (or `chown {os.getuid()} {shown}`)",
             )
         if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise TrustError(
-                f"mode {stat.S_IMODE(st.st_mode):04o} is group- or world-writable", where=where
+                f"mode {stat.S_IMODE(st.st_mode):04o} is group- or world-writable",
+                where=where,
+                hint=f"`chmod go-w {shown}`",
             )
         chunks = []
         while True:
@@ -107,24 +129,68 @@ def parse_toml(data: bytes, *, where: str) -> dict[str, Any]:
         raise InputError(f"malformed TOML: {exc}", where=where) from None
 
 
-def validation_message(exc: ValidationError) -> str:
-    """The first pydantic error as `key.path: message`, plus a count of the rest."""
-    errors = exc.errors()
+def validation_message(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """The first pydantic error as `key.path: message`, plus a count of the rest. An unknown
+    key comes first (a misspelled `[[rots]]` is the cause of the `roots` it leaves missing),
+    with the closest key `model` (the model validated) takes there."""
+    errors = sorted(exc.errors(), key=lambda e: e.get("type") != "extra_forbidden")
     first = errors[0]
     loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
     msg = f"{loc}: {first['msg']}"
     if first.get("type") == "extra_forbidden":
-        msg = f"{loc}: unknown key"
+        msg = f"unknown key `{loc}`"
+        close = difflib.get_close_matches(
+            str(first["loc"][-1]), _keys_at(model, first["loc"][:-1]), n=1
+        )
+        if close:
+            msg += f" (did you mean `{'.'.join([*map(str, first['loc'][:-1]), close[0]])}`?)"
     if len(errors) > 1:
         msg += f" (and {len(errors) - 1} more)"
     return msg
+
+
+def _keys_at(model: Any, loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the model at `loc` inside `model` takes (its fields and their aliases), or
+    none when `loc` leads to no model."""
+    current = model
+    for part in (*loc, None):
+        current = _model_in(current)
+        if current is None:
+            return []
+        if part is None:
+            break
+        if isinstance(part, int):
+            continue
+        fields = {**current.model_fields, **_aliases(current)}
+        if part not in fields:
+            return []
+        current = fields[part].annotation
+    return sorted({*current.model_fields, *_aliases(current)})
+
+
+def _aliases(model: type[BaseModel]) -> dict[str, Any]:
+    return {f.alias: f for f in model.model_fields.values() if f.alias}
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model an annotation holds: itself, or inside a list, tuple, dict value or union."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (list, tuple, dict, typing.Union, types.UnionType):
+        for arg in reversed(typing.get_args(annotation)):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
 
 
 def _validate_manifest(data: dict[str, Any], path: str) -> RootsManifest:
     try:
         return RootsManifest.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"schema violation: {validation_message(exc)}", where=path) from None
+        raise InputError(
+            f"schema violation: {validation_message(exc, RootsManifest)}", where=path
+        ) from None
 
 
 def load_manifest(path: str, *, data: bytes) -> RootsManifest:

@@ -94,3 +94,8 @@ NESTED_PROJECT_CONFIG: Final = "PC064"
 # Waivers (PC090)
 
 WAIVER_EXPIRED: Final = "PC090"
+#: A workspace root lies under the temp dir (/tmp, the launch TMPDIR): written whole in agent
+#: mode.
+WORKSPACE_UNDER_TEMP_DIR: Final = "PC091"
+#: The config checked was compiled for another HOME or TMPDIR than the one check judges.
+LAUNCH_CONTEXT_DIFFERS: Final = "PC092"

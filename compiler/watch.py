@@ -170,6 +170,13 @@ class Drift:
         }[self.kind]
         if self.role == "project-config":
             return f"{self.role} {self.path} {what}; end the session and remove it before the next"
+        if self.role == "requirements":
+            # The profile is not stale: the file in place is. Installing puts it back.
+            return (
+                f"{self.role} {self.path} {what}: end the session and install the compiled "
+                f"requirements (`profilec requirements install --path {self.path}` with the "
+                "same compile flags) before the next"
+            )
         return (
             f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
             "recompile"

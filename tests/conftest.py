@@ -15,6 +15,8 @@ stays the same for the whole run. Only where the user may create them (root, as 
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                 os.makedirs(d / name, exist_ok=True)
             except OSError:
                 continue  # a read-only or foreign ancestor: nothing can be created there
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """A test that runs `profilec watch` in-process gets watch's SIGTERM/SIGINT handlers
+    installed (before it compiles): pytest gets its own back after every test."""
+    handlers = {n: signal.getsignal(n) for n in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler)

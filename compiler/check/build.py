@@ -175,14 +175,16 @@ def home_config_layer(
 
 
 def with_launch_context(options: CheckOptions, edge: Inputs, inputs: CheckInputs) -> CheckInputs:
-    """The session's cwd, HOME and TMPDIR (the flags, else the environment's), the policy's
-    session allow-list when there is a session config, the reviewed parent policy (PC046)."""
+    """The session's cwd, HOME and TMPDIR (the flags, else what `inputs` holds: the ones the
+    bundle was compiled with, which a --plan-layout gives, else the environment's), the
+    policy's session allow-list when there is a session config, the reviewed parent policy
+    (PC046)."""
     parent = edge.policy().parent
     return replace(
         inputs,
         cwd=options.cwd,
-        home=options.home if options.home is not None else os.environ.get("HOME"),
-        tmpdir=options.tmpdir if options.tmpdir is not None else os.environ.get("TMPDIR"),
+        home=options.home if options.home is not None else inputs.home,
+        tmpdir=options.tmpdir if options.tmpdir is not None else inputs.tmpdir,
         allowlist=edge.allowlist() if inputs.session_raw is not None else None,
         parent=tuple(parent.settings) if parent else (),
     )

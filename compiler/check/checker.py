@@ -260,7 +260,8 @@ class Checker:
         uid = self.options.run_as if self.options.run_as is not None else os.geteuid()
         if uid < 0:
             raise UsageError(f"--run-as {uid}: a uid is 0 or more")
-        return ownership_findings(inputs.roots, inputs.codex_home, uid)
+        given = self.options.run_as is not None
+        return ownership_findings(inputs.roots, inputs.codex_home, uid, given=given)
 
     def _launcher_findings(self) -> list[CheckFinding]:
         """PC048/PC049 from --launch-argv, PC023 from --launch-requests (read through `edge`)."""

@@ -4,6 +4,7 @@ The flags become a CheckRequest; compiler/commands/check.py runs it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,7 +12,7 @@ import typer
 
 from ..formats import CHECK_FORMATS
 from ..report.github import write_step_summary
-from . import app
+from . import app, console
 from .console import progress
 from .options import (
     CanaryOpt,
@@ -131,7 +132,9 @@ def check_command(
     """Prove every mode denies every root under every spelling, and lint the config stack."""
     from ..commands.check import CheckRequest, run
 
-    outcome = run(request_of(CheckRequest, ctx.params), progress)
+    request = request_of(CheckRequest, ctx.params)
+    quiet = console.level() == console.QUIET  # `profilec -q check`: the verdict and what fails
+    outcome = run(dataclasses.replace(request, quiet=quiet), progress)
     show(outcome, out)
     _job_summary(fmt, outcome)
     return exit_with(outcome)

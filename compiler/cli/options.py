@@ -9,6 +9,7 @@ them and `some_flags` some.
 from __future__ import annotations
 
 import inspect
+import shlex
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +34,25 @@ def _annotation(flag: Flag, *, required: bool = False) -> Any:
     else:
         value = flag.type
     option = typer.Option(
-        flag.option, help=flag.help, metavar=flag.metavar, dir_okay=flag.kind != "file"
+        flag.option,
+        help=flag.help,
+        metavar=flag.metavar,
+        dir_okay=flag.kind != "file",
+        parser=uid if flag.kind == "uid" else None,
     )
     return Annotated[value, option]
+
+
+def uid(text: str) -> int:
+    """A uid flag's value: a number; a user name is refused with the fix (its number)."""
+    try:
+        return int(text, 10)
+    except ValueError:
+        name = shlex.quote(text)
+        raise typer.BadParameter(
+            f"{text!r} is not a numeric uid (give a numeric uid, e.g. `--run-as 65534`; "
+            f"`id -u {name}` prints it)"
+        ) from None
 
 
 def compile_flags(*, roots_required: bool) -> Callable[[F], F]:

@@ -11,6 +11,7 @@ from ..audit.evidence import verify
 from ..audit.launchers import launcher_section, load_e2e_matrix
 from ..audit.report import build_report, load_canary_json, report_time
 from ..bundle.load import compile_document, load_bundle
+from ..compiled import no_plan_layout
 from ..emit.launch import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
 from ..flags import CompileFlags
@@ -62,6 +63,8 @@ def _validate(request: AuditRequest) -> None:
         raise UsageError("--canary probes a fresh compile; drop --bundle")
     if request.bundle and (request.vouched_mcp or request.tmpdir or request.home):
         raise UsageError("--vouched-mcp, --tmpdir and --home go with --roots; drop --bundle")
+    if request.bundle:
+        no_plan_layout(request, "--bundle")
 
 
 def run(request: AuditRequest, progress: Progress = no_progress) -> Outcome:

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from ..audit.drift import recompile
 from ..check.checker import Checker, validate
+from ..compiled import compile_step, no_plan_layout
 from ..errors import EXIT_CLEAN, EXIT_FOUND, CanaryMismatchError
 from ..flags import CompileFlags
 from ..formats import CHECK_FORMATS
 from ..inputs import Inputs
 from ..models.check import SEVERITY_RANK, CheckReport
-from ..pipeline import compile_inputs
+from ..report.text import render_quiet
 from ..settings import now_utc
 from . import Outcome, Progress, absolute, no_progress
 from .canary import probe_findings
@@ -50,6 +51,8 @@ class CheckRequest(CompileFlags):
     group: bool = True
     exit_zero: bool = False
     requirements: str | None = None
+    #: `profilec -q check`: the text report keeps only what fails the run and the verdict.
+    quiet: bool = False
 
     @property
     def foreign(self) -> bool:
@@ -88,11 +91,16 @@ def run(request: CheckRequest, progress: Progress = no_progress) -> CheckOutcome
         if drift is not None:
             return CheckOutcome(stderr=drift.report, error=drift.error)
         bundle = compiled.bundle
-    if not request.foreign and bundle is None:
-        bundle = compile_inputs(edge)
+    if request.foreign:
+        no_plan_layout(request, "--config/--overrides/--acp-json")
+    elif bundle is None:
+        bundle = compile_step(edge).bundle
     canary = probe_findings(bundle, progress) if request.canary and bundle is not None else None
     report = checker.run(None if request.foreign else bundle, canary)
-    text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
+    if request.quiet and request.fmt == "text":
+        text = render_quiet(report)
+    else:
+        text = CHECK_FORMATS.renderer(request.fmt)(report, now_utc())
     return _outcome(request, report, text, checker.mismatch_only, checker.waivers.used)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ..audit.explain import explain, explain_config, live_walker, render_text
 from ..check.configstack import ConfigStack, load_config_toml, load_overrides
 from ..codex.fsview import LiveFs
+from ..compiled import no_plan_layout
 from ..errors import UsageError
 from ..flags import CompileFlags
 from ..formats import EXPLAIN_FORMATS
@@ -41,6 +42,8 @@ def run(request: ExplainRequest) -> Outcome:
     """What PATH may do under MODE, the winning entry and what it beat, as text or JSON."""
     EXPLAIN_FORMATS.choose(request.fmt)
     absolute(cwd=request.cwd, home=request.home, tmpdir=request.tmpdir)
+    if request.config or request.overrides or request.bundle:
+        no_plan_layout(request, "--config/--overrides" if request.bundle is None else "--bundle")
     x = _foreign(request) if request.config or request.overrides else _compiled(request)
     if request.fmt == "json":
         return Outcome(text=json.dumps(x.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..codex.vocabulary import REQUIREMENTS_FILE
+from ..compiled import compile_step
 from ..emit.requirements import (
     digest,
     install_requirements,
@@ -23,7 +24,6 @@ from ..emit.requirements import (
 from ..errors import EXIT_FOUND, UsageError
 from ..flags import CompileFlags
 from ..inputs import Inputs
-from ..pipeline import compile_inputs
 from . import Outcome
 
 ACTIONS = ("install", "verify")
@@ -45,7 +45,7 @@ def run(request: RequirementsRequest) -> Outcome:
     if not request.path.startswith("/"):
         raise UsageError(f"--path {request.path!r} must be an absolute path")
     edge = Inputs.of(request)
-    bundle = compile_inputs(edge)
+    bundle = compile_step(edge).bundle
     if request.action == "install":
         changed = install_requirements(bundle, edge, request.path)
         state = "installed" if changed else "already current"

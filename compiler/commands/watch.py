@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..bundle.load import bundle_from_document
 from ..bundle.lock import read_lock
+from ..compiled import compile_step
 from ..emit.requirements import read_requirements, requirements_problems
 from ..errors import LockDriftError, UsageError
 from ..flags import CompileFlags
 from ..inputs import Inputs
-from ..pipeline import compile_inputs
 from ..watch import Drift, watch_bundle
 from ..watch import run as run_watch
 from . import Outcome
@@ -114,4 +114,4 @@ def _bundle(request: WatchRequest) -> CompiledBundle:
         doc, _ = read_lock(str(request.lock), Inputs.unrooted())
         return bundle_from_document(doc, str(request.lock))
 
-    return compile_inputs(Inputs.of(request))
+    return compile_step(Inputs.of(request)).bundle

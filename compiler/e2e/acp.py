@@ -52,10 +52,10 @@ from ..emit.codex_home import ensure_writer_lock
 from ..emit.launch import render_launch_with
 from ..emit.requirements import render_requirements
 from ..fsio import write_atomic
+from ..library import load_and_compile
 from ..models.compat import MatrixRow
 from ..models.compiled import CompiledBundle
 from ..models.launch import AdapterCatalog
-from ..pipeline import load_and_compile
 from ..procs import cmdline_matches, end_processes, start_time
 from ..scripted_model import FINAL_TEXT, ScriptedModelServer
 from .adapters import (

@@ -49,9 +49,9 @@ from ..compat_matrix import excerpt
 from ..emit.codex_home import write_codex_home
 from ..emit.tomltext import value
 from ..errors import EnvironmentMissingError
+from ..library import load_and_compile
 from ..models.compat import MatrixRow, Result
 from ..models.compiled import CompiledBundle
-from ..pipeline import load_and_compile
 from ..rule_ids import SESSION_CONFIG_NOT_ALLOWED
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_binary, codex_version

@@ -29,8 +29,8 @@ from pathlib import Path
 from ..codex.vocabulary import APPROVAL_NEVER, DEFAULT_APPROVAL_POLICY
 from ..compat_matrix import excerpt
 from ..emit.extras import approval_value
+from ..library import load_and_compile
 from ..models.compat import MatrixRow, Result
-from ..pipeline import load_and_compile
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_version
 from .acp import acp_process, build_launch, modes_of, remove_layout

@@ -68,9 +68,9 @@ from ..emit.codex_home import write_codex_home
 from ..emit.overrides import override_lines
 from ..emit.requirements import render_requirements
 from ..errors import EnvironmentMissingError
+from ..library import load_and_compile
 from ..models.compat import CompatibilityMatrix, MatrixRow, Result
 from ..models.compiled import CompiledBundle
-from ..pipeline import load_and_compile
 from ..rule_ids import LEGACY_SANDBOX_REQUEST, PROFILE_ONLY_IN_SESSION_CONFIG
 from ..scripted_model import ScriptedModelServer
 from ..settings import codex_binary, codex_version

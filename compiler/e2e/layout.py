@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import tempfile
 from dataclasses import dataclass
 
@@ -165,16 +166,54 @@ def build_layout(tree: Tree, parent: str | None = None) -> Layout:
     )
 
 
-def requirements_prefix(text: str, base: str) -> tuple[str, ...]:
+def requirements_prefix(
+    text: str, base: str, target: str = os.path.dirname(REQUIREMENTS_FILE)
+) -> tuple[str, ...]:
     """The argv prefix that runs a command under managed requirements `text`: the file is
     written to a root-owned directory under `base` (removed with the tree) and bound over
     /etc/codex in a private mount namespace, so nothing outside that process tree sees it
-    (needs root). The host's /etc/codex is created as the mount point when missing (an empty
-    directory: Codex reads only the file in it)."""
+    (needs root). The host's file system is left as it was: without a host /etc/codex to
+    bind over, /etc in the namespace becomes an overlay whose upper layer is a tmpfs
+    (`_etc_overlay`), and the mount point exists there only. `target`: the directory bound
+    (Codex reads /etc/codex; a test names one no host has)."""
     source = os.path.join(base, "etc-codex")
     os.makedirs(source, mode=0o755, exist_ok=True)
     write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
-    target = os.path.dirname(REQUIREMENTS_FILE)
-    os.makedirs(target, mode=0o755, exist_ok=True)
-    script = f'mount --bind "$0" {target} && exec "$@"'
-    return ("unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, source)
+    steps = [] if os.path.isdir(target) else _etc_overlay(os.path.dirname(target), base, target)
+    steps.append(f"mount --bind {shlex.quote(source)} {shlex.quote(target)}")
+    script = " && ".join([*steps, 'exec "$@"'])
+    return ("unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, "profilec-req")
+
+
+def _etc_overlay(etc: str, base: str, mount_point: str) -> list[str]:
+    """Shell steps that make `etc` an overlay (lower: itself; upper: a tmpfs under `base`) in
+    which `mount_point` exists. The mounts below `etc` (a container's hosts, resolv.conf,
+    hostname) would be hidden under the overlay: each is bound aside first and back after."""
+    scratch = os.path.join(base, "etc-overlay")
+    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    q = shlex.quote
+    steps = [f"mount -t tmpfs -o mode=0700 tmpfs {q(scratch)}"]
+    steps.append(f"mkdir {q(scratch)}/up {q(scratch)}/work {q(scratch)}/keep")
+    kept = [(p, f"{scratch}/keep/{i}") for i, p in enumerate(_mounts_below(etc))]
+    for path, aside in kept:
+        steps.append(f"{'mkdir' if os.path.isdir(path) else 'touch'} {q(aside)}")
+        steps.append(f"mount --rbind {q(path)} {q(aside)}")
+    steps.append(
+        f"mount -t overlay overlay -o lowerdir={etc},upperdir={scratch}/up,"
+        f"workdir={scratch}/work {q(etc)}"
+    )
+    steps += [f"mount --rbind {q(aside)} {q(path)}" for path, aside in kept]
+    steps.append(f"mkdir -p {q(mount_point)}")
+    return steps
+
+
+def _mounts_below(path: str) -> list[str]:
+    """The outermost mount points strictly below `path` (/proc/self/mountinfo), sorted."""
+    with open("/proc/self/mountinfo", encoding="utf-8") as info:
+        points = {
+            line.split()[4].encode().decode("unicode_escape")
+            for line in info
+            if len(line.split()) > 4
+        }
+    below = sorted(p for p in points if p.startswith(path.rstrip("/") + "/"))
+    return [p for p in below if not any(p.startswith(q + "/") for q in below if q != p)]

@@ -125,7 +125,9 @@ def parse_layout(data: bytes, *, where: str) -> PlanLayout:
         # JSON mode keeps strict typing while TOML arrays validate as tuples.
         layout = PlanLayout.model_validate_json(json.dumps(doc, default=str))
     except ValidationError as exc:
-        raise LayoutError(f"schema violation: {validation_message(exc)}", where=where) from None
+        raise LayoutError(
+            f"schema violation: {validation_message(exc, PlanLayout)}", where=where
+        ) from None
     return validate_layout(layout, where=where)
 
 

@@ -1,10 +1,11 @@
-"""`text`: the coverage matrix, then findings with why and fix, then one summary line."""
+"""`text`: the coverage matrix, then findings with why and fix, then one summary line; under
+`check -q`, the failing findings with their fix and the summary line alone (`render_quiet`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from ..models.check import CheckReport
+from ..models.check import CheckFinding, CheckReport, at_or_above
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -45,21 +46,41 @@ def render(report: CheckReport, now: datetime) -> str:
     lines.append("")
     lines.append(f"findings: {len(report.findings)}")
     for f in report.findings:
-        rule = report.rule(f.rule)
-        loc = f" [{f.file}{':' + str(f.line) if f.line else ''}]" if f.file else ""
-        waived = f" [waived: {f.waiver.reason}; {f.waiver.source}]" if f.waiver else ""
-        lines.append(f"  {f.severity:<7} {f.rule} {rule.name}: {f.message}{loc}{waived}")
-        lines += [f"          affects: {a}" for a in f.affects]
-        lines.append(f"          why: {rule.why}")
-        lines.append(f"          fix: {rule.fix}")
+        lines += _finding(report, f)
     if report.canary is not None:
         lines.append("")
         lines.append(f"canary: {'pass' if report.canary.get('passed') else 'FAIL'}")
-    s = report.summary
     lines.append("")
-    lines.append(
+    lines.append(_verdict(report))
+    return "\n".join(lines) + "\n"
+
+
+def render_quiet(report: CheckReport) -> str:
+    """`check -q`: only what fails the run (unwaived findings at or above --fail-on, each with
+    its fix), then the summary line."""
+    lines: list[str] = []
+    for f in report.findings:
+        if f.waiver is None and at_or_above(f.severity, report.fail_on):
+            lines += _finding(report, f, why=False)
+    return "\n".join([*lines, _verdict(report)]) + "\n"
+
+
+def _finding(report: CheckReport, f: CheckFinding, *, why: bool = True) -> list[str]:
+    rule = report.rule(f.rule)
+    loc = f" [{f.file}{':' + str(f.line) if f.line else ''}]" if f.file else ""
+    waived = f" [waived: {f.waiver.reason}; {f.waiver.source}]" if f.waiver else ""
+    lines = [f"  {f.severity:<7} {f.rule} {rule.name}: {f.message}{loc}{waived}"]
+    lines += [f"          affects: {a}" for a in f.affects]
+    if why:
+        lines.append(f"          why: {rule.why}")
+    lines.append(f"          fix: {rule.fix}")
+    return lines
+
+
+def _verdict(report: CheckReport) -> str:
+    s = report.summary
+    return (
         f"{'PASS' if report.passed else 'FAIL'}: {s.cells} cells ({s.failed_cells} not denied), "
         f"{s.errors} errors, {s.warnings} warnings, {s.notes} notes"
         + (f", {s.suppressed} waived" if s.suppressed else "")
     )
-    return "\n".join(lines) + "\n"

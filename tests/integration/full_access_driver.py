@@ -61,6 +61,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, worktree)
     from pathlib import Path
 
+    import profilec.library
     import profilec.pipeline
     from profilec.codex.vocabulary import CARVE_OUTS
     from profilec.emit.overrides import override_lines
@@ -96,7 +97,7 @@ def main(argv: list[str]) -> int:
     for p in made:
         p.mkdir()
     try:
-        bundle = profilec.pipeline.load_and_compile(
+        bundle = profilec.library.load_and_compile(
             str(lay.manifest),
             workspace_roots=[str(lay.workspace)],
             codex_home=str(lay.codex_home),

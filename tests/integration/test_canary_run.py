@@ -15,6 +15,7 @@ import pytest
 
 import profilec.canary.engine as canary_engine
 import profilec.canary.run as canary_run_mod
+import profilec.compiled
 import profilec.pipeline
 from profilec.api import load_and_compile
 from profilec.canary.engine import leftovers, new_run_id
@@ -342,13 +343,13 @@ def _fixed_run_id(monkeypatch: pytest.MonkeyPatch) -> str:
 def _break_compile(
     monkeypatch: pytest.MonkeyPatch, breaker: Callable[[CompiledBundle], CompiledBundle]
 ) -> None:
-    # Every command compiles through pipeline.compile_inputs (the one edge, compiler/inputs.py).
-    real = profilec.pipeline._compile_inputs
+    # Every command compiles through compiled.compile_step, which calls pipeline.compile_edge.
+    real = profilec.pipeline.compile_edge
 
     def broken(*args: Any, **kwargs: Any) -> CompiledBundle:
         return breaker(real(*args, **kwargs))
 
-    monkeypatch.setattr(profilec.pipeline, "_compile_inputs", broken)
+    monkeypatch.setattr(profilec.compiled, "compile_edge", broken)
 
 
 def test_cli_exit_0_on_shipped_policy(

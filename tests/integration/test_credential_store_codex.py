@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from profilec.emit.overrides import override_lines
-from profilec.pipeline import load_and_compile
+from profilec.library import load_and_compile
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex

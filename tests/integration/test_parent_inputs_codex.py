@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from profilec.emit.overrides import override_lines
+from profilec.library import load_and_compile
 from profilec.models.compiled import CompiledBundle
-from profilec.pipeline import load_and_compile
 from tests.helpers import marker, write_manifest
 
 pytestmark = pytest.mark.codex

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from profilec.emit.requirements import render_requirements
-from profilec.pipeline import load_and_compile
+from profilec.library import load_and_compile
 from tests.helpers import Layout, make_layout
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,6 +17,9 @@ import pytest
 from profilec.check.lints.ownership import ownership_findings
 from profilec.check.rules import rule_by_id
 from profilec.cli import main
+from profilec.flags import CompileFlags
+from profilec.inputs import Inputs
+from profilec.models.compiled import ResolvedRoot
 from profilec.pipeline import resolve_layout
 from tests.helpers import Layout, make_layout
 
@@ -48,10 +51,8 @@ def _hand_over(lay: Layout) -> None:
     os.chown(lay.codex_home / "auth.json", RUN_AS, RUN_AS, follow_symlinks=False)
 
 
-def _findings(lay: Layout, uid: int) -> list[tuple[str, str | None]]:
-    from profilec.flags import CompileFlags
-    from profilec.inputs import Inputs
-
+def _resolved(lay: Layout) -> tuple[tuple[ResolvedRoot, ...], str]:
+    """The layout's roots as compile resolves them, and its CODEX_HOME (canonical)."""
     inputs = Inputs(
         CompileFlags.from_text(
             roots=str(lay.manifest),
@@ -61,8 +62,11 @@ def _findings(lay: Layout, uid: int) -> list[tuple[str, str | None]]:
     )
     _, roots, home = resolve_layout(inputs)
     assert home is not None
-    found = ownership_findings(roots, os.path.realpath(home), uid)
-    return [(f.rule, f.path) for f in found]
+    return roots, os.path.realpath(home)
+
+
+def _findings(lay: Layout, uid: int) -> list[tuple[str, str | None]]:
+    return [(f.rule, f.path) for f in ownership_findings(*_resolved(lay), uid)]
 
 
 def test_the_rules_are_errors_no_waiver_accepts() -> None:
@@ -159,3 +163,20 @@ def test_check_cli_reports_the_vault_for_run_as_and_passes_once_chowned(
     capsys.readouterr()
     assert main(argv) == 1
     assert _reported(capsys) == {("PC061", str(lay.codex_home))}
+
+
+@root_only
+def test_check_as_root_without_run_as_names_the_flag_not_a_chown(lay: Layout) -> None:
+    """Check running as root was not told the launch's uid: a CODEX_HOME another uid owns is
+    most likely that uid's, so the message names `--run-as <owner>` first."""
+    _hand_over(lay)
+    roots, home = _resolved(lay)
+    assumed = ownership_findings(roots, home, 0, given=False)
+    messages = [f.message for f in assumed if f.rule == "PC061"]
+    assert messages and all("root without --run-as" in m for m in messages)
+    assert f"pass --run-as {RUN_AS} if Codex is launched as that uid" in messages[0]
+    # Control: told the launch runs as root (--run-as 0), the owner is the finding itself.
+    given = [f.message for f in ownership_findings(roots, home, 0) if f.rule == "PC061"]
+    assert given and "--run-as" not in given[0] and "not the run-as uid 0" in given[0]
+    # And as the launch's uid nothing is found.
+    assert ownership_findings(roots, home, RUN_AS, given=False) == []

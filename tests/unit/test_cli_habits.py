@@ -348,11 +348,11 @@ def test_watch_takes_run_as_and_compiles_for_that_uid(
 
     seen: list[int | None] = []
 
-    def compile_inputs(inputs: Any) -> Any:
+    def compile_step(inputs: Any) -> Any:
         seen.append(inputs.flags.run_as)
         raise UsageError("stopped by the test")
 
-    monkeypatch.setattr(watch_run, "compile_inputs", compile_inputs)
+    monkeypatch.setattr(watch_run, "compile_step", compile_step)
     args = ["watch", "--roots", str(layout.manifest)]
     # watch installs SIGTERM/SIGINT handlers before it compiles: pytest gets its own back.
     handlers = {n: signal.getsignal(n) for n in (signal.SIGTERM, signal.SIGINT)}

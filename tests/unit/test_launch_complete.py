@@ -17,8 +17,8 @@ from profilec.codex.vocabulary import REQUIREMENTS_FILE
 from profilec.emit.codex_home import ensure_writer_lock
 from profilec.emit.launch import profilec_argv
 from profilec.emit.requirements import digest, render_requirements
+from profilec.library import load_and_compile
 from profilec.models.launch import LaunchDocument
-from profilec.pipeline import load_and_compile
 from tests.helpers import Layout, make_layout
 
 REPO = Path(__file__).resolve().parents[2]

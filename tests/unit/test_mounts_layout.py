@@ -99,7 +99,7 @@ def _bad(lay: Layout) -> list[tuple[str, dict[str, object], str]]:
             d | {"workspace_roots": [str(lay.base / "hosthome")]},
             "cannot also be hidden",
         ),
-        ("unknown key", d | {"workspaces": []}, "workspaces: unknown key"),
+        ("unknown key", d | {"workspaces": []}, "unknown key `workspaces`"),
         ("unknown backend", d | {"backends": ["gemini"]}, "unknown backend"),
         ("state in login home", d | {"state_dir": str(lay.codex_home / "s")}, "outside the shared"),
     ]

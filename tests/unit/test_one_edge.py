@@ -248,6 +248,7 @@ _NOT_INPUTS = {
     # /proc: process state, no file.
     "procs.py:_stat3": "/proc/PID/stat",
     "procs.py:cmdline_matches": "/proc/PID/cmdline",
+    "e2e/layout.py:_mounts_below": "/proc/self/mountinfo",
     # Outputs: files created or written, never read.
     "report/github.py:write_step_summary": "appends to $GITHUB_STEP_SUMMARY",
     "emit/codex_home.py:ensure_writer_lock": "creates the writer's lock file",

@@ -23,8 +23,8 @@ from profilec.emit.requirements import (
     requirements_problems,
 )
 from profilec.errors import UnsafeRootError
+from profilec.library import load_and_compile
 from profilec.models.compiled import CompiledBundle
-from profilec.pipeline import load_and_compile
 from tests.helpers import Layout, make_layout, write_manifest
 
 

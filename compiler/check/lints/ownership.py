@@ -97,6 +97,7 @@ class _Ownership:
     def __init__(self, uid: int, gids: frozenset[int]) -> None:
         self.uid = uid
         self.gids = gids
+        self.given = True
         self.found: list[CheckFinding] = []
 
     def add(self, rule_id: str, message: str, path: str, root: str | None = None) -> None:
@@ -165,11 +166,15 @@ def ownership_findings(
     codex_home: str | None,
     uid: int,
     gids: Iterable[int] | None = None,
+    *,
+    given: bool = True,
 ) -> list[CheckFinding]:
     """PC060 for each vault and credential target the run-as uid cannot read and write (or
     reach), PC061 for a CODEX_HOME it does not own (nor root), others may write or it cannot
-    read, PC062 for an auth.lock that is missing or it cannot open read-write."""
+    read, PC062 for an auth.lock that is missing or it cannot open read-write. `given`: the
+    uid is the launch's (`--run-as`), not merely the one check runs as."""
     o = _Ownership(uid, LaunchProbe(uid, gids).gids)
+    o.given = given
     vaults: dict[str, str] = {}
     for r in roots:
         vaults.setdefault(r.vault, r.id)
@@ -200,7 +205,18 @@ def _home(o: _Ownership, home: str) -> None:
         st = os.lstat(home)
     except OSError:
         return  # compile refuses a CODEX_HOME that is not a directory
-    if st.st_uid not in (o.uid, 0):
+    if st.st_uid != 0 and o.uid == 0 and not o.given:
+        # Check runs as root and was not told the launch's uid: the likely fix is the flag,
+        # not re-owning a CODEX_HOME another user's Codex runs from.
+        o.add(
+            CODEX_HOME_OWNERSHIP,
+            f"CODEX_HOME {home} is owned by uid {st.st_uid} ({_show(st)}) and check runs as "
+            f"root without --run-as: pass --run-as {st.st_uid} if Codex is launched as that "
+            "uid (check judges ownership for the launch's uid), else re-own it for the uid "
+            "Codex runs as",
+            home,
+        )
+    elif st.st_uid not in (o.uid, 0):
         o.add(
             CODEX_HOME_OWNERSHIP,
             f"CODEX_HOME {home} is owned by uid {st.st_uid}, not the run-as uid {o.uid} "
