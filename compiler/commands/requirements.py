@@ -2,10 +2,12 @@
 
 For a launcher without an outer boundary (no mount plan that binds the per-session file over
 `/etc/codex/requirements.toml`): `install` compiles the document from the same inputs as
-`compile` and writes it atomically where Codex reads it, refusing to replace a file profilec
-did not write; `verify` says whether the file in place is at least as strict as the compiled
-one (exit 1 with one line per gap). The document is the same for every identity of one
-manifest, so one install serves every session the daemon starts from it.
+`compile` and writes it atomically where Codex reads it, its header naming the manifest it
+comes from (path and sha256), refusing to replace a file profilec did not write or one compiled
+from another manifest (another daemon's: a host with several daemons binds each session's own
+file instead, docs/requirements.md); `verify` says whether the file in place is at least as
+strict as the compiled one (exit 1 with one line per gap). The document is the same for every
+identity of one manifest, so one install serves every session the daemon starts from it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..emit.requirements import (
     digest,
     install_requirements,
+    installed_text,
     read_requirements,
-    render_requirements,
     requirements_problems,
 )
 from ..errors import EXIT_FOUND, UsageError
@@ -49,7 +51,7 @@ def run(request: RequirementsRequest) -> Outcome:
     if request.action == "install":
         changed = install_requirements(bundle, edge, request.path)
         state = "installed" if changed else "already current"
-        text = render_requirements(bundle)
+        text = installed_text(bundle, edge)
         return Outcome(notes=(f"requirements: {state}: {request.path} ({digest(text)})",))
     installed = read_requirements(edge, request.path)
     if installed is None:
