@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import tempfile
 from dataclasses import dataclass
 
@@ -169,12 +170,19 @@ def requirements_prefix(text: str, base: str) -> tuple[str, ...]:
     """The argv prefix that runs a command under managed requirements `text`: the file is
     written to a root-owned directory under `base` (removed with the tree) and bound over
     /etc/codex in a private mount namespace, so nothing outside that process tree sees it
-    (needs root). The host's /etc/codex is created as the mount point when missing (an empty
-    directory: Codex reads only the file in it)."""
+    (needs root). The host's /etc is never written: inside the namespace /etc is an overlay
+    whose upper layer is a tmpfs (on a directory under `base`), and /etc/codex, the mount
+    point, is made there."""
     source = os.path.join(base, "etc-codex")
     os.makedirs(source, mode=0o755, exist_ok=True)
     write_atomic(os.path.join(source, "requirements.toml"), text.encode("utf-8"), mode=0o644)
+    scratch = os.path.join(base, "etc-overlay")
+    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    u = shlex.quote(scratch)
     target = os.path.dirname(REQUIREMENTS_FILE)
-    os.makedirs(target, mode=0o755, exist_ok=True)
-    script = f'mount --bind "$0" {target} && exec "$@"'
+    script = (
+        f"mount -t tmpfs tmpfs {u} && mkdir {u}/up {u}/work && mount -t overlay overlay -o "
+        f'"lowerdir=/etc,upperdir={scratch}/up,workdir={scratch}/work" /etc && '
+        f'mkdir -p {target} && mount --bind "$0" {target} && exec "$@"'
+    )
     return ("unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, source)

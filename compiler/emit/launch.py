@@ -4,11 +4,12 @@ The reviewed catalog `profiles/adapters.toml` (schemas/adapters-catalog.schema.j
 adapter build (npm package, version, Codex core), the launch method that the end-to-end matrix
 (`profilec e2e`) observed keeping the credential deny for new, loaded and resumed sessions and
 every `permission-profile:*` mode, plus the built-in modes that lose it (a launcher must not
-forward `session/set_mode` to them). tests/integration/test_e2e_acp.py re-runs the matrix and
-fails when the catalog disagrees. This renderer turns one entry and the compiled bundle into the
-environment, arguments and files to set; where no method holds it says so and sets nothing. The
-document also says how to run `profilec watch` beside the session (end the session on drift)
-and which uid the trusted parent runs as inside the outer plan (never root).
+forward a mode switch to them, by any of MODE_METHODS). tests/integration/test_e2e_acp.py
+re-runs the matrix and fails when the catalog disagrees. This renderer turns one entry and the
+compiled bundle into the environment, arguments and files to set; where no method holds it says
+so and sets nothing. The document also says how to run `profilec watch` beside the session (end
+the session on drift) and which uid the trusted parent runs as inside the outer plan (never
+root).
 """
 
 from __future__ import annotations
@@ -46,6 +47,18 @@ if TYPE_CHECKING:
 NON_ROOT = "+non-root"
 
 CATALOG_FILE = "adapters.toml"
+
+#: Every ACP request that switches a session's mode, and the param carrying the id. codex-acp
+#: 2.6.0 takes both (its `setSessionConfigOption` applies `configId: "mode"` as a mode change);
+#: measured through `session/set_config_option`, a built-in mode read the credential without
+#: the managed requirements (tests/integration/test_requirements_acp.py). A launcher forwards
+#: either only with an id in forward_mode_ids.
+MODE_METHODS: tuple[dict[str, Any], ...] = (
+    {"method": "session/set_mode", "match": {}, "id_param": "modeId"},
+    {"method": "session/set_config_option", "match": {"configId": "mode"}, "id_param": "value"},
+)
+#: How the statements name them.
+MODE_SWITCH = 'session/set_mode or session/set_config_option (configId "mode")'
 
 
 def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
@@ -144,6 +157,7 @@ def launch_entry(
         "reason": entry.reason,
         "evidence": entry.evidence,
         "approvals": approval_doc(bundle, entry),
+        "mode_methods": [{**m, "match": dict(m["match"])} for m in MODE_METHODS],
     }
     chosen = entry.method
     doc["requirements"] = requirements_item(bundle, flags)
@@ -219,7 +233,7 @@ def launch_entry(
     # Which permission-profile modes the adapter offers: a profile in a config layer
     # permissionProfile/list sees (CODEX_HOME/config.toml or the -c lines) makes the TS adapter
     # offer them; CODEX_CONFIG does not, and the zed build offers none with a custom profile
-    # (docs/e2e-acp.md): the launcher then forwards no session/set_mode at all.
+    # (docs/e2e-acp.md): the launcher then forwards no mode switch at all.
     offered = entry.codex_source != "embedded" and method != "codex-config"
     forward = sorted(mode_ids.values()) if offered else []
     enforced = _enforced_by(entry.codex_version)
@@ -247,10 +261,10 @@ def _mode_statement(
     """The statement of an entry whose method holds: which session modes to forward, which
     never to offer, and what stops a blocked mode (the managed requirements or the launcher)."""
     only = (
-        "forward session/set_mode only to " + ", ".join(forward)
+        f"forward a mode switch ({MODE_SWITCH}, mode_methods) only to " + ", ".join(forward)
         if forward
-        else "forward no session/set_mode (this build offers no permission-profile mode; the "
-        f"session runs permission-profile:{bundle.default_profile_id})"
+        else f"forward no mode switch ({MODE_SWITCH}; this build offers no permission-profile "
+        f"mode; the session runs permission-profile:{bundle.default_profile_id})"
     )
     only += (
         "; open sessions (session/new, load, resume) only with a cwd that is one of "
