@@ -59,6 +59,14 @@ MODE_METHODS: tuple[dict[str, Any], ...] = (
 )
 #: How the statements name them.
 MODE_SWITCH = 'session/set_mode or session/set_config_option (configId "mode")'
+#: Every entry's statement starts here: the environment is part of the recipe. GIT_DIR turns
+#: the trusted parent's own git off, and no Codex config key sets the parent's environment, so
+#: the `-c` lines and CODEX_HOME alone leave it on (check PC052).
+ENV_STATEMENT = (
+    f"start it with env as given (GIT_DIR={PARENT_GIT_DIR} turns the trusted parent's own git "
+    "off, which no config key can; `profilec check --launch-env FILE` refuses an environment "
+    "without it, PC052)"
+)
 
 
 def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
@@ -266,6 +274,7 @@ def _mode_statement(
         else f"forward no mode switch ({MODE_SWITCH}; this build offers no permission-profile "
         f"mode; the session runs permission-profile:{bundle.default_profile_id})"
     )
+    only = f"{ENV_STATEMENT}; {only}"
     only += (
         "; open sessions (session/new, load, resume) only with a cwd that is one of "
         "workspace_roots and additionalDirectories among them: the adapter marks both trusted "
@@ -740,8 +749,8 @@ def codex_entries(
             "modes": server_modes,
             "never_send": list(APP_SERVER_NEVER_SEND),
             "statement": (
-                "start the process with args and env; thread/start with thread_start (the "
-                f"default mode, {bundle.default_profile_id}, is selected by the -c lines); to "
+                f"{ENV_STATEMENT}; start the process with args; thread/start with thread_start "
+                f"(the default mode, {bundle.default_profile_id}, is selected by the -c lines); to "
                 "run a turn in another mode send turn/start with that mode's `select` "
                 "(experimentalApi); never send what never_send lists"
             ),
@@ -758,8 +767,8 @@ def codex_entries(
                 "--dangerously-bypass-approvals-and-sandbox",
             ],
             "statement": (
-                "run [codex, *args, *modes[mode].select, prompt] (the default mode needs no "
-                "select); never pass what never_send lists: each replaces the profile"
+                f"{ENV_STATEMENT}; run [codex, *args, *modes[mode].select, prompt] (the default "
+                "mode needs no select); never pass what never_send lists: each replaces the profile"
             ),
         },
     ]

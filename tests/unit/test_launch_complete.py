@@ -152,6 +152,11 @@ def test_the_mode_id_map_and_the_allow_list(
     # The zed build offers no permission-profile mode (docs/e2e-acp.md): forward none.
     assert by[ZED]["forward_mode_ids"] == []
     assert "forward no mode switch (session/set_mode or" in by[ZED]["statement"]
+    # Every recipe names the environment: GIT_DIR turns the parent's git off (check PC052).
+    for e in [a for a in doc["adapters"] if a["holds"]] + doc["codex"]:
+        assert e["env"]["GIT_DIR"] == "/dev/null/profilec-parent-git-off", e["env"]
+        assert e["statement"].startswith("start it with env as given (GIT_DIR=/dev/null/"), e
+        assert "--launch-env" in e["statement"]
     for a in doc["adapters"]:
         assert not set(a["forward_mode_ids"]) & set(a["blocked_modes"])
         # Both ACP requests that switch a mode (codex-acp 2.6.0 takes both), in every entry.
