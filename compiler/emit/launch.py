@@ -385,7 +385,9 @@ def requirements_item(bundle: CompiledBundle, flags: CompileFlags | None = None)
             "allowed_permission_profiles to profilec's profiles, so a built-in mode or a legacy "
             "sandbox_mode runs the default profile, allows only the approval policies and "
             "reviewers profilec's modes send, so an adapter's built-in mode cannot run a turn, "
-            "and denies every vault"
+            "and denies every vault; install refuses a file compiled from another manifest: a "
+            "host with several daemons binds each session's own file over /etc/codex in a "
+            "private mount namespace instead (docs/requirements.md)"
         ),
     }
 
