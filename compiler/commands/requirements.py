@@ -19,8 +19,7 @@ from ..emit.requirements import (
     digest,
     install_requirements,
     installed_text,
-    read_requirements,
-    requirements_problems,
+    requirements_gaps,
 )
 from ..errors import EXIT_FOUND, UsageError
 from ..flags import CompileFlags
@@ -53,11 +52,7 @@ def run(request: RequirementsRequest) -> Outcome:
         state = "installed" if changed else "already current"
         text = installed_text(bundle, edge)
         return Outcome(notes=(f"requirements: {state}: {request.path} ({digest(text)})",))
-    installed = read_requirements(edge, request.path)
-    if installed is None:
-        problems = ["no managed requirements file"]
-    else:
-        problems = requirements_problems(installed, bundle)
+    problems = requirements_gaps(edge, request.path, bundle)
     if problems:
         return Outcome(
             stderr="".join(f"profilec: requirements: {request.path}: {p}\n" for p in problems),

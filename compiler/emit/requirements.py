@@ -334,6 +334,16 @@ def read_requirements(edge: Inputs, path: str) -> str | None:
     return edge.trusted(path).data.decode("utf-8", errors="replace")
 
 
+def requirements_gaps(edge: Inputs, path: str, bundle: CompiledBundle) -> list[str]:
+    """Why the managed requirements at `path` do not hold for `bundle` (empty: they do): the
+    file missing, or `requirements_problems`. Read through `edge` (a file others can write is
+    a TrustError)."""
+    installed = read_requirements(edge, path)
+    if installed is None:
+        return ["no managed requirements file"]
+    return requirements_problems(installed, bundle)
+
+
 def install_requirements(
     bundle: CompiledBundle, edge: Inputs, path: str = REQUIREMENTS_FILE
 ) -> bool:

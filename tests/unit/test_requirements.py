@@ -367,3 +367,48 @@ def test_a_vault_path_codex_cannot_parse_as_a_requirement_is_refused(
         render_requirements(bundle)
     assert repr(ch)[1:-1] in err.value.message or ch in err.value.message
     assert "requirements" in err.value.message
+
+
+def test_the_ci_recipe_passes_requirements(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/ci.md: the runner checks the committed requirements file against the CI manifest
+    (production paths, allow_missing). Without `--requirements` check exits 0 with only PC057;
+    with the committed file it passes with neither PC056 nor PC057; a vault added to the
+    manifest but not to the committed file fails (PC056, exit 1)."""
+    import json
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert "--requirements ci/requirements.toml" in doc
+    manifest = next(
+        b for b in re.findall(r"```toml\n(.*?)```", doc, flags=re.S) if "allow_missing" in b
+    )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "roots.toml").write_text(manifest)
+    home = tmp_path / "codex-home"
+    home.mkdir(mode=0o700)
+    (home / "auth.lock").touch(mode=0o600)
+    (tmp_path / "ws").mkdir()
+    flags = ["--roots", "ci/roots.toml", "--codex-home", str(home)]
+    flags += ["--workspace-root", str(tmp_path / "ws")]
+    out = ["--out", "ci/requirements.toml"]
+    assert main(["compile", *flags, "--format", "requirements", *out]) == 0
+
+    def rules(*extra: str) -> tuple[int, set[str]]:
+        code = main(["check", *flags, "--format", "json", *extra])
+        return code, {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
+
+    capsys.readouterr()
+    code, found = rules()  # the control: the README's workflow today
+    assert code == 0 and "PC057" in found
+    code, found = rules("--requirements", "ci/requirements.toml")
+    assert code == 0 and not found & {"PC056", "PC057"}, found
+    added = manifest + (
+        '\n[[roots]]\nid = "second"\npath = "/srv/agents/a1/vault2/auth.json"\n'
+        'backend = "file"\nallow_missing = true\n'
+    )
+    (tmp_path / "ci" / "roots.toml").write_text(added)
+    code, found = rules("--requirements", "ci/requirements.toml")
+    assert code == 1 and "PC056" in found, found
