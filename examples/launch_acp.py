@@ -11,7 +11,9 @@ its order:
 2. `profilec compile ... --run-as 65534 --format launch`: the launch document;
 3. its adapter entry's `files` written (config.toml, and auth.lock created empty) for that uid;
 4. its `requirements.install_argv` run as root, then `profilec check --run-as 65534
-   --requirements /etc/codex/requirements.toml` (every ownership prerequisite, PC060-PC062);
+   --requirements /etc/codex/requirements.toml --launch-env FILE` (every ownership
+   prerequisite, PC060-PC062; FILE holds the entry's `env`, which turns the parent's git off
+   with GIT_DIR, PC052);
 5. its `watch.argv` started, waited on until it says it is watching;
 6. the adapter: `command` with NODE and ADAPTER_SCRIPT substituted, `env` plus what
    `launcher_supplies` names (CODEX_PATH), run as the run-as uid (setpriv), in the document's cwd;
@@ -281,7 +283,12 @@ def launch(d: str, p: dict[str, str], codex: Path, node: str, script: Path) -> i
     req = entry["requirements"]
     env = {**os.environ, **req["install_env"]}
     subprocess.run(req["install_argv"], env=env, check=True)
+    # The environment the adapter starts with (step 6): check refuses one that leaves the
+    # parent's git on (PC052: no GIT_DIR below /dev/null).
+    launch_env = os.path.join(d, "launch-env.json")
+    Path(launch_env).write_text(json.dumps(entry["env"]))
     check = [*PROFILEC, "check", *flags, "--requirements", req["path"], "-q"]
+    check += ["--launch-env", launch_env]
     subprocess.run(check, env=env, check=True, stdout=subprocess.DEVNULL)
     say(f"4 requirements installed at {req['path']}; check --run-as {RUN_AS}: PASS")
     supplies = {"NODE": node, "ADAPTER_SCRIPT": str(script)}
