@@ -3,8 +3,10 @@
 The supported API is `__all__` below; everything else in the package may change. A daemon calls
 `load_and_compile` (the session config as a path or as data), renders what its launcher needs
 (`render`, `launch_document`, `write_codex_home`, `override_lines`), pins the result with
-`write_lock` / `verify_lock`, and watches the chain in-process with `start_watch` while the
-session runs. Every failure is a `ProfilecError` subclass carrying the CLI's exit code.
+`write_lock` / `verify_lock`, installs and verifies Codex's managed requirements
+(`install_requirements` / `verify_requirements`), and watches the chain (and the requirements
+file) in-process with `start_watch` while the session runs. Every failure is a `ProfilecError`
+subclass carrying the CLI's exit code.
 
 `load_and_compile` does the edge work (trust check, lstat/readlink, policy read: each input
 file read once into compiler/inputs.py's `Inputs`) and then calls the pure `compile_bundle`;
@@ -25,10 +27,13 @@ from typing import TYPE_CHECKING, Any
 from .audit.drift import verify
 from .bundle.load import compile_document
 from .bundle.lock import render_lock
+from .codex.vocabulary import REQUIREMENTS_FILE
 from .compiled import compile_step
 from .emit.codex_home import write_codex_home as _write_codex_home
 from .emit.launch import adapters_of, render_launch_with
 from .emit.overrides import override_lines as _override_lines
+from .emit.requirements import install_requirements as _install_requirements
+from .emit.requirements import requirements_gaps
 from .errors import (
     CanaryMismatchError,
     EnvironmentMissingError,
@@ -84,6 +89,7 @@ __all__ = [
     "UsageError",
     "WatchHandle",
     "compile_inputs",
+    "install_requirements",
     "launch_document",
     "load_and_compile",
     "make_inputs",
@@ -91,6 +97,7 @@ __all__ = [
     "render",
     "start_watch",
     "verify_lock",
+    "verify_requirements",
     "write_codex_home",
     "write_lock",
 ]
@@ -184,6 +191,27 @@ def verify_lock(path: StrPath, inputs: Inputs) -> LockDrift | None:
     return verify(lock, inputs)
 
 
+def install_requirements(inputs: Inputs, path: StrPath = REQUIREMENTS_FILE) -> bool:
+    """Compile `inputs` and install Codex's managed requirements at `path` (as `profilec
+    requirements install`): atomic, 0644, the header naming the roots manifest it comes from
+    (path and sha256). False when the file was already current. Never replaces a file profilec
+    did not write, nor one compiled from another manifest (another daemon's: a host with
+    several daemons binds a per-session file instead, docs/requirements.md): OutputError, exit
+    6, nothing written. The default path is the host's; run as root."""
+    out = path_arg("path", path)
+    _expect("inputs", inputs, Inputs)
+    return _install_requirements(compile_step(inputs).bundle, inputs, out)
+
+
+def verify_requirements(inputs: Inputs, path: StrPath = REQUIREMENTS_FILE) -> list[str]:
+    """Why the managed requirements at `path` are less strict than what `inputs` compile to
+    (as `profilec requirements verify`, one reason per gap); empty: they hold. A missing file
+    is one gap; a file others can write raises TrustError (exit 3)."""
+    file = path_arg("path", path)
+    _expect("inputs", inputs, Inputs)
+    return requirements_gaps(inputs, file, compile_step(inputs).bundle)
+
+
 @dataclass
 class WatchHandle:
     """A running in-process watch (`start_watch`): `stop()` ends it; `drift` is the change
@@ -205,11 +233,15 @@ def start_watch(
     on_drift: Callable[[WatchDrift], None],
     *,
     interval: float = 0.25,
+    requirements: StrPath | None = None,
 ) -> WatchHandle:
     """Watch the bundle's chain, private CODEX_HOME, trusted inputs, project docs and the
     project config folders below the workspace roots in a daemon thread, as `profilec watch`
-    does (lstat/readlink/scandir only). The starting state is taken now: a chain that already
-    differs from the bundle raises LockDriftError (exit 9) here.
+    does (lstat/readlink/scandir only), and with `requirements` the managed requirements file
+    the session runs under (as `watch --requirements`): replaced, removed or edited is drift.
+    The starting state is taken now: a chain that already differs from the bundle, or
+    requirements missing or less strict than the bundle's (`verify_requirements`), raise
+    LockDriftError (exit 9) here.
     Later drift calls `on_drift(drift)` once from the watch thread (`drift.document()` is the
     watch event JSON); the session must then end. Call `handle.stop()` when the session ends."""
     _expect("bundle", bundle, CompiledBundle)
@@ -221,7 +253,13 @@ def start_watch(
         )
     if not 0.05 <= interval <= 0.5:
         raise UsageError(f"must be between 0.05 and 0.5 seconds, got {interval}", where="interval")
-    watcher = watch_bundle(bundle)
+    req = None if requirements is None else path_arg("requirements", requirements)
+    if req is not None:
+        gaps = requirements_gaps(Inputs.unrooted(), req, bundle)
+        if gaps:
+            message = f"the managed requirements do not hold: {'; '.join(gaps)}"
+            raise LockDriftError(message, where=req)
+    watcher = watch_bundle(bundle, requirements=req)
     first = watcher.begin()
     if first is not None:
         raise LockDriftError(first.message, where="watch")

@@ -73,6 +73,8 @@ PARENT_LISTENER: Final = "PC048"
 SECRET_ON_PARENT_ARGV: Final = "PC049"
 LOCK_WRITABLE: Final = "PC050"
 PROJECT_DOC_LINK: Final = "PC051"
+#: The trusted parent's environment does not turn its git off (GIT_DIR below /dev/null).
+PARENT_GIT_ON: Final = "PC052"
 SCOPED_TABLE_KEY_PATTERN_SYNTAX: Final = "PC055"
 REQUIREMENTS_NOT_IN_FORCE: Final = "PC056"
 REQUIREMENTS_UNNAMED: Final = "PC057"

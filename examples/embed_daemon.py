@@ -224,7 +224,9 @@ def main() -> int:
     cwd = doc["cwd"]
 
     # 1. The library path: one app-server per mode, the mode's profile as the default.
-    env = {**base_env, "CODEX_HOME": a.codex_home, "TMPDIR": a.tmpdir, "HOME": a.home}
+    # The launch document's env (GIT_DIR: the parent's own git off; no -c line can do that).
+    parent_env = next(c["env"] for c in doc["codex"] if c["launcher"] == "codex app-server")
+    env = {**base_env, **parent_env, "CODEX_HOME": a.codex_home, "TMPDIR": a.tmpdir, "HOME": a.home}
     for mode in MODES:
         drifts: list[object] = []
         handle = api.start_watch(bundle, drifts.append)

@@ -11,11 +11,15 @@ its order:
 2. `profilec compile ... --run-as 65534 --format launch`: the launch document;
 3. its adapter entry's `files` written (config.toml, and auth.lock created empty) for that uid;
 4. its `requirements.install_argv` run as root, then `profilec check --run-as 65534
-   --requirements /etc/codex/requirements.toml` (every ownership prerequisite, PC060-PC062);
+   --requirements /etc/codex/requirements.toml --launch-env FILE` (every ownership
+   prerequisite, PC060-PC062; FILE holds the entry's `env`, which turns the parent's git off
+   with GIT_DIR, PC052);
 5. its `watch.argv` started, waited on until it says it is watching;
 6. the adapter: `command` with NODE and ADAPTER_SCRIPT substituted, `env` plus what
    `launcher_supplies` names (CODEX_PATH), run as the run-as uid (setpriv), in the document's cwd;
-7. a session: every mode the adapter offers is tried; the launcher forwards only the ids in
+7. a session: every mode the adapter offers is tried by every method in `mode_methods`
+   (`session/set_mode`, and `session/set_config_option` with `configId: "mode"`: codex-acp
+   2.6.0 takes both); the launcher forwards a switch, by either, only to an id in
    `forward_mode_ids` and refuses the rest; in each accepted mode the model (here the scripted
    local model of profilec.e2e, standing in for your provider) runs a command reading the
    credential under every name. Then, as a client that ignores the allow-list would, the
@@ -165,35 +169,65 @@ def judge(output: str | None, p: dict[str, str], marker: str) -> tuple[str, str]
     return "denied", (last[-1].strip() if last else output.strip())[:160]
 
 
+def mode_switch(entry: dict[str, Any], method: str, params: dict[str, Any]) -> str | None:
+    """The mode id a client request switches to, by any of the entry's `mode_methods`
+    (session/set_mode, session/set_config_option with configId "mode"); None: no switch."""
+    for m in entry["mode_methods"]:
+        if m["method"] == method and all(params.get(k) == v for k, v in m["match"].items()):
+            return str(params.get(m["id_param"]))
+    return None
+
+
+def relay(client: Any, entry: dict[str, Any], method: str, params: dict[str, Any]) -> Any:
+    """The launcher's gate on a client request (step 7): a mode switch, by any method, to an
+    id outside `forward_mode_ids` is refused (an ACP error to the client); the rest is
+    forwarded to the adapter."""
+    mode = mode_switch(entry, method, params)
+    if mode is not None and mode not in entry["forward_mode_ids"]:
+        raise RpcError(-32602, f"mode {mode} is not allowed (forward_mode_ids)", None)
+    return client.client.request(method, params, timeout=60)
+
+
+def switch_params(m: dict[str, Any], sid: str, mode: str) -> dict[str, Any]:
+    """The params of a mode switch to `mode` by the document's mode method `m`."""
+    return {"sessionId": sid, **m["match"], m["id_param"]: mode}
+
+
 def run_modes(
     argv: list[str], env: dict[str, str], cwd: str, entry: dict[str, Any], p: dict[str, str],
     server: ScriptedModelServer, marker: str, *, control: bool = False,
 ) -> list[dict[str, str]]:  # fmt: skip
-    """One adapter process, one session: every offered mode tried (step 7), or, for the
-    control, the session's default mode only (step 8)."""
+    """One adapter process, one session: every offered mode tried by every mode method
+    (step 7), or, for the control, the session's default mode only (step 8)."""
     rows: list[dict[str, str]] = []
     with acp_process(argv, env, cwd) as client:
         session = client.new_session()
         sid = str(session["sessionId"])
         offered, current = modes_of(session)
         say(f"  session {sid}: offered {', '.join(offered)}; current {current}")
-        plan = [("default", current or "")] if control else []
-        if not control:
+        plan = [("default", current or "", None)] if control else []
+        for m in [] if control else entry["mode_methods"]:
             allowed = set(entry["forward_mode_ids"])
-            plan += [("forwarded", m) for m in offered if m in allowed]
-            plan += [("refused", m) for m in offered if m not in allowed]
-        for kind, mode in plan:
-            if kind == "refused":
-                say(f"  mode {mode}: refused by the launcher (not in forward_mode_ids)")
+            plan += [("forwarded", mode, m) for mode in offered if mode in allowed]
+            plan += [("refused", mode, m) for mode in offered if mode not in allowed]
+        for kind, mode, m in plan:
+            by = m["method"] if m is not None else "none"
             tag = f"P{secrets.token_hex(4)}"
             command = probe(p, tag)
             before = len(server.calls)
             server.add_probe(command)
             try:
-                if kind != "default":
-                    # A refused mode is set anyway here, as a client ignoring the allow-list
-                    # would: the managed requirements must keep the deny (or refuse the turn).
-                    client.set_mode(sid, mode)
+                if m is not None:
+                    params = switch_params(m, sid, mode)
+                    try:
+                        relay(client, entry, m["method"], params)
+                    except RpcError as exc:
+                        if kind != "refused":
+                            raise
+                        say(f"  mode {mode} by {by}: refused by the launcher ({exc})")
+                        # Sent anyway here, as a client ignoring the allow-list would: the
+                        # managed requirements must keep the deny (or refuse the turn).
+                        client.client.request(m["method"], params, timeout=60)
                 client.prompt(sid, PROMPT_TEXT)
             except RpcError as exc:
                 if kind != "refused":
@@ -206,8 +240,9 @@ def run_modes(
                 result, evidence = judge(output, p, marker)
             server.drop_pending_probes()
             what = "set anyway" if kind == "refused" else kind
-            say(f"  mode {mode} ({what}): {result.upper()}: {evidence}")
-            rows.append({"mode": mode, "launcher": kind, "result": result, "evidence": evidence})
+            say(f"  mode {mode} by {by} ({what}): {result.upper()}: {evidence}")
+            row = {"mode": mode, "method": by, "launcher": kind, "result": result}
+            rows.append({**row, "evidence": evidence})
     return rows
 
 
@@ -248,7 +283,12 @@ def launch(d: str, p: dict[str, str], codex: Path, node: str, script: Path) -> i
     req = entry["requirements"]
     env = {**os.environ, **req["install_env"]}
     subprocess.run(req["install_argv"], env=env, check=True)
+    # The environment the adapter starts with (step 6): check refuses one that leaves the
+    # parent's git on (PC052: no GIT_DIR below /dev/null).
+    launch_env = os.path.join(d, "launch-env.json")
+    Path(launch_env).write_text(json.dumps(entry["env"]))
     check = [*PROFILEC, "check", *flags, "--requirements", req["path"], "-q"]
+    check += ["--launch-env", launch_env]
     subprocess.run(check, env=env, check=True, stdout=subprocess.DEVNULL)
     say(f"4 requirements installed at {req['path']}; check --run-as {RUN_AS}: PASS")
     supplies = {"NODE": node, "ADAPTER_SCRIPT": str(script)}

@@ -13,6 +13,7 @@ renders the report.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,8 +40,11 @@ from .coverage import cell_findings, coverage
 from .lints import run_lints
 from .lints.launcher import (
     argv_findings,
+    document_envs,
+    env_findings,
     launcher_findings,
     load_launch_argv,
+    load_launch_env,
     parse_launch_requests,
 )
 from .lints.ownership import ownership_findings
@@ -264,12 +268,20 @@ class Checker:
         return ownership_findings(inputs.roots, inputs.codex_home, uid, given=given)
 
     def _launcher_findings(self) -> list[CheckFinding]:
-        """PC048/PC049 from --launch-argv, PC023 from --launch-requests (read through `edge`)."""
+        """PC048/PC049 from --launch-argv, PC052 from --launch-env (or a launch document given
+        as --launch-argv), PC023 from --launch-requests (read through `edge`)."""
         out: list[CheckFinding] = []
+        envs: list[tuple[str, dict[str, str]]] | None = None
+        if self.options.launch_env:
+            efile = str(self.options.launch_env)
+            envs = load_launch_env(efile, self.edge.text(efile, "launch environment"))
+            out += env_findings(envs, file=efile)
         if self.options.launch_argv:
             afile = str(self.options.launch_argv)
-            argv = load_launch_argv(afile, self.edge.text(afile, "launch argv"))
-            out += argv_findings(argv, file=afile)
+            text = self.edge.text(afile, "launch argv")
+            out += argv_findings(load_launch_argv(afile, text), file=afile)
+            if envs is None:  # a launch document carries its env; a bare argv does not
+                out += env_findings(document_envs(json.loads(text)), file=afile)
         if self.options.launch_requests:
             lfile = str(self.options.launch_requests)
             text = self.edge.text(lfile, "launch requests")

@@ -49,7 +49,16 @@ LaunchArgvOpt = Annotated[
     typer.Option(
         "--launch-argv",
         help="The parent's command line (JSON array) or a compiled launch document: "
-        "PC048 (a network listener), PC049 (a secret on the argv).",
+        "PC048 (a network listener), PC049 (a secret on the argv); PC052 unless the "
+        "document, or --launch-env, shows the parent's GIT_DIR.",
+    ),
+]
+LaunchEnvOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--launch-env",
+        help="The parent's environment as the launcher sets it (JSON object of strings) or a "
+        "compiled launch document: PC052 (the parent's git on: no GIT_DIR below /dev/null).",
     ),
 ]
 FormatOpt = Annotated[str, format_option(CHECK_FORMATS)]
@@ -114,6 +123,7 @@ def check_command(
     mode_map: ModeMapOpt = None,
     launch_requests: LaunchRequestsOpt = None,
     launch_argv: LaunchArgvOpt = None,
+    launch_env: LaunchEnvOpt = None,
     fmt: FormatOpt = CHECK_FORMATS.default,
     out: OutOpt = None,
     fail_on: FailOnOpt = "error",

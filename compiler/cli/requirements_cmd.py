@@ -16,8 +16,9 @@ from .output import finish, request_of
 ActionArg = Annotated[
     str,
     typer.Argument(
-        help="install: write the compiled document (atomic; never over a file profilec did not "
-        "write). verify: exit 1 unless the file in place is at least as strict.",
+        help="install: write the compiled document, its header naming the manifest (atomic; "
+        "never over a file profilec did not write, nor one compiled from another manifest). "
+        "verify: exit 1 unless the file in place is at least as strict.",
     ),
 ]
 PathOpt = Annotated[

@@ -39,6 +39,7 @@ class CheckRequest(CompileFlags):
     mode_map: Path | None = None
     launch_requests: Path | None = None
     launch_argv: Path | None = None
+    launch_env: Path | None = None
     fmt: str = CHECK_FORMATS.default
     fail_on: str = "error"
     canary: bool = False

@@ -2,10 +2,12 @@
 
 For a launcher without an outer boundary (no mount plan that binds the per-session file over
 `/etc/codex/requirements.toml`): `install` compiles the document from the same inputs as
-`compile` and writes it atomically where Codex reads it, refusing to replace a file profilec
-did not write; `verify` says whether the file in place is at least as strict as the compiled
-one (exit 1 with one line per gap). The document is the same for every identity of one
-manifest, so one install serves every session the daemon starts from it.
+`compile` and writes it atomically where Codex reads it, its header naming the manifest it
+comes from (path and sha256), refusing to replace a file profilec did not write or one compiled
+from another manifest (another daemon's: a host with several daemons binds each session's own
+file instead, docs/requirements.md); `verify` says whether the file in place is at least as
+strict as the compiled one (exit 1 with one line per gap). The document is the same for every
+identity of one manifest, so one install serves every session the daemon starts from it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from ..compiled import compile_step
 from ..emit.requirements import (
     digest,
     install_requirements,
-    read_requirements,
-    render_requirements,
-    requirements_problems,
+    installed_text,
+    requirements_gaps,
 )
 from ..errors import EXIT_FOUND, UsageError
 from ..flags import CompileFlags
@@ -49,13 +50,9 @@ def run(request: RequirementsRequest) -> Outcome:
     if request.action == "install":
         changed = install_requirements(bundle, edge, request.path)
         state = "installed" if changed else "already current"
-        text = render_requirements(bundle)
+        text = installed_text(bundle, edge)
         return Outcome(notes=(f"requirements: {state}: {request.path} ({digest(text)})",))
-    installed = read_requirements(edge, request.path)
-    if installed is None:
-        problems = ["no managed requirements file"]
-    else:
-        problems = requirements_problems(installed, bundle)
+    problems = requirements_gaps(edge, request.path, bundle)
     if problems:
         return Outcome(
             stderr="".join(f"profilec: requirements: {request.path}: {p}\n" for p in problems),

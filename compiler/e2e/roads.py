@@ -7,6 +7,9 @@
   `.codex/config.toml` the model wrote into a subdirectory of the workspace loads above
   profilec's config in a session opened there (not at a workspace root, whose `.codex` Codex
   keeps read-only).
+* `mode_by_config_option`: codex-acp 2.6.0 switches a session's mode through
+  `session/set_config_option` (`configId: "mode"`) as well as `session/set_mode`; a launcher
+  whose allow-list guards only the latter lets a client pick a built-in mode by the former.
 * `planted_layer_watched`: the same plant, made by a model command in a session at the
   workspace root while the real `profilec watch` runs: watch reports it, and `profilec check`
   refuses the tree afterwards, so no later session meets it.
@@ -32,6 +35,8 @@ from ..models.compiled import CompiledBundle
 from ..scripted_model import ScriptedModelServer
 from .acp import (
     PROMPT_TEXT,
+    SESSION_TIMEOUT,
+    AcpClient,
     Launch,
     acp_process,
     build_launch,
@@ -41,6 +46,7 @@ from .acp import (
     scaled,
 )
 from .adapters import NON_ROOT_UID, Adapter
+from .jsonrpc import RpcError
 from .layout import ACP_TREE, build_layout
 
 
@@ -270,6 +276,35 @@ def session_at(
         remove_layout(layout)
 
 
+def mode_by_config_option(adapter: Adapter, method: str, mode: str, *, managed: bool) -> str:
+    """One session in the workspace switched to `mode` by `session/set_config_option`
+    (`configId: "mode"`, what codex-acp 2.6.0 applies as a mode change), then one turn running
+    the matrix probe. Returns `held`/`lost`/`error` and the judge's evidence, or `refused: ...`
+    when the adapter or Codex refused the switch or the turn (an ACP error)."""
+    layout = build_layout(ACP_TREE)
+    try:
+        with ScriptedModelServer() as server:
+            launch = build_launch(adapter, method, layout, server, managed=managed)
+            tag = f"P{secrets.token_hex(4)}"
+
+            def switch(client: AcpClient, sid: str) -> None:
+                params = {"sessionId": sid, "configId": "mode", "value": mode}
+                timeout = scaled(SESSION_TIMEOUT)
+                client.client.request("session/set_config_option", params, timeout=timeout)
+
+            try:
+                out = _one_turn(
+                    launch, server, layout.workspace, probe_command(layout, tag), tag, before=switch
+                )
+            except RpcError as exc:
+                detail = f"{exc} {json.dumps(exc.data)}" if exc.data is not None else str(exc)
+                return f"refused: {detail}"
+            result, evidence = judge(out, layout, tag)
+            return f"{result}: {evidence}"
+    finally:
+        remove_layout(layout)
+
+
 def _one_turn(
     launch: Launch,
     server: ScriptedModelServer,
@@ -277,11 +312,15 @@ def _one_turn(
     command: str,
     needle: str,
     mcp_servers: Sequence[Mapping[str, Any]] = (),
+    before: Callable[[AcpClient, str], None] | None = None,
 ) -> str | None:
-    """One adapter process in `cwd`, one new session (with the client's own `mcp_servers`), one
-    scripted turn running `command`; the tool output holding `needle` (None: it never ran)."""
+    """One adapter process in `cwd`, one new session (with the client's own `mcp_servers`),
+    `before` on it, one scripted turn running `command`; the tool output holding `needle`
+    (None: it never ran)."""
     with acp_process(launch.argv, launch.env, cwd) as client:
         sid = str(client.new_session(mcp_servers).get("sessionId") or "")
+        if before is not None:
+            before(client, sid)
         server.add_probe(command)
         client.prompt(sid, PROMPT_TEXT, progress=lambda: len(server.requests))
     outputs = [o for o in server.tool_outputs().values() if needle in o]

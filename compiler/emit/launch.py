@@ -4,11 +4,12 @@ The reviewed catalog `profiles/adapters.toml` (schemas/adapters-catalog.schema.j
 adapter build (npm package, version, Codex core), the launch method that the end-to-end matrix
 (`profilec e2e`) observed keeping the credential deny for new, loaded and resumed sessions and
 every `permission-profile:*` mode, plus the built-in modes that lose it (a launcher must not
-forward `session/set_mode` to them). tests/integration/test_e2e_acp.py re-runs the matrix and
-fails when the catalog disagrees. This renderer turns one entry and the compiled bundle into the
-environment, arguments and files to set; where no method holds it says so and sets nothing. The
-document also says how to run `profilec watch` beside the session (end the session on drift)
-and which uid the trusted parent runs as inside the outer plan (never root).
+forward a mode switch to them, by any of MODE_METHODS). tests/integration/test_e2e_acp.py
+re-runs the matrix and fails when the catalog disagrees. This renderer turns one entry and the
+compiled bundle into the environment, arguments and files to set; where no method holds it says
+so and sets nothing. The document also says how to run `profilec watch` beside the session (end
+the session on drift) and which uid the trusted parent runs as inside the outer plan (never
+root).
 """
 
 from __future__ import annotations
@@ -46,6 +47,26 @@ if TYPE_CHECKING:
 NON_ROOT = "+non-root"
 
 CATALOG_FILE = "adapters.toml"
+
+#: Every ACP request that switches a session's mode, and the param carrying the id. codex-acp
+#: 2.6.0 takes both (its `setSessionConfigOption` applies `configId: "mode"` as a mode change);
+#: measured through `session/set_config_option`, a built-in mode read the credential without
+#: the managed requirements (tests/integration/test_requirements_acp.py). A launcher forwards
+#: either only with an id in forward_mode_ids.
+MODE_METHODS: tuple[dict[str, Any], ...] = (
+    {"method": "session/set_mode", "match": {}, "id_param": "modeId"},
+    {"method": "session/set_config_option", "match": {"configId": "mode"}, "id_param": "value"},
+)
+#: How the statements name them.
+MODE_SWITCH = 'session/set_mode or session/set_config_option (configId "mode")'
+#: Every entry's statement starts here: the environment is part of the recipe. GIT_DIR turns
+#: the trusted parent's own git off, and no Codex config key sets the parent's environment, so
+#: the `-c` lines and CODEX_HOME alone leave it on (check PC052).
+ENV_STATEMENT = (
+    f"start it with env as given (GIT_DIR={PARENT_GIT_DIR} turns the trusted parent's own git "
+    "off, which no config key can; `profilec check --launch-env FILE` refuses an environment "
+    "without it, PC052)"
+)
 
 
 def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
@@ -144,6 +165,7 @@ def launch_entry(
         "reason": entry.reason,
         "evidence": entry.evidence,
         "approvals": approval_doc(bundle, entry),
+        "mode_methods": [{**m, "match": dict(m["match"])} for m in MODE_METHODS],
     }
     chosen = entry.method
     doc["requirements"] = requirements_item(bundle, flags)
@@ -219,7 +241,7 @@ def launch_entry(
     # Which permission-profile modes the adapter offers: a profile in a config layer
     # permissionProfile/list sees (CODEX_HOME/config.toml or the -c lines) makes the TS adapter
     # offer them; CODEX_CONFIG does not, and the zed build offers none with a custom profile
-    # (docs/e2e-acp.md): the launcher then forwards no session/set_mode at all.
+    # (docs/e2e-acp.md): the launcher then forwards no mode switch at all.
     offered = entry.codex_source != "embedded" and method != "codex-config"
     forward = sorted(mode_ids.values()) if offered else []
     enforced = _enforced_by(entry.codex_version)
@@ -247,11 +269,12 @@ def _mode_statement(
     """The statement of an entry whose method holds: which session modes to forward, which
     never to offer, and what stops a blocked mode (the managed requirements or the launcher)."""
     only = (
-        "forward session/set_mode only to " + ", ".join(forward)
+        f"forward a mode switch ({MODE_SWITCH}, mode_methods) only to " + ", ".join(forward)
         if forward
-        else "forward no session/set_mode (this build offers no permission-profile mode; the "
-        f"session runs permission-profile:{bundle.default_profile_id})"
+        else f"forward no mode switch ({MODE_SWITCH}; this build offers no permission-profile "
+        f"mode; the session runs permission-profile:{bundle.default_profile_id})"
     )
+    only = f"{ENV_STATEMENT}; {only}"
     only += (
         "; open sessions (session/new, load, resume) only with a cwd that is one of "
         "workspace_roots and additionalDirectories among them: the adapter marks both trusted "
@@ -362,7 +385,9 @@ def requirements_item(bundle: CompiledBundle, flags: CompileFlags | None = None)
             "allowed_permission_profiles to profilec's profiles, so a built-in mode or a legacy "
             "sandbox_mode runs the default profile, allows only the approval policies and "
             "reviewers profilec's modes send, so an adapter's built-in mode cannot run a turn, "
-            "and denies every vault"
+            "and denies every vault; install refuses a file compiled from another manifest: a "
+            "host with several daemons binds each session's own file over /etc/codex in a "
+            "private mount namespace instead (docs/requirements.md)"
         ),
     }
 
@@ -726,8 +751,8 @@ def codex_entries(
             "modes": server_modes,
             "never_send": list(APP_SERVER_NEVER_SEND),
             "statement": (
-                "start the process with args and env; thread/start with thread_start (the "
-                f"default mode, {bundle.default_profile_id}, is selected by the -c lines); to "
+                f"{ENV_STATEMENT}; start the process with args; thread/start with thread_start "
+                f"(the default mode, {bundle.default_profile_id}, is selected by the -c lines); to "
                 "run a turn in another mode send turn/start with that mode's `select` "
                 "(experimentalApi); never send what never_send lists"
             ),
@@ -744,8 +769,8 @@ def codex_entries(
                 "--dangerously-bypass-approvals-and-sandbox",
             ],
             "statement": (
-                "run [codex, *args, *modes[mode].select, prompt] (the default mode needs no "
-                "select); never pass what never_send lists: each replaces the profile"
+                f"{ENV_STATEMENT}; run [codex, *args, *modes[mode].select, prompt] (the default "
+                "mode needs no select); never pass what never_send lists: each replaces the profile"
             ),
         },
     ]

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tomllib
 from typing import Any
 
@@ -193,9 +194,54 @@ def _mcp_lines(servers: dict[str, Any]) -> list[str]:
     return lines[:-1]
 
 
-def digest(text: str) -> str:
-    """sha256 of a document's text, as `sha256:<hex>`."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+def digest(text: str | bytes) -> str:
+    """sha256 of a document's text (UTF-8) or of a file's bytes, as `sha256:<hex>`."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+#: The second line of an installed document: the roots manifest it was compiled from, by
+#: absolute path (TOML-quoted) and the sha256 of its bytes as compiled.
+_SOURCE = re.compile(r'# compiled from manifest (".*") \((sha256:[0-9a-f]{64})\)')
+
+
+def source_line(edge: Inputs) -> str:
+    """The line `install_requirements` puts after HEADER: which manifest (absolute path) and
+    which bytes of it (the edge's, as compiled) the installed document comes from."""
+    path = os.path.abspath(edge.roots_path)
+    return f"# compiled from manifest {value(path)} ({digest(edge.trusted(path).data)})\n"
+
+
+def installed_source(text: str) -> tuple[str, str] | None:
+    """(manifest path, digest) from an installed document's second line; None when it has
+    none (a file profilec did not install, or one an earlier profilec wrote)."""
+    lines = text.split("\n", 2)
+    found = _SOURCE.fullmatch(lines[1]) if len(lines) > 1 else None
+    if found is None:
+        return None
+    try:
+        return str(tomllib.loads(f"p = {found.group(1)}")["p"]), found.group(2)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def installed_text(bundle: CompiledBundle, edge: Inputs) -> str:
+    """What `install_requirements` writes: the compiled document with `source_line` after its
+    HEADER (`--format requirements`, bound per session, carries no source line)."""
+    return HEADER + source_line(edge) + render_requirements(bundle).removeprefix(HEADER)
+
+
+#: Why a `[permissions.<name>]` table other than `filesystem` is refused: Codex reads it as a
+#: permission profile of the managed layer (measured on 0.171.0 and 0.166.0, with profilec's
+#: codex-home config and requirements): one named like a config profile stops every session
+#: ("requirements.toml permissions profile `profilec-agent` conflicts with a config-defined
+#: profile of the same name"), under a config without `default_permissions` none starts
+#: ("config defines `[permissions]` profiles but does not set `default_permissions`"), and any
+#: other is a profile profilec did not compile.
+PROFILE_TABLE = (
+    "defines a permission profile in the managed layer: Codex refuses to start when a config "
+    "profile has that name, and profilec did not compile it (keep only [permissions.filesystem])"
+)
 
 
 def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
@@ -215,6 +261,9 @@ def requirements_problems(installed: str, bundle: CompiledBundle) -> list[str]:
     fs = perms.get("filesystem") if isinstance(perms, dict) else None
     denied = fs.get("deny_read") if isinstance(fs, dict) else None
     have = [p for p in denied if isinstance(p, str)] if isinstance(denied, list) else []
+    for name in sorted(perms) if isinstance(perms, dict) else ():
+        if name != "filesystem":
+            problems.append(f"[permissions.{name}] {PROFILE_TABLE}")
     for path in want["permissions"]["filesystem"]["deny_read"]:
         if not any(is_within(path, h.rstrip("/") or "/") for h in have if h.startswith("/")):
             problems.append(f"deny_read misses {path}")
@@ -285,25 +334,67 @@ def read_requirements(edge: Inputs, path: str) -> str | None:
     return edge.trusted(path).data.decode("utf-8", errors="replace")
 
 
+def requirements_gaps(edge: Inputs, path: str, bundle: CompiledBundle) -> list[str]:
+    """Why the managed requirements at `path` do not hold for `bundle` (empty: they do): the
+    file missing, or `requirements_problems`. Read through `edge` (a file others can write is
+    a TrustError)."""
+    installed = read_requirements(edge, path)
+    if installed is None:
+        return ["no managed requirements file"]
+    return requirements_problems(installed, bundle)
+
+
 def install_requirements(
     bundle: CompiledBundle, edge: Inputs, path: str = REQUIREMENTS_FILE
 ) -> bool:
-    """Write the document at `path` (0644, atomic); False when it was already current.
+    """Write the document at `path` (0644, atomic), its header naming the manifest it comes
+    from (`installed_text`); False when it was already current.
 
-    A file there that profilec did not write (no HEADER first line) is never replaced: merge
-    profilec's keys into it by hand (`--format requirements` prints them), then `check
-    --requirements` verifies the merge.
+    Never replaced: a file profilec did not write (no HEADER first line): merge profilec's keys
+    into it by hand (`--format requirements` prints them), then `check --requirements` verifies
+    the merge; and a profilec file compiled from another manifest, or one that names none (an
+    earlier profilec's): one host file serves one daemon, and a second daemon's install would
+    take the first one's vaults out of the managed layer. A re-install from the same manifest
+    (edited or not) replaces it.
     """
-    text = render_requirements(bundle)
+    text = installed_text(bundle, edge)
     current = read_requirements(edge, path)
     if current == text:
         return False
-    if current is not None and not current.startswith(HEADER):
+    if current is not None:
+        _refuse_replacing(current, os.path.abspath(edge.roots_path), path)
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    write_atomic(path, text.encode("utf-8"), mode=0o644)
+    return True
+
+
+#: What a host with several daemons does instead of sharing the host file.
+PER_SESSION = (
+    "bind each session's own `profilec compile --format requirements` over /etc/codex in a "
+    "private mount namespace (docs/mounts.md, docs/requirements.md)"
+)
+
+
+def _refuse_replacing(current: str, manifest: str, path: str) -> None:
+    """An OutputError (nothing written) unless `current` is profilec's file from `manifest`."""
+    if not current.startswith(HEADER):
         raise OutputError(
             "a managed requirements file profilec did not write is in place; merge "
             "`profilec compile --format requirements` into it by hand",
             where=path,
         )
-    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"), mode=0o644)
-    return True
+    source = installed_source(current)
+    if source is None:
+        raise OutputError(
+            "a profilec requirements file that names no manifest (an earlier profilec's) is "
+            "in place; it may be another daemon's",
+            where=path,
+            hint=f"if it is this daemon's, remove it and install again; else {PER_SESSION}",
+        )
+    if source[0] != manifest:
+        raise OutputError(
+            f"compiled from another manifest, {source[0]} ({source[1]}); one host file "
+            "serves one daemon",
+            where=path,
+            hint=PER_SESSION,
+        )

@@ -95,6 +95,19 @@ class Approvals(Frozen):
     modes: dict[str, ModeApproval]
 
 
+class ModeMethod(Frozen):
+    """One ACP request that switches a session's mode, and where it carries the mode id."""
+
+    method: Literal["session/set_mode", "session/set_config_option"]
+    match: dict[str, str] = Field(
+        description="Params that make a request of `method` a mode switch (empty: every one)."
+    )
+    id_param: Literal["modeId", "value"] = Field(
+        description="The param holding the mode id: forward the request only when it is one "
+        "of forward_mode_ids."
+    )
+
+
 class AdapterLaunch(Frozen):
     """One ACP adapter build: the launch method that holds for it, or why none does."""
 
@@ -120,8 +133,13 @@ class AdapterLaunch(Frozen):
         "such a mode cannot run a turn once `requirements` is installed) or only the launcher."
     )
     forward_mode_ids: list[str] = Field(
-        description="The allow-list: the only session/set_mode ids a launcher forwards "
-        "(empty: forward none)."
+        description="The allow-list: the only mode ids a launcher forwards, by any of "
+        "mode_methods (empty: forward none)."
+    )
+    mode_methods: list[ModeMethod] = Field(
+        description="Every ACP request that switches the session's mode (codex-acp 2.6.0 takes "
+        'session/set_mode and session/set_config_option with configId "mode"): refuse one '
+        "whose id is not in forward_mode_ids, by every method."
     )
     requirements: Requirements
     launcher_supplies: _Strings = Field(

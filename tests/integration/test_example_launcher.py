@@ -1,7 +1,8 @@
 """The example launcher (examples/launch_acp.py) runs as written: a root daemon starts a real
 codex-acp 2.6.0 session as uid 65534 from `profilec compile --format launch` alone.
 
-Asserted from its JSON result: every mode the adapter offered was tried; the three
+Asserted from its JSON result: every mode the adapter offered was tried, by both ACP mode
+methods (`session/set_mode`, `session/set_config_option` with `configId: "mode"`); the three
 `permission-profile:*` modes the document allow-lists were forwarded and each denied the
 credential (the model's `cat` saw `Permission denied`, the control file was read); every other
 offered mode was refused by the launcher and, set anyway, denied or refused by Codex under the
@@ -33,6 +34,7 @@ PROFILE_MODES = {
     "permission-profile:profilec-read-only",
 }
 BUILTIN_MODES = {"read-only", "workspace-write", "agent", "agent-full-access"}
+METHODS = ("session/set_mode", "session/set_config_option")
 
 
 def test_example_launcher_denies_in_every_mode_and_its_control_leaks(tmp_path: Path) -> None:
@@ -58,20 +60,23 @@ def test_example_launcher_denies_in_every_mode_and_its_control_leaks(tmp_path: P
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:])
     result = json.loads(out[-1])
     assert result["ok"] is True
-    rows = {r["mode"]: r for r in result["modes"]}
-    assert set(rows) == PROFILE_MODES | BUILTIN_MODES, sorted(rows)
-    for mode in PROFILE_MODES:
-        assert rows[mode]["launcher"] == "forwarded", rows[mode]
-        assert rows[mode]["result"] == "denied", rows[mode]
-        assert "Permission denied" in rows[mode]["evidence"], rows[mode]
-    # Set anyway, no built-in mode runs a turn under the requirements (Codex's own text).
-    for mode in BUILTIN_MODES:
-        assert rows[mode]["launcher"] == "refused", rows[mode]
-        assert rows[mode]["result"] == "refused", rows[mode]
-    assert "`DangerFullAccess` is not in the allowed set" in rows["agent-full-access"]["evidence"]
-    for mode in BUILTIN_MODES - {"agent-full-access"}:
-        assert "`OnRequest` is not in the allowed set" in rows[mode]["evidence"], rows[mode]
-    assert any(f"mode {m} ({'forwarded'})" in proc.stdout for m in PROFILE_MODES)
+    # Every offered mode by both mode methods (session/set_mode, session/set_config_option).
+    rows = {(r["mode"], r["method"]): r for r in result["modes"]}
+    assert set(rows) == {(m, by) for m in PROFILE_MODES | BUILTIN_MODES for by in METHODS}, rows
+    for mode, by in rows:
+        if mode in PROFILE_MODES:
+            assert rows[mode, by]["launcher"] == "forwarded", rows[mode, by]
+            assert rows[mode, by]["result"] == "denied", rows[mode, by]
+            assert "Permission denied" in rows[mode, by]["evidence"], rows[mode, by]
+            continue
+        # Set anyway, no built-in mode runs a turn under the requirements (Codex's own text).
+        assert rows[mode, by]["launcher"] == "refused", rows[mode, by]
+        assert rows[mode, by]["result"] == "refused", rows[mode, by]
+        refusal = "DangerFullAccess" if mode == "agent-full-access" else "OnRequest"
+        assert f"`{refusal}` is not in the allowed set" in rows[mode, by]["evidence"]
+    assert any(
+        f"mode {m} by session/set_config_option (forwarded)" in proc.stdout for m in PROFILE_MODES
+    )
     # The negative control: the same probe without profilec reads the credential.
     assert [c["result"] for c in result["control"]] == ["leaked"], result["control"]
     # Nothing of the run is left: no watch, no adapter, no layout.

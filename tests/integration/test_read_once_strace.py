@@ -188,8 +188,9 @@ def test_lock_and_check_lock(case: Case) -> None:
 
 def test_check_reads_every_input_it_takes_once(case: Case) -> None:
     """check's own inputs beside the compile flags: a foreign config or override list, an
-    acp-json document or mode map, launcher requests and argv, a baseline and a project config.
-    --config and --overrides exclude each other, so do --acp-json and --mode-map: two runs."""
+    acp-json document or mode map, launcher requests, argv and environment, a baseline and a
+    project config. --config and --overrides exclude each other, so do --acp-json and
+    --mode-map: two runs."""
     acp = _bundle(case, "c.acp-json", "acp-json")
     modes = _written(case, "modes.json", json.dumps(json.loads(acp.read_text())["modeProfiles"]))
     baseline = case.work / "baseline.json"
@@ -201,6 +202,7 @@ def test_check_reads_every_input_it_takes_once(case: Case) -> None:
     common = {
         "--launch-requests": _written(case, "requests.jsonl", json.dumps(request) + "\n"),
         "--launch-argv": _written(case, "argv.json", '["codex", "app-server"]'),
+        "--launch-env": _written(case, "env.json", '{"GIT_DIR": "/dev/null/x"}'),
         "--baseline": baseline,
         "--project-config": _written(case, "profilec.toml", "waiver = []\n"),
     }

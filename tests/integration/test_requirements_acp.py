@@ -206,3 +206,19 @@ def test_a_planted_project_config_is_reported_by_watch_and_refused_by_check(bund
     assert (seen.event["role"], seen.event["kind"]) == ("project-config", "project-config-planted")
     assert seen.event["path"].endswith("/sub/.codex"), seen.event
     assert seen.check_exit != 0 and seen.check_rules == ("PC064",), seen  # nothing else fails
+
+
+@pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
+@pytest.mark.parametrize("managed", [True, False], ids=["requirements", "control"])
+def test_a_builtin_mode_by_set_config_option(bundled: bool, managed: bool) -> None:
+    """codex-acp 2.6.0 switches modes by `session/set_config_option` (`configId: "mode"`) as
+    well as `session/set_mode`, so the launch document's allow-list covers both
+    (`mode_methods`). A client that switches to the built-in `agent-full-access` by the former:
+    the control, without the requirements, reads the marker; under them Codex refuses the
+    turn (its sandbox mode), on the pinned Codex and on 0.166.0."""
+    adapter = _root_or_missing(bundled)
+    verdict = roads.mode_by_config_option(adapter, METHOD, "agent-full-access", managed=managed)
+    if managed:
+        assert verdict.startswith("refused:") and REFUSED_FULL_ACCESS in verdict, verdict
+    else:
+        assert verdict.startswith("lost: credential marker"), verdict

@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 
+from profilec.e2e.layout import requirements_prefix
 from profilec.emit.codex_home import write_codex_home
-from profilec.emit.requirements import render_requirements
+from profilec.emit.requirements import render_requirements, requirements_problems
 from profilec.models.compiled import CompiledBundle
 from profilec.scripted_model import ScriptedModelServer
 from tests.integration.conftest import missing
@@ -63,6 +64,12 @@ def _layout(base: Path) -> tuple[dict[str, Any], CompiledBundle, Path]:
     return lay, bundle, etc
 
 
+def _bound(etc: Path) -> tuple[str, ...]:
+    """The argv prefix that binds `etc` (holding requirements.toml) over /etc/codex in a private
+    mount namespace whose /etc is an overlay on a tmpfs: the host's /etc is never written."""
+    return requirements_prefix((etc / "requirements.toml").read_text(), str(etc.parent))
+
+
 def _session(
     codex: Path, lay: dict[str, Any], etc: Path | None, cwd: Path, request: list[str]
 ) -> str:
@@ -79,17 +86,7 @@ def _session(
             argv += ["-c", o]
         argv.append("run the probe")
         if etc is not None:
-            argv = [
-                "unshare",
-                "-m",
-                "--propagation",
-                "private",
-                "/bin/sh",
-                "-c",
-                f"mkdir -p /etc/codex && mount --bind '{etc}' /etc/codex && exec \"$@\"",
-                "sh",
-                *argv,
-            ]
+            argv = [*_bound(etc), *argv]
         env = {
             "PATH": "/usr/bin:/bin",
             "CODEX_HOME": str(a1 / "codex-home"),
@@ -158,6 +155,39 @@ def test_control_without_requirements_leaks(core: Path, var_tmp_base: Path) -> N
     assert "cwd-file=True" in out, out
 
 
+#: Codex's refusal of a requirements file that defines a profile named like a config one
+#: (0.171.0 and 0.166.0, identical).
+CONFLICTS = (
+    "requirements.toml permissions profile `profilec-agent` conflicts with a config-defined "
+    "profile of the same name"
+)
+
+
+@pytest.mark.parametrize("extra", [True, False], ids=["extra-table", "control"])
+def test_an_extra_permissions_table_stops_every_session(
+    core: Path, var_tmp_base: Path, extra: bool
+) -> None:
+    """Why `requirements verify` and `check --requirements` refuse a `[permissions.<name>]`
+    table other than `filesystem`: Codex reads it as a managed-layer profile, and one named
+    like a config profile (a hand merge of another daemon's file, say) stops every session
+    before it starts. Control: profilec's document alone starts and runs the probe."""
+    lay, bundle, etc = _layout(var_tmp_base)
+    req = etc / "requirements.toml"
+    if extra:
+        req.write_text(
+            req.read_text() + '\n[permissions.profilec-agent.filesystem]\n"/" = "read"\n'
+        )
+        assert requirements_problems(req.read_text(), bundle)[0].startswith(
+            "[permissions.profilec-agent] defines"
+        )
+    out = _session(core, lay, etc, _cwd(lay, "ws"), [])
+    if extra:
+        assert "ran=False" in out and CONFLICTS in out, out
+        assert "rc=0" not in out, out
+    else:
+        assert "rc=0 ran=True" in out and CONFLICTS not in out, out
+
+
 def _hook_ran(core: Path, lay: dict[str, Any], etc: Path | None, mark: Path) -> tuple[bool, str]:
     """One `codex exec` session whose CODEX_HOME holds a SessionStart hook writing `mark`, with
     every other gate open: hooks turned back on by `-c` (as a config layer the model got
@@ -171,9 +201,7 @@ def _hook_ran(core: Path, lay: dict[str, Any], etc: Path | None, mark: Path) -> 
             argv += ["-c", o]
         argv.append("run the probe")
         if etc is not None:
-            script = f"mkdir -p /etc/codex && mount --bind '{etc}' /etc/codex && exec \"$@\""
-            unshare = ["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
-            argv = [*unshare, *argv]
+            argv = [*_bound(etc), *argv]
         env = {
             "PATH": "/usr/bin:/bin",
             "CODEX_HOME": str(home),

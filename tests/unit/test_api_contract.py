@@ -43,6 +43,7 @@ PINNED = [
     "UsageError",
     "WatchHandle",
     "compile_inputs",
+    "install_requirements",
     "launch_document",
     "load_and_compile",
     "make_inputs",
@@ -50,6 +51,7 @@ PINNED = [
     "render",
     "start_watch",
     "verify_lock",
+    "verify_requirements",
     "write_codex_home",
     "write_lock",
 ]

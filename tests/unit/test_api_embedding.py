@@ -151,6 +151,55 @@ def test_start_watch_reports_a_retargeted_link_and_stops(tmp_path: Path) -> None
         api.start_watch(other, on_drift, interval=5)
 
 
+def test_the_api_installs_verifies_and_watches_the_requirements(tmp_path: Path) -> None:
+    """`install_requirements` / `verify_requirements` are `profilec requirements install` /
+    `verify` as calls (a file under tmp_path: never the host's /etc/codex), and `start_watch`
+    with `requirements` refuses a less strict file at the start and reports an edit."""
+    lay = make_layout(tmp_path / "l")
+    opts: api.InputOptions = {
+        "workspace_roots": [str(lay.workspace)],
+        "codex_home": str(lay.codex_home),
+    }
+    inputs = api.make_inputs(str(lay.manifest), **opts)
+    path = tmp_path / "etc-codex" / "requirements.toml"
+    assert api.verify_requirements(inputs, path) == ["no managed requirements file"]
+    assert api.install_requirements(inputs, path) is True
+    assert api.install_requirements(inputs, path) is False  # already current
+    assert api.verify_requirements(inputs, path) == []
+    assert f'# compiled from manifest "{lay.manifest}"' in path.read_text().split("\n")[1]
+    # Another daemon's manifest: refused, nothing written (exit 6).
+    other = make_layout(tmp_path / "o")
+    before = path.read_text()
+    with pytest.raises(api.OutputError) as err:
+        api.install_requirements(api.make_inputs(str(other.manifest)), path)
+    assert err.value.exit_code == 6 and "another manifest" in str(err.value)
+    assert path.read_text() == before
+    with pytest.raises(api.UsageError):
+        api.verify_requirements(inputs, "relative/requirements.toml")
+    # The in-process watch watches the file: an edit is drift.
+    bundle = api.compile_inputs(inputs)
+    seen = threading.Event()
+    found: list[dict[str, object]] = []
+
+    def on_drift(d: object) -> None:
+        found.append(d.document())  # type: ignore[attr-defined]
+        seen.set()
+
+    handle = api.start_watch(bundle, on_drift, interval=0.05, requirements=path)
+    quiet = api.start_watch(bundle, on_drift, interval=0.05)  # control: without requirements
+    quiet.stop()
+    assert handle.watched == quiet.watched + 1  # the requirements file is the one more path
+    path.write_text(before + "\n# edited\n")
+    assert seen.wait(10), "no drift reported"
+    assert (found[0]["role"], found[0]["path"]) == ("requirements", str(path)), found[0]
+    handle.stop()
+    # A less strict file when watching starts: a typed error at once.
+    path.write_text(before.replace("[mcp_servers]", "[permissions.extra]\n\n[mcp_servers]"))
+    with pytest.raises(api.LockDriftError) as stale:
+        api.start_watch(bundle, on_drift, requirements=path)
+    assert "[permissions.extra] defines a permission profile" in str(stale.value)
+
+
 def test_launch_document_is_what_compile_format_launch_prints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

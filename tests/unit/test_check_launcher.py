@@ -1,4 +1,5 @@
-"""PC023: a launcher request carries a legacy sandboxPolicy or sandbox (--launch-requests)."""
+"""PC023: a launcher request carries a legacy sandboxPolicy or sandbox (--launch-requests);
+PC052: the launch environment leaves the parent's git on (--launch-env, --launch-argv)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import pytest
 
 from profilec.check.lints.launcher import LEGACY_FIELDS, launcher_findings, parse_launch_requests
 from profilec.cli import main
+from profilec.emit.launch import render_launch
 from profilec.errors import InputError
+from profilec.library import load_and_compile
+from profilec.paths import PARENT_GIT_DIR
 from tests.helpers import make_layout
 
 SCHEMA = json.loads(
@@ -111,3 +115,56 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert {f["rule"] for f in doc["findings"]} == {"PC023", "PC057"}
     assert doc["findings"][0]["line"] == 1
     assert main([*base, "--launch-requests", str(broken)]) == 2
+
+
+def test_pc052_the_launch_environment_turns_the_parents_git_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PC052: a launch whose environment lacks GIT_DIR below /dev/null is refused (exit 1):
+    given as --launch-env (a JSON object or a launch document), as a launch document on
+    --launch-argv, or as a bare argv with no environment at all. The compiled launch document
+    passes; the same document with GIT_DIR dropped (the README's steps and `-c` recipe, which
+    never name it) does not."""
+    lay = make_layout(tmp_path / "l", hop_dir=True)
+    flags = ["--roots", str(lay.manifest), "--workspace-root", str(lay.workspace)]
+    flags += ["--codex-home", str(lay.codex_home)]
+    bundle = load_and_compile(
+        str(lay.manifest), workspace_roots=[str(lay.workspace)], codex_home=str(lay.codex_home)
+    )
+    launch = json.loads(render_launch(bundle))
+    holding = [a for a in launch["adapters"] if a["holds"]]
+    assert holding and all(a["env"]["GIT_DIR"] == PARENT_GIT_DIR for a in holding)
+
+    def pc052(*extra: str) -> list[str]:
+        code = main(["check", *flags, "--format", "json", *extra])
+        found = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "PC052"]
+        assert (code == 1) is bool(found), (code, found)
+        return [f["message"] for f in found]
+
+    def write(name: str, doc: object) -> str:
+        (tmp_path / name).write_text(json.dumps(doc))
+        return str(tmp_path / name)
+
+    doc = write("launch.json", launch)
+    assert pc052("--launch-argv", doc) == []
+    assert pc052("--launch-env", doc) == []
+    stripped = json.loads(json.dumps(launch))
+    for a in stripped["adapters"] + stripped["codex"]:
+        a["env"].pop("GIT_DIR", None)
+    found = pc052("--launch-argv", write("stripped.json", stripped))
+    assert len(found) == len(holding) + len(launch["codex"]), found
+    assert all("no GIT_DIR" in m for m in found)
+    argv = write("argv.json", ["codex-acp"])
+    assert pc052("--launch-argv", argv) == [
+        "the launch's environment was not given, so nothing shows GIT_DIR is set"
+    ]
+    good = write("env.json", {"PATH": "/usr/bin:/bin", "GIT_DIR": PARENT_GIT_DIR})
+    assert pc052("--launch-argv", argv, "--launch-env", good) == []
+    assert pc052("--launch-env", write("none.json", {"PATH": "/usr/bin"})) == [
+        "env: no GIT_DIR: the parent's git runs a planted repository's filters"
+    ]
+    may_exist = write("tmp.json", {"GIT_DIR": str(tmp_path / "git")})
+    assert "a path that may exist" in pc052("--launch-env", may_exist)[0]
+    assert main(["check", *flags, "--launch-env", write("bad.json", [1])]) == 2
+    # Not waivable.
+    assert main(["check", *flags, "--launch-env", may_exist, "--ignore", "PC052"]) == 2

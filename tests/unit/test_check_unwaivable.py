@@ -28,7 +28,8 @@ from tests.helpers import Layout, make_layout
 UNWAIVABLE = {
     "PC000", "PC001", "PC003", "PC009", "PC011", "PC013", "PC014", "PC015", "PC018", "PC019",
     "PC020", "PC022", "PC023", "PC024", "PC025", "PC030", "PC036", "PC040", "PC042", "PC043",
-    "PC046", "PC047", "PC048", "PC049", "PC050", "PC056", "PC060", "PC061", "PC062", "PC063",
+    "PC046", "PC047", "PC048", "PC049", "PC050", "PC052", "PC056", "PC060", "PC061", "PC062",
+    "PC063",
 }  # fmt: skip
 
 

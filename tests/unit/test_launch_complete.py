@@ -145,12 +145,29 @@ def test_the_mode_id_map_and_the_allow_list(
     by = _by(doc)
     for key in (TS_171, TS_166):
         assert by[key]["forward_mode_ids"] == sorted(IDS.values())
-        assert "forward session/set_mode only to" in by[key]["statement"]
+        assert (
+            "forward a mode switch (session/set_mode or session/set_config_option"
+            in (by[key]["statement"])
+        )
     # The zed build offers no permission-profile mode (docs/e2e-acp.md): forward none.
     assert by[ZED]["forward_mode_ids"] == []
-    assert "forward no session/set_mode" in by[ZED]["statement"]
+    assert "forward no mode switch (session/set_mode or" in by[ZED]["statement"]
+    # Every recipe names the environment: GIT_DIR turns the parent's git off (check PC052).
+    for e in [a for a in doc["adapters"] if a["holds"]] + doc["codex"]:
+        assert e["env"]["GIT_DIR"] == "/dev/null/profilec-parent-git-off", e["env"]
+        assert e["statement"].startswith("start it with env as given (GIT_DIR=/dev/null/"), e
+        assert "--launch-env" in e["statement"]
     for a in doc["adapters"]:
         assert not set(a["forward_mode_ids"]) & set(a["blocked_modes"])
+        # Both ACP requests that switch a mode (codex-acp 2.6.0 takes both), in every entry.
+        assert a["mode_methods"] == [
+            {"method": "session/set_mode", "match": {}, "id_param": "modeId"},
+            {
+                "method": "session/set_config_option",
+                "match": {"configId": "mode"},
+                "id_param": "value",
+            },
+        ]
 
 
 def test_blocked_modes_say_what_enforces_them(

@@ -224,6 +224,13 @@ def _argv_secret(lay: Layout, b: CompiledBundle) -> CheckReport:
     return run_check(from_bundle(b, b.mode_profiles), extra=argv_findings([("argv", argv)]))
 
 
+def _parent_git_on(lay: Layout, b: CompiledBundle) -> CheckReport:
+    from profilec.check.lints.launcher import env_findings
+
+    env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(lay.codex_home)}
+    return run_check(from_bundle(b, b.mode_profiles), extra=env_findings([("env", env)]))
+
+
 def _lock_in_workspace(lay: Layout, b: CompiledBundle) -> CheckReport:
     from profilec.check.lints.parent import lock_findings
 
@@ -404,6 +411,7 @@ FIRING: list[tuple[str, Case]] = [
     ("PC048", _listener),
     ("PC049", _argv_secret),
     ("PC050", _lock_in_workspace),
+    ("PC052", _parent_git_on),
     ("PC051", _doc_link),
     ("PC024", _ancestor_renamable),
     ("PC025", _trusted_writable),

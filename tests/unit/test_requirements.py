@@ -19,6 +19,8 @@ from profilec.codex.vocabulary import GRANULAR_ASK_ALL
 from profilec.emit.requirements import (
     HEADER,
     deny_read_paths,
+    digest,
+    installed_source,
     render_requirements,
     requirements_problems,
 )
@@ -205,7 +207,11 @@ def test_install_verify_and_refuse(
     assert "no managed requirements file" in capsys.readouterr().err
     assert main(["requirements", "install", *_flags(lay, path)]) == 0
     assert "installed" in capsys.readouterr().err
-    assert path.read_text() == render_requirements(_bundle(lay))
+    installed = path.read_text()
+    # The header names the manifest and the sha256 of its bytes; the rest is the compiled text.
+    source = f'# compiled from manifest "{lay.manifest}" ({digest(lay.manifest.read_bytes())})\n'
+    assert installed == HEADER + source + render_requirements(_bundle(lay)).removeprefix(HEADER)
+    assert installed_source(installed) == (str(lay.manifest), digest(lay.manifest.read_bytes()))
     assert oct(path.stat().st_mode & 0o777) == "0o644"
     assert main(["requirements", "install", *_flags(lay, path)]) == 0
     assert "already current" in capsys.readouterr().err
@@ -222,6 +228,57 @@ def test_install_verify_and_refuse(
     os.chmod(path, 0o666)
     assert main(["requirements", "verify", *_flags(lay, path)]) == 3
     assert main(["requirements", "bogus", *_flags(lay, path)]) == 2
+
+
+def test_a_second_daemons_install_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two daemons, one host: the second daemon's install (another manifest) used to replace
+    the first one's file silently (exit 0), taking the first vaults out of the managed layer.
+    It is refused now (exit 6, nothing written), naming the other manifest and the per-session
+    bind; the first daemon's re-install, after its manifest changed, still replaces it."""
+    first, second = make_layout(tmp_path / "d1"), make_layout(tmp_path / "d2")
+    path = tmp_path / "etc-codex" / "requirements.toml"
+    assert main(["requirements", "install", *_flags(first, path)]) == 0
+    capsys.readouterr()
+    before = path.read_text()
+    assert main(["requirements", "install", *_flags(second, path)]) == 6
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"compiled from another manifest, {first.manifest}" in err
+    assert "--format requirements" in err and "private mount namespace" in err
+    assert path.read_text() == before  # nothing written
+    # Control: with the first file's source line gone (what every file was before), the
+    # second daemon's install is refused too: the file may be another daemon's.
+    lines = before.split("\n")
+    path.write_text("\n".join([lines[0], *lines[2:]]))
+    assert main(["requirements", "install", *_flags(second, path)]) == 6
+    assert "names no manifest" in capsys.readouterr().err
+    # The same daemon, its manifest edited (another digest): re-installed, new digest recorded.
+    path.write_text(before)
+    first.manifest.write_text(first.manifest.read_text() + "\n# edited\n")
+    assert main(["requirements", "install", *_flags(first, path)]) == 0
+    assert "installed" in capsys.readouterr().err
+    assert installed_source(path.read_text()) == (
+        str(first.manifest),
+        digest(first.manifest.read_bytes()),
+    )
+    assert main(["requirements", "verify", *_flags(first, path)]) == 0
+
+
+def test_verify_rejects_extra_permissions_tables(lay: Layout) -> None:
+    """Codex reads `[permissions.<name>]` in requirements as a managed-layer profile: named
+    like a config profile it stops every session ("requirements.toml permissions profile
+    `profilec-agent` conflicts with a config-defined profile of the same name", 0.171.0 and
+    0.166.0). Only `[permissions.filesystem]` passes."""
+    bundle = _bundle(lay)
+    text = render_requirements(bundle)
+    assert requirements_problems(text, bundle) == []
+    same = text + '\n[permissions.profilec-agent.filesystem]\n"/" = "read"\n'
+    other = text + "\n[permissions.other]\n"
+    for extra, name in ((same, "profilec-agent"), (other, "other")):
+        problems = requirements_problems(extra, bundle)
+        assert len(problems) == 1 and problems[0].startswith(f"[permissions.{name}] defines")
 
 
 def test_check_requirements_findings(
@@ -310,3 +367,48 @@ def test_a_vault_path_codex_cannot_parse_as_a_requirement_is_refused(
         render_requirements(bundle)
     assert repr(ch)[1:-1] in err.value.message or ch in err.value.message
     assert "requirements" in err.value.message
+
+
+def test_the_ci_recipe_passes_requirements(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/ci.md: the runner checks the committed requirements file against the CI manifest
+    (production paths, allow_missing). Without `--requirements` check exits 0 with only PC057;
+    with the committed file it passes with neither PC056 nor PC057; a vault added to the
+    manifest but not to the committed file fails (PC056, exit 1)."""
+    import json
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert "--requirements ci/requirements.toml" in doc
+    manifest = next(
+        b for b in re.findall(r"```toml\n(.*?)```", doc, flags=re.S) if "allow_missing" in b
+    )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "roots.toml").write_text(manifest)
+    home = tmp_path / "codex-home"
+    home.mkdir(mode=0o700)
+    (home / "auth.lock").touch(mode=0o600)
+    (tmp_path / "ws").mkdir()
+    flags = ["--roots", "ci/roots.toml", "--codex-home", str(home)]
+    flags += ["--workspace-root", str(tmp_path / "ws")]
+    out = ["--out", "ci/requirements.toml"]
+    assert main(["compile", *flags, "--format", "requirements", *out]) == 0
+
+    def rules(*extra: str) -> tuple[int, set[str]]:
+        code = main(["check", *flags, "--format", "json", *extra])
+        return code, {f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]}
+
+    capsys.readouterr()
+    code, found = rules()  # the control: the README's workflow today
+    assert code == 0 and "PC057" in found
+    code, found = rules("--requirements", "ci/requirements.toml")
+    assert code == 0 and not found & {"PC056", "PC057"}, found
+    added = manifest + (
+        '\n[[roots]]\nid = "second"\npath = "/srv/agents/a1/vault2/auth.json"\n'
+        'backend = "file"\nallow_missing = true\n'
+    )
+    (tmp_path / "ci" / "roots.toml").write_text(added)
+    code, found = rules("--requirements", "ci/requirements.toml")
+    assert code == 1 and "PC056" in found, found

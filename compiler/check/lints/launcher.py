@@ -26,8 +26,10 @@ from typing import Any
 from ...codex.vocabulary import UNSANDBOXED
 from ...errors import InputError
 from ...models.check import CheckFinding
+from ...paths import PARENT_GIT_DIR
 from ...rule_ids import (
     LEGACY_SANDBOX_REQUEST,
+    PARENT_GIT_ON,
     PARENT_LISTENER,
     PROFILE_ONLY_IN_SESSION_CONFIG,
     SECRET_ON_PARENT_ARGV,
@@ -244,6 +246,85 @@ def argv_findings(
                 )
             elif arg.startswith("--") and _secret_key(arg) and nxt and not nxt.startswith("-"):
                 add(SECRET_ON_PARENT_ARGV, f"{label}: {arg} <value> on the parent's argv")
+    return out
+
+
+rule(
+    PARENT_GIT_ON,
+    "parent-git-on",
+    "error",
+    "the trusted parent's environment does not turn its own git off (GIT_DIR)",
+    "at every turn start the parent runs git in the session cwd outside the sandbox, and git "
+    "runs the filters of the repository it finds there: one the model planted below a "
+    "workspace root, or a worktree's common dir, ran as the parent (measured on 0.171.0 and "
+    "0.166.0: a launcher that followed the README's steps and `-c` recipe without GIT_DIR "
+    "leaked the credential). No Codex config key sets the parent's environment",
+    f"set GIT_DIR={PARENT_GIT_DIR} in the environment the launcher starts the adapter or Codex "
+    "with (every launch document entry's env has it), and give that environment to check "
+    "with --launch-env FILE",
+    waivable=False,
+)
+
+#: A GIT_DIR below a character device can never exist: the parent's git finds no repository.
+_NEVER_EXISTS = "/dev/null/"
+
+
+def load_launch_env(path: str, text: str) -> list[tuple[str, dict[str, str]]]:
+    """(label, environment) pairs from a JSON object of strings (the parent's environment as
+    the launcher sets it), or a `--format launch` document (each holding adapter entry's and
+    each codex entry's `env`), as read from `path`."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"cannot read the launch environment: {exc}", where=path) from None
+    if isinstance(doc, dict) and all(isinstance(v, str) for v in doc.values()):
+        return [("env", dict(doc))]
+    envs = document_envs(doc)
+    if envs is None:
+        raise InputError(
+            "expected a JSON object of environment variables or a --format launch document",
+            where=path,
+        )
+    return envs
+
+
+def document_envs(doc: Any) -> list[tuple[str, dict[str, str]]] | None:
+    """Each entry's `env` of a `--format launch` document (an adapter entry that holds, and
+    each plain codex entry); None when `doc` is not one."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("adapters"), list):
+        return None
+    out: list[tuple[str, dict[str, str]]] = []
+    for group in ("adapters", "codex"):
+        entries = doc.get(group)
+        for i, e in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(e, dict) or e.get("holds") is False:
+                continue
+            env = e.get("env")
+            name = e.get("package") or e.get("launcher") or f"{group}[{i}]"
+            label = str(name)
+            if "version" in e:
+                label += f" {e['version']} (codex {e.get('codex_version')})"
+            out.append((label, dict(env) if isinstance(env, dict) else {}))
+    return out
+
+
+def env_findings(
+    envs: Sequence[tuple[str, dict[str, str]]] | None, *, file: str | None = None
+) -> list[CheckFinding]:
+    """PC052 for an environment without a GIT_DIR that can never exist; `envs` None: a launch
+    was given (--launch-argv) but not its environment."""
+    severity = rule_by_id(PARENT_GIT_ON).severity
+    if envs is None:
+        message = "the launch's environment was not given, so nothing shows GIT_DIR is set"
+        return [CheckFinding(rule=PARENT_GIT_ON, severity=severity, message=message, file=file)]
+    out: list[CheckFinding] = []
+    for label, env in envs:
+        git_dir = env.get("GIT_DIR")
+        if git_dir is not None and git_dir.startswith(_NEVER_EXISTS):
+            continue
+        what = "no GIT_DIR" if git_dir is None else f"GIT_DIR={git_dir}, a path that may exist"
+        message = f"{label}: {what}: the parent's git runs a planted repository's filters"
+        out.append(CheckFinding(rule=PARENT_GIT_ON, severity=severity, message=message, file=file))
     return out
 
 
