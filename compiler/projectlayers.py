@@ -12,15 +12,33 @@ turns that trust off for a cwd the client picks, so profilec keeps such folders 
 when a session starts: `profilec check` refuses them (PC064) and `profilec watch` reports one
 that appears, or one that changes, while a session runs (role `project-config`).
 
-One scanner for both. lstat/scandir only, no link followed, `.git` not entered; at most
-SCAN_LIMIT directories per root (a scan that stops there says so: neither command can vouch for
-a tree it did not see).
+One scanner for both, which must see every folder Codex could load from a directory a session
+can be opened in (measured on 0.171.0 and 0.166.0: each of these loaded in a session opened
+there while the scan before this one said nothing):
+* a link to a directory (`<root>/lib -> /elsewhere` holding `.codex/config.toml`): links to
+  directories are followed, each directory entered once (by device and inode, so a link loop
+  or a bind mount of an ancestor ends); a link that leads outside every workspace root is
+  not entered but reported on its own (`Scan.outside`: a session opened there loads whatever
+  lies at or above its target, which no scan of the roots covers);
+* a `.git` directory (`<root>/g/.git/.codex/config.toml`, the `.git` not a repository): entered
+  like any other, as is every `.codex` folder (a session opened inside one loads the `.codex`
+  below it);
+* a directory the scanner cannot list (`mkdir -m 0311` hid one from a scanner running as the
+  run-as uid; root lists everything): the scan is incomplete (`Scan.unlisted`), as is one that
+  stops at SCAN_LIMIT directories per root. Neither command vouches for a tree it did not see:
+  `check` fails, `watch` reports `scan-incomplete`. A directory gone while it was scanned
+  (ENOENT, ENOTDIR) is not an error: nothing of it can load.
+
+Directories are opened (O_DIRECTORY, which never opens a file) and listed; `.codex` entries are
+looked at with lstat only. Nothing else is opened.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: How many directories below each workspace root one scan visits at most.
@@ -29,42 +47,116 @@ SCAN_LIMIT = 100_000
 FOLDER_LIMIT = 256
 #: What Codex reads from a trusted project's folder (a folder holding neither is inert).
 LOADED = ("config.toml", "rules")
+#: An error that means the directory went away while it was scanned (not an incomplete scan).
+_GONE = (errno.ENOENT, errno.ENOTDIR)
+_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True)
+class Outside:
+    """A link below a workspace root that leads to a directory outside every root."""
+
+    link: str
+    target: str
 
 
 @dataclass(frozen=True, slots=True)
 class Scan:
-    """One scan of a workspace root: every `.codex` strictly below it (sorted), and whether
-    the scan saw every directory."""
+    """One scan of a workspace root: every `.codex` strictly below it (sorted), the links that
+    lead outside every root, the directories it could not list, and whether it stopped at its
+    limit."""
 
     root: str
     found: tuple[str, ...]
-    complete: bool
+    outside: tuple[Outside, ...] = ()
+    unlisted: tuple[str, ...] = ()
+    overflow: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether the scan saw every directory below the root."""
+        return not self.overflow and not self.unlisted
 
 
-def scan(root: str, limit: int = SCAN_LIMIT) -> Scan:
+def scan(root: str, limit: int = SCAN_LIMIT, roots: Sequence[str] = ()) -> Scan:
     """Every `.codex` entry (folder, link or anything else) in a directory strictly below
-    `root`; the root's own `.codex` is not listed (Codex keeps it read-only in every compiled
-    mode, and the workspace-config lints read it)."""
+    `root`, following links to directories; the root's own `.codex` is not listed (Codex keeps
+    it read-only in every compiled mode, and the workspace-config lints read it). `roots`: every
+    workspace root, so that a link into another one is entered, not reported as outside."""
+    within = tuple(sorted({os.path.realpath(r) for r in (root, *roots)}))
     found: list[str] = []
-    stack = [root]
+    outside: list[Outside] = []
+    unlisted: list[str] = []
+    entered: set[tuple[int, int]] = set()
+    #: (path, reached through a link): a link's target is checked against `within`.
+    stack: list[tuple[str, bool]] = [(root, False)]
     visited = 0
     while stack:
-        d = stack.pop()
-        visited += 1
-        if visited > limit:
-            return Scan(root, tuple(sorted(found)), False)
+        path, linked = stack.pop()
         try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except OSError:
-            continue  # gone or unreadable since it was listed: nothing of it can load
-        for e in entries:
-            if e.name == ".codex":
-                if d != root:
-                    found.append(e.path)
-            elif e.name != ".git" and e.is_dir(follow_symlinks=False):
-                stack.append(e.path)
-    return Scan(root, tuple(sorted(found)), True)
+            fd = os.open(path, _OPEN if path == root or linked else _OPEN | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP and not linked:
+                stack.append((path, True))  # a directory replaced by a link since it was listed
+            elif exc.errno not in _GONE:
+                unlisted.append(path)
+            continue
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) in entered:
+                continue
+            if linked:
+                target = _real(fd, path)
+                if not any(os.path.commonpath((target, w)) == w for w in within):
+                    outside.append(Outside(path, target))
+                    continue
+            entered.add((st.st_dev, st.st_ino))
+            visited += 1
+            if visited > limit:
+                return Scan(root, tuple(sorted(found)), tuple(outside), tuple(unlisted), True)
+            _list(fd, path, path == root, found, stack, unlisted)
+        finally:
+            os.close(fd)
+    return Scan(root, tuple(sorted(found)), tuple(outside), tuple(unlisted))
+
+
+def _list(
+    fd: int,
+    path: str,
+    at_root: bool,
+    found: list[str],
+    stack: list[tuple[str, bool]],
+    unlisted: list[str],
+) -> None:
+    """List one open directory: its `.codex` entry into `found` (unless it is the root's own),
+    its directories and its links to directories onto `stack`."""
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+    except OSError:
+        unlisted.append(path)
+        return
+    for e in entries:
+        child = os.path.join(path, e.name)
+        if e.name == ".codex" and not at_root:
+            found.append(child)
+        if e.is_dir(follow_symlinks=False):
+            stack.append((child, False))
+        elif e.is_symlink() and e.name != ".codex":
+            try:
+                if stat.S_ISDIR(os.stat(e.name, dir_fd=fd).st_mode):
+                    stack.append((child, True))
+            except OSError as exc:
+                if exc.errno not in (*_GONE, errno.ELOOP):
+                    unlisted.append(child)  # cannot tell where it leads
+
+
+def _real(fd: int, path: str) -> str:
+    """The real path of an open directory (the kernel's, through /proc; else realpath)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def loads(folder: str) -> bool:
