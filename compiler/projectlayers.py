@@ -15,22 +15,22 @@ that appears, or one that changes, while a session runs (role `project-config`).
 One scanner for both, which must see every folder Codex could load from a directory a session
 can be opened in (measured on 0.171.0 and 0.166.0: each of these loaded in a session opened
 there while the scan before this one said nothing):
-* a link to a directory (`<root>/lib -> /elsewhere` holding `.codex/config.toml`): links to
-  directories are followed, each directory entered once (by device and inode, so a link loop
-  or a bind mount of an ancestor ends); a link that leads outside every workspace root is
-  not entered but reported on its own (`Scan.outside`: a session opened there loads whatever
-  lies at or above its target, which no scan of the roots covers);
+* a link to a directory (`<root>/lib -> /elsewhere` holding `.codex/config.toml`): every link
+  to a directory is resolved (lstat/readlink, `os.path.realpath`). One that leads inside a
+  workspace root needs no walk of its own: its target is a real directory of that root's tree,
+  which the walk enters anyway (so no link loop can form, and nothing is seen twice). One that
+  leads outside every workspace root is reported on its own (`Scan.outside`): a session opened
+  there loads whatever lies at or above its target, which no scan of the roots covers;
 * a `.git` directory (`<root>/g/.git/.codex/config.toml`, the `.git` not a repository): entered
   like any other, as is every `.codex` folder (a session opened inside one loads the `.codex`
   below it);
 * a directory the scanner cannot list (`mkdir -m 0311` hid one from a scanner running as the
-  run-as uid; root lists everything): the scan is incomplete (`Scan.unlisted`), as is one that
-  stops at SCAN_LIMIT directories per root. Neither command vouches for a tree it did not see:
-  `check` fails, `watch` reports `scan-incomplete`. A directory gone while it was scanned
-  (ENOENT, ENOTDIR) is not an error: nothing of it can load.
+  run-as uid; root lists everything), or a link it cannot resolve: the scan is incomplete
+  (`Scan.unlisted`), as is one that stops at SCAN_LIMIT directories per root. Neither command
+  vouches for a tree it did not see: `check` fails, `watch` reports `scan-incomplete`. A
+  directory gone while it was scanned (ENOENT, ENOTDIR) is not an error: nothing of it loads.
 
-Directories are opened (O_DIRECTORY, which never opens a file) and listed; `.codex` entries are
-looked at with lstat only. Nothing else is opened.
+scandir, lstat, stat and readlink only; nothing is opened but the directories listed.
 """
 
 from __future__ import annotations
@@ -47,9 +47,8 @@ SCAN_LIMIT = 100_000
 FOLDER_LIMIT = 256
 #: What Codex reads from a trusted project's folder (a folder holding neither is inert).
 LOADED = ("config.toml", "rules")
-#: An error that means the directory went away while it was scanned (not an incomplete scan).
+#: An error that means the entry went away while it was scanned (not an incomplete scan).
 _GONE = (errno.ENOENT, errno.ENOTDIR)
-_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,83 +79,54 @@ class Scan:
 
 def scan(root: str, limit: int = SCAN_LIMIT, roots: Sequence[str] = ()) -> Scan:
     """Every `.codex` entry (folder, link or anything else) in a directory strictly below
-    `root`, following links to directories; the root's own `.codex` is not listed (Codex keeps
-    it read-only in every compiled mode, and the workspace-config lints read it). `roots`: every
-    workspace root, so that a link into another one is entered, not reported as outside."""
+    `root`; the root's own `.codex` is not listed (Codex keeps it read-only in every compiled
+    mode, and the workspace-config lints read it). `roots`: every workspace root, so that a
+    link into another one is not reported as outside (that root's scan covers it)."""
     within = tuple(sorted({os.path.realpath(r) for r in (root, *roots)}))
     found: list[str] = []
-    outside: list[Outside] = []
+    links: list[str] = []
     unlisted: list[str] = []
-    entered: set[tuple[int, int]] = set()
-    #: (path, reached through a link): a link's target is checked against `within`.
-    stack: list[tuple[str, bool]] = [(root, False)]
+    stack = [root]
     visited = 0
     while stack:
-        path, linked = stack.pop()
+        d = stack.pop()
+        visited += 1
+        if visited > limit:
+            outside = _outside(links, within, unlisted)
+            return Scan(root, tuple(sorted(found)), outside, tuple(unlisted), True)
+        prefix = d.rstrip("/") + "/"
         try:
-            fd = os.open(path, _OPEN if path == root or linked else _OPEN | os.O_NOFOLLOW)
+            with os.scandir(d) as it:
+                for e in it:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(prefix + e.name)
+                    elif e.is_symlink() and e.name != ".codex":
+                        links.append(prefix + e.name)
+                    if e.name == ".codex" and d != root:
+                        found.append(prefix + e.name)
         except OSError as exc:
-            if exc.errno == errno.ELOOP and not linked:
-                stack.append((path, True))  # a directory replaced by a link since it was listed
-            elif exc.errno not in _GONE:
-                unlisted.append(path)
-            continue
+            if exc.errno not in _GONE:
+                unlisted.append(d)  # cannot be listed: what it holds cannot be seen
+    outside = _outside(links, within, unlisted)
+    return Scan(root, tuple(sorted(found)), outside, tuple(unlisted))
+
+
+def _outside(links: list[str], within: tuple[str, ...], unlisted: list[str]) -> tuple[Outside, ...]:
+    """The links to a directory outside every root in `within` (real paths); a link whose
+    target cannot be looked at (EACCES on the way) goes to `unlisted`."""
+    out: list[Outside] = []
+    for link in links:
         try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) in entered:
-                continue
-            if linked:
-                target = _real(fd, path)
-                if not any(os.path.commonpath((target, w)) == w for w in within):
-                    outside.append(Outside(path, target))
-                    continue
-            entered.add((st.st_dev, st.st_ino))
-            visited += 1
-            if visited > limit:
-                return Scan(root, tuple(sorted(found)), tuple(outside), tuple(unlisted), True)
-            _list(fd, path, path == root, found, stack, unlisted)
-        finally:
-            os.close(fd)
-    return Scan(root, tuple(sorted(found)), tuple(outside), tuple(unlisted))
-
-
-def _list(
-    fd: int,
-    path: str,
-    at_root: bool,
-    found: list[str],
-    stack: list[tuple[str, bool]],
-    unlisted: list[str],
-) -> None:
-    """List one open directory: its `.codex` entry into `found` (unless it is the root's own),
-    its directories and its links to directories onto `stack`."""
-    try:
-        with os.scandir(fd) as it:
-            entries = list(it)
-    except OSError:
-        unlisted.append(path)
-        return
-    for e in entries:
-        child = os.path.join(path, e.name)
-        if e.name == ".codex" and not at_root:
-            found.append(child)
-        if e.is_dir(follow_symlinks=False):
-            stack.append((child, False))
-        elif e.is_symlink() and e.name != ".codex":
-            try:
-                if stat.S_ISDIR(os.stat(e.name, dir_fd=fd).st_mode):
-                    stack.append((child, True))
-            except OSError as exc:
-                if exc.errno not in (*_GONE, errno.ELOOP):
-                    unlisted.append(child)  # cannot tell where it leads
-
-
-def _real(fd: int, path: str) -> str:
-    """The real path of an open directory (the kernel's, through /proc; else realpath)."""
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return os.path.realpath(path)
+            if not stat.S_ISDIR(os.stat(link).st_mode):
+                continue  # a link to a file: no session opens there
+        except OSError as exc:
+            if exc.errno not in (*_GONE, errno.ELOOP):
+                unlisted.append(link)  # cannot tell where it leads
+            continue  # dangling or looping: nothing there to load
+        target = os.path.realpath(link)
+        if not any(os.path.commonpath((target, w)) == w for w in within):
+            out.append(Outside(link, target))
+    return tuple(out)
 
 
 def loads(folder: str) -> bool:

@@ -342,9 +342,7 @@ _RECORDING = [False]
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if _RECORDING[0] and event == "open" and args and isinstance(args[0], (str, bytes)):
-        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-        if not flags & os.O_DIRECTORY:  # a directory listed (the project-config scan): no file
-            _OPENED.append(os.fsdecode(args[0]))
+        _OPENED.append(os.fsdecode(args[0]))
 
 
 sys.addaudithook(_hook)  # cannot be removed; records only while enabled
