@@ -30,7 +30,8 @@ there while the scan before this one said nothing):
   vouches for a tree it did not see: `check` fails, `watch` reports `scan-incomplete`. A
   directory gone while it was scanned (ENOENT, ENOTDIR) is not an error: nothing of it loads.
 
-scandir, lstat, stat and readlink only; nothing is opened but the directories listed.
+scandir, lstat and readlink only; a link is resolved through an O_PATH descriptor, which
+reads nothing.
 """
 
 from __future__ import annotations
@@ -115,18 +116,30 @@ def _outside(links: list[str], within: tuple[str, ...], unlisted: list[str]) -> 
     """The links to a directory outside every root in `within` (real paths); a link whose
     target cannot be looked at (EACCES on the way) goes to `unlisted`."""
     out: list[Outside] = []
+    prefixes = tuple(w.rstrip("/") + "/" for w in within)
     for link in links:
         try:
-            if not stat.S_ISDIR(os.stat(link).st_mode):
-                continue  # a link to a file: no session opens there
+            target = _directory(link)
         except OSError as exc:
             if exc.errno not in (*_GONE, errno.ELOOP):
                 unlisted.append(link)  # cannot tell where it leads
-            continue  # dangling or looping: nothing there to load
-        target = os.path.realpath(link)
-        if not any(os.path.commonpath((target, w)) == w for w in within):
+            continue  # dangling, looping, or a link to a file: no session opens there
+        if not (target in within or (target + "/").startswith(prefixes)):
             out.append(Outside(link, target))
     return tuple(out)
+
+
+def _directory(link: str) -> str:
+    """The real path of the directory `link` leads to; OSError (ENOTDIR) when it leads to
+    anything else. O_PATH: the kernel resolves the chain and reads nothing; its name for the
+    descriptor (/proc/self/fd) is the real path, or `os.path.realpath` where /proc is not."""
+    fd = os.open(link, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(link)
+    finally:
+        os.close(fd)
 
 
 def loads(folder: str) -> bool:
