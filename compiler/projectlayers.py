@@ -18,7 +18,9 @@ there while the scan before this one said nothing):
 * a link to a directory (`<root>/lib -> /elsewhere` holding `.codex/config.toml`): every link
   to a directory is resolved (lstat/readlink, `os.path.realpath`). One that leads inside a
   workspace root needs no walk of its own: its target is a real directory of that root's tree,
-  which the walk enters anyway (so no link loop can form, and nothing is seen twice). One that
+  which the walk enters anyway (so no link loop can form, and nothing is seen twice). The
+  resolution is the kernel's, done with lstat/readlink from the link's real directory, each
+  directory the walk listed taken as real without another look. One that
   leads outside every workspace root is reported on its own (`Scan.outside`): a session opened
   there loads whatever lies at or above its target, which no scan of the roots covers;
 * a `.git` directory (`<root>/g/.git/.codex/config.toml`, the `.git` not a repository): entered
@@ -30,8 +32,7 @@ there while the scan before this one said nothing):
   vouches for a tree it did not see: `check` fails, `watch` reports `scan-incomplete`. A
   directory gone while it was scanned (ENOENT, ENOTDIR) is not an error: nothing of it loads.
 
-scandir, lstat and readlink only; a link is resolved through an O_PATH descriptor, which
-reads nothing.
+scandir, lstat and readlink only: nothing is opened but the directories listed.
 """
 
 from __future__ import annotations
@@ -84,17 +85,22 @@ def scan(root: str, limit: int = SCAN_LIMIT, roots: Sequence[str] = ()) -> Scan:
     mode, and the workspace-config lints read it). `roots`: every workspace root, so that a
     link into another one is not reported as outside (that root's scan covers it)."""
     within = tuple(sorted({os.path.realpath(r) for r in (root, *roots)}))
+    real_root = os.path.realpath(root)
+    #: Directories known to be real (walked, or above the root's real path): no lstat needed.
+    real = {real_root, *_ancestors(real_root)}
     found: list[str] = []
     links: list[str] = []
     unlisted: list[str] = []
     stack = [root]
     visited = 0
+    overflow = False
     while stack:
         d = stack.pop()
         visited += 1
         if visited > limit:
-            outside = _outside(links, within, unlisted)
-            return Scan(root, tuple(sorted(found)), outside, tuple(unlisted), True)
+            overflow = True
+            break
+        real.add(real_root + d[len(root) :])
         prefix = d.rstrip("/") + "/"
         try:
             with os.scandir(d) as it:
@@ -108,38 +114,67 @@ def scan(root: str, limit: int = SCAN_LIMIT, roots: Sequence[str] = ()) -> Scan:
         except OSError as exc:
             if exc.errno not in _GONE:
                 unlisted.append(d)  # cannot be listed: what it holds cannot be seen
-    outside = _outside(links, within, unlisted)
-    return Scan(root, tuple(sorted(found)), outside, tuple(unlisted))
-
-
-def _outside(links: list[str], within: tuple[str, ...], unlisted: list[str]) -> tuple[Outside, ...]:
-    """The links to a directory outside every root in `within` (real paths); a link whose
-    target cannot be looked at (EACCES on the way) goes to `unlisted`."""
-    out: list[Outside] = []
+    outside: list[Outside] = []
     prefixes = tuple(w.rstrip("/") + "/" for w in within)
     for link in links:
         try:
-            target = _directory(link)
+            target = _resolve(real_root + os.path.dirname(link)[len(root) :], link, real)
         except OSError as exc:
             if exc.errno not in (*_GONE, errno.ELOOP):
                 unlisted.append(link)  # cannot tell where it leads
-            continue  # dangling, looping, or a link to a file: no session opens there
-        if not (target in within or (target + "/").startswith(prefixes)):
-            out.append(Outside(link, target))
-    return tuple(out)
+            continue  # dangling or looping: no session opens there
+        if target is not None and not (target + "/").startswith(prefixes):
+            outside.append(Outside(link, target))
+    return Scan(root, tuple(sorted(found)), tuple(outside), tuple(unlisted), overflow)
 
 
-def _directory(link: str) -> str:
-    """The real path of the directory `link` leads to; OSError (ENOTDIR) when it leads to
-    anything else. O_PATH: the kernel resolves the chain and reads nothing; its name for the
-    descriptor (/proc/self/fd) is the real path, or `os.path.realpath` where /proc is not."""
-    fd = os.open(link, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return os.path.realpath(link)
-    finally:
-        os.close(fd)
+def _ancestors(path: str) -> list[str]:
+    out = []
+    while path != "/":
+        path = os.path.dirname(path)
+        out.append(path)
+    return out
+
+
+#: How many links one resolution follows before it is a loop (the kernel's limit).
+_MAX_HOPS = 40
+
+
+def _resolve(start: str, link: str, real: set[str]) -> str | None:
+    """The real path of the directory the link `link` (an entry of the real directory `start`)
+    leads to, resolved as the kernel does, with lstat and readlink only (`real`: directories
+    known to be real, not looked at again); None when it leads to anything but a directory.
+    OSError: missing (ENOENT, ENOTDIR), a loop (ELOOP), or not looked at (EACCES)."""
+    cur = start
+    parts = [os.path.basename(link)]
+    hops = 0
+    while parts:
+        name = parts.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            cur = os.path.dirname(cur)  # `cur` is real: its parent is its lexical parent
+            continue
+        nxt = cur.rstrip("/") + "/" + name
+        if nxt in real:
+            cur = nxt
+            continue
+        st = os.lstat(nxt)
+        if stat.S_ISLNK(st.st_mode):
+            hops += 1
+            if hops > _MAX_HOPS:
+                raise OSError(errno.ELOOP, "too many levels of symbolic links", link)
+            text = os.readlink(nxt)
+            if text.startswith("/"):
+                cur = "/"
+            parts.extend(reversed(text.split("/")))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            if parts:
+                raise OSError(errno.ENOTDIR, "not a directory", nxt)
+            return None  # a link to a file: no session opens there
+        cur = nxt
+    return cur
 
 
 def loads(folder: str) -> bool:

@@ -148,6 +148,24 @@ def test_a_link_outside_every_root_is_reported_not_entered(
     ]
 
 
+def test_a_link_is_resolved_as_the_kernel_does_not_by_its_text(tmp_path: Path) -> None:
+    """`..` after a link is the link target's parent: `lnk -> a/../out` with `a -> .` (the root)
+    leads to the root's parent, outside, though its text reads as inside."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "out").mkdir()
+    (root / "a").symlink_to(root)
+    (root / "lnk").symlink_to("a/../out")
+    (root / "abs").symlink_to(str(root / "a" / ".." / "out"))
+    (root / "in").symlink_to("a/a/a/.")
+    seen = projectlayers.scan(str(root))
+    assert sorted(seen.outside, key=lambda o: o.link) == [
+        Outside(str(root / "abs"), str(tmp_path / "out")),
+        Outside(str(root / "lnk"), str(tmp_path / "out")),
+    ]
+    assert seen.complete
+
+
 def test_a_git_directory_is_entered(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     inside = _plant(root / "g" / ".git")
