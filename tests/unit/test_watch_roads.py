@@ -21,25 +21,16 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from profilec.api import load_and_compile
 from profilec.models.compiled import CompiledBundle
 from profilec.watch import DRIFT_EXIT, MCP_HOME_FILES, run, watch_bundle
 from tests.helpers import Layout, make_layout
 from tests.unit.test_watch import _cli, _started
-
-REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(encoding="utf-8"))
+from tests.unit.test_watch_project_layers import SCHEMA, _bundle
 
 
 @pytest.fixture
 def lay(tmp_path: Path) -> Layout:
     return make_layout(tmp_path / "l")
-
-
-def _bundle(lay: Layout) -> CompiledBundle:
-    return load_and_compile(
-        str(lay.manifest), workspace_roots=(str(lay.workspace),), codex_home=str(lay.codex_home)
-    )
 
 
 def _with_server(bundle: CompiledBundle, cwd: Path) -> CompiledBundle:
