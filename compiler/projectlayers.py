@@ -16,13 +16,13 @@ One scanner for both, which must see every folder Codex could load from a direct
 can be opened in (measured on 0.171.0 and 0.166.0: each of these loaded in a session opened
 there while the scan before this one said nothing):
 * a link to a directory (`<root>/lib -> /elsewhere` holding `.codex/config.toml`): every link
-  to a directory is resolved (lstat/readlink, `os.path.realpath`). One that leads inside a
-  workspace root needs no walk of its own: its target is a real directory of that root's tree,
-  which the walk enters anyway (so no link loop can form, and nothing is seen twice). The
-  resolution is the kernel's, done with lstat/readlink from the link's real directory, each
-  directory the walk listed taken as real without another look. One that
-  leads outside every workspace root is reported on its own (`Scan.outside`): a session opened
-  there loads whatever lies at or above its target, which no scan of the roots covers;
+  is resolved as the kernel resolves it (`..` after a link is its target's parent), with
+  lstat/readlink from the link's real directory, each directory the walk listed taken as real
+  without another look. One that leads inside a workspace root needs no walk of its own: its
+  target is a real directory of that root's tree, which the walk enters anyway (so no link loop
+  can form, and nothing is seen twice). One that leads outside every workspace root is reported
+  on its own (`Scan.outside`): a session opened there loads whatever lies at or above its
+  target, which no scan of the roots covers;
 * a `.git` directory (`<root>/g/.git/.codex/config.toml`, the `.git` not a repository): entered
   like any other, as is every `.codex` folder (a session opened inside one loads the `.codex`
   below it);

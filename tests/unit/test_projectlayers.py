@@ -217,3 +217,18 @@ def test_an_unlistable_directory_fails_check_run_as_the_run_as_uid(
     code, found = as_run_as_uid(check)
     assert code != 0 and [f["rule"] for f in found] == ["PC064"], found
     assert found[0]["path"] == str(hidden) and "cannot be listed" in found[0]["message"]
+
+
+def test_a_link_the_run_as_uid_cannot_resolve_makes_the_scan_incomplete(shared: Path) -> None:
+    root = shared / "ws"
+    root.mkdir()
+    private = shared / "private"
+    (private / "d").mkdir(parents=True)
+    os.chmod(private, 0o700 if os.geteuid() == 0 else 0o000)  # root's own, or nobody's
+    (root / "lib").symlink_to(private / "d")
+    if os.geteuid() == 0:  # control: root resolves it, and it leads outside
+        assert projectlayers.scan(str(root)).outside == (
+            Outside(str(root / "lib"), str(private / "d")),
+        )
+    seen = as_run_as_uid(lambda: projectlayers.scan(str(root)))
+    assert seen.unlisted == (str(root / "lib"),) and not seen.complete and seen.outside == ()

@@ -248,8 +248,9 @@ def _nested_configs(o: LintContext) -> None:
         for where in seen.unlisted[:_UNLISTED_SHOWN]:
             o.add(
                 NESTED_PROJECT_CONFIG,
-                f"{where}: cannot be listed by uid {os.geteuid()}, the scan for planted project "
-                "configs is incomplete (run check as root, or make it listable)",
+                f"{where}: cannot be listed (a link: resolved) by uid {os.geteuid()}, the scan "
+                "for planted project configs is incomplete (run check as root, or make it "
+                "listable)",
                 path=where,
             )
         if len(seen.unlisted) > _UNLISTED_SHOWN:
