@@ -23,6 +23,11 @@ over inotify on numbers (docs/watch.md): a poll of the chain of 1,000 roots cost
 milliseconds, and inotify would need a dependency and would still have to re-lstat to tell a
 trusted rename from a re-pointed link. Directories are compared by (device, inode) against
 the state seen when watching started; links, kinds and link counts against the bundle.
+
+Beside the chain (`watch_bundle`): the trusted inputs, each workspace root itself (swapped for a
+link after Codex started, a writable root at the vault's path beats the managed deny), its
+project docs, the project config folders and outward links below it (compiler/projectlayers.py),
+the managed requirements, and each vouched MCP server's wrapper `.env` and `config.toml`.
 """
 
 from __future__ import annotations
