@@ -189,8 +189,10 @@ def in_process(manifest: Path, home: Path, launch_tmp: Path) -> list[Figure]:
 
 def watch_figures(tmp: Path) -> tuple[list[Figure], str]:
     """`profilec watch`'s tree scan for planted project config folders (compiler/projectlayers.py)
-    over 22,040 directories, beside its floor: a bare recursive `os.scandir` of the same tree
-    (what any look at every directory costs). Interleaved, medians of RUNS rounds."""
+    over 22,040 directories and 2,000 links to directories (one in each middle directory, to a
+    sibling: the scan resolves every link to a directory, to report one that leads outside the
+    roots), beside its floor: a bare recursive `os.scandir` of the same tree (what any look at
+    every directory costs; it resolves no link). Interleaved, medians of RUNS rounds."""
     from profilec import projectlayers
     from profilec.watch import SCAN_DUTY
 
@@ -201,6 +203,7 @@ def watch_figures(tmp: Path) -> tuple[list[Figure], str]:
                 d = root / f"d{a}" / f"e{b}" / f"f{c}"
                 d.mkdir(parents=True)
                 (d / "x.py").touch()
+            (root / f"d{a}" / f"e{b}" / "lnk").symlink_to("f0")
 
     def bare() -> int:
         n, stack = 0, [str(root)]
@@ -219,12 +222,12 @@ def watch_figures(tmp: Path) -> tuple[list[Figure], str]:
         t0 = time.perf_counter()
         bare()
         floors.append(time.perf_counter() - t0)
-    assert seen.complete and not seen.found
+    assert seen.complete and not seen.found and not seen.outside
     scan, floor = statistics.median(scans), statistics.median(floors)
     rows = [
         Figure(f"bare `os.scandir` of {dirs:,} directories (floor)", floor),
         Figure(
-            f"`watch` project-config scan, {dirs:,} directories",
+            f"`watch` project-config scan, {dirs:,} directories, 2,000 links",
             scan,
             ratio_to="scandir floor",
             floor=floor,

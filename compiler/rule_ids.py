@@ -91,6 +91,9 @@ CWD_FOLLOWING_WRITE: Final = "PC063"
 #: A `.codex/config.toml` below a workspace root: an adapter that trusts the session cwd loads it
 #: above profilec's config in a session opened in its directory.
 NESTED_PROJECT_CONFIG: Final = "PC064"
+#: A link below a workspace root to a directory outside every root: a session opened there loads
+#: the project config at or above its target, which no scan of the roots covers.
+PROJECT_LINK_OUTSIDE: Final = "PC065"
 
 # ---------------------------------------------------------------------------------------------
 # Waivers (PC090)

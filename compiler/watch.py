@@ -23,6 +23,11 @@ over inotify on numbers (docs/watch.md): a poll of the chain of 1,000 roots cost
 milliseconds, and inotify would need a dependency and would still have to re-lstat to tell a
 trusted rename from a re-pointed link. Directories are compared by (device, inode) against
 the state seen when watching started; links, kinds and link counts against the bundle.
+
+Beside the chain (`watch_bundle`): the trusted inputs, each workspace root itself (swapped for a
+link after Codex started, a writable root at the vault's path beats the managed deny), its
+project docs, the project config folders and outward links below it (compiler/projectlayers.py),
+the managed requirements, and each vouched MCP server's wrapper `.env` and `config.toml`.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ _ROLE_RANK: dict[str, int] = {
     "project-doc": 9,
     "requirements": 10,
     "project-config": 11,
+    "workspace-root": 12,
+    "mcp-config": 13,
 }
 DEFAULT_INTERVAL = 0.25
 #: The drift exit code (the same as `check --lock`; compiler/errors.py LockDriftError).
@@ -165,8 +172,12 @@ class Drift:
             "project-config-planted": "is a project config folder below a workspace root that "
             "appeared or changed: a session opened in its directory would load it above "
             "profilec's config",
-            "scan-incomplete": f"holds more than {projectlayers.SCAN_LIMIT} directories: a "
-            "project config planted below it cannot be seen",
+            "scan-incomplete": "could not be scanned whole (a directory the watcher cannot "
+            f"list, or more than {projectlayers.SCAN_LIMIT} directories below a workspace root): "
+            "a project config planted there cannot be seen",
+            "project-config-link-outside": "is a link below a workspace root to a directory "
+            "outside every root: a session opened there loads the project config at or above "
+            "its target, which no scan of the roots covers",
         }[self.kind]
         if self.role == "project-config":
             return f"{self.role} {self.path} {what}; end the session and remove it before the next"
@@ -176,6 +187,12 @@ class Drift:
                 f"{self.role} {self.path} {what}: end the session and install the compiled "
                 f"requirements (`profilec requirements install --path {self.path}` with the "
                 "same compile flags) before the next"
+            )
+        if self.role == "mcp-config":
+            return (
+                f"{self.role} {self.path} {what}: the `codex sandbox` wrapping a vouched MCP "
+                "server reads it from its CODEX_HOME before it sandboxes the server; end the "
+                "session and restore it before the next"
             )
         return (
             f"{self.role} {self.path} {what}: the compiled profile is stale; end the session and "
@@ -334,7 +351,7 @@ def compare(w: Watched, now: Seen, start: Seen | None) -> Drift | None:
     ):
         return drift("replaced")
     if (
-        w.role in ("trusted-input", "requirements")
+        w.role in ("trusted-input", "requirements", "mcp-config")
         and start is not None
         and (now.size, now.mtime_ns) != (start.size, start.mtime_ns)
     ):
@@ -418,24 +435,31 @@ SCAN_DUTY = 9.0
 class ProjectLayers:
     """The `.codex` folders below the workspace roots (compiler/projectlayers.py): the ones
     there when watching started are the baseline (`profilec check` has refused or a reviewed
-    waiver has accepted them); one that appears and would load, or a baseline one that changes
-    and would load, is drift, as is a tree too large to scan whole. A scan costs far more than
-    the chain's lstat pass (about 0.2 s for 22,000 directories), so it runs at most one part in
-    ten of the time (SCAN_DUTY), on `clock`."""
+    waiver has accepted them), and so are the links that lead outside every root; one that
+    appears and would load, or a baseline one that changes and would load, is drift, as is a
+    link outside that appears or is re-pointed, and a tree that cannot be scanned whole (too
+    large, or a directory the watcher cannot list: at the start too, so the watch does not
+    start on a tree it cannot see). A scan costs far more than the chain's lstat pass (about
+    0.2 s for 22,000 directories), so it runs at most one part in ten of the time
+    (SCAN_DUTY), on `clock`."""
 
     roots: tuple[str, ...]
     clock: Callable[[], float] = time.monotonic
     start: dict[str, tuple[projectlayers.Mark, ...]] = field(default_factory=dict)
+    #: Links outside every root when watching started: link -> the directory it led to.
+    outside: dict[str, str] = field(default_factory=dict)
     next_scan: float = 0.0
 
     def begin(self) -> Drift | None:
         self.start = {}
+        self.outside = {}
         for root in self.roots:
-            seen = projectlayers.scan(root)
+            seen = projectlayers.scan(root, roots=self.roots)
             if not seen.complete:
-                return _incomplete(root)
+                return _incomplete(seen)
             for path in seen.found:
                 self.start[path] = projectlayers.fingerprint(path)
+            self.outside.update((o.link, o.target) for o in seen.outside)
         self.next_scan = self.clock()
         return None
 
@@ -450,7 +474,7 @@ class ProjectLayers:
 
     def _scan(self) -> Drift | None:
         for root in self.roots:
-            seen = projectlayers.scan(root)
+            seen = projectlayers.scan(root, roots=self.roots)
             for path in seen.found:
                 mark = projectlayers.fingerprint(path)
                 before = self.start.get(path)
@@ -464,16 +488,37 @@ class ProjectLayers:
                     "absent" if before is None else "unchanged since the session started",
                     "present" if before is None else "changed",
                 )
+            for o in seen.outside:
+                led = self.outside.get(o.link)
+                if led == o.target:
+                    continue
+                return Drift(
+                    "project-config-link-outside",
+                    "project-config",
+                    o.link,
+                    (),
+                    "absent" if led is None else f"a link to {led}",
+                    f"a link to {o.target}",
+                )
             if not seen.complete:
-                return _incomplete(root)
+                return _incomplete(seen)
         return None
 
 
-def _incomplete(root: str) -> Drift:
+def _incomplete(seen: projectlayers.Scan) -> Drift:
+    if seen.unlisted:
+        return Drift(
+            "scan-incomplete",
+            "project-config",
+            seen.unlisted[0],
+            (),
+            "a directory the watcher can list",
+            f"cannot be listed by uid {os.geteuid()}",
+        )
     return Drift(
         "scan-incomplete",
         "project-config",
-        root,
+        seen.root,
         (),
         f"at most {projectlayers.SCAN_LIMIT} directories",
         "more",
@@ -540,6 +585,38 @@ def project_doc_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
     )
 
 
+def workspace_root_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
+    """Each workspace root as it was when watching started (kind, device and inode): a root
+    replaced after Codex started, by a link to a vault or by another directory, turns the
+    writable root into a grant on whatever it leads to (measured through codex-acp 2.6.0 on
+    0.171.0 and 0.166.0: a writable root at the vault's path beat the managed deny)."""
+    return tuple(
+        Watched(path=root, role="workspace-root", root_ids=(), identity=True)
+        for root in dict.fromkeys(bundle.layout.workspace_roots)
+    )
+
+
+#: What the `codex sandbox` wrapping a vouched MCP server reads from its CODEX_HOME before it
+#: sandboxes the server (`.env` sets the wrapper's own environment, PATH included).
+MCP_HOME_FILES = (".env", "config.toml")
+
+
+def mcp_watch_set(bundle: CompiledBundle) -> tuple[Watched, ...]:
+    """Each vouched MCP server's wrapper home (`CODEX_HOME`, the server's cwd) `.env` and
+    `config.toml`: one that appears, changes or goes is drift. Measured (issue 40): a model
+    command planted `<cwd>/.env` with a PATH to its own `bwrap`, and the next session's
+    wrapper ran it outside every sandbox."""
+    homes: dict[str, None] = {}
+    for server in bundle.vouched_mcp_servers.values():
+        home = server.get("env", {}).get("CODEX_HOME") or server["cwd"]
+        homes[str(home)] = None
+    return tuple(
+        Watched(path=os.path.join(home, name), role="mcp-config", root_ids=(), identity=True)
+        for home in homes
+        for name in MCP_HOME_FILES
+    )
+
+
 def denies_writer_lock(bundle: CompiledBundle) -> bool:
     """Every compiled profile denies the writer's lock `$CODEX_HOME/auth.lock` (compile does
     whenever it has a CODEX_HOME)."""
@@ -556,8 +633,9 @@ def watch_bundle(
     bundle: CompiledBundle, look: Observe = observe, *, requirements: str | None = None
 ) -> Watcher:
     """A watcher for a compiled bundle's roots, private CODEX_HOME, trusted inputs, the
-    workspace roots' project docs and the project config folders below them
-    (`ProjectLayers`); `requirements`, when given, is the managed requirements file
+    workspace roots themselves (`workspace_root_watch_set`), their project docs and the project
+    config folders below them (`ProjectLayers`), the vouched MCP servers' wrapper homes
+    (`mcp_watch_set`); `requirements`, when given, is the managed requirements file
     the session runs under (verified by the caller at the start): replaced, removed or edited is
     drift.
 
@@ -575,7 +653,13 @@ def watch_bundle(
         w = watched.get(lock)
         if w is not None and w.role == "writer-lock":
             watched[lock] = replace(w, may_appear=True)
-    for w in (*input_watch_set(bundle), *project_doc_watch_set(bundle)):
+    extra = (
+        *input_watch_set(bundle),
+        *project_doc_watch_set(bundle),
+        *workspace_root_watch_set(bundle),
+        *mcp_watch_set(bundle),
+    )
+    for w in extra:
         watched.setdefault(w.path, w)
     if requirements is not None:
         watched[requirements] = Watched(

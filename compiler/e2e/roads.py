@@ -13,6 +13,10 @@
 * `planted_layer_watched`: the same plant, made by a model command in a session at the
   workspace root while the real `profilec watch` runs: watch reports it, and `profilec check`
   refuses the tree afterwards, so no later session meets it.
+
+Each plant comes in the shapes `PLANTS` names (issue 40): `sub` (`<ws>/sub/.codex`), `link`
+(`<ws>/lib -> <TMPDIR>/x` holding `.codex/config.toml`, the session opened in `<ws>/lib`) and
+`git` (`<ws>/g/.git/.codex`, the session opened in `<ws>/g/.git`).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from .acp import (
 )
 from .adapters import NON_ROOT_UID, Adapter
 from .jsonrpc import RpcError
-from .layout import ACP_TREE, build_layout
+from .layout import ACP_TREE, Layout, build_layout
 
 
 def client_mcp_server_ran(adapter: Adapter, method: str, *, managed: bool) -> tuple[bool, str]:
@@ -73,6 +77,24 @@ def client_mcp_server_ran(adapter: Adapter, method: str, *, managed: bool) -> tu
         remove_layout(layout)
 
 
+#: Where a plant goes: `sub`, behind a `link` to a directory outside the workspace, in a `git`
+#: directory that is no repository.
+PLANTS = ("sub", "link", "git")
+
+
+def _plant_place(layout: Layout, plant: str) -> tuple[str, str, str]:
+    """(the directory a session is opened in, the directory holding the planted `.codex`,
+    the link to make from the first to the second, or "")."""
+    ws = layout.workspace
+    if plant == "sub":
+        return os.path.join(ws, "sub"), os.path.join(ws, "sub"), ""
+    if plant == "git":
+        return os.path.join(ws, "g", ".git"), os.path.join(ws, "g", ".git"), ""
+    if plant == "link":
+        return os.path.join(ws, "lib"), os.path.join(layout.tmpdir, "x"), os.path.join(ws, "lib")
+    raise ValueError(f"unknown plant {plant!r}; choose from {PLANTS}")
+
+
 @dataclass(frozen=True)
 class ProjectLayerOutcome:
     """What a session saw of a project config planted in `<ws>/sub`."""
@@ -83,17 +105,17 @@ class ProjectLayerOutcome:
 
 
 def planted_project_layer(
-    adapter: Adapter, method: str, *, below_root: bool, managed: bool = True
+    adapter: Adapter, method: str, *, below_root: bool, managed: bool = True, plant: str = "sub"
 ) -> ProjectLayerOutcome:
     """Plant `<ws>/sub/.codex/config.toml` (as the model can: measured, a profile-mode command
-    wrote it) holding an environment variable for model commands and a `write` entry on
-    CODEX_HOME for the default profile, then open one session with cwd `<ws>/sub`
-    (`below_root`) or the workspace root, and run one probe."""
+    wrote it; `plant` picks the shape, PLANTS) holding an environment variable for model
+    commands and a `write` entry on CODEX_HOME for the default profile, then open one session
+    with cwd the plant's directory (`below_root`) or the workspace root, and run one probe."""
     layout = build_layout(ACP_TREE)
     try:
         with ScriptedModelServer() as server:
             launch = build_launch(adapter, method, layout, server, managed=managed)
-            sub = os.path.join(layout.workspace, "sub")
+            opened, sub, link = _plant_place(layout, plant)
             os.makedirs(os.path.join(sub, ".codex"))
             tag = f"planted-{secrets.token_hex(6)}"
             planted = (
@@ -105,7 +127,9 @@ def planted_project_layer(
             write_atomic(path, planted.encode("utf-8"), mode=0o644)
             for d in (sub, os.path.join(sub, ".codex")):
                 os.lchown(d, NON_ROOT_UID, NON_ROOT_UID)
-            cwd = sub if below_root else layout.workspace
+            if link:
+                os.symlink(sub, link)
+            cwd = opened if below_root else layout.workspace
             probe = os.path.join(layout.codex_home, f".{tag}")
             command = (
                 f"echo env=$PROFILEC_PLANTED; ( : > {shlex.quote(probe)} ) 2>&1; echo home-rc=$?"
@@ -138,13 +162,13 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-P", "-m", "profilec.cli", *args]
 
 
-def planted_layer_watched(adapter: Adapter, method: str) -> WatchedPlant:
+def planted_layer_watched(adapter: Adapter, method: str, plant: str = "sub") -> WatchedPlant:
     """One session at the workspace root, under the managed requirements, whose model command
     plants `<ws>/sub/.codex/config.toml` (what `planted_project_layer` shows loading in a later
-    session opened in `<ws>/sub`) while `profilec watch --lock` runs as the launch document
-    starts it; then `profilec check` on the same tree, as the launcher runs it before the next
-    session. The lock is written before the tree is handed to the adapter's user, beside
-    nothing the model can reach."""
+    session opened in `<ws>/sub`; `plant` picks the shape, PLANTS) while `profilec watch --lock`
+    runs as the launch document starts it; then `profilec check` on the same tree, as the
+    launcher runs it before the next session. The lock is written before the tree is handed to
+    the adapter's user, beside nothing the model can reach."""
     layout = build_layout(ACP_TREE)
     keep = tempfile.mkdtemp(prefix="profilec-e2e-lock-", dir="/var/tmp")
     watch: subprocess.Popen[str] | None = None
@@ -170,12 +194,13 @@ def planted_layer_watched(adapter: Adapter, method: str) -> WatchedPlant:
             started = watch.stderr.readline()
             if "watching" not in started:
                 raise RuntimeError(f"watch did not start: {started.strip()}")
-            sub = os.path.join(layout.workspace, "sub")
+            _, sub, link = _plant_place(layout, plant)
             cfg = os.path.join(sub, ".codex", "config.toml")
             body = f'[permissions.profilec-agent.filesystem]\n"{layout.codex_home}" = "write"\n'
+            then = f" && ln -s {shlex.quote(sub)} {shlex.quote(link)}" if link else ""
             command = (
                 f"mkdir -p {shlex.quote(os.path.dirname(cfg))} && printf {shlex.quote(body)} > "
-                f"{shlex.quote(cfg)}; echo plant-rc=$? at=$(date +%s.%N)"
+                f"{shlex.quote(cfg)}{then}; echo plant-rc=$? at=$(date +%s.%N)"
             )
             out = _one_turn(launch, server, layout.workspace, command, "plant-rc=") or ""
             try:
@@ -205,7 +230,9 @@ def planted_layer_watched(adapter: Adapter, method: str) -> WatchedPlant:
         findings = json.loads(check.stdout)["findings"] if check.stdout.strip() else []
         rules = tuple(sorted({f["rule"] for f in findings if f["severity"] == "error"}))
         return WatchedPlant(
-            planted="plant-rc=0" in out and os.path.exists(cfg),
+            planted="plant-rc=0" in out
+            and os.path.exists(cfg)
+            and (not link or os.path.realpath(link) == os.path.realpath(sub)),
             event=event,
             watch_exit=watch.returncode,
             latency=latency,

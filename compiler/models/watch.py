@@ -23,6 +23,8 @@ Role = Literal[
     "project-doc",
     "requirements",
     "project-config",
+    "workspace-root",
+    "mcp-config",
 ]
 DriftKind = Literal[
     "link-retargeted",
@@ -37,6 +39,7 @@ DriftKind = Literal[
     "requirements-less-strict",
     "project-config-planted",
     "scan-incomplete",
+    "project-config-link-outside",
 ]
 
 

@@ -192,20 +192,47 @@ def test_zeds_adapter_loads_no_project_config_from_the_session_cwd() -> None:
         assert not seen.loaded and not seen.home_writable, (below, seen.output)
 
 
+@pytest.mark.parametrize("plant", ["link", "git"])
 @pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
-def test_a_planted_project_config_is_reported_by_watch_and_refused_by_check(bundled: bool) -> None:
-    """The road above, closed: a model command in a session at the workspace root plants
-    `<ws>/sub/.codex/config.toml` (the control above shows it loading in a session opened in
-    `<ws>/sub`). `profilec watch`, started as the launch document starts it, reports it (role
-    `project-config`, exit 9: the launcher ends the session), and `profilec check`, which the
-    launcher runs before the next session, refuses the tree (PC064), so no session meets it."""
+def test_a_plant_behind_a_link_or_in_a_git_directory_loads_too(bundled: bool, plant: str) -> None:
+    """The control of the two plants the scan before issue 40 did not see: `<ws>/lib -> <TMPDIR>/x`
+    holding `.codex/config.toml` (the session opened in `<ws>/lib`), and
+    `<ws>/g/.git/.codex/config.toml` (the session opened in `<ws>/g/.git`, a `.git` that is no
+    repository). Each loads: its environment variable reaches the model's command. The test
+    below closes both."""
     adapter = _root_or_missing(bundled)
-    seen = roads.planted_layer_watched(adapter, METHOD)
+    seen = roads.planted_project_layer(adapter, METHOD, below_root=True, plant=plant)
+    assert seen.loaded, seen.output
+
+
+#: What watch and check report for each plant: (watch kind, path suffix, check rule).
+REPORTED = {
+    "sub": ("project-config-planted", "/sub/.codex", "PC064"),
+    "link": ("project-config-link-outside", "/lib", "PC065"),
+    "git": ("project-config-planted", "/g/.git/.codex", "PC064"),
+}
+
+
+@pytest.mark.parametrize("plant", roads.PLANTS)
+@pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])
+def test_a_planted_project_config_is_reported_by_watch_and_refused_by_check(
+    bundled: bool, plant: str
+) -> None:
+    """The roads above, closed: a model command in a session at the workspace root plants
+    `<ws>/sub/.codex/config.toml`, or a link `<ws>/lib` to a directory it made in its TMPDIR
+    holding one, or `<ws>/g/.git/.codex/config.toml` (the controls above show each loading in a
+    session opened there). `profilec watch`, started as the launch document starts it, reports
+    it (role `project-config`, exit 9: the launcher ends the session), and `profilec check`,
+    which the launcher runs before the next session, refuses the tree (PC064; PC065 for the
+    link, which leads outside every workspace root), so no session meets it."""
+    adapter = _root_or_missing(bundled)
+    kind, suffix, rule = REPORTED[plant]
+    seen = roads.planted_layer_watched(adapter, METHOD, plant)
     assert seen.planted, seen.output  # the model could write it: Codex does not protect it
     assert seen.watch_exit == 9 and seen.event is not None, seen.output
-    assert (seen.event["role"], seen.event["kind"]) == ("project-config", "project-config-planted")
-    assert seen.event["path"].endswith("/sub/.codex"), seen.event
-    assert seen.check_exit != 0 and seen.check_rules == ("PC064",), seen  # nothing else fails
+    assert (seen.event["role"], seen.event["kind"]) == ("project-config", kind)
+    assert seen.event["path"].endswith(suffix), seen.event
+    assert seen.check_exit != 0 and seen.check_rules == (rule,), seen  # nothing else fails
 
 
 @pytest.mark.parametrize("bundled", [False, True], ids=["pinned-codex", "bundled-0.166"])

@@ -47,13 +47,15 @@ def test_a_nested_project_config_fails_check_and_the_roots_own_does_not(
     rules = _plant(lay.workspace / "r", "rules")
     inert = lay.workspace / "s" / ".codex" / "skills"  # nothing Codex loads as a layer
     inert.mkdir(parents=True)
-    git = _plant(lay.workspace / ".git" / "x")  # not a project directory: never entered
+    git = _plant(lay.workspace / "g" / ".git")  # a session opened in g/.git loads it
     code, found = _check(capsys, lay)
-    assert sorted(f["path"] for f in found) == sorted([str(deep), str(rules)]), found
+    assert sorted(f["path"] for f in found) == sorted([str(deep), str(rules), str(git)]), found
     assert {f["severity"] for f in found} == {"error"} and code != 0
-    assert str(git) not in json.dumps(found) and str(inert) not in json.dumps(found)
+    assert str(inert) not in json.dumps(found)
     _plant(lay.workspace)  # the root's own file: PC040/PC041, not this rule
-    assert sorted(f["path"] for f in _check(capsys, lay)[1]) == sorted([str(deep), str(rules)])
+    assert sorted(f["path"] for f in _check(capsys, lay)[1]) == sorted(
+        [str(deep), str(rules), str(git)]
+    )
 
 
 def test_a_planted_link_named_codex_is_found(tmp_path: Path) -> None:
@@ -70,8 +72,9 @@ def test_the_scan_is_bounded_and_says_so(tmp_path: Path) -> None:
     for i in range(5):
         (root / f"d{i}").mkdir(parents=True)
     planted = _plant(root / "d0")
-    assert projectlayers.scan(str(root)) == projectlayers.Scan(str(root), (str(planted),), True)
-    assert not projectlayers.scan(str(root), limit=3).complete
+    assert projectlayers.scan(str(root)) == projectlayers.Scan(str(root), (str(planted),))
+    stopped = projectlayers.scan(str(root), limit=3)
+    assert stopped.overflow and not stopped.complete and not stopped.unlisted
 
 
 def test_a_scan_stopped_at_its_limit_fails_check(
@@ -81,7 +84,7 @@ def test_a_scan_stopped_at_its_limit_fails_check(
     for i in range(4):
         (lay.workspace / f"d{i}").mkdir()
     monkeypatch.setattr(projectlayers, "SCAN_LIMIT", 2)
-    monkeypatch.setattr(projectlayers.scan, "__defaults__", (2,))
+    monkeypatch.setattr(projectlayers.scan, "__defaults__", (2, ()))
     code, found = _check(capsys, lay)
     assert code != 0
     assert [f["path"] for f in found] == [str(lay.workspace)]

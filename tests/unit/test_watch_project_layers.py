@@ -5,6 +5,8 @@ scan runs at most one part in ten of the time (compiler/watch.py ProjectLayers).
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import jsonschema
@@ -15,10 +17,17 @@ from profilec.api import load_and_compile
 from profilec.models.compiled import CompiledBundle
 from profilec.watch import ProjectLayers, watch_bundle
 from tests.helpers import Layout, make_layout
+from tests.unit.test_projectlayers import RUN_AS, as_run_as_uid, reachable_dir
 from tests.unit.test_watch import _cli, _started
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schemas" / "watch-event.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    with reachable_dir() as base:
+        yield base
 
 
 @pytest.fixture
@@ -109,10 +118,12 @@ def test_the_scan_waits_nine_times_its_own_duration(
     scans: list[float] = []
     real = projectlayers.scan
 
-    def timed(root: str, limit: int = projectlayers.SCAN_LIMIT) -> projectlayers.Scan:
+    def timed(
+        root: str, limit: int = projectlayers.SCAN_LIMIT, roots: Sequence[str] = ()
+    ) -> projectlayers.Scan:
         scans.append(clock.now)
         clock.now += 0.1  # each scan takes 0.1 s of the clock
-        return real(root, limit)
+        return real(root, limit, roots)
 
     layers = ProjectLayers((str(lay.workspace),), clock=clock)
     monkeypatch.setattr(projectlayers, "scan", timed)
@@ -130,7 +141,7 @@ def test_a_tree_too_large_to_scan_is_drift_at_the_start(
 ) -> None:
     for i in range(4):
         (lay.workspace / f"d{i}").mkdir()
-    monkeypatch.setattr(projectlayers.scan, "__defaults__", (2,))
+    monkeypatch.setattr(projectlayers.scan, "__defaults__", (2, ()))
     found = watch_bundle(_bundle(lay)).begin()
     assert found is not None and (found.kind, found.path) == ("scan-incomplete", str(lay.workspace))
     assert str(projectlayers.SCAN_LIMIT) in found.message
@@ -141,7 +152,7 @@ def test_a_tree_grown_past_the_limit_is_drift(lay: Layout, monkeypatch: pytest.M
     assert w.begin() is None
     for i in range(4):
         (lay.workspace / f"d{i}").mkdir()
-    monkeypatch.setattr(projectlayers.scan, "__defaults__", (2,))
+    monkeypatch.setattr(projectlayers.scan, "__defaults__", (2, ()))
     found = w.poll()
     assert found is not None and found.kind == "scan-incomplete"
 
@@ -157,3 +168,89 @@ def test_cli_reports_a_planted_project_config_and_exits_9(lay: Layout) -> None:
     assert (doc["role"], doc["path"]) == ("project-config", str(planted.parent))
     assert err.startswith("profilec: lock-drift: watch: project-config ")
     assert err.count("\n") == 1
+
+
+def test_a_plant_behind_a_link_or_inside_git_is_drift(lay: Layout, tmp_path: Path) -> None:
+    """The measured roads (issue 40): `<ws>/lib -> <dir>` and `<ws>/g/.git/.codex`."""
+    w = _watcher(lay)
+    assert w.begin() is None
+    _config(lay.workspace / "g" / ".git")
+    found = w.poll()
+    assert found is not None and found.kind == "project-config-planted"
+    assert found.path == str(lay.workspace / "g" / ".git" / ".codex")
+    w = _watcher(lay)
+    assert w.begin() is None
+    (lay.workspace / "real").mkdir()
+    (lay.workspace / "lib").symlink_to(lay.workspace / "real")  # inside the root: followed
+    assert w.poll() is None
+    _config(lay.workspace / "real" / "deep")
+    found = w.poll()
+    assert found is not None and found.kind == "project-config-planted"
+    assert found.path.endswith("/deep/.codex"), found
+
+
+def test_a_link_outside_the_roots_is_drift_when_it_appears_or_moves(
+    lay: Layout, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    _config(elsewhere)
+    w = _watcher(lay)
+    assert w.begin() is None
+    (lay.workspace / "lib").symlink_to(elsewhere)
+    found = w.poll()
+    assert found is not None
+    assert (found.kind, found.role) == ("project-config-link-outside", "project-config")
+    assert (found.path, found.expected) == (str(lay.workspace / "lib"), "absent")
+    assert found.observed == f"a link to {elsewhere}"
+    jsonschema.validate(found.document(), SCHEMA)
+    assert "outside every root" in found.message
+    # One there at the start is the baseline (check refused it, or a waiver accepted it) ...
+    w = _watcher(lay)
+    assert w.begin() is None
+    assert w.poll() is None
+    # ... and re-pointing it is drift.
+    (tmp_path / "other").mkdir()
+    (lay.workspace / "lib").unlink()
+    (lay.workspace / "lib").symlink_to(tmp_path / "other")
+    found = w.poll()
+    assert found is not None and found.kind == "project-config-link-outside"
+    assert found.expected == f"a link to {elsewhere}"
+
+
+def test_an_unlistable_directory_stops_the_run_as_uids_watch(shared: Path) -> None:
+    """A watcher running as the run-as uid does not start on a tree it cannot list, and one
+    that appears while it runs is drift (`scan-incomplete`, the unlistable directory's path).
+    Root lists it (the control)."""
+    root = shared / "ws"
+    root.mkdir()
+    hidden = root / "hidden"
+    _config(hidden / "sub")
+    if os.geteuid() == 0:
+        os.chown(root, RUN_AS, RUN_AS)
+        os.chown(hidden, RUN_AS, RUN_AS)
+    os.chmod(hidden, 0o311)
+    if os.geteuid() == 0:
+        assert ProjectLayers((str(root),)).begin() is None  # control: root sees the tree
+
+    def start() -> watch.Drift | None:
+        return ProjectLayers((str(root),)).begin()
+
+    found = as_run_as_uid(start)
+    assert found is not None and (found.kind, found.path) == ("scan-incomplete", str(hidden))
+    assert found.observed.startswith("cannot be listed by uid ")
+    jsonschema.validate(found.document(), SCHEMA)
+    os.chmod(hidden, 0o755)
+
+    def appears() -> tuple[watch.Drift | None, watch.Drift | None]:
+        layers = ProjectLayers((str(root),), clock=lambda: 0.0)
+        began = layers.begin()
+        os.mkdir(root / "later", 0o311)  # as the model would, as the run-as uid
+        os.chmod(root / "later", 0o311)
+        return began, layers.poll()
+
+    began, later = as_run_as_uid(appears)
+    assert began is None
+    assert later is not None and (later.kind, later.path) == (
+        "scan-incomplete",
+        str(root / "later"),
+    )

@@ -24,6 +24,7 @@ from ...codex.vocabulary import SESSION_FORBIDDEN_KEYS, TRUST_TRUSTED
 from ...rule_ids import (
     ACCOUNT_APPS_ENABLED,
     NESTED_PROJECT_CONFIG,
+    PROJECT_LINK_OUTSIDE,
     SESSION_CONFIG_NOT_ALLOWED,
     SESSION_CONFIG_STRIPPED,
     WORKSPACE_CONFIG_GRANTS,
@@ -65,13 +66,27 @@ rule(
     "nested-project-config",
     "error",
     "a .codex folder that Codex would load (config.toml, rules, or a link) lies in a directory "
-    "below a workspace root, or the scan for one stopped at its limit",
+    "below a workspace root (through links to directories and inside .git too), or the scan "
+    "for one is incomplete (a directory it cannot list, or its limit reached)",
     "codex-acp 2.6.0 marks every session cwd a trusted project, so a session opened in that "
     "directory loads it above profilec's config (measured: a model-planted one made CODEX_HOME "
     "writable); no config or requirements key turns that off, and Codex keeps only a writable "
     "root's own .codex read-only, so a model command can plant one (compiler/projectlayers.py)",
     "remove the folder before the next session (profilec watch reports one that appears while a "
     "session runs); a repository that ships one on purpose needs a reviewed waiver",
+)
+
+rule(
+    PROJECT_LINK_OUTSIDE,
+    "project-link-outside",
+    "error",
+    "a link below a workspace root leads to a directory outside every workspace root",
+    "a session opened at the link resolves to its target, and codex-acp 2.6.0 loads the "
+    "project config there and above it (measured on 0.171.0 and 0.166.0: `<ws>/lib -> /tmp/x` "
+    "holding .codex/config.toml loaded); the scan of the roots does not cover that tree "
+    "(compiler/projectlayers.py)",
+    "remove the link, or copy what it leads to into the workspace; a link to a directory no "
+    "mode can write that holds no .codex needs a reviewed waiver",
 )
 
 rule(
@@ -204,10 +219,15 @@ def _workspace_configs(o: LintContext) -> None:
                 )
 
 
+#: How many unlistable directories one root's findings name (the rest are counted).
+_UNLISTED_SHOWN = 10
+
+
 @lint
 def _nested_configs(o: LintContext) -> None:
-    for root in o.inp.workspace_roots:
-        seen = projectlayers.scan(root)
+    roots = tuple(o.inp.workspace_roots)
+    for root in roots:
+        seen = projectlayers.scan(root, roots=roots)
         for path in seen.found:
             if not projectlayers.loads(path):
                 continue
@@ -218,7 +238,28 @@ def _nested_configs(o: LintContext) -> None:
                 file=path,
                 path=path,
             )
-        if not seen.complete:
+        for out in seen.outside:
+            o.add(
+                PROJECT_LINK_OUTSIDE,
+                f"{out.link} leads to {out.target}, outside every workspace root: a session "
+                "opened there would load the project config of that tree",
+                path=out.link,
+            )
+        for where in seen.unlisted[:_UNLISTED_SHOWN]:
+            o.add(
+                NESTED_PROJECT_CONFIG,
+                f"{where}: cannot be listed (a link: resolved) by uid {os.geteuid()}, the scan "
+                "for planted project configs is incomplete (run check as root, or make it "
+                "listable)",
+                path=where,
+            )
+        if len(seen.unlisted) > _UNLISTED_SHOWN:
+            o.add(
+                NESTED_PROJECT_CONFIG,
+                f"{root}: {len(seen.unlisted) - _UNLISTED_SHOWN} more directories cannot be listed",
+                path=root,
+            )
+        if seen.overflow:
             o.add(
                 NESTED_PROJECT_CONFIG,
                 f"{root}: more than {projectlayers.SCAN_LIMIT} directories, the scan for "
