@@ -525,13 +525,32 @@ def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
                 raise LayoutError(f"mount {m.path} would cross symlink {a}", where="plan")
 
 
+def _agent_home(layout: PlanLayout, home_writes: Sequence[str] | None) -> list[PlanMount]:
+    """The login home: read-write whole, or (`home_writes`, `profilec run`'s boundary) read-only
+    with only the listed paths in it (relative, each must exist) read-write: then no config
+    layer the parent loads can make CODEX_HOME's config files writable (docs/run-boundary.md)."""
+    home = layout.agent_home
+    if home_writes is None:
+        return [_grant(RwBind, home, "agent-home", "private login home")]
+    out: list[PlanMount] = [_grant(RoBind, home, "agent-home", "private login home, read-only")]
+    for rel in home_writes:
+        check_relative(rel, what="home_writes")
+        path = join(home, rel, what=f"home write {rel!r}")
+        out.append(_grant(RwBind, path, "agent-home", "a path Codex writes in its home"))
+    return out
+
+
 def build_plan(
     roots: Sequence[ResolvedRoot],
     layout: PlanLayout,
     catalog: BackendCatalog,
     host: HostFacts | None = None,
+    *,
+    home_writes: Sequence[str] | None = None,
 ) -> MountPlan:
-    """Compile the outer sandbox plan (pure and deterministic; raises LayoutError)."""
+    """Compile the outer sandbox plan (pure and deterministic; raises LayoutError).
+
+    `home_writes`: bind the agent home read-only except these paths in it (`_agent_home`)."""
     validate_layout(layout)
     host = host or HostFacts()
     mounts = _system_mounts(layout, host)
@@ -543,7 +562,7 @@ def build_plan(
             dirs_extra.append(Directory(path=d, mode="0700", purpose="mirror"))
             if not any(isinstance(m, RwBind) and is_within(d, m.path) for m in mounts):
                 mounts.append(_grant(RwBind, d, "mirror", "exact mirror of a remote root"))
-    mounts.append(_grant(RwBind, layout.agent_home, "agent-home", "private login home"))
+    mounts += _agent_home(layout, home_writes)
     requirement_dirs: list[Directory] = []
     if "codex" in layout.backends:
         bind, requirement_dirs = _requirements(layout)

@@ -1,0 +1,218 @@
+"""`profilec run`'s outer boundary with the real bwrap and Codex, as uid 65534 (needs root).
+
+Per Codex core (0.171.0 and the 0.166.0 codex-acp bundles): a `codex exec` turn against the
+scripted model starts and completes inside the boundary (CODEX_HOME read-only but for the
+measured write paths, the session's requirements over /etc/codex), writes its rollout under
+sessions/ on the host, and its model command cannot plant CODEX_HOME/.env.
+
+Without Codex (the parent's own uid is the strongest position inside: no config layer grants
+more): a `.env` and config.toml plant in CODEX_HOME fails inside and succeeds without the
+boundary; /etc/codex inside is the session's document, on the host it is not; a workspace root
+swapped for a link to the vault after the start is unchanged inside, while a process outside
+the boundary follows the link to the credential.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from profilec.compiled import compile_step
+from profilec.emit.codex_home import write_codex_home
+from profilec.emit.requirements import HEADER, render_requirements
+from profilec.flags import CompileFlags
+from profilec.inputs import Inputs
+from profilec.run.boundary import Boundary, build_boundary
+from profilec.scripted_model import ScriptedModelServer
+from tests.integration.conftest import missing
+from tests.integration.test_identities_codex import two_identities
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.codex]
+
+UID = 65534
+SETPRIV = ("setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "--")
+
+
+@dataclass
+class Session:
+    lay: dict[str, Any]
+    boundary: Boundary
+    requirements: str
+
+    @property
+    def home(self) -> Path:
+        return Path(self.lay["a1"]) / "codex-home"
+
+    @property
+    def ws(self) -> Path:
+        return Path(self.lay["a1"]) / "ws"
+
+    @property
+    def vault(self) -> Path:
+        return Path(self.lay["manifest"]).parent / "vaults" / "a1"
+
+    @property
+    def key(self) -> str:
+        return (self.vault / "auth.json").read_text(encoding="utf-8").split('"')[3]
+
+
+def _give(path: Path) -> None:
+    for root, _, files in os.walk(path):
+        os.chown(root, UID, UID)
+        for f in files:
+            os.chown(os.path.join(root, f), UID, UID, follow_symlinks=False)
+
+
+@pytest.fixture
+def session(var_tmp_base: Path) -> Iterator[Session]:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        missing("the boundary runs the session as uid 65534: needs root and setpriv")
+    if shutil.which("bwrap") is None:
+        missing("bwrap is not installed (apt-get install -y bubblewrap; see .ci/tools.sh)")
+    lay = two_identities(var_tmp_base)
+    a1: Path = lay["a1"]
+    (a1 / "tmp").mkdir()
+    _give(a1)
+    _give(lay["manifest"].parent / "vaults" / "a1")
+    flags = CompileFlags(
+        roots=lay["manifest"],
+        workspace_roots=(str(a1 / "ws"),),
+        codex_home=str(a1 / "codex-home"),
+        home=str(a1 / "home"),
+        tmpdir=str(a1 / "tmp"),
+        run_as=UID,
+    )
+    compiled = compile_step(Inputs.of(flags))
+    write_codex_home(compiled.bundle, str(a1 / "codex-home"), owner=UID)
+    b = build_boundary(compiled, run_as=UID, extra_env={"OPENAI_API_KEY": "sk-profilec-test"})
+    try:
+        yield Session(lay, b, render_requirements(compiled.bundle))
+    finally:
+        b.cleanup()
+
+
+def _sh(prefix: tuple[str, ...], env: dict[str, str], script: str) -> str:
+    proc = subprocess.run(
+        [*prefix, "/bin/sh", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return proc.stdout + proc.stderr
+
+
+def test_a_codex_turn_completes_inside_the_boundary(core: Path, session: Session) -> None:
+    s = session
+    before = set(s.home.joinpath("sessions").rglob("*.jsonl"))
+    probe = (
+        "id -u; head -1 /etc/codex/requirements.toml; "
+        'echo PATH=/planted > "$CODEX_HOME/.env" && echo PLANTED'
+    )
+    with ScriptedModelServer(probes=[probe]) as srv:
+        argv = [str(core), "exec", "--skip-git-repo-check"]
+        for o in [*srv.provider_overrides(), 'approval_policy="never"']:
+            argv += ["-c", o]
+        argv.append("run the probe")
+        proc = subprocess.run(
+            [*s.boundary.argv, *argv],
+            env=dict(s.boundary.env),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        outputs = "\n".join(srv.tool_outputs().values())
+    cell = f"rc={proc.returncode}\n{outputs}\n--- stderr\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0 and outputs, cell  # the turn ran its command and completed
+    assert f"\n{UID}\n" in outputs and HEADER.strip() in outputs, cell
+    assert "PLANTED" not in outputs and not (s.home / ".env").exists(), cell
+    assert set(s.home.joinpath("sessions").rglob("*.jsonl")) - before, cell  # parent wrote
+    assert "Read-only file system" not in proc.stderr.replace(".env: Read-only", ""), cell
+
+
+PLANT = (
+    'echo PATH=/planted > "$CODEX_HOME/.env" && echo ENV-PLANTED; '
+    'echo "# x" >> "$CODEX_HOME/config.toml" && echo CONFIG-WRITTEN; '
+    'echo x > "$CODEX_HOME/sessions/probe" && echo SESSIONS-WRITABLE'
+)
+
+
+def test_codex_home_cannot_be_planted_inside_and_can_without_the_boundary(
+    session: Session,
+) -> None:
+    s = session
+    config = (s.home / "config.toml").read_bytes()
+    inside = _sh(s.boundary.argv, dict(s.boundary.env), PLANT)
+    assert "ENV-PLANTED" not in inside and "CONFIG-WRITTEN" not in inside, inside
+    assert "Read-only file system" in inside, inside
+    assert "SESSIONS-WRITABLE" in inside, inside  # a measured write path stays writable
+    assert not (s.home / ".env").exists() and (s.home / "config.toml").read_bytes() == config
+    control = _sh(SETPRIV, dict(s.boundary.env), PLANT)  # the same uid, no boundary
+    assert "ENV-PLANTED" in control and "CONFIG-WRITTEN" in control, control
+    assert (s.home / ".env").exists()
+
+
+def test_etc_codex_inside_is_the_sessions_document(session: Session) -> None:
+    s = session
+    script = "cat /etc/codex/requirements.toml; echo x >> /etc/codex/requirements.toml && echo W"
+    inside = _sh(s.boundary.argv, dict(s.boundary.env), script)
+    assert inside.startswith(s.requirements) and "\nW\n" not in inside, inside
+    control = _sh(SETPRIV, dict(s.boundary.env), "cat /etc/codex/requirements.toml")
+    assert s.requirements not in control, control  # the host's file is not the session's
+
+
+def _line(out: IO[str], deadline: float) -> str:
+    """The next line from `out`, waiting at most until `deadline`."""
+    with selectors.DefaultSelector() as sel:
+        sel.register(out, selectors.EVENT_READ)
+        if not sel.select(max(0.0, deadline - time.monotonic())):
+            raise AssertionError("no line before the deadline")
+    return out.readline()
+
+
+def _swap_seen(prefix: tuple[str, ...], s: Session) -> str:
+    """Start a process in the workspace, swap the host path for a link to the vault once it
+    runs, then let it read `auth.json` by the workspace's path."""
+    script = f'echo READY; read go; cat "{s.ws}/auth.json"; ls "{s.ws}"; echo END'
+    proc = subprocess.Popen(
+        [*prefix, "/bin/sh", "-c", script],
+        env=dict(s.boundary.env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert _line(proc.stdout, time.monotonic() + 60) == "READY\n"
+        s.ws.rename(s.ws.with_name("ws-before"))
+        s.ws.symlink_to(s.vault)
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+        out = proc.stdout.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    s.ws.unlink()
+    s.ws.with_name("ws-before").rename(s.ws)
+    return out
+
+
+def test_a_workspace_swapped_after_the_start_is_unchanged_inside(session: Session) -> None:
+    s = session
+    (s.ws / "kept.txt").write_text("kept\n")
+    inside = _swap_seen(s.boundary.argv, s)
+    assert s.key not in inside and "kept.txt" in inside and "END" in inside, inside
+    control = _swap_seen(SETPRIV, s)  # the same uid, no boundary: it follows the link
+    assert s.key in control, control
