@@ -9,7 +9,8 @@ session runs. Every failure is a `ProfilecError` subclass carrying the CLI's exi
 `load_and_compile` does the edge work (trust check, lstat/readlink, policy read: each input
 file read once into compiler/inputs.py's `Inputs`) and then calls the pure `compile_bundle`;
 `compile_inputs` compiles an `Inputs` a caller already holds (check, lock, audit share one), and
-a daemon that already holds validated models calls `compile_bundle` directly.
+a daemon that already holds validated models calls `compile_bundle` directly. `run_session` is
+`profilec run` as a call: compile, check, and one supervised session under its boundary.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .audit.drift import verify
 from .bundle.load import compile_document
 from .bundle.lock import render_lock
+from .compiled import compile_step
 from .emit.codex_home import write_codex_home as _write_codex_home
 from .emit.launch import adapters_of, render_launch_with
 from .emit.overrides import override_lines as _override_lines
@@ -56,7 +58,14 @@ from .pipeline import (
     path_arg,
 )
 from .pipeline import compile_inputs as _compile_inputs
+from .run.session import CheckFailedError, prepare, read_provider_config
+from .run.session import run_session as _run_session
 from .watch import watch_bundle
+
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from .run.supervise import Ending
 
 if TYPE_CHECKING:
     from .audit.drift import Drift as LockDrift
@@ -64,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CanaryMismatchError",
+    "CheckFailedError",
     "CompiledBundle",
     "EnvironmentMissingError",
     "InputError",
@@ -88,6 +98,7 @@ __all__ = [
     "make_inputs",
     "override_lines",
     "render",
+    "run_session",
     "start_watch",
     "verify_lock",
     "write_codex_home",
@@ -238,3 +249,36 @@ def start_watch(
     handle = WatchHandle(thread, len(watcher.watched), stop)
     thread.start()
     return handle
+
+
+def run_session(
+    inputs: Inputs,
+    adapter_argv: Sequence[str],
+    *,
+    provider_config: StrPath,
+    client_in: BinaryIO,
+    client_out: BinaryIO,
+    stop: threading.Event | None = None,
+    network: bool | None = None,
+) -> Ending:
+    """`profilec run` as a call (docs/run.md): read the provider config (trust-checked),
+    compile `inputs` once, check (CheckFailedError, exit 1, `.report_text`: nothing starts),
+    then run `adapter_argv` under its boundary, relaying the ACP stream between `client_in`/
+    `client_out` (binary streams with a file descriptor) and the adapter, with the watch
+    in-process. Returns when the client's input ends, the adapter exits, `stop` is set or the
+    chain drifts (`ending.exit_code` 9, `ending.drift`); the adapter's whole tree is ended
+    first. Run one session per call; a daemon runs each in a thread of its own."""
+    _expect("inputs", inputs, Inputs)
+    provider = read_provider_config(path_arg("provider_config", provider_config))
+    compiled = compile_step(inputs)
+    prepared = prepare(compiled, provider)
+    halt = stop if stop is not None else threading.Event()
+    return _run_session(
+        prepared,
+        list(adapter_argv),
+        client_in=client_in,
+        client_out=client_out,
+        start_watch=lambda on_drift: start_watch(compiled.bundle, on_drift),
+        stopped=halt.is_set,
+        network=network,
+    )
