@@ -216,3 +216,23 @@ def test_a_workspace_swapped_after_the_start_is_unchanged_inside(session: Sessio
     assert s.key not in inside and "kept.txt" in inside and "END" in inside, inside
     control = _swap_seen(SETPRIV, s)  # the same uid, no boundary: it follows the link
     assert s.key in control, control
+
+
+def test_a_login_saves_through_the_read_only_codex_home(core: Path, session: Session) -> None:
+    """The writer's lock (a write path) and the vault (bound read-write by the plan) are all a
+    login save needs, through the CODEX_HOME link (0.171.0 renames a new file over the
+    credential; 0.166.0 kept the inode, measured here)."""
+    s = session
+    key = "sk-" + s.key.lower()
+    proc = subprocess.run(
+        [*s.boundary.argv, str(core), "login", "--with-api-key"],
+        env=dict(s.boundary.env),
+        input=key + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert key in (s.vault / "auth.json").read_text(encoding="utf-8")
+    assert (s.home / "auth.json").is_symlink()
