@@ -26,15 +26,13 @@ from typing import IO, Any
 
 import pytest
 
-from profilec.compiled import compile_step
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.requirements import HEADER, render_requirements
-from profilec.flags import CompileFlags
-from profilec.inputs import Inputs
 from profilec.run.boundary import Boundary, build_boundary
 from profilec.scripted_model import ScriptedModelServer
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import two_identities
+from tests.unit.test_run_boundary import compile_a1
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.codex]
 
@@ -83,15 +81,7 @@ def session(var_tmp_base: Path) -> Iterator[Session]:
     (a1 / "tmp").mkdir()
     _give(a1)
     _give(lay["manifest"].parent / "vaults" / "a1")
-    flags = CompileFlags(
-        roots=lay["manifest"],
-        workspace_roots=(str(a1 / "ws"),),
-        codex_home=str(a1 / "codex-home"),
-        home=str(a1 / "home"),
-        tmpdir=str(a1 / "tmp"),
-        run_as=UID,
-    )
-    compiled = compile_step(Inputs.of(flags))
+    compiled = compile_a1(lay, run_as=UID)
     write_codex_home(compiled.bundle, str(a1 / "codex-home"), owner=UID)
     b = build_boundary(compiled, run_as=UID, extra_env={"OPENAI_API_KEY": "sk-profilec-test"})
     try:

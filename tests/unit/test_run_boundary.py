@@ -24,7 +24,8 @@ from tests.integration.test_identities_codex import two_identities
 RUN_AS = 65534 if os.geteuid() == 0 else os.geteuid()
 
 
-def _compile(lay: dict[str, Any], **extra: Any) -> Compiled:
+def compile_a1(lay: dict[str, Any], **extra: Any) -> Compiled:
+    """Identity a1 of `two_identities`, compiled with its HOME and a TMPDIR of its own."""
     a1: Path = lay["a1"]
     (a1 / "tmp").mkdir(exist_ok=True)
     flags = CompileFlags(
@@ -48,7 +49,7 @@ def lay(tmp_path: Path) -> dict[str, Any]:
 
 @pytest.fixture
 def built(lay: dict[str, Any]) -> Iterator[tuple[Compiled, Boundary]]:
-    compiled = _compile(lay)
+    compiled = compile_a1(lay)
     b = build_boundary(compiled, run_as=RUN_AS, extra_env={"OPENAI_API_KEY": "sk-unit-secret"})
     try:
         yield compiled, b
@@ -81,7 +82,7 @@ def test_bwrap_runs_as_the_session_uid(built: tuple[Compiled, Boundary]) -> None
 
 def test_uid_0_is_refused(lay: dict[str, Any]) -> None:
     with pytest.raises(UsageError, match="uid 0"):
-        build_boundary(_compile(lay), run_as=0, extra_env={})
+        build_boundary(compile_a1(lay), run_as=0, extra_env={})
 
 
 def test_the_requirements_are_the_sessions_own_read_only_file(
@@ -116,7 +117,7 @@ def test_codex_home_is_read_only_but_the_paths_codex_writes(
 
 
 def test_a_link_at_a_write_path_is_refused(lay: dict[str, Any]) -> None:
-    compiled = _compile(lay)
+    compiled = compile_a1(lay)
     sessions = lay["a1"] / "codex-home" / "sessions"
     sessions.rename(sessions.with_name("old-sessions"))
     sessions.symlink_to(lay["manifest"].parent / "vaults" / "a1")
@@ -138,7 +139,7 @@ def test_other_identities_are_not_there(
 def test_the_trusted_base_and_vouched_cwd_are_read_only(
     lay: dict[str, Any], tmp_path: Path
 ) -> None:
-    compiled = _compile(lay)
+    compiled = compile_a1(lay)
     cwd = tmp_path / "mcp-cwd"
     cwd.mkdir()
     servers = {"files": {"cwd": str(cwd), "command": "/bin/true", "args": [], "env": {}}}
@@ -175,7 +176,7 @@ def test_each_workspace_root_is_bound_as_compiled(
 def test_a_workspace_root_swapped_after_compile_is_refused(
     lay: dict[str, Any], tmp_path: Path
 ) -> None:
-    compiled = _compile(lay)
+    compiled = compile_a1(lay)
     ws = lay["a1"] / "ws"
     ws.rename(ws.with_name("ws-old"))
     ws.symlink_to(lay["manifest"].parent / "vaults" / "a1")
@@ -206,11 +207,11 @@ def test_the_environment_is_the_launch_documents_and_no_value_is_on_the_command_
 @pytest.mark.parametrize("name", OWNED_ENV)
 def test_extra_env_cannot_set_what_the_boundary_owns(lay: dict[str, Any], name: str) -> None:
     with pytest.raises(UsageError, match=name):
-        build_boundary(_compile(lay), run_as=RUN_AS, extra_env={name: "/x"})
+        build_boundary(compile_a1(lay), run_as=RUN_AS, extra_env={name: "/x"})
 
 
 def test_network_is_shared_by_default_and_off_when_asked(lay: dict[str, Any]) -> None:
-    compiled = _compile(lay)
+    compiled = compile_a1(lay)
     for network, shared in ((None, True), (True, True), (False, False)):
         b = build_boundary(compiled, run_as=RUN_AS, extra_env={}, network=network)
         b.cleanup()
