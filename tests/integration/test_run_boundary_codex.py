@@ -3,7 +3,9 @@
 Per Codex core (0.171.0 and the 0.166.0 codex-acp bundles): a `codex exec` turn against the
 scripted model starts and completes inside the boundary (CODEX_HOME read-only but for the
 measured write paths, the session's requirements over /etc/codex), writes its rollout under
-sessions/ on the host, and its model command cannot plant CODEX_HOME/.env.
+sessions/ on the host, and its model command cannot plant CODEX_HOME/.env; a login saves
+through the read-only CODEX_HOME. Each ACP adapter (the TypeScript one on its bundled 0.166.0,
+zed's with its embedded core) completes a prompt's turn inside the boundary.
 
 Without Codex (the parent's own uid is the strongest position inside: no config layer grants
 more): a `.env` and config.toml plant in CODEX_HOME fails inside and succeeds without the
@@ -26,6 +28,8 @@ from typing import IO, Any
 
 import pytest
 
+from profilec.e2e.acp import acp_process
+from profilec.e2e.adapters import ts_adapter, zed_adapter
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.requirements import HEADER, render_requirements
 from profilec.run.boundary import Boundary, build_boundary
@@ -226,3 +230,28 @@ def test_a_login_saves_through_the_read_only_codex_home(core: Path, session: Ses
     assert proc.returncode == 0, proc.stderr
     assert key in (s.vault / "auth.json").read_text(encoding="utf-8")
     assert (s.home / "auth.json").is_symlink()
+
+
+ADAPTERS = {"ts-0.166.0": lambda: ts_adapter(bundled_codex=True), "zed": zed_adapter}
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_each_acp_adapter_completes_a_turn_inside_the_boundary(session: Session, name: str) -> None:
+    """Both adapters through ACP (initialize, session/new, one prompt) with CODEX_HOME
+    read-only but the write paths; the provider is a config layer in CODEX_HOME/config.toml,
+    written before the start as a launcher would (the boundary keeps it read-only after)."""
+    s = session
+    adapter = ADAPTERS[name]()
+    if adapter.missing is not None:
+        missing(adapter.missing)
+    env = dict(s.boundary.env)
+    if adapter.wrap_codex is not None:
+        env["CODEX_PATH"] = adapter.wrap_codex
+    config = s.home / "config.toml"
+    with ScriptedModelServer(probes=["id -u"]) as srv:
+        config.write_text("\n".join(srv.provider_overrides()) + "\n" + config.read_text())
+        with acp_process([*s.boundary.argv, *adapter.argv], env, str(s.ws)) as client:
+            sid = client.new_session()["sessionId"]
+            stop = client.prompt(sid, "run the probe")
+        outputs = "\n".join(srv.tool_outputs().values())
+    assert stop == "end_turn" and f"\n{UID}\n" in outputs, (stop, outputs)
