@@ -39,7 +39,7 @@ from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..compiled import Compiled
 from ..emit.launch import codex_entries
 from ..emit.requirements import render_requirements
-from ..errors import UnsafeRootError, UsageError
+from ..errors import OutputError, UnsafeRootError, UsageError
 from ..fsio import primary_gid, write_atomic
 from ..models.mounts import MountPlan, PlanLayout
 from ..mounts.api import plan_inputs
@@ -104,29 +104,57 @@ def build_boundary(
         raise UsageError(
             f"{', '.join(taken)} is set by the boundary itself", where="run", hint="drop it"
         )
+    if run_as != os.geteuid() and os.geteuid() != 0:
+        raise UsageError(
+            f"only root can start the session as uid {run_as}",
+            where="run",
+            hint=f"run profilec as root, or as uid {run_as}",
+        )
     bundle = compiled.bundle
     if bundle.codex_home is None:
         raise UsageError("the boundary binds CODEX_HOME: compile with --codex-home", where="run")
-    home = bundle.codex_home.path
     _check_workspaces(bundle.layout.workspace_roots)
-    made = tempfile.mkdtemp(prefix="profilec-run-")
+    made = ""
     try:
+        made = tempfile.mkdtemp(prefix="profilec-run-")
         os.chmod(made, 0o711)  # run_as (bwrap) passes through to the requirements and state
-        layout = _layout(compiled, home, made, run_as, network)
-        _ensure_home_writes(home, run_as)
-        plan = plan_inputs(compiled.inputs, layout, home_writes=[w.path for w in HOME_WRITES])
-        target = os.path.dirname(REQUIREMENTS_FILE)
-        for d in plan.directories:
-            if d.path != target:  # the host's /etc/codex is never made: see _layout
-                _ensure_dir(d.path, int(d.mode, 8), None if d.purpose == "requirements" else run_as)
-        req = os.path.join(layout.requirements_dir or "", os.path.basename(REQUIREMENTS_FILE))
-        write_atomic(req, render_requirements(bundle).encode("utf-8"), mode=0o644)
-        env = _environment(compiled, plan, extra_env)
+        plan, env = _prepare(compiled, bundle.codex_home.path, made, run_as, extra_env, network)
+    except OSError as exc:
+        _remove(made)
+        where = exc.filename if isinstance(exc.filename, str) else "run"
+        raise OutputError(f"cannot prepare the boundary: {exc.strerror}", where=where) from None
     except BaseException:
-        shutil.rmtree(made, ignore_errors=True)
+        _remove(made)
         raise
     argv = [*_drop_to(run_as), *bwrap_argv(plan, env=False)]
-    return Boundary(tuple(argv), env, lambda: shutil.rmtree(made, ignore_errors=True))
+    return Boundary(tuple(argv), env, lambda: _remove(made))
+
+
+def _prepare(
+    compiled: Compiled,
+    home: str,
+    made: str,
+    run_as: int,
+    extra_env: Mapping[str, str],
+    network: bool | None,
+) -> tuple[MountPlan, dict[str, str]]:
+    """The plan and the environment; on disk: the write paths in CODEX_HOME, the plan's
+    directories and the requirements file in `made`."""
+    layout = _layout(compiled, home, made, run_as, network)
+    _ensure_home_writes(home, run_as)
+    plan = plan_inputs(compiled.inputs, layout, home_writes=[w.path for w in HOME_WRITES])
+    target = os.path.dirname(REQUIREMENTS_FILE)
+    for d in plan.directories:
+        if d.path != target:  # the host's /etc/codex is never made: see _layout
+            _ensure_dir(d.path, int(d.mode, 8), None if d.purpose == "requirements" else run_as)
+    req = os.path.join(layout.requirements_dir or "", os.path.basename(REQUIREMENTS_FILE))
+    write_atomic(req, render_requirements(compiled.bundle).encode("utf-8"), mode=0o644)
+    return plan, _environment(compiled, plan, extra_env)
+
+
+def _remove(made: str) -> None:
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def _drop_to(uid: int) -> list[str]:

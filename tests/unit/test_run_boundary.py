@@ -85,6 +85,13 @@ def test_uid_0_is_refused(lay: dict[str, Any]) -> None:
         build_boundary(compile_a1(lay), run_as=0, extra_env={})
 
 
+def test_only_root_starts_another_uid(lay: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = compile_a1(lay)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(UsageError, match="only root can start the session as uid 1001"):
+        build_boundary(compiled, run_as=1001, extra_env={})
+
+
 def test_the_requirements_are_the_sessions_own_read_only_file(
     built: tuple[Compiled, Boundary],
 ) -> None:
