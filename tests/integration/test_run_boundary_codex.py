@@ -17,6 +17,7 @@ the boundary follows the link to the credential.
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ from typing import IO, Any
 
 import pytest
 
+from profilec.compiled import Compiled
 from profilec.e2e.acp import acp_process
 from profilec.e2e.adapters import ts_adapter, zed_adapter
 from profilec.emit.codex_home import write_codex_home
@@ -47,6 +49,7 @@ SETPRIV = ("setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "--"
 @dataclass
 class Session:
     lay: dict[str, Any]
+    compiled: Compiled
     boundary: Boundary
     requirements: str
 
@@ -89,7 +92,7 @@ def session(var_tmp_base: Path) -> Iterator[Session]:
     write_codex_home(compiled.bundle, str(a1 / "codex-home"), owner=UID)
     b = build_boundary(compiled, run_as=UID, extra_env={"OPENAI_API_KEY": "sk-profilec-test"})
     try:
-        yield Session(lay, b, render_requirements(compiled.bundle))
+        yield Session(lay, compiled, b, render_requirements(compiled.bundle))
     finally:
         b.cleanup()
 
@@ -106,6 +109,26 @@ def _sh(prefix: tuple[str, ...], env: dict[str, str], script: str) -> str:
     return proc.stdout + proc.stderr
 
 
+def _exec(
+    b: Boundary, core: Path, probe: str, *args: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """One `codex exec` session in boundary `b` against the scripted model running `probe`;
+    the process and the tool outputs the model saw."""
+    with ScriptedModelServer(probes=[probe]) as srv:
+        argv = [str(core), "exec", "--skip-git-repo-check"]
+        for o in [*srv.provider_overrides(), 'approval_policy="never"']:
+            argv += ["-c", o]
+        proc = subprocess.run(
+            [*b.argv, *argv, *args],
+            env=dict(b.env),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return proc, "\n".join(srv.tool_outputs().values())
+
+
 def test_a_codex_turn_completes_inside_the_boundary(core: Path, session: Session) -> None:
     s = session
     before = set(s.home.joinpath("sessions").rglob("*.jsonl"))
@@ -113,20 +136,7 @@ def test_a_codex_turn_completes_inside_the_boundary(core: Path, session: Session
         "id -u; head -1 /etc/codex/requirements.toml; "
         'echo PATH=/planted > "$CODEX_HOME/.env" && echo PLANTED'
     )
-    with ScriptedModelServer(probes=[probe]) as srv:
-        argv = [str(core), "exec", "--skip-git-repo-check"]
-        for o in [*srv.provider_overrides(), 'approval_policy="never"']:
-            argv += ["-c", o]
-        argv.append("run the probe")
-        proc = subprocess.run(
-            [*s.boundary.argv, *argv],
-            env=dict(s.boundary.env),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        outputs = "\n".join(srv.tool_outputs().values())
+    proc, outputs = _exec(s.boundary, core, probe, "run the probe")
     cell = f"rc={proc.returncode}\n{outputs}\n--- stderr\n{proc.stderr[-2000:]}"
     assert proc.returncode == 0 and outputs, cell  # the turn ran its command and completed
     assert f"\n{UID}\n" in outputs and HEADER.strip() in outputs, cell
@@ -255,3 +265,20 @@ def test_each_acp_adapter_completes_a_turn_inside_the_boundary(session: Session,
             stop = client.prompt(sid, "run the probe")
         outputs = "\n".join(srv.tool_outputs().values())
     assert stop == "end_turn" and f"\n{UID}\n" in outputs, (stop, outputs)
+
+
+def test_a_session_resumes_in_a_new_boundary(core: Path, session: Session) -> None:
+    """The next boundary has fresh SQLite state (without a plan layout it lives in the
+    boundary's temp dir); Codex resumes the thread from its rollout in sessions/."""
+    s = session
+    proc, outputs = _exec(s.boundary, core, "echo first", "run the probe")
+    found = re.search(r"session id: (\S+)", proc.stderr)
+    assert proc.returncode == 0 and outputs and found, proc.stderr[-1500:]
+    again = build_boundary(s.compiled, run_as=UID, extra_env={"OPENAI_API_KEY": "sk-test"})
+    try:
+        assert again.env["CODEX_SQLITE_HOME"] != s.boundary.env["CODEX_SQLITE_HOME"]
+        proc, outputs = _exec(again, core, "echo second", "resume", found.group(1), "again")
+    finally:
+        again.cleanup()
+    assert proc.returncode == 0 and "second" in outputs, proc.stderr[-1500:]
+    assert f"session id: {found.group(1)}" in proc.stderr, proc.stderr[-1500:]
