@@ -20,7 +20,7 @@ ProviderConfigOpt = Annotated[
     typer.Option(
         "--provider-config",
         help="Daemon-owned TOML (trust-checked): the launcher's model and model provider "
-        "(`model`, `model_provider`, `model_providers.<id>`), passed to the adapter as "
+        "(`model`, `model_provider`, `model_providers.ID`), passed to the adapter as "
         "CODEX_CONFIG; never from the client.",
         dir_okay=False,
     ),
@@ -35,7 +35,7 @@ NetworkOpt = Annotated[
 ]
 AdapterArg = Annotated[
     list[str] | None,
-    typer.Argument(help="The adapter's command, after --.", metavar="-- ADAPTER_ARGV..."),
+    typer.Argument(help="The adapter's command, after --."),
 ]
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from pydantic import ValidationError
 
 from ..check.checker import Checker
+from ..emit.codex_home import write_codex_home
 from ..errors import EXIT_FOUND, InputError, ProfilecError, UsageError
 from ..flags import FLAGS, CompileFlags
 from ..models.run import ProviderConfig
@@ -116,14 +117,23 @@ class Prepared:
 
 
 def prepare(compiled: Compiled, provider: ProviderConfig) -> Prepared:
-    """The static check (CheckFailedError with the report's text when it fails) and the
-    relay's policy: the compiled profiles' modes, the compiled canonical workspace roots."""
+    """CODEX_HOME/config.toml written as compiled (the profiles the adapter offers as
+    `permission-profile:*` modes, for the run-as uid), then the static check over it
+    (CheckFailedError with the report when it fails: nothing starts) and the relay's policy:
+    the compiled profiles' modes, the compiled canonical workspace roots."""
+    bundle = compiled.bundle
+    if not bundle.layout.workspace_roots:
+        raise UsageError(
+            "profilec run opens sessions only in a workspace root", hint="pass --workspace-root"
+        )
+    if bundle.codex_home is None:
+        raise UsageError("profilec run writes CODEX_HOME/config.toml", hint="pass --codex-home")
+    run_as = compiled.inputs.flags.run_as
+    owner = run_as if run_as is not None and run_as != os.geteuid() else None
+    write_codex_home(bundle, bundle.codex_home.path, owner=owner)
     report = static_check(compiled)
     if not report.passed:
         raise CheckFailedError(report)
-    bundle = compiled.bundle
-    if not bundle.layout.workspace_roots:
-        raise UsageError("profilec run opens sessions only in a workspace root: pass one")
     policy = RelayPolicy(
         modes=allowed_modes(p.profile_id for p in bundle.profiles),
         roots=tuple(bundle.layout.workspace_roots),
@@ -149,7 +159,11 @@ def run_session(
     compiled = prepared.compiled
     flags = compiled.inputs.flags
     run_as = flags.run_as if flags.run_as is not None else os.geteuid()
-    extra = {"CODEX_CONFIG": json.dumps(prepared.provider.codex_config(), sort_keys=True)}
+    extra = {
+        "CODEX_CONFIG": json.dumps(prepared.provider.codex_config(), sort_keys=True),
+        # The TS adapter starts in the default profile's mode (others ignore it).
+        "INITIAL_AGENT_MODE": f"permission-profile:{compiled.bundle.default_profile_id}",
+    }
     boundary = build_boundary(compiled, run_as=run_as, extra_env=extra, network=network)
     try:
         child = Child(

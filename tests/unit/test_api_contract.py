@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: The supported names; changing this list is changing the contract (CHANGELOG, docs).
 PINNED = [
     "CanaryMismatchError",
+    "CheckFailedError",
     "CompiledBundle",
     "EnvironmentMissingError",
     "InputError",
@@ -47,6 +48,7 @@ PINNED = [
     "make_inputs",
     "override_lines",
     "render",
+    "run_session",
     "start_watch",
     "verify_lock",
     "write_codex_home",

@@ -1,0 +1,177 @@
+"""`profilec run` with the real codex-acp 2.6.0 and Codex (both cores), as uid 65534 inside
+the boundary, driven by the scripted model through `--provider-config` (needs root, bwrap).
+
+Through `profilec run`: the session offers only `permission-profile:*` modes; every other mode
+the bare adapter offers is refused by the relay by both methods (`session/set_mode`,
+`session/set_config_option` "mode"), and so is a session below the workspace root; a turn in
+the default mode reads the control file and not the credential; the client's SIGTERM of
+`profilec run` leaves nothing of the adapter's tree. The control: the same adapter without
+`run` offers the built-in modes and accepts each of them by both methods, and the cwd below
+the workspace root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomlkit
+
+from profilec.e2e.acp import PROMPT_TEXT, AcpClient, acp_process, modes_of
+from profilec.e2e.adapters import install_dir, node_binary
+from profilec.e2e.jsonrpc import RpcError
+from profilec.procs import descendants, start_time
+from profilec.scripted_model import ScriptedModelServer
+from tests.helpers import Layout, make_layout
+from tests.integration.conftest import missing
+
+pytestmark = [pytest.mark.e2e, pytest.mark.codex, pytest.mark.bwrap]
+
+UID = 65534
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = Path("node_modules/@agentclientprotocol/codex-acp/dist/index.js")
+SETPRIV = ("setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "--")
+PROFILE = "permission-profile:"
+
+
+@dataclass
+class Site:
+    lay: Layout
+    home: Path
+    tmp: Path
+    sub: Path
+    adapter: tuple[str, ...]
+
+    def flags(self) -> list[str]:
+        return [
+            "--roots", str(self.lay.manifest), "--workspace-root", str(self.lay.workspace),
+            "--codex-home", str(self.lay.codex_home), "--run-as", str(UID),
+            "--home", str(self.home), "--tmpdir", str(self.tmp),
+        ]  # fmt: skip
+
+
+def _give(*paths: Path) -> None:
+    for top in paths:
+        for root, dirs, files in os.walk(top):
+            for name in [*dirs, *files]:
+                os.chown(os.path.join(root, name), UID, UID, follow_symlinks=False)
+        os.chown(top, UID, UID)
+
+
+@pytest.fixture
+def site(var_tmp_base: Path) -> Site:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        missing("profilec run runs the session as uid 65534: needs root and setpriv")
+    if shutil.which("bwrap") is None:
+        missing("bwrap is not installed (apt-get install -y bubblewrap; see .ci/tools.sh)")
+    node, script = node_binary(), install_dir("ts") / SCRIPT
+    if node is None or not script.is_file():
+        missing("node and @agentclientprotocol/codex-acp 2.6.0 are needed (.ci/tools.d/acp.sh)")
+    lay = make_layout(var_tmp_base / "l")
+    state = var_tmp_base / "state"
+    home, tmp, sub = state / "home", state / "tmp", lay.workspace / "sub"
+    for d in (home, tmp, sub):
+        d.mkdir(parents=True)
+    _give(lay.host_target.parent, lay.codex_home, lay.workspace, state)
+    for d in (lay.host_target.parent, lay.codex_home, home, tmp):
+        os.chmod(d, 0o700)
+    return Site(lay, home, tmp, sub, (node, str(script)))
+
+
+def _provider(path: Path, server: ScriptedModelServer) -> Path:
+    path.write_text(tomlkit.dumps(server.provider_config()), encoding="utf-8")
+    os.chmod(path, 0o600)
+    return path
+
+
+def _mode_choices(session: dict[str, Any]) -> list[str]:
+    (mode,) = [o for o in session.get("configOptions") or [] if o.get("id") == "mode"]
+    flat: list[Any] = []
+    for c in mode["options"]:
+        flat += c.get("options", [c])
+    return [str(c["value"]) for c in flat]
+
+
+def _set_option(client: AcpClient, sid: str, value: str) -> Any:
+    params = {"sessionId": sid, "configId": "mode", "value": value}
+    return client.client.request("session/set_config_option", params, timeout=60)
+
+
+def _new_session(client: AcpClient, cwd: Path) -> Any:
+    return client.client.request("session/new", {"cwd": str(cwd), "mcpServers": []}, timeout=60)
+
+
+def _bare(site: Site, core: Path, server: ScriptedModelServer) -> AbstractContextManager[AcpClient]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "CODEX_HOME": str(site.lay.codex_home),
+        "HOME": str(site.home),
+        "TMPDIR": str(site.tmp),
+        "CODEX_PATH": str(core),
+        "CODEX_CONFIG": json.dumps(server.provider_config()),
+    }
+    return acp_process([*SETPRIV, *site.adapter], env, str(site.lay.workspace))
+
+
+def test_run_refuses_every_other_mode_by_both_methods_and_a_cwd_below_the_root(
+    site: Site, core: Path, var_tmp_base: Path
+) -> None:
+    with ScriptedModelServer() as server:
+        # The control: the bare adapter offers built-in modes and accepts each by both methods.
+        with _bare(site, core, server) as bare:
+            session = bare.new_session()
+            sid = str(session["sessionId"])
+            offered, _ = modes_of(session)
+            built_in = [m for m in offered if not m.startswith(PROFILE)]
+            assert built_in, offered
+            for mode in built_in:
+                bare.set_mode(sid, mode)
+                _set_option(bare, sid, mode)
+            assert "sessionId" in _new_session(bare, site.sub)
+
+        provider = _provider(var_tmp_base / "provider.toml", server)
+        argv = [
+            sys.executable, "-m", "profilec", "run", *site.flags(),
+            "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
+            *site.adapter,
+        ]  # fmt: skip
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+        with acp_process(argv, env, str(site.lay.workspace)) as run:
+            session = run.new_session()
+            sid = str(session["sessionId"])
+            offered, current = modes_of(session)
+            assert offered and all(m.startswith(PROFILE) for m in offered), offered
+            assert current in offered
+            assert set(_mode_choices(session)) == set(offered)
+            for mode in built_in:
+                with pytest.raises(RpcError, match="profilec run: session/set_mode"):
+                    run.set_mode(sid, mode)
+                with pytest.raises(
+                    RpcError, match='profilec run: session/set_config_option "mode"'
+                ):
+                    _set_option(run, sid, mode)
+            with pytest.raises(RpcError, match="is refused: a session opens only in a workspace"):
+                _new_session(run, site.sub)
+            # The session still works: a turn reads the control file, not the credential.
+            lay = site.lay
+            probe = f"cat {lay.link}; cat {lay.host_target}; cat {lay.control}"
+            server.add_probe(probe)
+            run.prompt(sid, PROMPT_TEXT)
+            calls = [c for c in server.calls if c.command == probe]
+            output = server.tool_outputs().get(calls[0].call_id) if calls else None
+            assert output is not None and "control-ok" in output
+            assert lay.marker not in output
+            # SIGTERM, as a launcher ends a session: `run` ends the whole tree itself.
+            tree = descendants(run.client.pid)
+            assert len(tree) >= 3, tree  # bwrap (as 65534), node, codex app-server
+            os.kill(run.client.pid, signal.SIGTERM)
+            run.client.proc.wait(60)
+            assert [p for p, t in tree if start_time(p) == t] == []
