@@ -253,14 +253,15 @@ _OWN_MOUNTS = ("/proc", "/dev")
 
 
 def _etc_entries() -> list[str]:
-    """/etc's entries but `codex`; a link into /proc or /dev is left out (it would bind the
-    host's /proc/<pid>)."""
+    """/etc's files, directories and links but `codex`; a link into /proc or /dev (it would
+    bind the host's /proc/<pid>), a dangling link and anything else are left out."""
     out = []
     for name in sorted(os.listdir("/etc")):
         path = os.path.join("/etc", name)
-        if name == "codex":
+        mode = os.lstat(path).st_mode
+        if name == "codex" or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             continue
-        if os.path.islink(path):
+        if stat.S_ISLNK(mode):
             real = os.path.realpath(path)
             if any(is_within(real, m) for m in _OWN_MOUNTS) or not os.path.exists(path):
                 continue

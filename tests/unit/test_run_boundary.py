@@ -223,3 +223,20 @@ def test_network_is_shared_by_default_and_off_when_asked(lay: dict[str, Any]) ->
         b = build_boundary(compiled, run_as=RUN_AS, extra_env={}, network=network)
         b.cleanup()
         assert ("--share-net" in b.argv) is shared, network
+
+
+def test_etc_gets_a_mount_point_for_the_requirements_without_writing_the_host(
+    built: tuple[Compiled, Boundary],
+) -> None:
+    """A read-only /etc cannot get /etc/codex made in it: without a host /etc/codex, /etc's
+    entries are bound one by one (a link into /proc left out), else /etc whole."""
+    _, b = built
+    ro = _binds(b.argv, "--ro-bind")
+    if os.path.lexists("/etc/codex"):
+        assert ro["/etc"] == "/etc"
+    else:
+        assert "/etc" not in ro and ro["/etc/passwd"] == "/etc/passwd"
+        links = _binds(b.argv, "--symlink")
+        into_proc = [p for p in links if os.path.realpath(p).startswith("/proc/")]
+        assert not into_proc and not any(s.startswith("/proc/") for s in ro.values())
+        assert not os.path.lexists("/etc/codex")
