@@ -11,7 +11,8 @@ Without Codex (the parent's own uid is the strongest position inside: no config 
 more): a `.env` and config.toml plant in CODEX_HOME fails inside and succeeds without the
 boundary; /etc/codex inside is the session's document, on the host it is not; a workspace root
 swapped for a link to the vault after the start is unchanged inside, while a process outside
-the boundary follows the link to the credential.
+the boundary follows the link to the credential; another identity's CODEX_HOME and HOME are
+not there (readable without the boundary); a vouched MCP server's cwd cannot be planted.
 """
 
 from __future__ import annotations
@@ -282,3 +283,39 @@ def test_a_session_resumes_in_a_new_boundary(core: Path, session: Session) -> No
         again.cleanup()
     assert proc.returncode == 0 and "second" in outputs, proc.stderr[-1500:]
     assert f"session id: {found.group(1)}" in proc.stderr, proc.stderr[-1500:]
+
+
+def test_another_identity_is_not_there(session: Session) -> None:
+    s = session
+    a2: Path = s.lay["a2"]
+    script = f'cat "{a2}/codex-home/sessions/rollout.jsonl" "{a2}/home/.bashrc"; ls -d "{a2}"'
+    mark = s.lay["marks"]["a2"]
+    inside = _sh(s.boundary.argv, dict(s.boundary.env), script)
+    assert mark not in inside and "No such file or directory" in inside, inside
+    control = _sh(SETPRIV, dict(s.boundary.env), script)  # the same uid, no boundary
+    assert mark in control, control
+
+
+def test_a_vouched_servers_cwd_cannot_be_planted_inside(
+    session: Session, var_tmp_base: Path
+) -> None:
+    """The wrapper's CODEX_HOME is the server's cwd: a `.env` there would steer the next
+    session's wrapper. Inside, even the parent's uid cannot write it; without the boundary the
+    same uid can (a cwd it owns)."""
+    s = session
+    cwd = var_tmp_base / "mcp" / "files"
+    cwd.mkdir(parents=True)
+    os.chown(cwd, UID, UID)
+    server = {"cwd": str(cwd), "command": "/bin/true", "args": [], "env": {}}
+    update = {"vouched_mcp_servers": {"files": server}, "vouched_mcp_codex": "/bin/true"}
+    compiled = s.compiled._replace(bundle=s.compiled.bundle.model_copy(update=update))
+    b = build_boundary(compiled, run_as=UID, extra_env={})
+    plant = f'echo PATH=/planted > "{cwd}/.env" && echo PLANTED'
+    try:
+        inside = _sh(b.argv, dict(b.env), plant)
+    finally:
+        b.cleanup()
+    assert "PLANTED" not in inside and "Read-only file system" in inside, inside
+    assert not (cwd / ".env").exists()
+    control = _sh(SETPRIV, dict(b.env), plant)
+    assert "PLANTED" in control, control
