@@ -14,11 +14,12 @@ launch document only says.
   is the launcher's (`--provider-config`), never the client's. A line that is not one JSON
   object is answered with a parse error and dropped; every forwarded message is re-encoded
   from what was checked, so the adapter parses exactly that.
-- adapter -> client: every mode list (`modes.availableModes`) and the `mode` config option's
-  choices (flat or grouped) in responses and `session/update` notifications are cut to the
-  allowed ids. A session whose current mode is not allowed is closed to the client: the
-  response that opened it becomes an error, a later update is dropped, and every request
-  naming it is refused.
+- adapter -> client: `initialize`'s capabilities lose `additionalDirectories` and
+  `providers` (the relay refuses both); every mode list (`modes.availableModes`) and the
+  `mode` config option's choices (flat or grouped) in responses and `session/update`
+  notifications are cut to the allowed ids. A session whose current mode is not allowed is
+  closed to the client: the response that opened it becomes an error, a later update is
+  dropped, and every request naming it is refused.
 
 `Relay` runs the policy over two byte streams each way (one thread each way); `send_client`
 lets the supervisor tell the client why the session ended.
@@ -174,6 +175,7 @@ class RelayPolicy:
         if not isinstance(result, dict):
             return msg
         msg = copy.deepcopy(msg)
+        _withhold_capabilities(msg["result"])
         current = self._filter_state(msg["result"])
         if opened and current is not None:
             sid = result.get("sessionId")
@@ -374,6 +376,18 @@ def _write(stream: IO[bytes], lock: threading.Lock, messages: Iterable[Message])
 def _close(stream: IO[bytes]) -> None:
     with contextlib.suppress(OSError):
         stream.close()
+
+
+def _withhold_capabilities(result: dict[str, Any]) -> None:
+    """`initialize`'s answer without what the relay refuses: `additionalDirectories` on
+    sessions and the client's choice of provider (`providers`)."""
+    caps = result.get("agentCapabilities")
+    if not isinstance(caps, dict):
+        return
+    caps.pop("providers", None)
+    sessions = caps.get("sessionCapabilities")
+    if isinstance(sessions, dict):
+        sessions.pop("additionalDirectories", None)
 
 
 def allowed_modes(profile_ids: Iterable[str]) -> frozenset[str]:

@@ -175,3 +175,36 @@ def test_run_refuses_every_other_mode_by_both_methods_and_a_cwd_below_the_root(
             os.kill(run.client.pid, signal.SIGTERM)
             run.client.proc.wait(60)
             assert [p for p, t in tree if start_time(p) == t] == []
+
+
+def test_drift_ends_the_session_the_client_is_told_and_run_exits_9(
+    site: Site, core: Path, var_tmp_base: Path
+) -> None:
+    """The chain re-pointed while a session is open: the client gets the
+    `_profilec/session_ended` notification, `run` exits 9 with the watch event on stderr, and
+    nothing of the adapter's tree is left."""
+    with ScriptedModelServer() as server:
+        provider = _provider(var_tmp_base / "provider.toml", server)
+        argv = [
+            sys.executable, "-m", "profilec", "run", *site.flags(),
+            "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
+            *site.adapter,
+        ]  # fmt: skip
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+        with acp_process(argv, env, str(site.lay.workspace)) as run:
+            run.new_session()
+            tree = descendants(run.client.pid)
+            mark = run.client.mark()
+            link = site.lay.link
+            link.unlink()
+            link.symlink_to(site.lay.control)  # CODEX_HOME/auth.json re-pointed
+            note = run.client.wait_for(
+                lambda m: m.get("method") == "_profilec/session_ended", timeout=60, after=mark
+            )
+            assert note["params"]["reason"] == "drift"
+            assert run.client.proc.wait(60) == 9
+            err = run.client.stderr_tail()
+        assert [p for p, t in tree if start_time(p) == t] == []
+        event = json.loads(err.strip().split("\n")[-2])
+        assert event == note["params"]["drift"]
+        assert err.strip().split("\n")[-1].startswith("profilec: lock-drift: run: ")

@@ -192,6 +192,20 @@ def test_a_session_opened_in_a_built_in_mode_is_closed_to_the_client(ws: Path) -
     assert "session s1 is closed" in why
 
 
+def test_initialize_no_longer_advertises_what_the_relay_refuses(ws: Path) -> None:
+    caps = {
+        "loadSession": True,
+        "providers": {},
+        "sessionCapabilities": {"resume": {}, "additionalDirectories": {}, "fork": {}},
+    }
+    out = _policy(ws).from_agent({"jsonrpc": "2.0", "id": 0, "result": {"agentCapabilities": caps}})
+    assert out is not None
+    assert out["result"]["agentCapabilities"] == {
+        "loadSession": True,
+        "sessionCapabilities": {"resume": {}, "fork": {}},
+    }
+
+
 def test_config_option_updates_are_filtered_too(ws: Path) -> None:
     policy = _policy(ws)
     update = {"sessionUpdate": "config_option_update", **_session_result(P_RO)}
