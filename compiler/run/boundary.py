@@ -207,6 +207,13 @@ def _layout(
             f"{home}",
             where="run",
         )
+    elif given.workspace_roots != lay.workspace_roots:
+        raise UsageError(
+            f"the plan layout's workspace_roots {list(given.workspace_roots)} are not the "
+            f"compiled ones {list(lay.workspace_roots)}",
+            where="run",
+            hint="name the same canonical roots, in the same order, in both",
+        )
     user = f"{run_as}:{primary_gid(run_as)}"
     if given.user is not None and given.user.split(":")[0] != str(run_as):
         raise UsageError(f"the plan layout's user {given.user} is not uid {run_as}", where="run")

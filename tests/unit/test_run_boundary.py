@@ -15,6 +15,7 @@ from profilec.emit.requirements import render_requirements
 from profilec.errors import UnsafeRootError, UsageError
 from profilec.flags import CompileFlags
 from profilec.inputs import Inputs
+from profilec.models.mounts import PlanLayout
 from profilec.paths import PARENT_GIT_DIR
 from profilec.run import boundary as run_boundary
 from profilec.run.boundary import HOME_WRITES, OWNED_ENV, Boundary, build_boundary
@@ -240,3 +241,31 @@ def test_etc_gets_a_mount_point_for_the_requirements_without_writing_the_host(
         into_proc = [p for p in links if os.path.realpath(p).startswith("/proc/")]
         assert not into_proc and not any(s.startswith("/proc/") for s in ro.values())
         assert not os.path.lexists("/etc/codex")
+
+
+def _with_layout(compiled: Compiled, lay: dict[str, Any], **keys: Any) -> Compiled:
+    """`compiled` as if compiled with a plan layout (`--plan-layout`) of these keys."""
+    a1: Path = lay["a1"]
+    doc = {
+        "schema_version": 1,
+        "daemon_root": str(lay["manifest"].parent / "daemon"),
+        "agent_home": str(a1 / "codex-home"),
+        "workspace_roots": [str(a1 / "ws")],
+        "state_dir": str(lay["manifest"].parent / "daemon" / "state"),
+        "backends": ["codex"],
+        **keys,
+    }
+    return compiled._replace(layout=PlanLayout.model_validate(doc, strict=False))
+
+
+def test_a_plan_layouts_network_and_roots(lay: dict[str, Any]) -> None:
+    """The layout's `network` when it sets one, shared when it leaves it out; its workspace
+    roots must be the compiled ones (those are what is bound)."""
+    compiled = compile_a1(lay)
+    for keys, shared in (({}, True), ({"network": False}, False), ({"network": True}, True)):
+        b = build_boundary(_with_layout(compiled, lay, **keys), run_as=RUN_AS, extra_env={})
+        b.cleanup()
+        assert ("--share-net" in b.argv) is shared, keys
+    other = {"workspace_roots": [str(lay["a1"] / "home")]}
+    with pytest.raises(UsageError, match="not the compiled ones"):
+        build_boundary(_with_layout(compiled, lay, **other), run_as=RUN_AS, extra_env={})
