@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..api import start_watch
 from ..compiled import compile_step
 from ..errors import LockDriftError, UsageError
 from ..flags import CompileFlags
@@ -58,6 +57,9 @@ def run(request: RunRequest, *, client_in: BinaryIO, client_out: BinaryIO) -> Ou
         return Outcome()
 
     def watch(on_drift: Any) -> Watching:
+        # Imported here, while the adapter starts: api's imports stay off the start-up path.
+        from ..api import start_watch
+
         return start_watch(compiled.bundle, on_drift)
 
     ending = run_session(

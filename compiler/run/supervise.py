@@ -190,7 +190,14 @@ def supervise(
         drift.append(found)
         woke.set()
 
-    handle = start_watch(on_drift) if start_watch is not None else None
+    try:
+        # Started beside the adapter's own start-up; a chain that already differs from the
+        # bundle raises here (LockDriftError): the tree is ended before it propagates.
+        handle = start_watch(on_drift) if start_watch is not None else None
+    except BaseException:
+        session.fail_pending("profilec run: the watch could not start; the session was ended")
+        child.end()
+        raise
     try:
         reason = _first_end(child, session, woke, drift, stopped)
     finally:

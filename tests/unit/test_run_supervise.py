@@ -73,6 +73,8 @@ DRIVER = textwrap.dedent(
             Handle.stopped = True
 
     def start_watch(on_drift):
+        if how == "watch-fails":
+            raise RuntimeError("the chain already differs")
         if how == "drift":
             threading.Thread(target=on_drift, args=(Drift(),)).start()
         return Handle()
@@ -84,8 +86,13 @@ DRIVER = textwrap.dedent(
     if how == "eof":
         child.stdin.close()
         session.client_done.set()
-    ending = supervise(child, session, start_watch=start_watch, stopped=lambda: how == "stop")
-    print(json.dumps({"tree": tree, "reason": ending.reason, "code": ending.exit_code,
+    try:
+        ending = supervise(child, session, start_watch=start_watch, stopped=lambda: how == "stop")
+        reason, code = ending.reason, ending.exit_code
+    except RuntimeError as exc:
+        reason, code = f"raised: {exc}", None
+        Handle.stopped = True  # never started
+    print(json.dumps({"tree": tree, "reason": reason, "code": code,
                       "sent": session.sent, "failed": session.failed,
                       "watch_stopped": Handle.stopped}))
     """
@@ -136,6 +143,12 @@ def test_drift_tells_the_client_ends_the_tree_and_exits_9(tmp_path: Path) -> Non
     assert note["params"]["drift"] == {"kind": "removed"}
     assert "hop removed" in note["params"]["message"]
     assert result["failed"] == [note["params"]["message"]]
+
+
+def test_a_watch_that_cannot_start_ends_the_tree_before_it_raises(tmp_path: Path) -> None:
+    result = _drive(tmp_path, "watch-fails")
+    assert result["reason"] == "raised: the chain already differs"
+    assert result["failed"] == ["profilec run: the watch could not start; the session was ended"]
 
 
 def test_without_the_subreaper_the_escaped_grandchild_survives(tmp_path: Path) -> None:
