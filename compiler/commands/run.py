@@ -3,8 +3,8 @@
 The provider config is read (trust-checked), the run compiles through `compile_step` and checks
 (`run.session.prepare`: nothing starts on a failing check, the check's report on stderr and its
 exit code), then `run.session.run_session` starts the adapter under its boundary and relays
-standard input and output (the ACP stream) until the first end. SIGTERM and SIGINT end the
-session; drift ends it with the watch event's JSON line on stderr and exit 9.
+standard input and output (the ACP stream) until the first end. SIGTERM, SIGINT and SIGHUP
+end the session; drift ends it with the watch event's JSON line on stderr and exit 9.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def run(request: RunRequest, *, client_in: BinaryIO, client_out: BinaryIO) -> Ou
         stop.append(signum)
 
     # Installed before the compile: a launcher that stops the session early still ends it.
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
     provider = read_provider_config(str(request.provider_config))
     compiled = compile_step(Inputs.of(request))
     try:

@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,3 +209,31 @@ def test_drift_ends_the_session_the_client_is_told_and_run_exits_9(
         event = json.loads(err.strip().split("\n")[-2])
         assert event == note["params"]["drift"]
         assert err.strip().split("\n")[-1].startswith("profilec: lock-drift: run: ")
+
+
+def test_run_killed_outright_leaves_nothing_running(
+    site: Site, core: Path, var_tmp_base: Path
+) -> None:
+    """SIGKILL gives `run` no chance to clean up: bwrap's `--die-with-parent` and its pid
+    namespace end the adapter and Codex all the same."""
+    with ScriptedModelServer() as server:
+        provider = _provider(var_tmp_base / "provider.toml", server)
+        argv = [
+            sys.executable, "-m", "profilec", "run", *site.flags(),
+            "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
+            *site.adapter,
+        ]  # fmt: skip
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+        with acp_process(argv, env, str(site.lay.workspace)) as run:
+            run.new_session()
+            tree = descendants(run.client.pid)
+            assert len(tree) >= 3, tree
+            os.kill(run.client.pid, signal.SIGKILL)
+            run.client.proc.wait(60)
+            deadline = time.monotonic() + 60
+            left = tree
+            while left and time.monotonic() < deadline:
+                left = [(p, t) for p, t in left if start_time(p) == t]
+                if left:
+                    time.sleep(0.05)  # the kernel ends the namespace asynchronously
+            assert left == []
