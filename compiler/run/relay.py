@@ -168,9 +168,11 @@ class RelayPolicy:
         if "method" in msg:
             return self._notification(msg)
         rid = msg.get("id")
-        with self._lock:
-            opened = rid in self.opening
-            self.opening.discard(rid)
+        opened = False
+        if _valid_id(msg):  # else no request of the client has its id; it is filtered all the same
+            with self._lock:
+                opened = rid in self.opening
+                self.opening.discard(rid)
         result = msg.get("result")
         if not isinstance(result, dict):
             return msg
@@ -323,7 +325,7 @@ class Relay:
             return
         if msg is None:
             return
-        if msg.get("jsonrpc") != "2.0":
+        if msg.get("jsonrpc") != "2.0" or not _valid_id(msg):
             why = RpcError(INVALID_REQUEST, "profilec run: not a JSON-RPC 2.0 message")
             self._refuse(error_response(msg.get("id"), why))
             return
@@ -354,7 +356,7 @@ class Relay:
             return  # the adapter's noise is not the client's to parse
         if msg is None:
             return
-        if "method" not in msg:
+        if "method" not in msg and _valid_id(msg):
             with self._agent_lock:
                 self._pending.pop(msg.get("id"), None)
         out = self.policy.from_agent(msg)
@@ -376,6 +378,12 @@ def _write(stream: IO[bytes], lock: threading.Lock, messages: Iterable[Message])
 def _close(stream: IO[bytes]) -> None:
     with contextlib.suppress(OSError):
         stream.close()
+
+
+def _valid_id(msg: Message) -> bool:
+    """A JSON-RPC id is a string, a number or null (a bool, list or object is none)."""
+    rid = msg.get("id")
+    return rid is None or (isinstance(rid, str | int | float) and not isinstance(rid, bool))
 
 
 def _withhold_capabilities(result: dict[str, Any]) -> None:

@@ -297,6 +297,14 @@ def test_the_relay_refuses_without_forwarding_and_filters_the_answer(ws: Path) -
     assert len(ends.relay.refused) == 2
 
 
+def test_a_message_with_an_id_that_is_no_json_rpc_id_is_refused(ws: Path) -> None:
+    ends = _Ends(_policy(ws))
+    ends.client_sends(encode({"jsonrpc": "2.0", "id": [1], "method": "session/prompt"}))
+    assert ends.client_gets()["error"]["code"] == -32600
+    ends.agent_sends({"jsonrpc": "2.0", "id": {"x": 1}, "result": {}})  # passed on as is
+    assert ends.client_gets()["id"] == {"x": 1}
+
+
 def test_pending_requests_get_an_error_when_the_session_ends(ws: Path) -> None:
     ends = _Ends(_policy(ws))
     ends.client_sends(encode(_req("session/prompt", {"sessionId": "s", "prompt": []}, 11)))
