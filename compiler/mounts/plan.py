@@ -540,6 +540,33 @@ def _agent_home(layout: PlanLayout, home_writes: Sequence[str] | None) -> list[P
     return out
 
 
+def _scratch(
+    mounts: Sequence[PlanMount], paths: Sequence[str], empty: Sequence[tuple[str, bool]]
+) -> list[PlanMount]:
+    """Empty private mounts for what Codex's inner sandbox must find inside:
+
+    * a tmpfs at each of `paths` (the profiles' writable roots) that no mount shows: Codex
+      makes its mount targets (`.git`, ...) in each, or does not start (`bwrap: Can't mkdir
+      /var/tmp/.git: Read-only file system`, measured inside `profilec run`'s boundary);
+    * at each of `empty` (path, is a file) that no bind shows, an empty tmpfs or /dev/null:
+      a path the profiles deny must exist to be masked, and one in a directory Codex pins
+      read-only cannot be made (`bwrap: Can't create file at <other vault>: Read-only file
+      system`, measured in full access, whose profile pins the vaults' parent)."""
+    ordered = _sorted(mounts)
+    out: list[PlanMount] = [
+        Tmpfs(path=p, purpose="private-tmp", reason="a writable root of the profiles, empty here")
+        for p in sorted(set(paths))
+        if covering(ordered, p) is None
+    ]
+    shown = _sorted([*ordered, *out])
+    why = "a denied path, shown empty so that the profiles' mask has a mount point"
+    for path, is_file in sorted(set(empty)):
+        if not isinstance(covering(shown, path), _BINDS):
+            mask = FileMask if is_file else Tmpfs
+            out.append(mask(path=path, purpose="mask", reason=why))
+    return out
+
+
 def build_plan(
     roots: Sequence[ResolvedRoot],
     layout: PlanLayout,
@@ -547,10 +574,14 @@ def build_plan(
     host: HostFacts | None = None,
     *,
     home_writes: Sequence[str] | None = None,
+    scratch: Sequence[str] = (),
+    empty: Sequence[tuple[str, bool]] = (),
 ) -> MountPlan:
     """Compile the outer sandbox plan (pure and deterministic; raises LayoutError).
 
-    `home_writes`: bind the agent home read-only except these paths in it (`_agent_home`)."""
+    `home_writes`: bind the agent home read-only except these paths in it (`_agent_home`);
+    `scratch` (writable roots) and `empty` (denied paths, each with whether it is a file):
+    shown as empty private mounts where nothing else shows them (`_scratch`)."""
     validate_layout(layout)
     host = host or HostFacts()
     mounts = _system_mounts(layout, host)
@@ -586,7 +617,8 @@ def build_plan(
             raise LayoutError(
                 f"credential path {m.path} is also the {other.purpose} grant", where="layout"
             )
-    masks, hidden = _check_hidden([*mounts, *cred_mounts], layout, host)
+    extra = _scratch([*mounts, *cred_mounts, *early_masks], scratch, empty)
+    masks, hidden = _check_hidden([*mounts, *cred_mounts, *extra], layout, host)
     env, codex_args, directories, warnings, residue = _state(layout, catalog)
     owned = {"TMPDIR", "HOME", *(e.name for e in env)}
     if "codex" in layout.backends:
@@ -616,7 +648,7 @@ def build_plan(
         user=layout.user,
         run_as=run_as(layout),
         workdir=layout.workspace_roots[0],
-        mounts=_sorted([*mounts, *cred_mounts, *masks]),
+        mounts=_sorted([*mounts, *cred_mounts, *masks, *extra]),
         env=tuple(sorted(env, key=lambda e: e.name)),
         passthrough_env=tuple(sorted(layout.passthrough_env)),
         codex_args=tuple(codex_args),

@@ -9,8 +9,7 @@ either again. Inside it, whatever any config layer grants (docs/run-boundary.md)
 * `/etc/codex` is the session's own managed requirements (compiler/emit/requirements.py),
   written to a temp dir this call creates and bound read-only; never the host file;
 * CODEX_HOME is read-only except `HOME_WRITES`, the paths Codex writes there (measured with
-  strace on 0.171.0 and 0.166.0); the SQLite files go to the plan's state dir
-  (`CODEX_SQLITE_HOME`, the catalog's state knob);
+  strace on 0.171.0 and 0.166.0); the SQLite files go to its `sqlite/` (`CODEX_SQLITE_HOME`);
 * vouched MCP servers' cwd and the trusted base's read-only directories (profilec's
   installation, the pinned Codex, the system) are bound read-only: Codex's inner sandbox binds
   each `read` entry of the profile and refuses to start over a missing one;
@@ -25,8 +24,6 @@ either again. Inside it, whatever any config layer grants (docs/run-boundary.md)
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
 import shutil
 import stat
@@ -38,7 +35,7 @@ from typing import Literal
 from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..compiled import Compiled
 from ..emit.launch import codex_entries
-from ..emit.requirements import render_requirements
+from ..emit.requirements import deny_read_paths, render_requirements
 from ..errors import OutputError, UnsafeRootError, UsageError
 from ..fsio import primary_gid, write_atomic
 from ..models.mounts import MountPlan, PlanLayout
@@ -57,8 +54,12 @@ class HomeWrite:
     why: str
 
 
-#: What Codex 0.171.0 and 0.166.0 write in CODEX_HOME with the SQLite files moved out
-#: (`codex exec` turn and codex-acp sessions under strace; docs/run-boundary.md has the lists).
+SQLITE_ENV = "CODEX_SQLITE_HOME"
+#: Where CODEX_SQLITE_HOME points, in CODEX_HOME (one of HOME_WRITES).
+SQLITE_DIR = "sqlite"
+
+#: What Codex 0.171.0 and 0.166.0 write in CODEX_HOME, the SQLite files moved to `sqlite/`
+#: (`codex exec`, app-server and ACP turns under strace; docs/run-boundary.md has the lists).
 #: Each exists before the start (created for `run_as` when missing): bwrap binds only what is.
 HOME_WRITES: tuple[HomeWrite, ...] = (
     HomeWrite("sessions", "dir", "rollout files, appended through the session"),
@@ -67,11 +68,16 @@ HOME_WRITES: tuple[HomeWrite, ...] = (
     HomeWrite("skills", "dir", "skills/.system, removed and unpacked again at every start"),
     HomeWrite("auth.lock", "file", "the credential writer's lock (login, refresh)"),
     HomeWrite("installation_id", "file", "opened read-write at every start"),
+    HomeWrite(
+        SQLITE_DIR,
+        "dir",
+        "CODEX_SQLITE_HOME: the SQLite state, in CODEX_HOME, which every profile keeps from "
+        "model commands (the plan's state dir: under the writable /tmp without a plan layout)",
+    ),
 )
 
 #: The variables the boundary sets itself; `extra_env` may not name them.
 OWNED_ENV = ("CODEX_HOME", "CODEX_SQLITE_HOME", "GIT_DIR", "HOME", "PATH", "TMPDIR")
-SQLITE_ENV = "CODEX_SQLITE_HOME"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +148,13 @@ def _prepare(
     directories and the requirements file in `made`."""
     layout = _layout(compiled, home, made, run_as, network)
     _ensure_home_writes(home, run_as)
-    plan = plan_inputs(compiled.inputs, layout, home_writes=[w.path for w in HOME_WRITES])
+    plan = plan_inputs(
+        compiled.inputs,
+        layout,
+        home_writes=[w.path for w in HOME_WRITES],
+        scratch=_profile_paths(compiled, "write"),
+        empty=_denied(compiled),
+    )
     target = os.path.dirname(REQUIREMENTS_FILE)
     for d in plan.directories:
         if d.path != target:  # the host's /etc/codex is never made: see _layout
@@ -189,6 +201,13 @@ def _layout(
     given = compiled.layout
     lay = bundle.layout
     if given is None:
+        if lay.home is None:
+            raise UsageError(
+                "the boundary needs the session's HOME",
+                where="run",
+                hint="compile with --home DIR (a directory the run-as user owns, so the "
+                "profiles protect its login files), or give a plan layout",
+            )
         grants = [*lay.workspace_roots]
         for extra in (lay.home, lay.tmpdir):
             if extra is not None and not any(is_within(extra, g) for g in grants):
@@ -251,6 +270,43 @@ def _read_only_dirs(compiled: Compiled) -> list[str]:
         if t.access == "read" and t.kind == "dir" and t.source in ("policy", "discovered")
     ]
     out += [str(s["cwd"]) for s in bundle.vouched_mcp_servers.values() if s.get("cwd")]
+    return out
+
+
+def _profile_paths(compiled: Compiled, access: str) -> list[str]:
+    """Every literal absolute path a compiled profile gives `access` (`write`, or `none`: a
+    deny); the specials (`:slash_tmp`, `:tmpdir`, ...) are /tmp and TMPDIR, which the plan
+    shows anyway."""
+    out: set[str] = set()
+    for p in compiled.bundle.profiles:
+        fs = p.codex_table().get("filesystem", {})
+        if isinstance(fs, dict):
+            out.update(
+                k
+                for k, v in fs.items()
+                if v == access and k.startswith("/") and not any(c in k for c in "*?[")
+            )
+    return sorted(out)
+
+
+def _denied(compiled: Compiled) -> list[tuple[str, bool]]:
+    """What the profiles and the requirements deny, as the host has it (path, is a file):
+    the plan shows each it does not bind as an empty mount (`build_plan` `empty`), so Codex's
+    inner sandbox finds a mount point there. lstat only."""
+    bundle = compiled.bundle
+    paths = {
+        *_profile_paths(compiled, "none"),
+        *deny_read_paths(bundle),
+        *(f.path for f in bundle.other_identities),
+    }
+    out: list[tuple[str, bool]] = []
+    for path in sorted(paths):
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+            out.append((path, stat.S_ISREG(mode)))
     return out
 
 
@@ -333,25 +389,11 @@ def _environment(
 ) -> dict[str, str]:
     """The plan's environment (PATH, HOME, TMPDIR, GIT_DIR, CODEX_HOME, the layout's `env` and
     the launcher's values of `passthrough_env`), then the launch document's (the compiled
-    HOME and TMPDIR, GIT_DIR), the SQLite state knob, then `extra_env`."""
+    HOME and TMPDIR, GIT_DIR), CODEX_SQLITE_HOME, then `extra_env`."""
     env = {e.name: e.value for e in plan.env}
     env.update({k: os.environ[k] for k in plan.passthrough_env if k in os.environ})
     launch = codex_entries(compiled.bundle, compiled.inputs.flags)[0]
     env.update(launch["env"])
-    sqlite = _sqlite_home(plan)
-    if sqlite is not None:
-        env[SQLITE_ENV] = sqlite
+    env[SQLITE_ENV] = os.path.join(env["CODEX_HOME"], SQLITE_DIR)
     env.update(extra_env)
     return env
-
-
-def _sqlite_home(plan: MountPlan) -> str | None:
-    """The plan's `-c sqlite_home=...` (the codex backend's state knob) as a path: the
-    boundary sets it as `CODEX_SQLITE_HOME`, which every adapter passes on to Codex."""
-    args = list(plan.codex_args)
-    for flag, value in itertools.pairwise(args):
-        key, _, text = value.partition("=")
-        if flag == "-c" and key == "sqlite_home":
-            parsed = json.loads(text)
-            return str(parsed)
-    return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import selectors
+import shlex
 import shutil
 import subprocess
 import time
@@ -34,8 +35,9 @@ from profilec.compiled import Compiled
 from profilec.e2e.acp import acp_process
 from profilec.e2e.adapters import ts_adapter, zed_adapter
 from profilec.emit.codex_home import write_codex_home
+from profilec.emit.overrides import override_lines
 from profilec.emit.requirements import HEADER, render_requirements
-from profilec.run.boundary import Boundary, build_boundary
+from profilec.run.boundary import HOME_WRITES, Boundary, build_boundary
 from profilec.scripted_model import ScriptedModelServer
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import two_identities
@@ -269,15 +271,15 @@ def test_each_acp_adapter_completes_a_turn_inside_the_boundary(session: Session,
 
 
 def test_a_session_resumes_in_a_new_boundary(core: Path, session: Session) -> None:
-    """The next boundary has fresh SQLite state (without a plan layout it lives in the
-    boundary's temp dir); Codex resumes the thread from its rollout in sessions/."""
+    """The next boundary (its own temp dir, its own requirements) resumes the thread: its
+    rollout in sessions/ and its SQLite state in sqlite/ outlive the first boundary."""
     s = session
     proc, outputs = _exec(s.boundary, core, "echo first", "run the probe")
     found = re.search(r"session id: (\S+)", proc.stderr)
     assert proc.returncode == 0 and outputs and found, proc.stderr[-1500:]
     again = build_boundary(s.compiled, run_as=UID, extra_env={"OPENAI_API_KEY": "sk-test"})
     try:
-        assert again.env["CODEX_SQLITE_HOME"] != s.boundary.env["CODEX_SQLITE_HOME"]
+        assert (s.home / "sqlite").is_dir() and any((s.home / "sqlite").iterdir())
         proc, outputs = _exec(again, core, "echo second", "resume", found.group(1), "again")
     finally:
         again.cleanup()
@@ -319,3 +321,25 @@ def test_a_vouched_servers_cwd_cannot_be_planted_inside(
     assert not (cwd / ".env").exists()
     control = _sh(SETPRIV, dict(b.env), plant)
     assert "PLANTED" in control, control
+
+
+@pytest.mark.parametrize("mode", ["agent", "agent-full-access"])
+def test_model_commands_run_and_cannot_write_the_parents_write_paths(
+    core: Path, session: Session, mode: str
+) -> None:
+    """`codex sandbox` under each writing mode's profile, inside the boundary: the command
+    runs (full access too: its writable roots and the denied paths it pins exist inside as
+    empty private mounts) and cannot write one of the paths the boundary leaves writable for
+    the parent (the parent itself can: test_codex_home_cannot_be_planted...)."""
+    s = session
+    targets = [s.home / w.path / ("probe" if w.kind == "dir" else "") for w in HOME_WRITES]
+    script = "; ".join(f'echo x >> "{t}"' for t in targets) + "; echo RAN"
+    args = [str(core), "sandbox"]
+    for line in override_lines(s.compiled.bundle):
+        args += ["-c", line]
+    pid = s.compiled.bundle.profile_for(mode).profile_id
+    args += ["-P", pid, "-C", str(s.ws), "--", "/bin/sh", "-c", script]
+    out = _sh(s.boundary.argv, dict(s.boundary.env), shlex.join(args))
+    assert "RAN" in out and "bwrap:" not in out, out
+    for w, t in zip(HOME_WRITES, targets, strict=True):
+        assert not t.exists() if w.kind == "dir" else b"x\n" not in t.read_bytes(), (t, out)

@@ -121,7 +121,7 @@ def test_codex_home_is_read_only_but_the_paths_codex_writes(
     made = {w.path for w in HOME_WRITES} - {"sessions", "auth.lock"}  # two_identities has those
     for name in made:  # made for the session's uid, so that bwrap can bind them
         assert os.lstat(f"{home}/{name}").st_uid == RUN_AS
-    assert not b.env["CODEX_SQLITE_HOME"].startswith(home)  # SQLite lives in the state dir
+    assert b.env["CODEX_SQLITE_HOME"] == f"{home}/sqlite"  # a write path: kept from commands
 
 
 def test_a_link_at_a_write_path_is_refused(lay: dict[str, Any]) -> None:
@@ -269,3 +269,16 @@ def test_a_plan_layouts_network_and_roots(lay: dict[str, Any]) -> None:
     other = {"workspace_roots": [str(lay["a1"] / "home")]}
     with pytest.raises(UsageError, match="not the compiled ones"):
         build_boundary(_with_layout(compiled, lay, **other), run_as=RUN_AS, extra_env={})
+
+
+def test_without_a_plan_layout_the_home_must_be_compiled(lay: dict[str, Any]) -> None:
+    a1: Path = lay["a1"]
+    (a1 / "tmp").mkdir(exist_ok=True)
+    flags = CompileFlags(
+        roots=lay["manifest"],
+        workspace_roots=(str(a1 / "ws"),),
+        codex_home=str(a1 / "codex-home"),
+        tmpdir=str(a1 / "tmp"),
+    )
+    with pytest.raises(UsageError, match="--home"):
+        build_boundary(compile_step(Inputs.of(flags)), run_as=RUN_AS, extra_env={})
