@@ -13,7 +13,9 @@ either again. Inside it, whatever any config layer grants (docs/run-boundary.md)
 * vouched MCP servers' cwd and the trusted base's read-only directories (profilec's
   installation, the pinned Codex, the system) are bound read-only: Codex's inner sandbox binds
   each `read` entry of the profile and refuses to start over a missing one;
-* other identities' CODEX_HOME, HOME and vaults are hidden (absent, and proved absent);
+* other identities' CODEX_HOME, HOME and vaults are hidden (never bound, proved so); what
+  the profiles or the requirements deny is an empty private mount, and each writable root of
+  the profiles that nothing shows an empty tmpfs, so every mode's inner sandbox starts;
 * each workspace root is bound at the canonical path compile resolved, so swapping the host
   path later changes nothing inside; one that no longer resolves to itself is refused;
 * bwrap runs as `run_as` (`setpriv` first when that is not us: bwrap started by root cannot

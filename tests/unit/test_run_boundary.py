@@ -282,3 +282,27 @@ def test_without_a_plan_layout_the_home_must_be_compiled(lay: dict[str, Any]) ->
     )
     with pytest.raises(UsageError, match="--home"):
         build_boundary(compile_step(Inputs.of(flags)), run_as=RUN_AS, extra_env={})
+
+
+def test_denied_paths_and_writable_roots_exist_inside_as_empty_mounts(
+    built: tuple[Compiled, Boundary], lay: dict[str, Any]
+) -> None:
+    """Codex's inner sandbox needs a mount point at each denied path and its mount targets in
+    each writable root: another identity's vault and homes are empty tmpfs, never binds; every
+    profile's writable root is under a read-write bind or a tmpfs."""
+    compiled, b = built
+    argv = b.argv
+    tmpfs = {argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"}
+    rw = set(_binds(argv, "--bind"))
+    a2: Path = lay["a2"]
+    for path in (lay["manifest"].parent / "vaults" / "a2", a2 / "codex-home", a2 / "home"):
+        assert str(path) in tmpfs, path
+    writable = [
+        k
+        for p in compiled.bundle.profiles
+        for k, v in p.codex_table()["filesystem"].items()
+        if v == "write" and k.startswith("/")
+    ]
+    assert writable
+    for path in writable:
+        assert any(path == d or path.startswith(d + "/") for d in tmpfs | rw), path
