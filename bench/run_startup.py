@@ -30,7 +30,7 @@ from profilec.flags import CompileFlags  # noqa: E402
 from profilec.inputs import Inputs  # noqa: E402
 from profilec.run.boundary import Boundary, build_boundary  # noqa: E402
 from profilec.settings import codex_binary  # noqa: E402
-from tests.helpers import make_layout  # noqa: E402
+from tests.helpers import give, make_layout  # noqa: E402
 
 RUNS = max(5, int(os.environ.get("BENCH_RUNS", "5")))
 UID = 65534
@@ -66,14 +66,6 @@ def _boundary(manifest: Path, ws: Path, codex_home: Path, home: Path, tmp: Path)
     return build_boundary(compiled, run_as=UID, extra_env={})
 
 
-def give(*paths: Path) -> None:
-    for top in paths:
-        for root, dirs, files in os.walk(top):
-            for name in [*dirs, *files]:
-                os.chown(os.path.join(root, name), UID, UID, follow_symlinks=False)
-        os.chown(top, UID, UID)
-
-
 def main() -> int:
     node, script, codex = node_binary(), install_dir("ts") / SCRIPT, codex_binary()
     if os.geteuid() != 0 or not shutil.which("bwrap") or node is None or not script.is_file():
@@ -86,7 +78,7 @@ def main() -> int:
         home, tmp = base / "state" / "home", base / "state" / "tmp"
         home.mkdir(parents=True)
         tmp.mkdir()
-        give(lay.host_target.parent, lay.codex_home, lay.workspace, base / "state")
+        give(UID, lay.host_target.parent, lay.codex_home, lay.workspace, base / "state")
         for d in (lay.host_target.parent, lay.codex_home, home, tmp):
             os.chmod(d, 0o700)
         provider = base / "provider.toml"

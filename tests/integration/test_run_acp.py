@@ -31,7 +31,7 @@ from profilec.e2e.adapters import install_dir, node_binary
 from profilec.e2e.jsonrpc import RpcError
 from profilec.procs import descendants, start_time
 from profilec.scripted_model import ScriptedModelServer
-from tests.helpers import Layout, make_layout
+from tests.helpers import Layout, give, make_layout
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex, pytest.mark.bwrap]
@@ -59,14 +59,6 @@ class Site:
         ]  # fmt: skip
 
 
-def _give(*paths: Path) -> None:
-    for top in paths:
-        for root, dirs, files in os.walk(top):
-            for name in [*dirs, *files]:
-                os.chown(os.path.join(root, name), UID, UID, follow_symlinks=False)
-        os.chown(top, UID, UID)
-
-
 @pytest.fixture
 def site(var_tmp_base: Path) -> Site:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
@@ -81,7 +73,7 @@ def site(var_tmp_base: Path) -> Site:
     home, tmp, sub = state / "home", state / "tmp", lay.workspace / "sub"
     for d in (home, tmp, sub):
         d.mkdir(parents=True)
-    _give(lay.host_target.parent, lay.codex_home, lay.workspace, state)
+    give(UID, lay.host_target.parent, lay.codex_home, lay.workspace, state)
     for d in (lay.host_target.parent, lay.codex_home, home, tmp):
         os.chmod(d, 0o700)
     return Site(lay, home, tmp, sub, (node, str(script)))
@@ -122,6 +114,20 @@ def _bare(site: Site, core: Path, server: ScriptedModelServer) -> AbstractContex
     return acp_process([*SETPRIV, *site.adapter], env, str(site.lay.workspace))
 
 
+def _through_run(
+    site: Site, core: Path, server: ScriptedModelServer, scratch: Path
+) -> AbstractContextManager[AcpClient]:
+    """The adapter through `profilec run`, the scripted model as the provider config."""
+    provider = _provider(scratch / "provider.toml", server)
+    argv = [
+        sys.executable, "-m", "profilec", "run", *site.flags(),
+        "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
+        *site.adapter,
+    ]  # fmt: skip
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+    return acp_process(argv, env, str(site.lay.workspace))
+
+
 def test_run_refuses_every_other_mode_by_both_methods_and_a_cwd_below_the_root(
     site: Site, core: Path, var_tmp_base: Path
 ) -> None:
@@ -138,14 +144,7 @@ def test_run_refuses_every_other_mode_by_both_methods_and_a_cwd_below_the_root(
                 _set_option(bare, sid, mode)
             assert "sessionId" in _new_session(bare, site.sub)
 
-        provider = _provider(var_tmp_base / "provider.toml", server)
-        argv = [
-            sys.executable, "-m", "profilec", "run", *site.flags(),
-            "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
-            *site.adapter,
-        ]  # fmt: skip
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
-        with acp_process(argv, env, str(site.lay.workspace)) as run:
+        with _through_run(site, core, server, var_tmp_base) as run:
             session = run.new_session()
             sid = str(session["sessionId"])
             offered, current = modes_of(session)
@@ -185,14 +184,7 @@ def test_drift_ends_the_session_the_client_is_told_and_run_exits_9(
     `_profilec/session_ended` notification, `run` exits 9 with the watch event on stderr, and
     nothing of the adapter's tree is left."""
     with ScriptedModelServer() as server:
-        provider = _provider(var_tmp_base / "provider.toml", server)
-        argv = [
-            sys.executable, "-m", "profilec", "run", *site.flags(),
-            "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
-            *site.adapter,
-        ]  # fmt: skip
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
-        with acp_process(argv, env, str(site.lay.workspace)) as run:
+        with _through_run(site, core, server, var_tmp_base) as run:
             run.new_session()
             tree = descendants(run.client.pid)
             mark = run.client.mark()
@@ -216,24 +208,16 @@ def test_run_killed_outright_leaves_nothing_running(
 ) -> None:
     """SIGKILL gives `run` no chance to clean up: bwrap's `--die-with-parent` and its pid
     namespace end the adapter and Codex all the same."""
-    with ScriptedModelServer() as server:
-        provider = _provider(var_tmp_base / "provider.toml", server)
-        argv = [
-            sys.executable, "-m", "profilec", "run", *site.flags(),
-            "--provider-config", str(provider), "--", "/usr/bin/env", f"CODEX_PATH={core}",
-            *site.adapter,
-        ]  # fmt: skip
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
-        with acp_process(argv, env, str(site.lay.workspace)) as run:
-            run.new_session()
-            tree = descendants(run.client.pid)
-            assert len(tree) >= 3, tree
-            os.kill(run.client.pid, signal.SIGKILL)
-            run.client.proc.wait(60)
-            deadline = time.monotonic() + 60
-            left = tree
-            while left and time.monotonic() < deadline:
-                left = [(p, t) for p, t in left if start_time(p) == t]
-                if left:
-                    time.sleep(0.05)  # the kernel ends the namespace asynchronously
-            assert left == []
+    with ScriptedModelServer() as server, _through_run(site, core, server, var_tmp_base) as run:
+        run.new_session()
+        tree = descendants(run.client.pid)
+        assert len(tree) >= 3, tree
+        os.kill(run.client.pid, signal.SIGKILL)
+        run.client.proc.wait(60)
+        deadline = time.monotonic() + 60
+        left = tree
+        while left and time.monotonic() < deadline:
+            left = [(p, t) for p, t in left if start_time(p) == t]
+            if left:
+                time.sleep(0.05)  # the kernel ends the namespace asynchronously
+        assert left == []
