@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -221,3 +222,37 @@ def test_run_killed_outright_leaves_nothing_running(
             if left:
                 time.sleep(0.05)  # the kernel ends the namespace asynchronously
         assert left == []
+
+
+def test_the_library_runs_a_session_as_a_call(site: Site, var_tmp_base: Path) -> None:
+    """`api.run_session` with `cat` as the adapter inside the real boundary: the relay refuses
+    a built-in mode in-process, passes the rest, and the client's end is the session's end
+    (the adapter's exit code, nothing left)."""
+    from profilec import api
+
+    with ScriptedModelServer() as server:
+        provider = _provider(var_tmp_base / "provider.toml", server)
+    lay = site.lay
+    inputs = api.make_inputs(
+        lay.manifest, workspace_roots=[lay.workspace], codex_home=lay.codex_home,
+        run_as=UID, home=site.home, tmpdir=site.tmp,
+    )  # fmt: skip
+    c_r, c_w = os.pipe()
+    o_r, o_w = os.pipe()
+    refused = {"jsonrpc": "2.0", "id": 1, "method": "session/set_mode"}
+    refused["params"] = {"sessionId": "s", "modeId": "agent-full-access"}
+    echoed = {"jsonrpc": "2.0", "id": 2, "method": "x/echo", "params": {}}
+    os.write(c_w, (json.dumps(refused) + "\n" + json.dumps(echoed) + "\n").encode())
+    got: list[dict[str, Any]] = []
+    with os.fdopen(c_r, "rb") as cin, os.fdopen(o_w, "wb") as cout, os.fdopen(o_r, "rb") as out:
+        reader = threading.Thread(target=lambda: got.extend(json.loads(x) for x in out))
+        reader.start()
+        os.close(c_w)  # the client's input ends after its two lines
+        ending = api.run_session(
+            inputs, ["/bin/cat"], provider_config=provider, client_in=cin, client_out=cout
+        )
+        cout.close()
+        reader.join(30)
+    assert (ending.reason, ending.exit_code) in {("client-eof", 0), ("adapter-exit", 0)}
+    assert got[0]["id"] == 1 and "profilec run: session/set_mode" in got[0]["error"]["message"]
+    assert got[1] == echoed  # cat sent the forwarded request back

@@ -135,3 +135,26 @@ def test_the_provider_keys_reach_the_adapter_as_codex_config() -> None:
             }
         },
     }
+
+
+def test_the_library_raises_check_failed_and_starts_nothing(lay: Layout) -> None:
+    from profilec import api
+
+    planted = lay.workspace / ".codex-like" / "sub" / ".codex"
+    planted.mkdir(parents=True)
+    (planted / "config.toml").write_text('model = "x"\n')
+    inputs = api.make_inputs(
+        lay.manifest, workspace_roots=[lay.workspace], codex_home=lay.codex_home
+    )
+    started = lay.base / "started"
+    with pytest.raises(api.CheckFailedError) as caught:
+        api.run_session(
+            inputs,
+            ["/usr/bin/touch", str(started)],
+            provider_config=_provider(lay),
+            client_in=sys.stdin.buffer,
+            client_out=sys.stdout.buffer,
+        )
+    assert caught.value.exit_code == 1
+    assert "PC064" in caught.value.report_text
+    assert not started.exists()
