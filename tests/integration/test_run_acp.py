@@ -99,6 +99,17 @@ def _set_option(client: AcpClient, sid: str, value: str) -> Any:
     return client.client.request("session/set_config_option", params, timeout=60)
 
 
+def _probe(client: AcpClient, server: ScriptedModelServer, sid: str, lay: Layout) -> str:
+    """One turn whose command reads the credential under both names, then the control file."""
+    probe = f"cat {lay.link}; cat {lay.host_target}; cat {lay.control}; : {len(server.calls)}"
+    server.add_probe(probe)
+    client.prompt(sid, PROMPT_TEXT)
+    calls = [c for c in server.calls if c.command == probe]
+    output = server.tool_outputs().get(calls[0].call_id) if calls else None
+    server.drop_pending_probes()
+    return output or ""
+
+
 def _new_session(client: AcpClient, cwd: Path) -> Any:
     return client.client.request("session/new", {"cwd": str(cwd), "mcpServers": []}, timeout=60)
 
@@ -161,15 +172,18 @@ def test_run_refuses_every_other_mode_by_both_methods_and_a_cwd_below_the_root(
                     _set_option(run, sid, mode)
             with pytest.raises(RpcError, match="is refused: a session opens only in a workspace"):
                 _new_session(run, site.sub)
-            # The session still works: a turn reads the control file, not the credential.
-            lay = site.lay
-            probe = f"cat {lay.link}; cat {lay.host_target}; cat {lay.control}"
-            server.add_probe(probe)
-            run.prompt(sid, PROMPT_TEXT)
-            calls = [c for c in server.calls if c.command == probe]
-            output = server.tool_outputs().get(calls[0].call_id) if calls else None
-            assert output is not None and "control-ok" in output
-            assert lay.marker not in output
+            for method in ("session/load", "session/resume"):
+                params = {"sessionId": sid, "cwd": str(site.sub), "mcpServers": []}
+                with pytest.raises(RpcError, match=f"profilec run: {method} cwd"):
+                    run.client.request(method, params, timeout=60)
+            # Every offered mode, set by both methods, runs a turn that reads the control file
+            # and not the credential.
+            for mode in offered:
+                for set_it in (run.set_mode, lambda s, m: _set_option(run, s, m)):
+                    set_it(sid, mode)
+                    output = _probe(run, server, sid, site.lay)
+                    assert "control-ok" in output, (mode, output)
+                    assert site.lay.marker not in output, mode
             # SIGTERM, as a launcher ends a session: `run` ends the whole tree itself.
             tree = descendants(run.client.pid)
             assert len(tree) >= 3, tree  # bwrap (as 65534), node, codex app-server
