@@ -39,6 +39,7 @@ from profilec.emit.overrides import override_lines
 from profilec.emit.requirements import HEADER, render_requirements
 from profilec.run.boundary import HOME_WRITES, Boundary, build_boundary
 from profilec.scripted_model import ScriptedModelServer
+from tests.helpers import give
 from tests.integration.conftest import missing
 from tests.integration.test_identities_codex import two_identities
 from tests.unit.test_run_boundary import compile_a1
@@ -73,13 +74,6 @@ class Session:
         return (self.vault / "auth.json").read_text(encoding="utf-8").split('"')[3]
 
 
-def _give(path: Path) -> None:
-    for root, _, files in os.walk(path):
-        os.chown(root, UID, UID)
-        for f in files:
-            os.chown(os.path.join(root, f), UID, UID, follow_symlinks=False)
-
-
 @pytest.fixture
 def session(var_tmp_base: Path) -> Iterator[Session]:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
@@ -89,8 +83,7 @@ def session(var_tmp_base: Path) -> Iterator[Session]:
     lay = two_identities(var_tmp_base)
     a1: Path = lay["a1"]
     (a1 / "tmp").mkdir()
-    _give(a1)
-    _give(lay["manifest"].parent / "vaults" / "a1")
+    give(UID, a1, lay["manifest"].parent / "vaults" / "a1")
     compiled = compile_a1(lay, run_as=UID)
     write_codex_home(compiled.bundle, str(a1 / "codex-home"), owner=UID)
     b = build_boundary(compiled, run_as=UID, extra_env={"OPENAI_API_KEY": "sk-profilec-test"})

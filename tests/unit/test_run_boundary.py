@@ -26,16 +26,16 @@ RUN_AS = 65534 if os.geteuid() == 0 else os.geteuid()
 
 
 def compile_a1(lay: dict[str, Any], **extra: Any) -> Compiled:
-    """Identity a1 of `two_identities`, compiled with its HOME and a TMPDIR of its own."""
+    """Identity a1 of `two_identities`, compiled with its HOME and a TMPDIR of its own
+    (`home=None`: without a HOME)."""
     a1: Path = lay["a1"]
     (a1 / "tmp").mkdir(exist_ok=True)
     flags = CompileFlags(
         roots=lay["manifest"],
         workspace_roots=(str(a1 / "ws"),),
         codex_home=str(a1 / "codex-home"),
-        home=str(a1 / "home"),
         tmpdir=str(a1 / "tmp"),
-        **extra,
+        **{"home": str(a1 / "home"), **extra},
     )
     return compile_step(Inputs.of(flags))
 
@@ -272,16 +272,8 @@ def test_a_plan_layouts_network_and_roots(lay: dict[str, Any]) -> None:
 
 
 def test_without_a_plan_layout_the_home_must_be_compiled(lay: dict[str, Any]) -> None:
-    a1: Path = lay["a1"]
-    (a1 / "tmp").mkdir(exist_ok=True)
-    flags = CompileFlags(
-        roots=lay["manifest"],
-        workspace_roots=(str(a1 / "ws"),),
-        codex_home=str(a1 / "codex-home"),
-        tmpdir=str(a1 / "tmp"),
-    )
     with pytest.raises(UsageError, match="--home"):
-        build_boundary(compile_step(Inputs.of(flags)), run_as=RUN_AS, extra_env={})
+        build_boundary(compile_a1(lay, home=None), run_as=RUN_AS, extra_env={})
 
 
 def test_denied_paths_and_writable_roots_exist_inside_as_empty_mounts(
