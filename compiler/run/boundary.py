@@ -11,8 +11,8 @@ either again. Inside it, whatever any config layer grants (docs/run-boundary.md)
 * CODEX_HOME is read-only except `HOME_WRITES`, the paths Codex writes there (measured with
   strace on 0.171.0 and 0.166.0); the SQLite files go to its `sqlite/` (`CODEX_SQLITE_HOME`);
 * vouched MCP servers' cwd and the trusted base's read-only directories (profilec's
-  installation, the pinned Codex, the system) are bound read-only: Codex's inner sandbox binds
-  each `read` entry of the profile and refuses to start over a missing one;
+  installation, the pinned Codex, the system: what the profiles let commands read) are bound
+  read-only;
 * other identities' CODEX_HOME, HOME and vaults are hidden (never bound, proved so); what
   the profiles or the requirements deny is an empty private mount, and each writable root of
   the profiles that nothing shows an empty tmpfs, so every mode's inner sandbox starts;
@@ -261,10 +261,10 @@ def _layout(
 
 
 def _read_only_dirs(compiled: Compiled) -> list[str]:
-    """What the profiles read that must exist inside: the trusted base's read-only
-    directories (the system, profilec's installation, the pinned Codex; Codex's inner bwrap
-    refuses a missing one: `bwrap: Can't find source path`) and each vouched MCP server's cwd
-    (daemon-owned, read-only to the wrapper)."""
+    """What must be there, read-only: the trusted base's read-only directories (the system,
+    profilec's installation, the pinned Codex: the profiles' `read` entries, which issue 39
+    saw refused when missing, `bwrap: Can't find source path`) and each vouched MCP server's
+    cwd (daemon-owned, read-only to the wrapper)."""
     bundle = compiled.bundle
     out = [
         t.path
