@@ -336,3 +336,19 @@ def test_model_commands_run_and_cannot_write_the_parents_write_paths(
     assert "RAN" in out and "bwrap:" not in out, out
     for w, t in zip(HOME_WRITES, targets, strict=True):
         assert not t.exists() if w.kind == "dir" else b"x\n" not in t.read_bytes(), (t, out)
+
+
+def test_bwrap_itself_runs_as_the_session_uid(session: Session) -> None:
+    """Started by root (`--uid 65534` in its own user namespace) bwrap cannot even bind the
+    0700 CODEX_HOME's files and vault that 65534 owns (measured: `bwrap: Can't find source
+    path <CODEX_HOME>/auth.lock: Permission denied`); the boundary drops to the uid first."""
+    s = session
+    assert os.stat(s.home).st_mode & 0o777 == 0o700 and os.stat(s.home).st_uid == UID
+    script = f'ls "{s.home}" >/dev/null && echo HOME-READ; cat "{s.vault}/auth.json"'
+    inside = _sh(s.boundary.argv, dict(s.boundary.env), script)
+    assert "HOME-READ" in inside and s.key in inside, inside
+    argv = s.boundary.argv
+    assert argv[0] == "setpriv"
+    control = _sh(argv[argv.index("bwrap") :], dict(s.boundary.env), script)
+    assert "HOME-READ" not in control and s.key not in control, control
+    assert "Permission denied" in control, control
