@@ -22,6 +22,7 @@ import re
 import selectors
 import shlex
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -352,3 +353,20 @@ def test_bwrap_itself_runs_as_the_session_uid(session: Session) -> None:
     control = _sh(argv[argv.index("bwrap") :], dict(s.boundary.env), script)
     assert "HOME-READ" not in control and s.key not in control, control
     assert "Permission denied" in control, control
+
+
+def test_the_network_is_shared_by_default_and_private_when_asked(session: Session) -> None:
+    """The default reaches a loopback listener on the host (the model provider; the scripted
+    model of the Codex tests is one); `network=False` does not."""
+    s = session
+    with socket.create_server(("127.0.0.1", 0)) as srv:
+        port = srv.getsockname()[1]
+        script = f"echo hi > /dev/tcp/127.0.0.1/{port} && echo CONNECTED"
+        shared = _sh(s.boundary.argv, dict(s.boundary.env), f"exec bash -c '{script}'")
+        private = build_boundary(s.compiled, run_as=UID, extra_env={}, network=False)
+        try:
+            alone = _sh(private.argv, dict(private.env), f"exec bash -c '{script}'")
+        finally:
+            private.cleanup()
+    assert "CONNECTED" in shared, shared
+    assert "CONNECTED" not in alone and "Connection refused" in alone, alone
