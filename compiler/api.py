@@ -271,7 +271,7 @@ def run_session(
     _expect("inputs", inputs, Inputs)
     provider = read_provider_config(path_arg("provider_config", provider_config))
     compiled = compile_step(inputs)
-    prepared = prepare(compiled, provider)
+    prepared = prepare(compiled, provider, list(adapter_argv))
     halt = stop if stop is not None else threading.Event()
     return _run_session(
         prepared,

@@ -50,7 +50,7 @@ def run(request: RunRequest, *, client_in: BinaryIO, client_out: BinaryIO) -> Ou
     provider = read_provider_config(str(request.provider_config))
     compiled = compile_step(Inputs.of(request))
     try:
-        prepared = prepare(compiled, provider)
+        prepared = prepare(compiled, provider, request.adapter)
     except CheckFailedError as exc:
         return Outcome(stderr=exc.report_text, error=exc)
     if stop:

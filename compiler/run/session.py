@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from pydantic import ValidationError
@@ -76,7 +78,7 @@ class RunCheckOptions(CompileFlags):
     acp_json: None = None
     mode_map: None = None
     launch_requests: None = None
-    launch_argv: None = None
+    launch_argv: Path | None = None
     fail_on: str = "error"
     canary: bool = False
     lock: None = None
@@ -101,10 +103,16 @@ class RunCheckOptions(CompileFlags):
         return cls(**{f.name: getattr(flags, f.name) for f in FLAGS})
 
 
-def static_check(compiled: Compiled) -> CheckReport:
-    """`profilec check` over the compiled run (its bundle, no second compile)."""
+def static_check(compiled: Compiled, adapter_argv: Sequence[str] = ()) -> CheckReport:
+    """`profilec check` over the compiled run (its bundle, no second compile), with the
+    adapter's argv as `--launch-argv` (PC048 a network listener, PC049 a secret on it)."""
     options = RunCheckOptions.of(compiled.inputs.flags)
-    return Checker.for_request(options, compiled.inputs, None).run(compiled.bundle)
+    with tempfile.TemporaryDirectory(prefix="profilec-run-check-") as tmp:
+        if adapter_argv:
+            path = Path(tmp) / "adapter-argv.json"
+            path.write_text(json.dumps(list(adapter_argv)), encoding="utf-8")
+            options = replace(options, launch_argv=path)
+        return Checker.for_request(options, compiled.inputs, None).run(compiled.bundle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +124,13 @@ class Prepared:
     provider: ProviderConfig
 
 
-def prepare(compiled: Compiled, provider: ProviderConfig) -> Prepared:
+def prepare(
+    compiled: Compiled, provider: ProviderConfig, adapter_argv: Sequence[str] = ()
+) -> Prepared:
     """CODEX_HOME/config.toml written as compiled (the profiles the adapter offers as
     `permission-profile:*` modes, for the run-as uid), then the static check over it
-    (CheckFailedError with the report when it fails: nothing starts) and the relay's policy:
+    (with the adapter's argv: CheckFailedError with the report when it fails, nothing starts)
+    and the relay's policy:
     the compiled profiles' modes, the compiled canonical workspace roots."""
     bundle = compiled.bundle
     if not bundle.layout.workspace_roots:
@@ -131,7 +142,7 @@ def prepare(compiled: Compiled, provider: ProviderConfig) -> Prepared:
     run_as = compiled.inputs.flags.run_as
     owner = run_as if run_as is not None and run_as != os.geteuid() else None
     write_codex_home(bundle, bundle.codex_home.path, owner=owner)
-    report = static_check(compiled)
+    report = static_check(compiled, adapter_argv)
     if not report.passed:
         raise CheckFailedError(report)
     policy = RelayPolicy(

@@ -47,13 +47,15 @@ def _provider(lay: Layout, text: str = PROVIDER, mode: int = 0o600) -> Path:
     return path
 
 
-def _run(lay: Layout, *extra: str) -> tuple[int, str, str, bool]:
-    """Exit code, stdout, stderr, and whether the adapter command started."""
+def _run(lay: Layout, *extra: str, secret: str = "") -> tuple[int, str, str, bool]:
+    """Exit code, stdout, stderr, and whether the adapter command (which would create a file,
+    `secret` on its argv when given) started."""
     started = lay.base / "started"
     argv = [
         sys.executable, "-m", "profilec", "run", "--roots", str(lay.manifest),
         "--workspace-root", str(lay.workspace), "--codex-home", str(lay.codex_home),
-        *extra, "--", "/usr/bin/touch", str(started),
+        *extra, "--", "/usr/bin/env", *([secret] if secret else []), "/usr/bin/touch",
+        str(started),
     ]  # fmt: skip
     proc = subprocess.run(
         argv,
@@ -111,6 +113,14 @@ def test_a_failing_check_starts_nothing_and_exits_1(lay: Layout) -> None:
     assert (code, out, started) == (1, "", False)
     assert f"PC064 nested-project-config: {planted}" in err  # the check's report, on stderr
     assert err.strip().split("\n")[-1].startswith("profilec: check: run: 1 findings at error")
+
+
+def test_a_secret_on_the_adapter_s_argv_fails_the_check(lay: Layout) -> None:
+    code, out, err, started = _run(
+        lay, "--provider-config", str(_provider(lay)), secret="--api-key=sk-profilec-x"
+    )
+    assert (code, out, started) == (1, "", False)
+    assert "PC049" in err and "sk-profilec-x" not in err
 
 
 def test_without_a_provider_config_or_an_adapter_nothing_starts(lay: Layout) -> None:
