@@ -99,11 +99,13 @@ class Child:
         """End the whole tree (SIGTERM, SIGKILL after `grace`, until nothing is left) and
         return the child's exit code (128 + signal when a signal ended it)."""
         with self._ended:
-            with contextlib.suppress(OSError):
-                self.stdin.close()
             first = self.tree()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGTERM)
+            # Closed after the signal: the adapter does not take the end of its input for a
+            # client that left and exit with its own code first.
+            with contextlib.suppress(OSError):
+                self.stdin.close()
             end_processes(first, grace)
             for _ in range(50):  # what was spawned meanwhile, or is still there: again
                 left = self.tree()
