@@ -12,7 +12,8 @@ subclass carrying the CLI's exit code.
 file read once into compiler/inputs.py's `Inputs`) and then calls the pure `compile_bundle`;
 `compile_inputs` compiles an `Inputs` a caller already holds (check, lock, audit share one); both
 go through the one compile step every command takes (compiler/compiled.py `compile_step`). A
-daemon that already holds validated models calls `compile_bundle` directly.
+daemon that already holds validated models calls `compile_bundle` directly. `run_session` is
+`profilec run` as a call: compile, check, and one supervised session under its boundary.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +63,14 @@ from .library import (
     path_arg,
 )
 from .models.compiled import CompiledBundle
+from .run.session import CheckFailedError, prepare, read_provider_config
+from .run.session import run_session as _run_session
 from .watch import watch_bundle
+
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from .run.supervise import Ending
 
 if TYPE_CHECKING:
     from .audit.drift import Drift as LockDrift
@@ -70,6 +78,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CanaryMismatchError",
+    "CheckFailedError",
     "CompiledBundle",
     "EnvironmentMissingError",
     "InputError",
@@ -95,6 +104,7 @@ __all__ = [
     "make_inputs",
     "override_lines",
     "render",
+    "run_session",
     "start_watch",
     "verify_lock",
     "verify_requirements",
@@ -277,3 +287,36 @@ def start_watch(
     handle = WatchHandle(thread, len(watcher.watched), stop)
     thread.start()
     return handle
+
+
+def run_session(
+    inputs: Inputs,
+    adapter_argv: Sequence[str],
+    *,
+    provider_config: StrPath,
+    client_in: BinaryIO,
+    client_out: BinaryIO,
+    stop: threading.Event | None = None,
+    network: bool | None = None,
+) -> Ending:
+    """`profilec run` as a call (docs/run.md): read the provider config (trust-checked),
+    compile `inputs` once, check (CheckFailedError, exit 1, `.report_text`: nothing starts),
+    then run `adapter_argv` under its boundary, relaying the ACP stream between `client_in`/
+    `client_out` (binary streams with a file descriptor) and the adapter, with the watch
+    in-process. Returns when the client's input ends, the adapter exits, `stop` is set or the
+    chain drifts (`ending.exit_code` 9, `ending.drift`); the adapter's whole tree is ended
+    first. Run one session per call; a daemon runs each in a thread of its own."""
+    _expect("inputs", inputs, Inputs)
+    provider = read_provider_config(path_arg("provider_config", provider_config))
+    compiled = compile_step(inputs)
+    prepared = prepare(compiled, provider, list(adapter_argv))
+    halt = stop if stop is not None else threading.Event()
+    return _run_session(
+        prepared,
+        list(adapter_argv),
+        client_in=client_in,
+        client_out=client_out,
+        start_watch=lambda on_drift: start_watch(compiled.bundle, on_drift),
+        stopped=halt.is_set,
+        network=network,
+    )

@@ -32,6 +32,7 @@ from .models.policy import ModeMap, ModeProfilePolicy, ParentPolicy, TrustedBase
 from .models.profilec_config import ProfilecConfig
 from .models.requirements import ManagedRequirements
 from .models.roots import RootsManifest
+from .models.run import ProviderConfig
 from .models.session import SessionAllowList, SessionConfig
 from .models.watch import WatchEvent
 from .resources import PUBLISHED_REF, SCHEMA_SUFFIX, schema_id, schemas_dir
@@ -62,6 +63,7 @@ MODEL_SCHEMAS: dict[str, type[BaseModel] | type[RootModel[Any]]] = {
     "overrides.schema.json": CodexOverrideLines,
     "session-config.schema.json": SessionConfig,
     "watch-event.schema.json": WatchEvent,
+    "provider-config.schema.json": ProviderConfig,
     "canary-report.schema.json": CanaryReportDocument,
     "bundle.schema.json": BundleDocument,
     "launch.schema.json": LaunchDocument,

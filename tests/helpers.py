@@ -83,6 +83,16 @@ def make_layout(base: Path, *, relative_link: bool = False, hop_dir: bool = Fals
     return Layout(base, target, home, link, ws, control, mark, manifest)
 
 
+def give(uid: int, *paths: Path) -> None:
+    """chown each path and everything below it to `uid` (its group too), never following a
+    link (a layout handed to the uid a session runs as)."""
+    for top in paths:
+        for root, dirs, files in os.walk(top):
+            for name in [*dirs, *files]:
+                os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+        os.chown(top, uid, uid)
+
+
 def patch_everywhere(monkeypatch: Any, real: Any, replacement: Any) -> int:
     """Replace `real` by `replacement` in every loaded profilec module that binds it (the module
     defining it and each that imported it by name); returns how many bindings were replaced.

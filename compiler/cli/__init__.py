@@ -74,6 +74,7 @@ COMMANDS: dict[str, str] = {
     "explain": "audit_cmd",
     "e2e": "e2e_cmd",
     "watch": "watch_cmd",
+    "run": "run_cmd",
     "requirements": "requirements_cmd",
     "rules": "rules_cmd",
 }

@@ -14,18 +14,18 @@ Public API:
                                   # descendants it had and its session's members, each by pid
     (ending by pid: descendants, session_members, end_processes in profilec.procs)
 
-Messages are split on b"\\n" only (never splitlines: a U+2028 inside a JSON string is data).
-A reader thread correlates responses to requests by id; server->client requests go to
-`on_request(method, params)` whose return value is sent back as the result (raise RpcError to
-answer with an error; with no handler every server request is answered -32601). ACP speaks the
-same framing, so the ACP driver reuses this client.
+The framing (split on b"\\n" only, compact JSON) is compiler/jsonrpc.py's, shared with
+`profilec run`'s relay; `RpcError` is that module's too. A reader thread correlates responses
+to requests by id; server->client requests go to `on_request(method, params)` whose return
+value is sent back as the result (raise RpcError to answer with an error; with no handler
+every server request is answered -32601). ACP speaks the same framing, so the ACP driver
+reuses this client.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import os
 import subprocess
 import threading
@@ -35,23 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..jsonrpc import FramingError, RpcError, decode, encode, read_lines
 from ..procs import _stat, descendants, end_processes, session_members
+
+__all__ = ["JsonRpcClient", "RpcClosed", "RpcError", "RpcTimeout", "TranscriptEntry"]
 
 Handler = Callable[[str, Any], Any]
 Direction = Literal["out", "in"]
 
 #: Bytes of stderr kept for diagnostics (the rest is drained and dropped).
 STDERR_KEEP = 64 * 1024
-
-
-class RpcError(Exception):
-    """A JSON-RPC error object (from the peer, or raised by a handler to answer with one)."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        self.code = code
-        self.message = message
-        self.data = data
-        super().__init__(f"{code}: {message}")
 
 
 class RpcTimeout(Exception):
@@ -124,7 +117,7 @@ class JsonRpcClient:
             self.transcript.append(TranscriptEntry(direction, time.monotonic() - self._t0, message))
 
     def _send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        data = encode(message)
         self._record("out", message)
         stdin = self.proc.stdin
         if stdin is None:
@@ -174,41 +167,19 @@ class JsonRpcClient:
     def _read_loop(self) -> None:
         stdout = self.proc.stdout
         assert stdout is not None
-        fd = stdout.fileno()
-        buf = b""
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            buf += chunk
-            while True:
-                nl = buf.find(b"\n")
-                if nl < 0:
-                    break
-                line, buf = buf[:nl], buf[nl + 1 :]
-                self._dispatch(line)
-        if buf.strip():
-            self._dispatch(buf)
+        read_lines(stdout.fileno(), self._dispatch)
         with self._lock:
             self._eof = True
             self._lock.notify_all()
 
     def _dispatch(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").strip()
-        if not text:
-            return
         try:
-            msg = json.loads(text)
-        except json.JSONDecodeError:
+            msg = decode(raw)
+        except FramingError as exc:
             with self._lock:
-                self.bad_lines.append(text[:500])
+                self.bad_lines.append(str(exc))
             return
-        if not isinstance(msg, dict):
-            with self._lock:
-                self.bad_lines.append(text[:500])
+        if msg is None:
             return
         self._record("in", msg)
         if "method" in msg and "id" in msg:
@@ -240,9 +211,7 @@ class JsonRpcClient:
             try:
                 reply["result"] = self.on_request(method, msg.get("params"))
             except RpcError as exc:
-                reply["error"] = {"code": exc.code, "message": exc.message}
-                if exc.data is not None:
-                    reply["error"]["data"] = exc.data
+                reply["error"] = exc.object()
             except Exception as exc:
                 reply["error"] = {"code": -32603, "message": f"client handler failed: {exc}"}
         with contextlib.suppress(RpcClosed):

@@ -25,6 +25,7 @@
     canary            canary-report (CanaryReportDocument)
     compat            compat-matrix (CompatibilityMatrix)
     watch             watch-event (WatchEvent)
+    run               provider-config (ProviderConfig): `profilec run --provider-config`
 
 The one schema without a model is launch-request (Codex's own JSON-RPC: compiler/schemagen.py
 LAUNCH_REQUEST). The package sits at the bottom of the layers (docs/architecture.md): it imports

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..flags import CompileFlags
@@ -24,9 +25,18 @@ def load_and_plan(
     return plan_inputs(inp, layout_of(inp, layout_path), catalog_path=catalog_path)
 
 
-def plan_inputs(inp: Inputs, layout: PlanLayout, *, catalog_path: str | None = None) -> MountPlan:
+def plan_inputs(
+    inp: Inputs,
+    layout: PlanLayout,
+    *,
+    catalog_path: str | None = None,
+    home_writes: Sequence[str] | None = None,
+    scratch: Sequence[str] = (),
+    empty: Sequence[tuple[str, bool]] = (),
+) -> MountPlan:
     """`load_and_plan` over an `Inputs` a caller holds (each file read once per run) and the
-    plan layout it read through it (`layout_of`)."""
+    plan layout it read through it (`layout_of`); `home_writes`, `scratch` and `empty` as
+    `build_plan`'s."""
     manifest = inp.manifest()
     catalog = catalog_of(inp, catalog_path)
     host = probe_host(layout)
@@ -37,7 +47,9 @@ def plan_inputs(inp: Inputs, layout: PlanLayout, *, catalog_path: str | None = N
     foreign = foreign_spec(layout.agent_home, manifest) if "codex" in layout.backends else None
     everything = resolve_roots(manifest, layout.workspace_roots, foreign=foreign, skipped=[])
     roots = tuple(r for r in everything if foreign is None or not foreign(_spec_of(r)))
-    return build_plan(roots, layout, catalog, host)
+    return build_plan(
+        roots, layout, catalog, host, home_writes=home_writes, scratch=scratch, empty=empty
+    )
 
 
 def _spec_of(root: ResolvedRoot) -> RootSpec:

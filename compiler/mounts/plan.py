@@ -525,13 +525,63 @@ def _prove(plan: MountPlan, roots: Sequence[ResolvedRoot]) -> None:
                 raise LayoutError(f"mount {m.path} would cross symlink {a}", where="plan")
 
 
+def _agent_home(layout: PlanLayout, home_writes: Sequence[str] | None) -> list[PlanMount]:
+    """The login home: read-write whole, or (`home_writes`, `profilec run`'s boundary) read-only
+    with only the listed paths in it (relative, each must exist) read-write: then no config
+    layer the parent loads can make CODEX_HOME's config files writable (docs/run-boundary.md)."""
+    home = layout.agent_home
+    if home_writes is None:
+        return [_grant(RwBind, home, "agent-home", "private login home")]
+    out: list[PlanMount] = [_grant(RoBind, home, "agent-home", "private login home, read-only")]
+    for rel in home_writes:
+        check_relative(rel, what="home_writes")
+        path = join(home, rel, what=f"home write {rel!r}")
+        out.append(_grant(RwBind, path, "agent-home", "a path Codex writes in its home"))
+    return out
+
+
+def _scratch(
+    mounts: Sequence[PlanMount], paths: Sequence[str], empty: Sequence[tuple[str, bool]]
+) -> list[PlanMount]:
+    """Empty private mounts for what Codex's inner sandbox must find inside:
+
+    * a tmpfs at each of `paths` (the profiles' writable roots) that no mount shows: Codex
+      makes its mount targets (`.git`, ...) in each, or does not start (`bwrap: Can't mkdir
+      /var/tmp/.git: Read-only file system`, measured inside `profilec run`'s boundary);
+    * at each of `empty` (path, is a file) that no bind shows, an empty tmpfs or /dev/null:
+      a path the profiles deny must exist to be masked, and one in a directory Codex pins
+      read-only cannot be made (`bwrap: Can't create file at <other vault>: Read-only file
+      system`, measured in full access, whose profile pins the vaults' parent)."""
+    ordered = _sorted(mounts)
+    out: list[PlanMount] = [
+        Tmpfs(path=p, purpose="private-tmp", reason="a writable root of the profiles, empty here")
+        for p in sorted(set(paths))
+        if covering(ordered, p) is None
+    ]
+    shown = _sorted([*ordered, *out])
+    why = "a denied path, shown empty so that the profiles' mask has a mount point"
+    for path, is_file in sorted(set(empty)):
+        if not isinstance(covering(shown, path), _BINDS):
+            mask = FileMask if is_file else Tmpfs
+            out.append(mask(path=path, purpose="mask", reason=why))
+    return out
+
+
 def build_plan(
     roots: Sequence[ResolvedRoot],
     layout: PlanLayout,
     catalog: BackendCatalog,
     host: HostFacts | None = None,
+    *,
+    home_writes: Sequence[str] | None = None,
+    scratch: Sequence[str] = (),
+    empty: Sequence[tuple[str, bool]] = (),
 ) -> MountPlan:
-    """Compile the outer sandbox plan (pure and deterministic; raises LayoutError)."""
+    """Compile the outer sandbox plan (pure and deterministic; raises LayoutError).
+
+    `home_writes`: bind the agent home read-only except these paths in it (`_agent_home`);
+    `scratch` (writable roots) and `empty` (denied paths, each with whether it is a file):
+    shown as empty private mounts where nothing else shows them (`_scratch`)."""
     validate_layout(layout)
     host = host or HostFacts()
     mounts = _system_mounts(layout, host)
@@ -543,7 +593,7 @@ def build_plan(
             dirs_extra.append(Directory(path=d, mode="0700", purpose="mirror"))
             if not any(isinstance(m, RwBind) and is_within(d, m.path) for m in mounts):
                 mounts.append(_grant(RwBind, d, "mirror", "exact mirror of a remote root"))
-    mounts.append(_grant(RwBind, layout.agent_home, "agent-home", "private login home"))
+    mounts += _agent_home(layout, home_writes)
     requirement_dirs: list[Directory] = []
     if "codex" in layout.backends:
         bind, requirement_dirs = _requirements(layout)
@@ -567,7 +617,8 @@ def build_plan(
             raise LayoutError(
                 f"credential path {m.path} is also the {other.purpose} grant", where="layout"
             )
-    masks, hidden = _check_hidden([*mounts, *cred_mounts], layout, host)
+    extra = _scratch([*mounts, *cred_mounts, *early_masks], scratch, empty)
+    masks, hidden = _check_hidden([*mounts, *cred_mounts, *extra], layout, host)
     env, codex_args, directories, warnings, residue = _state(layout, catalog)
     owned = {"TMPDIR", "HOME", *(e.name for e in env)}
     if "codex" in layout.backends:
@@ -597,7 +648,7 @@ def build_plan(
         user=layout.user,
         run_as=run_as(layout),
         workdir=layout.workspace_roots[0],
-        mounts=_sorted([*mounts, *cred_mounts, *masks]),
+        mounts=_sorted([*mounts, *cred_mounts, *masks, *extra]),
         env=tuple(sorted(env, key=lambda e: e.name)),
         passthrough_env=tuple(sorted(layout.passthrough_env)),
         codex_args=tuple(codex_args),

@@ -68,19 +68,23 @@ def _rw_bind(m: RwBind) -> list[str]:
     return ["--bind", m.source, m.path]
 
 
-def bwrap_argv(plan: MountPlan, *, program: str = "bwrap") -> list[str]:
-    """The argv up to and including `--`."""
+def bwrap_argv(plan: MountPlan, *, program: str = "bwrap", env: bool = True) -> list[str]:
+    """The argv up to and including `--`. `env=False` leaves the environment to the caller
+    (`profilec run` starts bwrap with the session's whole environment, so no value, a key
+    included, is ever on a command line)."""
     # An explicit user namespace with the plan's unprivileged uid: started by root or not, the
     # trusted parent is never uid 0 inside, so Codex's own inner bwrap can map its uid.
     argv = [program, "--unshare-all", "--unshare-user"]
     argv += ["--uid", str(plan.run_as.uid), "--gid", str(plan.run_as.gid)]
     if plan.network:
         argv.append("--share-net")
-    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if env:
+        argv.append("--clearenv")
     for m in plan.mounts:
         argv += _mount_args(m)
     argv += ["--remount-ro", "/"]
-    for e in plan.env:
+    for e in plan.env if env else ():
         argv += ["--setenv", e.name, e.value]
     argv += ["--chdir", plan.workdir, "--"]
     return argv

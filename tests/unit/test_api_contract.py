@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: The supported names; changing this list is changing the contract (CHANGELOG, docs).
 PINNED = [
     "CanaryMismatchError",
+    "CheckFailedError",
     "CompiledBundle",
     "EnvironmentMissingError",
     "InputError",
@@ -49,6 +50,7 @@ PINNED = [
     "make_inputs",
     "override_lines",
     "render",
+    "run_session",
     "start_watch",
     "verify_lock",
     "verify_requirements",

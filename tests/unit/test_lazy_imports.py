@@ -67,6 +67,12 @@ RULES: tuple[Rule, ...] = (
         "schema validation of a document read back (canary JSON, e2e matrix, the registry)",
     ),
     Rule(
+        ("commands/run.py",),
+        ("profilec.api",),
+        "`profilec run` starts its watch beside the adapter's own start-up: the api (and what "
+        "it loads) is imported then, off the path to the adapter's first answer",
+    ),
+    Rule(
         ("mounts/layout.py",),
         ("tomlkit",),
         "writing a plan layout back as TOML (tests and embedders), never on a read",
