@@ -93,7 +93,7 @@ def test_a_provider_config_behind_a_link_fails_the_trust_check(lay: Layout) -> N
 @pytest.mark.parametrize(
     ("text", "what"),
     [
-        ('model = "m"\nsandbox_mode = "danger-full-access"\n', "sandbox_mode: unknown key"),
+        ('model = "m"\nsandbox_mode = "danger-full-access"\n', "unknown key `sandbox_mode`"),
         ('model_provider = "nowhere"\n', "neither a model_providers key"),
         ('[model_providers.x]\nbase_url = "u"\nshell = ["a"]\n', "model_providers.x.shell"),
     ],
