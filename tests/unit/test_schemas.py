@@ -293,6 +293,14 @@ ALLOWLISTS: list[tuple[dict[str, Any], bool]] = [
         {
             "schema_version": 1,
             "codex_version": "0.1.2",
+            "allowed": {"model": {"type": "string", "reason": " \t "}},
+        },
+        False,
+    ),
+    (
+        {
+            "schema_version": 1,
+            "codex_version": "0.1.2",
             "allowed": {"model": {"type": "string", "reason": "r", "x": 1}},
         },
         False,
