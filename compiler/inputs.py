@@ -39,8 +39,8 @@ from .readers import load_manifest, parse_toml, read_trusted_bytes
 if TYPE_CHECKING:
     from .models.mcp import VouchedMcpServers
     from .models.roots import RootsManifest
+    from .models.session import SessionAllowList
     from .policy import Policy
-    from .session import AllowList
 
 
 class InputFile(NamedTuple):
@@ -190,7 +190,7 @@ class Inputs:
             "policy", lambda: load_policy(self.profiles_dir, read=read)
         )
 
-    def allowlist(self) -> AllowList:
+    def allowlist(self) -> SessionAllowList:
         """The session allow-list of the policy directory."""
         from .session import ALLOWLIST_FILE, allowlist_from_bytes
 

@@ -144,7 +144,7 @@ def _check_key(key: str, value: object, where: str) -> None:
         )
 
 
-def _validated(model: type[M], data: dict[str, Any], where: str) -> M:
+def validated(model: type[M], data: dict[str, Any], where: str) -> M:
     """`data` as a `model`, or a PolicyError naming the schema violation."""
     try:
         return model.model_validate(data)
@@ -157,7 +157,7 @@ def load_parent(pdir: str, read: Callable[[str], bytes] | None = None) -> Parent
     output must carry the parent policy). Two settings on one key (or a key and a table holding
     it), or a key the compiled profiles own, are refused."""
     path = os.path.join(pdir, PARENT_FILE)
-    parent = _validated(ParentPolicy, parse_toml((read or _read)(path), where=path), path)
+    parent = validated(ParentPolicy, parse_toml((read or _read)(path), where=path), path)
     seen: list[str] = []
     for s in parent.settings:
         if any(s.key == o or s.key.startswith(o + ".") or o.startswith(s.key + ".") for o in seen):
@@ -174,7 +174,7 @@ def load_parent(pdir: str, read: Callable[[str], bytes] | None = None) -> Parent
 def load_trusted_base(pdir: str, read: Callable[[str], bytes] | None = None) -> TrustedBasePolicy:
     """`<pdir>/trusted-base.toml`, validated; a policy directory without one is an error."""
     path = os.path.join(pdir, TRUSTED_BASE_FILE)
-    tb = _validated(TrustedBasePolicy, parse_toml((read or _read)(path), where=path), path)
+    tb = validated(TrustedBasePolicy, parse_toml((read or _read)(path), where=path), path)
     for p in (*tb.read_only, *tb.deny):
         if p != "/" and (p.endswith("/") or "//" in p or "/./" in p or "/../" in p):
             raise PolicyError(f"trusted-base path {p!r} is not normalized", where=path)
@@ -196,7 +196,7 @@ def load_policy(
     pdir = profiles_dir or default_profiles_dir()
     map_path = os.path.join(pdir, MODE_MAP_FILE)
     data = parse_toml(read(map_path), where=map_path)
-    mode_map = _validated(ModeMap, data, map_path)
+    mode_map = validated(ModeMap, data, map_path)
     for mode in ACP_MODES:
         if mode not in mode_map.modes:
             raise PolicyError(f"ACP mode {mode!r} has no mapping", where=map_path)
@@ -211,7 +211,7 @@ def load_policy(
     for mode, entry in sorted(mode_map.modes.items()):
         path = os.path.join(pdir, entry.base)
         raw = parse_toml(read(path), where=path)
-        base = _validated(ModeProfilePolicy, raw, path)
+        base = validated(ModeProfilePolicy, raw, path)
         if base.mode != mode:
             raise PolicyError(
                 f"declares mode {base.mode!r} but modes.toml maps it to {mode!r}", where=path

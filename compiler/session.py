@@ -22,17 +22,17 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .errors import InputError, PolicyError
 from .fsio import read_input
-from .models.session import ValueType
-from .policy import default_profiles_dir
+from .models.session import SessionAllowList, ValueType
+from .policy import default_profiles_dir, validated
 from .projects import project_root as project_root
 from .projects import untrusted_project_paths as untrusted_project_paths
+from .readers import parse_toml
 
 StripClass = Literal[
     "runs-program",
@@ -43,7 +43,6 @@ StripClass = Literal[
     "wrong-type",
 ]
 CLASSES: tuple[StripClass, ...] = get_args(StripClass)
-VALUE_TYPES: tuple[ValueType, ...] = get_args(ValueType)
 
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 64
@@ -175,23 +174,6 @@ KNOWN_KEYS: dict[str, StripClass | None] = {
 
 
 @dataclass(frozen=True, slots=True)
-class AllowedKey:
-    """One reviewed allow-list entry."""
-
-    key: str
-    type: ValueType
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class AllowList:
-    """`profiles/session-allowlist.toml`."""
-
-    codex_version: str
-    keys: dict[str, AllowedKey]
-
-
-@dataclass(frozen=True, slots=True)
 class Stripped:
     """A stripped key: its dotted path, its class and, for `wrong-type`, what was wrong."""
 
@@ -200,56 +182,36 @@ class Stripped:
     why: str | None = None
 
 
-def parse_allowlist(data: Mapping[str, Any], *, where: str) -> AllowList:
-    """Validate a parsed allow-list (the checks SessionAllowList states, plus the classes)."""
-    extra = set(data) - {"schema_version", "codex_version", "allowed"}
-    if extra:
-        raise PolicyError(f"unknown key {sorted(extra)[0]!r}", where=where)
-    if data.get("schema_version") != 1:
-        raise PolicyError("schema_version must be 1", where=where)
-    version = data.get("codex_version")
-    if not isinstance(version, str) or not version:
-        raise PolicyError("codex_version must be a version string", where=where)
-    allowed = data.get("allowed")
-    if not isinstance(allowed, dict):
-        raise PolicyError("[allowed] must be a table of keys", where=where)
-    keys: dict[str, AllowedKey] = {}
-    for name, entry in allowed.items():
+def parse_allowlist(data: dict[str, Any], *, where: str) -> SessionAllowList:
+    """The parsed allow-list read through its model (a schema violation is one line naming the
+    key), then each allowed key checked against KNOWN_KEYS, which no schema states."""
+    allow = validated(SessionAllowList, data, where)
+    for name in allow.allowed:
         if name not in KNOWN_KEYS:
             raise PolicyError(
-                f"allowed key {name!r} is not a Codex {version} config key", where=where
+                f"allowed key {name!r} is not a Codex {allow.codex_version} config key",
+                where=where,
+                hint=f"remove [allowed.{name}], or check its spelling",
             )
         cls = KNOWN_KEYS[name]
         if cls is not None:
             raise PolicyError(
                 f"allowed key {name!r} is forbidden ({cls}); it cannot be allow-listed",
                 where=where,
+                hint=f"remove [allowed.{name}]",
             )
-        if not isinstance(entry, dict) or set(entry) != {"type", "reason"}:
-            raise PolicyError(f"allowed.{name} must have exactly type and reason", where=where)
-        vtype, reason = entry["type"], entry["reason"]
-        if vtype not in VALUE_TYPES:
-            raise PolicyError(f"allowed.{name}.type must be one of {VALUE_TYPES}", where=where)
-        if not isinstance(reason, str) or not reason.strip() or "\n" in reason:
-            raise PolicyError(f"allowed.{name}.reason must be one non-empty line", where=where)
-        keys[name] = AllowedKey(name, vtype, reason)
-    return AllowList(version, keys)
+    return allow
 
 
-def load_allowlist(profiles_dir: str | None = None) -> AllowList:
+def load_allowlist(profiles_dir: str | None = None) -> SessionAllowList:
     """Read and validate `<profiles_dir>/session-allowlist.toml` (default: the shipped one)."""
     path = os.path.join(profiles_dir or default_profiles_dir(), ALLOWLIST_FILE)
     return allowlist_from_bytes(read_input(path, error=PolicyError), where=path)
 
 
-def allowlist_from_bytes(raw: bytes, *, where: str) -> AllowList:
-    """Parse and validate the allow-list file's bytes."""
-    path = where
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyError(f"not valid TOML: {exc}", where=path) from None
-    return parse_allowlist(data, where=path)
+def allowlist_from_bytes(raw: bytes, *, where: str) -> SessionAllowList:
+    """Parse and validate the allow-list file's bytes (as every policy file is parsed)."""
+    return parse_allowlist(parse_toml(raw, where=where), where=where)
 
 
 def _type_ok(value: Any, vtype: ValueType) -> bool:
@@ -281,14 +243,14 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def wrong_type(key: str, value: Any, allow: AllowList) -> str | None:
+def wrong_type(key: str, value: Any, allow: SessionAllowList) -> str | None:
     """Why an allow-listed key cannot pass as given, or None (not allowed, or well typed).
 
     `key` is the key as the config spells it: a dotted key under an allowed head (`model.x`)
     sets that key as a table, which no allow-list type is.
     """
     head = key.split(".", 1)[0]
-    entry = allow.keys.get(head)
+    entry = allow.allowed.get(head)
     if entry is None:
         return None
     want = f"{'an' if entry.type[0] in 'aeiou' else 'a'} {entry.type}"
@@ -305,7 +267,7 @@ def classify(key: str) -> StripClass | None:
 
 
 def sanitize_with(
-    config: Mapping[str, Any], allow: AllowList
+    config: Mapping[str, Any], allow: SessionAllowList
 ) -> tuple[dict[str, Any], tuple[Stripped, ...]]:
     """The config with only allow-listed keys of the right type, and what was stripped.
 
@@ -316,7 +278,7 @@ def sanitize_with(
     for key in sorted(config):
         head = key.split(".", 1)[0]
         value = config[key]
-        if head in allow.keys:
+        if head in allow.allowed:
             why = wrong_type(key, value, allow)
             if why is None:
                 out[key] = value

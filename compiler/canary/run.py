@@ -26,16 +26,15 @@ network), predicted from the compiled profile's `network.enabled`.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..codex.resolve import EffectiveProfile, EvalContext, resolve
 from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE
@@ -44,7 +43,7 @@ from ..emit.overrides import override_lines
 from ..emit.requirements import render_requirements
 from ..errors import EnvironmentMissingError
 from ..fsio import write_atomic
-from ..models.canary import Expect, Kind, Probe
+from ..models.canary import CanaryMode, CanaryReport, Expect, Kind, Probe
 from ..models.compiled import CompiledBundle, CompiledProfile, ResolvedRoot
 from ..models.policy import ACP_MODES
 from ..projectdocs import bundle_planted_docs
@@ -65,109 +64,6 @@ from .tree import (
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
-
-
-@dataclass(frozen=True)
-class ModeReport:
-    """All probes for one ACP mode."""
-
-    mode: str
-    profile_id: str
-    probes: tuple[Probe, ...]
-    seconds: float
-    error: str | None = None
-
-    @property
-    def failures(self) -> tuple[str, ...]:
-        """Distinct failure classes of this mode, sorted."""
-        found = {f for p in self.probes for f in p.failures}
-        if self.error:
-            found.add("error")
-        return tuple(sorted(found))
-
-    @property
-    def passed(self) -> bool:
-        """True when no probe failed."""
-        return not self.failures
-
-
-@dataclass(frozen=True)
-class CanaryReport:
-    """The result of one canary run over several modes."""
-
-    run_id: str
-    modes: tuple[ModeReport, ...]
-    seconds: float
-    image: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def passed(self) -> bool:
-        """True when every mode passed."""
-        return bool(self.modes) and all(m.passed for m in self.modes)
-
-    @property
-    def failures(self) -> tuple[str, ...]:
-        """Distinct failure classes over all modes."""
-        return tuple(sorted({f for m in self.modes for f in m.failures}))
-
-    @property
-    def mismatch_only(self) -> bool:
-        """True when the only failure class is `mismatch`."""
-        return self.failures == ("mismatch",)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "run_id": self.run_id,
-            "passed": self.passed,
-            "failures": list(self.failures),
-            "seconds": round(self.seconds, 3),
-            "image": self.image,
-            "modes": [
-                {
-                    "mode": m.mode,
-                    "profile_id": m.profile_id,
-                    "passed": m.passed,
-                    "failures": list(m.failures),
-                    "seconds": round(m.seconds, 3),
-                    "error": m.error,
-                    "probes": [p.to_dict() for p in m.probes],
-                }
-                for m in self.modes
-            ],
-        }
-
-    def to_json(self) -> str:
-        """The report as indented JSON."""
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-    def to_text(self) -> str:
-        """A short human summary, one line per failing probe."""
-        lines = [
-            f"canary run {self.run_id}: {'PASS' if self.passed else 'FAIL'} ({self.seconds:.2f}s)"
-        ]
-        for m in self.modes:
-            lines.append(
-                f"  {m.mode} [{m.profile_id}]: {'pass' if m.passed else 'FAIL'} "
-                f"{len(m.probes)} probes {m.seconds:.2f}s"
-                + (f" error: {m.error}" if m.error else "")
-            )
-            for p in m.probes:
-                if not p.ok:
-                    lines.append(
-                        f"    {p.kind} {p.name}: {','.join(p.failures)} rc={p.exit_code} "
-                        f"expected={p.expected} predicted={p.predicted} observed={p.observed}"
-                    )
-                    if p.kind != "parent":
-                        tail = p.output.strip().split("\n")[-3:]
-                        lines.append(f"      output: {' | '.join(tail)[-300:]}")
-                    if p.kind == "parent":
-                        lines.append(f"      {p.output.split(chr(10))[0][:300]}")
-                        if p.control is not None and not p.control.ok:
-                            lines.append(f"      control: {p.control.output[:300]}")
-        lines += [f"  note: {n}" for n in self.notes]
-        return "\n".join(lines) + "\n"
 
 
 def _overrides(bundle: CompiledBundle) -> list[str]:
@@ -566,7 +462,7 @@ def _run_mode(
     with_dynamic: bool = True,
     saves: int = 1,
     managed: bool = False,
-) -> ModeReport:
+) -> CanaryMode:
     t0 = time.monotonic()
     uid = engine.run_uid()
     tree = build_tree(bundle, uid)
@@ -612,11 +508,11 @@ def _run_mode(
             probes.append(_timed(container, spec, tree, _command(spec, sandbox)))
         after = _snapshot(container, tree, synth)
         probes.append(_unchanged_probe(before, middle, before_tamper, after))
-        return ModeReport(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)
+        return CanaryMode.of(mode, profile.profile_id, tuple(probes), time.monotonic() - t0)
     except EnvironmentMissingError:
         raise  # a missing engine, tool or shipped file is exit 7, not "a probe failed"
     except Exception as exc:  # a canary that cannot run is never a pass
-        return ModeReport(
+        return CanaryMode.of(
             mode,
             profile.profile_id,
             tuple(probes),
@@ -726,7 +622,7 @@ def run_canaries(
         )
     if parent_probes:
         reports, notes = _with_parent(bundle, reports, codex_bin, progress)
-    return CanaryReport(rid, reports, time.monotonic() - t0, tag, (*pre, *notes))
+    return CanaryReport.of(rid, reports, time.monotonic() - t0, tag, (*pre, *notes))
 
 
 def precheck_notes(bundle: CompiledBundle) -> tuple[str, ...]:
@@ -739,18 +635,15 @@ def precheck_notes(bundle: CompiledBundle) -> tuple[str, ...]:
 
 def _with_parent(
     bundle: CompiledBundle,
-    reports: tuple[ModeReport, ...],
+    reports: tuple[CanaryMode, ...],
     codex_bin: Path,
     progress: Callable[[str], None] | None,
-) -> tuple[tuple[ModeReport, ...], tuple[str, ...]]:
+) -> tuple[tuple[CanaryMode, ...], tuple[str, ...]]:
     """`reports` with each mode's parent probes appended (its wall time added)."""
     t0 = time.monotonic()
     found, notes = run_parent(
         bundle, codex_bin=codex_bin, modes=[m.mode for m in reports], progress=progress
     )
     spent = time.monotonic() - t0
-    out = tuple(
-        replace(m, probes=(*m.probes, *found.get(m.mode, ())), seconds=m.seconds + spent)
-        for m in reports
-    )
+    out = tuple(m.with_probes(tuple(found.get(m.mode, ())), spent) for m in reports)
     return out, ("parent probes ran on the host in a throwaway tree", *notes)

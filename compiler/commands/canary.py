@@ -67,7 +67,7 @@ def run(request: CanaryRequest, progress: Progress = no_progress) -> Outcome:
         )
     if request.fmt == "json":
         # Bound to the bundle it probed (audit --canary-json refuses it for another one).
-        bound = bind(report.to_dict(), doc, datetime.now(tz=UTC))
+        bound = bind(report.model_dump(mode="json"), doc, datetime.now(tz=UTC))
         text = json.dumps(bound, indent=2, sort_keys=True) + "\n"
     else:
         text = report.to_text()
@@ -88,5 +88,5 @@ def probe_findings(
     binary = _codex_binary("--canary: ")
     with progress("canary", 1 + len(bundle.profiles)) as step:
         report = run_canaries(bundle, codex_bin=binary, progress=step)
-    doc: dict[str, Any] = report.to_dict()
+    doc: dict[str, Any] = report.model_dump(mode="json")
     return doc, canary_findings(doc), bool(report.mismatch_only)

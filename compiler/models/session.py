@@ -26,7 +26,8 @@ class AllowedEntry(Frozen):
     """One allowed key: the value type Codex reads, and why it is safe to pass."""
 
     type: ValueType
-    reason: Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\n\r]+$")]
+    #: One line that is not blank.
+    reason: Annotated[str, StringConstraints(pattern=r"^[^\n\r]*[^\s][^\n\r]*$")]
 
 
 class SessionAllowList(Frozen):
@@ -34,8 +35,9 @@ class SessionAllowList(Frozen):
     to Codex, each with the value type Codex reads and why it cannot run a program, widen
     access, redirect traffic or change approvals. Every other key is stripped."""
 
-    # schemas/session-allowlist.schema.json is generated from this model; `parse_allowlist`
-    # reads the file by hand (and checks the keys against KNOWN_KEYS, which no schema states).
+    # schemas/session-allowlist.schema.json is generated from this model; compiler/session.py
+    # `parse_allowlist` reads the file through it, then checks the keys against KNOWN_KEYS
+    # (which no schema states).
     schema_version: Literal[1]
     codex_version: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
     allowed: dict[Annotated[str, StringConstraints(pattern="^[a-z][a-z0-9_]*$")], AllowedEntry]

@@ -19,8 +19,8 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.engine import leftovers
-from profilec.canary.run import CanaryReport, ModeReport, run_canaries
-from profilec.models.canary import Probe
+from profilec.canary.run import run_canaries
+from profilec.models.canary import CanaryMode, CanaryReport, Probe
 from profilec.models.compiled import CompiledBundle, CompiledEntry, CompiledProfile, Provenance
 from tests.helpers import make_layout
 
@@ -99,11 +99,11 @@ def _run(
     return report
 
 
-def _probe(mode: ModeReport, prefix: str) -> Probe:
+def _probe(mode: CanaryMode, prefix: str) -> Probe:
     return next(p for p in mode.probes if p.name.startswith(prefix))
 
 
-def _saves_persisted(mode: ModeReport) -> None:
+def _saves_persisted(mode: CanaryMode) -> None:
     for name in ("save-refresh-", "save-login-"):
         p = _probe(mode, name)
         assert p.ok and "persisted=True" in p.output, (mode.mode, p)

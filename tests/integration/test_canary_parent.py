@@ -33,9 +33,8 @@ import profilec.pipeline
 from profilec.audit.evidence import bind
 from profilec.bundle.load import CompileInputs, compile_document
 from profilec.canary.parent import ROADS, run_parent
-from profilec.canary.run import CanaryReport, ModeReport
 from profilec.check.lints.canary import canary_findings
-from profilec.models.canary import ControlOutcome, Probe
+from profilec.models.canary import CanaryMode, CanaryReport, ControlOutcome, Probe
 from profilec.models.compiled import CompiledBundle, CompiledEntry
 from tests.audit_helpers import validate
 from tests.integration.conftest import missing
@@ -145,12 +144,13 @@ def test_parent_probes_in_the_canary_report_validate_and_make_no_finding(
 ) -> None:
     bundle, doc = example
     modes = tuple(
-        ModeReport(m, bundle.profile_for(m).profile_id, tuple(p), 1.0) for m, p in shipped.items()
+        CanaryMode.of(m, bundle.profile_for(m).profile_id, tuple(p), 1.0)
+        for m, p in shipped.items()
     )
-    report = CanaryReport("parent-test", modes, 1.0, "none")
+    report = CanaryReport.of("parent-test", modes, 1.0, "none")
     assert report.passed
     # As `profilec canary --format json` writes it (bound to the bundle, through JSON).
-    bound = json.loads(json.dumps(bind(report.to_dict(), doc, datetime.now(tz=UTC))))
+    bound = json.loads(json.dumps(bind(report.model_dump(mode="json"), doc, datetime.now(tz=UTC))))
     validate("canary-report.schema.json", bound)
     assert canary_findings(bound) == []
     text = json.dumps(bound)
@@ -174,9 +174,11 @@ def test_a_bundle_without_the_parent_policy_fails_the_parent_canary(
     assert "2 of 2 launcher key markers" in probes["parent-env"].output
     assert "the parent ran the login payload" in probes["parent-login-shell"].output
     assert "spawned" in probes["parent-spawn-media"].output
-    report = CanaryReport("stripped", (ModeReport("agent", "x", tuple(found["agent"]), 1.0),), 1.0)
+    report = CanaryReport.of(
+        "stripped", (CanaryMode.of("agent", "x", tuple(found["agent"]), 1.0),), 1.0
+    )
     assert not report.passed and "parent" in report.failures
-    findings = canary_findings(report.to_dict())
+    findings = canary_findings(report.model_dump(mode="json"))
     assert sorted(f.message.split(" ")[3].rstrip(":") for f in findings) == sorted(POLICY_ROADS)
 
 

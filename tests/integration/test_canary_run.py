@@ -19,9 +19,10 @@ import profilec.compiled
 import profilec.pipeline
 from profilec.api import load_and_compile
 from profilec.canary.engine import leftovers, new_run_id
-from profilec.canary.run import CanaryReport, run_canaries
+from profilec.canary.run import run_canaries
 from profilec.cli import main
 from profilec.codex.resolve import EffectiveProfile, EvalContext, resolve
+from profilec.models.canary import CanaryReport
 from profilec.models.compiled import CompiledBundle, CompiledProfile
 from tests.helpers import make_layout
 
@@ -76,7 +77,7 @@ def test_shipped_policy_passes_every_mode(
         saves = [p for p in m.probes if p.name.startswith("save-")]
         assert all("persisted=True" in p.output for p in saves), saves
     assert leftovers(docker_client, canary_run) == []
-    assert '"passed": true' in report.to_json()
+    assert report.model_dump(mode="json")["passed"] is True
 
 
 @pytest.mark.parametrize("managed", [False, True], ids=["profiles-alone", "managed-requirements"])

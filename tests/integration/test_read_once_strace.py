@@ -242,11 +242,13 @@ def test_audit_of_a_bundle_with_canary_results_and_a_matrix(case: Case) -> None:
     from datetime import UTC, datetime
 
     from profilec.audit.evidence import bind
-    from profilec.canary.run import CanaryReport, ModeReport
+    from profilec.models.canary import CanaryMode, CanaryReport
 
     bundle = _bundle(case, "audited.json")
-    report = CanaryReport("run-1", (ModeReport("agent", "profilec-agent", (), 1.5),), 2.0, "i:1")
-    bound = bind(report.to_dict(), json.loads(bundle.read_text()), datetime.now(UTC))
+    report = CanaryReport.of(
+        "run-1", (CanaryMode.of("agent", "profilec-agent", (), 1.5),), 2.0, "i:1"
+    )
+    bound = bind(report.model_dump(mode="json"), json.loads(bundle.read_text()), datetime.now(UTC))
     canary = _written(case, "canary.json", json.dumps(bound))
     row = {
         "adapter": "codex app-server", "adapter_version": "0.171.0", "codex_version": "0.171.0",

@@ -35,13 +35,13 @@ def test_every_key_is_kept_or_stripped_once_and_only_allowed_keys_survive(
     clean, stripped = sanitize_with(config, ALLOW)
     assert set(clean) | {s.path for s in stripped} == set(config)
     assert not set(clean) & {s.path for s in stripped}
-    assert set(clean) <= set(ALLOW.keys)
+    assert set(clean) <= set(ALLOW.allowed)
     assert all(KNOWN_KEYS[k] is None for k in clean)
     assert all(s.cls in CLASSES for s in stripped)
     for s in stripped:
         head = s.path.split(".", 1)[0]
         known = KNOWN_KEYS.get(head)
-        if head in ALLOW.keys:
+        if head in ALLOW.allowed:
             # An allowed key stripped is a value of another type, said as such.
             assert s.cls == "wrong-type"
             assert s.why is not None and s.why.startswith(f"key {head!r} is allowed but must be")

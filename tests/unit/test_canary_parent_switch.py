@@ -16,9 +16,8 @@ import profilec.commands.canary  # noqa: F401  (binds run_canaries at its top)
 from profilec.api import load_and_compile
 from profilec.canary import parent
 from profilec.canary import run as canary_run
-from profilec.canary.run import CanaryReport, ModeReport
 from profilec.cli import main
-from profilec.models.canary import ControlOutcome, Probe
+from profilec.models.canary import CanaryMode, CanaryReport, ControlOutcome, Probe
 from profilec.resources import validator
 from tests.helpers import make_layout, patch_everywhere
 
@@ -41,14 +40,14 @@ def _probe(control: ControlOutcome | None) -> Probe:
 
 
 def test_probe_dicts_carry_the_control_only_for_parent_probes() -> None:
-    assert "control" not in _probe(None).to_dict()
+    assert "control" not in _probe(None).model_dump(mode="json")
     ctl = ControlOutcome(
         observed="allow",
         ok=True,
         output="2 of 2 launcher key markers reached the model",
         seconds=2.0,
     )
-    assert _probe(ctl).to_dict()["control"] == {
+    assert _probe(ctl).model_dump(mode="json")["control"] == {
         "observed": "allow",
         "ok": True,
         "seconds": 2.0,
@@ -57,8 +56,8 @@ def test_probe_dicts_carry_the_control_only_for_parent_probes() -> None:
 
 
 def _report_doc(probe: Probe) -> dict[str, Any]:
-    report = CanaryReport("r", (ModeReport("agent", "p", (probe,), 1.0),), 1.0, "img")
-    doc: dict[str, Any] = json.loads(report.to_json())
+    report = CanaryReport.of("r", (CanaryMode.of("agent", "p", (probe,), 1.0),), 1.0, "img")
+    doc: dict[str, Any] = report.model_dump(mode="json")
     doc["evidence"] = {
         "bundle_content_hash": "sha256:" + "0" * 64,
         "compiled_hash": "sha256:" + "0" * 64,

@@ -11,6 +11,7 @@ import profilec.commands.check  # noqa: F401  (binds run_canaries where check ca
 from profilec.canary import run as canary_run
 from profilec.check.configstack import parse_override_lines
 from profilec.cli import main
+from profilec.models.canary import CanaryMode, CanaryReport, Probe
 from tests.helpers import Layout, make_layout, patch_everywhere
 
 
@@ -154,18 +155,23 @@ def test_canary_failures_merge_into_the_report(
     codex.write_text("", encoding="utf-8")
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex))
 
-    class FakeReport:
-        passed = False
-        failures = ("leak",)
-        mismatch_only = False
-
-        def to_dict(self) -> dict[str, object]:
-            return {"passed": False, "failures": ["leak"]}
-
-    patch_everywhere(monkeypatch, canary_run.run_canaries, lambda bundle, **kw: FakeReport())
+    leak = Probe(
+        name="cat-codex-auth-0",
+        kind="model",
+        command=("cat", "/x"),
+        exit_code=0,
+        output="",
+        expected="deny",
+        predicted="deny",
+        observed="allow",
+        ok=False,
+        failures=("leak", "mismatch"),
+    )
+    report = CanaryReport.of("r", (CanaryMode.of("agent", "p", (leak,), 1.0),), 1.0)
+    patch_everywhere(monkeypatch, canary_run.run_canaries, lambda bundle, **kw: report)
     assert main([*base, "--canary", "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["canary"]["failures"] == ["leak"]
+    assert doc["canary"]["failures"] == ["leak", "mismatch"]
     assert "PC022" in {f["rule"] for f in doc["findings"]}
 
 
@@ -180,15 +186,8 @@ def test_check_canary_sarif_has_one_result_per_failed_probe(
     monkeypatch.setenv("PROFILEC_CODEX_BIN", str(codex))
     doc = _canary_doc(True)
 
-    class FakeReport:
-        passed = False
-        failures = ("leak", "mismatch", "tamper", "error")
-        mismatch_only = False
-
-        def to_dict(self) -> dict[str, object]:
-            return doc
-
-    patch_everywhere(monkeypatch, canary_run.run_canaries, lambda bundle, **kw: FakeReport())
+    report = CanaryReport.model_validate(doc, strict=False)
+    patch_everywhere(monkeypatch, canary_run.run_canaries, lambda bundle, **kw: report)
     assert main([*base, "--canary", "--format", "sarif"]) == 1
     out = capsys.readouterr().out
     assert OUTPUT_MARK not in out

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from profilec.api import load_and_compile
-from profilec.canary.run import CanaryReport, precheck_notes
+from profilec.canary.run import precheck_notes
 from profilec.check.build import from_bundle
 from profilec.check.checker import run_check
+from profilec.models.canary import CanaryReport
 from profilec.models.compiled import CompiledBundle
 from profilec.projectdocs import bundle_planted_docs, doc_paths
 from tests.helpers import Layout, make_layout
@@ -62,7 +63,7 @@ def test_check_watch_and_canary_name_the_same_planted_link(tmp_path: Path) -> No
 
     notes = precheck_notes(bundle)
     assert notes == (f"pre-check (PC051): {found.message}",)
-    text = CanaryReport("r", (), 0.0, "img", notes).to_text()
+    text = CanaryReport.of("r", (), 0.0, "img", notes).to_text()
     assert f"  note: pre-check (PC051): {path} is a symlink -> {lay.link}" in text
 
 

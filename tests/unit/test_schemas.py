@@ -293,6 +293,14 @@ ALLOWLISTS: list[tuple[dict[str, Any], bool]] = [
         {
             "schema_version": 1,
             "codex_version": "0.1.2",
+            "allowed": {"model": {"type": "string", "reason": " \t "}},
+        },
+        False,
+    ),
+    (
+        {
+            "schema_version": 1,
+            "codex_version": "0.1.2",
             "allowed": {"model": {"type": "string", "reason": "r", "x": 1}},
         },
         False,
@@ -327,8 +335,7 @@ def _canary_doc(tmp_path: Path) -> dict[str, Any]:
     from datetime import UTC, datetime
 
     from profilec.audit.evidence import bind
-    from profilec.canary.run import CanaryReport, ModeReport
-    from profilec.models.canary import ControlOutcome, Kind, Probe
+    from profilec.models.canary import CanaryMode, CanaryReport, ControlOutcome, Kind, Probe
 
     def probe(name: str, kind: Kind, rc: int, out: str, **kw: Any) -> Probe:
         common = {
@@ -347,12 +354,14 @@ def _canary_doc(tmp_path: Path) -> dict[str, Any]:
     ctl = ControlOutcome(observed="allow", ok=True, output="leaked", seconds=2.0)
     control = probe("c", "parent", 0, "", failures=(), seconds=1.0, control=ctl)
     modes = (
-        ModeReport("agent", "p-agent", (plain, timed, control), 1.5),
-        ModeReport("read-only", "p-ro", (), 0.25, error="docker went away"),
+        CanaryMode.of("agent", "p-agent", (plain, timed, control), 1.5),
+        CanaryMode.of("read-only", "p-ro", (), 0.25, error="docker went away"),
     )
-    report = CanaryReport("run-1", modes, 2.0, "img:1")
+    report = CanaryReport.of("run-1", modes, 2.0, "img:1")
     bundle = {"content_hash": "sha256:" + "1" * 64, "compiled": {}, "codex_version": "0.1.0"}
-    doc: dict[str, Any] = json.loads(json.dumps(bind(report.to_dict(), bundle, datetime.now(UTC))))
+    doc: dict[str, Any] = json.loads(
+        json.dumps(bind(report.model_dump(mode="json"), bundle, datetime.now(UTC)))
+    )
     return doc
 
 

@@ -57,7 +57,7 @@ HOSTILE = {
 def test_every_known_key_has_a_class_and_the_allowlist_is_the_allowed_half() -> None:
     allow = load_allowlist()
     allowed = {k for k, c in KNOWN_KEYS.items() if c is None}
-    assert set(allow.keys) == allowed
+    assert set(allow.allowed) == allowed
     assert all(c in CLASSES for c in KNOWN_KEYS.values() if c is not None)
     # The binary's ConfigToml has 109 fields; 108 were identified (docs/session-config.md).
     assert len(KNOWN_KEYS) == 108
@@ -149,7 +149,7 @@ def test_an_allowlist_entry_naming_a_forbidden_key_is_a_policy_error(key: str) -
         "codex_version": "0.171.0",
         "allowed": {key: {"type": "string", "reason": "because"}},
     }
-    with pytest.raises(PolicyError, match="forbidden"):
+    with pytest.raises(PolicyError, match=f"forbidden.*remove \\[allowed.{key}\\]"):
         parse_allowlist(data, where="x.toml")
 
 
@@ -161,6 +161,65 @@ def test_an_allowlist_entry_naming_an_unknown_key_is_a_policy_error() -> None:
     }
     with pytest.raises(PolicyError, match="not a Codex"):
         parse_allowlist(data, where="x.toml")
+
+
+def _allowlist(**over: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "codex_version": "0.171.0",
+        "allowed": {"model": {"type": "string", "reason": "a model slug"}},
+    }
+    return {k: v for k, v in {**doc, **over}.items() if v is not None}
+
+
+def _entry(**over: Any) -> dict[str, Any]:
+    return {"model": {k: v for k, v in {"type": "string", "reason": "r", **over}.items() if v}}
+
+
+#: Each error the allow-list can have, and the key path its one line names.
+BAD_ALLOWLISTS = {
+    "unknown-top-key": (_allowlist(x=1), "unknown key `x`"),
+    "schema-version": (_allowlist(schema_version=2), "schema_version: Input should be 1"),
+    "no-codex-version": (_allowlist(codex_version=None), "codex_version: Field required"),
+    "codex-version-not-a-version": (_allowlist(codex_version="latest"), "codex_version: String"),
+    "allowed-not-a-table": (_allowlist(allowed=3), "allowed: Input should be a valid dict"),
+    "entry-not-a-table": (_allowlist(allowed={"model": "string"}), "allowed.model: Input"),
+    "entry-extra-key": (_allowlist(allowed=_entry(x=1)), "unknown key `allowed.model.x`"),
+    "entry-no-reason": (_allowlist(allowed=_entry(reason=None)), "allowed.model.reason: Field"),
+    "entry-bad-type": (_allowlist(allowed=_entry(type="float")), "allowed.model.type: Input"),
+    "reason-two-lines": (_allowlist(allowed=_entry(reason="a\nb")), "allowed.model.reason: "),
+    "reason-blank": (_allowlist(allowed=_entry(reason="  ")), "allowed.model.reason: String"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ALLOWLISTS))
+def test_each_allowlist_error_is_one_policy_line_naming_the_file_and_key(name: str) -> None:
+    data, named = BAD_ALLOWLISTS[name]
+    with pytest.raises(PolicyError) as err:
+        parse_allowlist(data, where="/p/session-allowlist.toml")
+    line = str(err.value)
+    assert "\n" not in line and err.value.exit_code == 2
+    assert line.startswith("profilec: policy: /p/session-allowlist.toml: schema violation: ")
+    assert named in line, line
+
+
+def test_the_allowlist_is_read_through_its_model() -> None:
+    allow = parse_allowlist(_allowlist(), where="x.toml")
+    assert isinstance(allow, SessionAllowList)
+    assert allow.codex_version == "0.171.0"
+    assert {k: (e.type, e.reason) for k, e in allow.allowed.items()} == {
+        "model": ("string", "a model slug")
+    }
+    assert isinstance(load_allowlist(), SessionAllowList)
+
+
+def test_a_malformed_allowlist_file_is_one_input_line(tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "session-allowlist.toml").write_bytes(b"schema_version = [\n")
+    with pytest.raises(InputError) as err:
+        load_allowlist(str(profiles))
+    assert "malformed TOML" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_deep_or_huge_session_config_is_an_input_error() -> None:

@@ -283,7 +283,7 @@ def _session_keys(o: LintContext) -> None:
         if head.startswith(SESSION_FORBIDDEN_KEYS):
             continue  # PC012 reports these
         # The same judgement compile's sanitizer makes (compiler/session.py).
-        if head in allow.keys:
+        if head in allow.allowed:
             why = wrong_type(str(key), raw[key], allow)
             if why is None:
                 continue

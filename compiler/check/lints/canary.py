@@ -1,6 +1,6 @@
 """Canary results as check findings: one PC022 per failed probe (never the probe's output).
 
-Input is the canary report dict (compiler/canary/run.py CanaryReport.to_dict, schema
+Input is the canary report dict (the JSON dump of compiler/models/canary.py CanaryReport, schema
 schemas/canary-report.schema.json). Each finding names the mode, profile, probe and failure
 classes plus the expected/predicted/observed decisions; nothing a probe printed is copied.
 """
