@@ -259,6 +259,7 @@ _NOT_INPUTS = {
     "canary/image.py:context_tar": "writes an in-memory tar (fileobj)",
     "e2e/layout.py:build_layout": "writes the synthetic session layout",
     "e2e/layout.py:_write_new": "creates a file of the synthetic session layout",
+    "run/boundary.py:_ensure_home_writes": "creates Codex's write paths in CODEX_HOME (O_EXCL)",
     # What a probe left in its own throwaway tree, and the probe's own payloads.
     "canary/parent.py:_sha": "hashes a file of the canary's throwaway tree",
     "canary/parent.py:_between_sessions": "a payload and proof files of the throwaway tree",
@@ -268,6 +269,9 @@ _NOT_INPUTS = {
     # The environment a probe runs in.
     "canary/image.py:_context_files": "the host's busybox binary, copied into the canary image",
     "e2e/adapters.py:_package_version": "an installed adapter's package.json (its version)",
+    # `profilec run`'s own input, no compile flag: the provider config, read once through the
+    # trust check on the open descriptor (readers.read_trusted_bytes) before anything compiles.
+    "run/session.py:read_provider_config": "--provider-config (trust-checked, read once)",
     # Discovered, not named by a flag: a workspace's own .codex/config.toml the check's lints
     # review (O_NOFOLLOW, the lstat'd inode only, bounded; a protected root is never opened).
     "check/lints/agent_layers.py:_read_workspace_config": "a workspace's .codex/config.toml",
