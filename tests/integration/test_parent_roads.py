@@ -47,6 +47,7 @@ from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.models.compiled import CompiledBundle
 from profilec.paths import PARENT_GIT_DIR
+from profilec.trustedbase import WORKSPACE_HOLDER
 from tests.helpers import Layout, make_layout
 from tests.integration.conftest import missing
 from tests.parent_attacks import (
@@ -67,8 +68,15 @@ pytestmark = [pytest.mark.codex, pytest.mark.bwrap]
 
 MODES = ("read-only", "agent", "agent-full-access")
 MULTI_AGENT = "multi_agent_v1"  # the tool namespace 0.171.0 puts spawn_agent in
-#: Roles of the trusted-base `input` paths that are parent inputs (not profilec's own inputs).
-PARENT_INPUT_ROLES = ("HOME login-shell file", "HOME git config", "git repository above")
+#: Roles of the trusted-base `input` paths that are parent inputs (not profilec's own inputs),
+#: and the directory holding the workspace root (read-only since issue 40, which also keeps a
+#: repository from being planted in it: the controls drop it too).
+PARENT_INPUT_ROLES = (
+    "HOME login-shell file",
+    "HOME git config",
+    "git repository above",
+    WORKSPACE_HOLDER,
+)
 
 
 @pytest.fixture
@@ -518,9 +526,19 @@ def test_parent_git_finds_no_planted_repository_above_the_workspace_with_the_com
     s = _setup(base, workspace=_ws_under(tmp_parent))
     # The `.git` name of each directory above the workspace is a parent-input entry (a
     # missing one is masked by Codex, so it cannot be created).
+    # Since issue 40 the directory itself is read-only (it holds the workspace root), which
+    # masks the `.git` name as well: the name's own entry is dropped as unneeded.
     paths = _parent_input_paths(s.bundle)
-    entries = {e.path for e in s.bundle.profile_for("agent").entries}
-    assert str(tmp_parent.resolve() / ".git") in paths & entries, (sorted(paths), sorted(entries))
+    assert str(tmp_parent.resolve() / ".git") in paths, sorted(paths)
+    profile = s.bundle.profile_for("agent")
+    ws = s.bundle.layout.workspace_roots
+    eff = resolve(
+        {profile.profile_id: profile.codex_table()},
+        profile.profile_id,
+        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
+    )
+    for name in (tmp_parent.resolve(), tmp_parent.resolve() / ".git"):
+        assert eff.winner(str(name))[0] == "read", name
     proof, out = _planted_above(codex, s, s.bundle)
     assert "config-rc=0" not in out or "add-rc=0" not in out, out
     assert not proof.exists(), proof.read_text(encoding="utf-8")
