@@ -42,7 +42,7 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
-from profilec.codex.resolve import EvalContext, resolve
+from profilec.codex.resolve import EffectiveProfile, EvalContext, resolve
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.models.compiled import CompiledBundle
@@ -358,6 +358,17 @@ def _parent_input_paths(bundle: CompiledBundle) -> set[str]:
     }
 
 
+def _effective(bundle: CompiledBundle, mode: str) -> EffectiveProfile:
+    """`mode`'s emitted profile resolved with the session cwd at the workspace root."""
+    profile = bundle.profile_for(mode)
+    ws = bundle.layout.workspace_roots
+    return resolve(
+        {profile.profile_id: profile.codex_table()},
+        profile.profile_id,
+        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
+    )
+
+
 def _parent_input_filter(
     real: Callable[..., list[tuple[str, str]]],
 ) -> Callable[..., list[tuple[str, str]]]:
@@ -447,13 +458,7 @@ def test_parent_git_runs_no_planted_filter_with_the_compiled_output(
     wanted = {str(s.home.resolve() / ".gitconfig"), str((repo / ".git").resolve())}
     assert wanted <= paths, sorted(paths)
     # Each is read-only in full access: its own entry, or a read-only directory above it.
-    profile = s.bundle.profile_for("agent-full-access")
-    ws = s.bundle.layout.workspace_roots
-    eff = resolve(
-        {profile.profile_id: profile.codex_table()},
-        profile.profile_id,
-        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
-    )
+    eff = _effective(s.bundle, "agent-full-access")
     assert {w: eff.winner(w)[0] for w in wanted} == dict.fromkeys(wanted, "read")
     proof, out = _git_attack(codex, s, repo, vector, s.bundle)
     assert "config-rc=0" not in out, out  # the model cannot write the git config
@@ -530,13 +535,7 @@ def test_parent_git_finds_no_planted_repository_above_the_workspace_with_the_com
     # masks the `.git` name as well: the name's own entry is dropped as unneeded.
     paths = _parent_input_paths(s.bundle)
     assert str(tmp_parent.resolve() / ".git") in paths, sorted(paths)
-    profile = s.bundle.profile_for("agent")
-    ws = s.bundle.layout.workspace_roots
-    eff = resolve(
-        {profile.profile_id: profile.codex_table()},
-        profile.profile_id,
-        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
-    )
+    eff = _effective(s.bundle, "agent")
     for name in (tmp_parent.resolve(), tmp_parent.resolve() / ".git"):
         assert eff.winner(str(name))[0] == "read", name
     proof, out = _planted_above(codex, s, s.bundle)
