@@ -6,6 +6,7 @@ The real-binary cells are tests/integration/test_trusted_state_codex.py."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.check.lints.ownership import identity_findings, trusted_state_findings
+from profilec.cli import main
 from profilec.codex.resolve import session_contexts
 from profilec.compile import resolve_emitted
 from profilec.errors import UnsafeRootError
@@ -30,6 +32,8 @@ from profilec.trustedbase import (
 from tests.helpers import make_layout
 
 NOBODY = 65534
+#: chown needs root; and as another uid the directories this test makes are that uid's own.
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 
 
 @pytest.fixture
@@ -187,6 +191,7 @@ def _trusted(path: Path, role: str) -> TrustedPath:
     )
 
 
+@root_only
 def test_pc070_a_trusted_state_directory_the_run_as_uid_can_write(base: Path) -> None:
     cwd = base / "daemon" / "files"
     cwd.mkdir(parents=True)
@@ -219,6 +224,7 @@ def test_pc070_a_trusted_state_directory_the_run_as_uid_can_write(base: Path) ->
     assert [f.path for f in trusted_state_findings(t, NOBODY)] == [str(cwd)]
 
 
+@root_only
 def test_pc071_identities_sharing_the_run_as_uid_declare_their_directories(base: Path) -> None:
     manifest, d = _identities(base, declare=False)
     idents = Inputs(CompileFlags.from_text(roots=str(manifest))).manifest().identities
@@ -243,3 +249,36 @@ def test_pc071_identities_sharing_the_run_as_uid_declare_their_directories(base:
     # the session's own TMPDIR outside what its identity declares
     out = identity_findings([a, b], str(d["codex-home"]), [str(d["ws"])], "/var/tmp/x", 0)
     assert [f.path for f in out] == ["/var/tmp/x"]
+
+
+@root_only
+def test_check_cli_refuses_a_launch_path_directory_another_user_can_write(
+    base: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay = make_layout(base / "l")
+    bindir = base / "bin"
+    bindir.mkdir()
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    argv = [
+        "check",
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(lay.workspace),
+        "--codex-home",
+        str(lay.codex_home),
+        "--no-project-config",
+        "--format",
+        "json",
+    ]
+    assert main(argv) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    os.chmod(bindir, 0o777)
+    assert main(argv) == 1
+    found = [
+        (f["rule"], f["path"])
+        for f in json.loads(capsys.readouterr().out)["findings"]
+        if f["severity"] == "error"
+    ]
+    assert found == [(TRUSTED_STATE_WRITABLE, str(bindir))]
+    assert main([*argv, "--ignore", TRUSTED_STATE_WRITABLE]) == 2  # not waivable

@@ -313,6 +313,7 @@ def _replaceable(path: str, uid: int, gids: frozenset[int]) -> str | None:
     `path` outside the sandbox, or None. lstat only: the path itself (its missing part created
     in its first existing directory), then each directory above it (a rename there moves it
     away; with the sticky bit, only the owner of the entry or of the directory may)."""
+    who = f"uid {uid}" if uid else "a user other than root"
     child: os.stat_result | None = None
     cur = path
     missing = True
@@ -325,11 +326,11 @@ def _replaceable(path: str, uid: int, gids: frozenset[int]) -> str | None:
                     return f"{cur} is no directory ({_show(st)})"
                 if _distrusted_write(st, uid, gids):
                     what = "can write it" if cur == path else f"can create {path} in it"
-                    return f"uid {uid} or another user {what}: {cur} ({_show(st)})"
+                    return f"{who} {what}: {cur} ({_show(st)})"
             elif child is not None and _distrusted_write(st, uid, gids):
                 sticky = bool(st.st_mode & stat.S_ISVTX)
                 if not sticky or _distrusted_owner(child, uid) or _distrusted_owner(st, uid):
-                    return f"{cur} lets another user rename what leads to {path} ({_show(st)})"
+                    return f"{who} can rename what leads to {path} in {cur} ({_show(st)})"
             child = st if st is not None else child
         up = os.path.dirname(cur)
         if up == cur:
