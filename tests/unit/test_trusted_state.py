@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,9 +42,6 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def base() -> Iterator[Path]:
     """A 0755 scratch directory under /var/tmp: a CODEX_HOME may not lie under /tmp, and a
     vouched MCP server's cwd may not either."""
-    import shutil
-    import tempfile
-
     d = Path(tempfile.mkdtemp(prefix="profilec-trusted-state-", dir="/var/tmp"))
     os.chmod(d, 0o755)
     try:
@@ -282,3 +281,16 @@ def test_check_cli_refuses_a_launch_path_directory_another_user_can_write(
     ]
     assert found == [(TRUSTED_STATE_WRITABLE, str(bindir))]
     assert main([*argv, "--ignore", TRUSTED_STATE_WRITABLE]) == 2  # not waivable
+
+
+def test_a_workspace_root_directly_in_slash_tmp_is_refused(base: Path) -> None:
+    lay = make_layout(base / "l")
+    ws = Path(tempfile.mkdtemp(prefix="profilec-ws-", dir="/tmp"))
+    try:
+        with pytest.raises(UnsafeRootError, match="lies directly in writable root /tmp") as exc:
+            load_and_compile(
+                str(lay.manifest), workspace_roots=[str(ws)], codex_home=str(lay.codex_home)
+            )
+        assert exc.value.where == "mode agent"
+    finally:
+        ws.rmdir()
