@@ -31,6 +31,7 @@ from profilec.trustedbase import (
     WORKSPACE_HOLDER,
     launch_path_dirs,
 )
+from tests.audit_helpers import setup
 from tests.helpers import make_layout
 
 NOBODY = 65534
@@ -254,22 +255,11 @@ def test_pc071_identities_sharing_the_run_as_uid_declare_their_directories(base:
 def test_check_cli_refuses_a_launch_path_directory_another_user_can_write(
     base: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lay = make_layout(base / "l")
+    _, flags = setup(base / "l")
     bindir = base / "bin"
     bindir.mkdir()
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
-    argv = [
-        "check",
-        "--roots",
-        str(lay.manifest),
-        "--workspace-root",
-        str(lay.workspace),
-        "--codex-home",
-        str(lay.codex_home),
-        "--no-project-config",
-        "--format",
-        "json",
-    ]
+    argv = ["check", *flags, "--no-project-config", "--format", "json"]
     assert main(argv) == 0, capsys.readouterr().out
     capsys.readouterr()
     os.chmod(bindir, 0o777)
