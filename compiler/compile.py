@@ -143,8 +143,14 @@ def _deny_entries(
             Provenance(reason="vault", root_id=root.id, detail=root.target)
         )
     for f in foreign:
-        # Another identity's whole CODEX_HOME (transcripts, snapshots, its writer's lock) or HOME.
-        what = {"codex-home": "CODEX_HOME", "home": "HOME"}.get(f.what)
+        # Another identity's whole CODEX_HOME (transcripts, snapshots, its writer's lock), HOME,
+        # workspace directory or TMPDIR (one run-as uid reads them all outside the sandbox).
+        what = {
+            "codex-home": "CODEX_HOME",
+            "home": "HOME",
+            "workspace": "workspace directory",
+            "tmpdir": "TMPDIR",
+        }.get(f.what)
         detail = f"{what} of identity {f.identity}" if what else "credential store of the manifest"
         by_vault.setdefault(f.path, []).append(Provenance(reason="other-identity", detail=detail))
     kept: list[str] = []

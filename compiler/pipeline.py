@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .codex.resolve import PLACEHOLDER_CWD
 from .compile import compile_bundle
@@ -29,11 +29,23 @@ from .paths import (
 from .projects import untrusted_project_paths
 from .roots import check_launch_dirs, resolve_home, resolve_roots, resolve_workspace_roots
 from .startup import startup_refusals
-from .trustedbase import resolve_trusted_base, resolve_trusted_inputs, under_temp_dir
+from .trustedbase import (
+    LAUNCH_PATH_DIR,
+    MCP_SERVER_CWD,
+    WORKSPACE_HOLDER,
+    launch_path_dirs,
+    resolve_trusted_base,
+    resolve_trusted_inputs,
+    under_temp_dir,
+)
 
 if TYPE_CHECKING:
     from .models.compiled import ResolvedHome, ResolvedRoot
     from .models.roots import RootSpec
+
+
+#: What a foreign directory is to its identity (models.compiled.ForeignDir.what).
+ForeignKind: TypeAlias = Literal["codex-home", "home", "workspace", "tmpdir", "credential-store"]
 
 
 def default_codex_home(roots: Sequence[ResolvedRoot]) -> str | None:
@@ -67,11 +79,14 @@ HOME_GIT_CONFIG = (".gitconfig", ".config/git")
 def parent_input_paths(
     inputs: Inputs, workspace_roots: Sequence[str], home: str | None
 ) -> list[tuple[str, str]]:
-    """(path, role) of every trusted-side input no mode may write: profilec's own inputs, the
-    session HOME's login-shell and git config files, and the `.git` name in each directory
-    above a workspace root (the parent runs git there at every
-    turn; a `.git` planted above a workspace, or an enclosing repository's config, would run
-    a model-written filter as the parent). Paths only; nothing is opened."""
+    """(path, role) of every trusted-side input no mode may write: profilec's own inputs, each
+    vouched MCP server's cwd (its wrapper's CODEX_HOME), the launch PATH's directories before
+    the system ones (this process's PATH: the launcher starts Codex with it), the session HOME's
+    login-shell and git config files, the directory holding each workspace root (so no command
+    can swap the root for a link), and the `.git` name in each directory above a workspace root
+    (the parent runs git there at every turn; a `.git` planted above a workspace, or an
+    enclosing repository's config, would run a model-written filter as the parent). Paths
+    only; nothing is opened."""
     out: list[tuple[str, str]] = [(os.path.abspath(inputs.roots_path), "roots manifest")]
     pdir = os.path.abspath(inputs.profiles_dir)
     if not under_temp_dir(os.path.realpath(pdir)):  # a scratch checkout: see roots.py
@@ -81,7 +96,13 @@ def parent_input_paths(
     if home:
         out += [(f"{home.rstrip('/')}/{n}", "HOME login-shell file") for n in HOME_LOGIN_FILES]
         out += [(f"{home.rstrip('/')}/{n}", "HOME git config") for n in HOME_GIT_CONFIG]
+    vouched = inputs.vouched()
+    if vouched is not None:
+        out += [(s.cwd, MCP_SERVER_CWD) for _, s in sorted(vouched.servers.items())]
+    out += [(d, LAUNCH_PATH_DIR) for d in launch_path_dirs(os.environ.get("PATH", os.defpath))]
     for root in workspace_roots:
+        if parent(root) != "/":
+            out.append((parent(root), WORKSPACE_HOLDER))
         # Every directory up to /: git skips a `.git` that is not a valid repository (an empty
         # directory Codex leaves as a mount target) and goes on searching above it.
         cur = parent(root)
@@ -140,8 +161,9 @@ def other_identities(
     session: ResolvedHome | None,
     skipped: Sequence[Any] = (),
 ) -> tuple[ForeignDir, ...]:
-    """Every other identity's CODEX_HOME and HOME in the manifest (canonical): each codex
-    root's link directory, and each declared identity, less the session's own.
+    """Every other identity's CODEX_HOME, HOME, workspace directories and TMPDIR in the
+    manifest (canonical): each codex root's link directory, and each declared identity, less
+    the session's own.
 
     The session is the identity whose CODEX_HOME is `session` (--codex-home, or the one
     inferred). Without a session CODEX_HOME nothing is foreign (compile refuses that case)."""
@@ -150,9 +172,7 @@ def other_identities(
     mine = {session.path, session.canonical}
     found: dict[str, ForeignDir] = {}
 
-    def add(
-        path: str, identity: str, what: Literal["codex-home", "home", "credential-store"]
-    ) -> None:
+    def add(path: str, identity: str, what: ForeignKind) -> None:
         canonical = resolve_workspace_roots([path])[0]
         if path in mine or canonical in mine:
             return
@@ -167,6 +187,10 @@ def other_identities(
         add(ident.codex_home, ident.id, "codex-home")
         if ident.home:
             add(ident.home, ident.id, "home")
+        for ws in ident.workspace_roots:
+            add(ws, ident.id, "workspace")
+        if ident.tmpdir:
+            add(ident.tmpdir, ident.id, "tmpdir")
     for r in roots:
         if not (r.backend == "codex" or r.id == "codex") or not r.hops:
             continue
@@ -227,7 +251,6 @@ def compile_edge(inputs: Inputs) -> CompiledBundle:
     check_home_login_is_declared(manifest, resolved_home)
     if flags.home is not None:
         check_absolute(flags.home, what="--home", error=InputError)
-    trusted = trusted_paths(inputs, canonical_ws, flags.home)
     session: dict[str, Any] | None = None
     stripped: tuple[str, ...] = ()
     classes: dict[str, str] = {}
@@ -247,6 +270,10 @@ def compile_edge(inputs: Inputs) -> CompiledBundle:
     layout = LaunchLayout(
         workspace_roots=canonical_ws, codex_home=home_path, home=flags.home, tmpdir=tmp
     )
+    vouched = inputs.vouched()
+    if vouched is not None:  # its cwds' own refusals first: each cwd joins the trusted base
+        vouched.server_tables(layout, sorted({r.vault for r in roots}))
+    trusted = trusted_paths(inputs, canonical_ws, flags.home)
     bundle = compile_bundle(
         roots,
         policy,
@@ -256,7 +283,7 @@ def compile_edge(inputs: Inputs) -> CompiledBundle:
         stripped_session_keys=stripped,
         stripped_session_classes=classes,
         stripped_session_reasons=reasons,
-        vouched_mcp=inputs.vouched(),
+        vouched_mcp=vouched,
         untrusted_projects=untrusted_project_paths(ws, canonical_ws),
         trusted_base=trusted,
         other_identities=other_identities(roots, manifest, resolved_home, skipped),

@@ -96,6 +96,15 @@ NESTED_PROJECT_CONFIG: Final = "PC064"
 PROJECT_LINK_OUTSIDE: Final = "PC065"
 
 # ---------------------------------------------------------------------------------------------
+# The trusted side's own state outside the sandbox (PC070-PC071)
+
+#: A vouched MCP server's cwd (its wrapper's CODEX_HOME) or a launch PATH directory that the
+#: run-as uid (or anyone but its owner and root) can write or replace outside the sandbox.
+TRUSTED_STATE_WRITABLE: Final = "PC070"
+#: `[[identities]]` that share the run-as uid without declaring their workspace roots and TMPDIR.
+IDENTITY_DIRS_UNDECLARED: Final = "PC071"
+
+# ---------------------------------------------------------------------------------------------
 # Waivers (PC090)
 
 WAIVER_EXPIRED: Final = "PC090"

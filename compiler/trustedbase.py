@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from .errors import InputError, RootChainError
+from .errors import InputError, RootChainError, UnsafeRootError
 from .models.compiled import TrustedPath
 from .paths import check_absolute
 from .roots import tuple_hop, walk_chain_with
@@ -113,6 +113,50 @@ def _topmost_closed(path: str) -> str | None:
         except OSError:
             return cur
     return None
+
+
+#: The role of the directory that holds a workspace root (a trusted-side input): read-only in
+#: every mode so no command, of this session or of an earlier one left running, can replace
+#: the workspace root with a link (measured on 0.171.0 and 0.166.0: a background terminal of an
+#: earlier full-access session swapped the next session's root for a link to the vault after
+#: Codex started; a `read` entry on the directory made the swap fail, "Read-only file system").
+#: The workspace root inside keeps its own `write` entry (the more specific entry wins).
+WORKSPACE_HOLDER = "directory holding a workspace root"
+#: The role of a vouched MCP server's cwd, which is also the CODEX_HOME of the `codex sandbox`
+#: wrapping it: the wrapper runs as the parent and reads `<cwd>/.env` and `<cwd>/config.toml`
+#: (measured: a planted `.env` with a PATH to a planted `bwrap` ran outside every sandbox).
+MCP_SERVER_CWD = "vouched MCP server cwd (its wrapper's CODEX_HOME)"
+#: The role of a launch PATH directory before the system ones: the Codex parent resolves
+#: `bwrap` and the helpers it execs there, outside every sandbox (measured: a `bwrap` planted
+#: in a writable `~/.local/bin` ahead of /usr/bin ran as root).
+LAUNCH_PATH_DIR = "launch PATH directory"
+
+#: The system binary directories: a launch PATH directory before the first of these is the
+#: launcher's own and joins the trusted base; those from here on are the host's.
+SYSTEM_PATH_DIRS = frozenset(
+    {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+)
+
+
+def launch_path_dirs(path_value: str) -> tuple[str, ...]:
+    """The directories of a launch PATH (`PATH`'s value) before the first system directory
+    (`SYSTEM_PATH_DIRS`), each once, in order. An empty or relative entry there (the cwd: the
+    workspace) is refused (exit 5): the parent would run a `bwrap` a model command planted."""
+    out: list[str] = []
+    for entry in path_value.split(":"):
+        if os.path.normpath(entry) in SYSTEM_PATH_DIRS:
+            break
+        if not entry.startswith("/"):
+            raise UnsafeRootError(
+                f"launch PATH entry {entry!r} is relative: the Codex parent would look for "
+                "`bwrap` in the session cwd, which a model command can write",
+                where="PATH",
+                hint="launch Codex (and compile) with a PATH of absolute directories only",
+            )
+        norm = os.path.normpath(entry)
+        if norm not in out:
+            out.append(norm)
+    return tuple(out)
 
 
 #: What lstat says a path is (a trusted-base path may be a socket).

@@ -20,8 +20,10 @@ from .errors import SandboxRefusesError, UnsafeRootError
 from .literal import glob_char, refusal
 from .models.compiled import CompiledEntry, Provenance
 from .paths import is_within, parent
+from .trustedbase import WORKSPACE_HOLDER
 
 if TYPE_CHECKING:
+    from .codex.resolve import Entry
     from .models.compiled import ResolvedHome, ResolvedRoot, TrustedPath
 
 
@@ -195,12 +197,7 @@ def trusted_entries(
         for eff in effs:
             for e in eff.entries:
                 if e.access == "write" and e.kind == "path" and is_within(e.path, t.path):
-                    raise UnsafeRootError(
-                        f"writable root {e.path} ({e.source}) lies inside trusted-base "
-                        f"directory {t.path}, which no mode may write",
-                        where=f"mode {mode}",
-                        hint="choose a workspace root outside the trusted base",
-                    )
+                    _refuse_inside(t, e, mode)
         if any(is_within(t.path, a) for a in added):
             continue  # an enclosing trusted directory is already read-only
         if t.path in have or not any(eff.winner(t.path)[0] == "write" for eff in effs):
@@ -208,6 +205,29 @@ def trusted_entries(
         out.append(CompiledEntry(path=t.path, access="read", provenance=prov))
         added.append(t.path)
     return out
+
+
+def _refuse_inside(t: TrustedPath, e: Entry, mode: str) -> None:
+    """Refuse (exit 5) the writable root `e` inside trusted directory `t`. The directory that
+    holds a workspace root holds writable roots by design (the workspace root, a TMPDIR beside
+    it: each keeps its own `write` entry); only it being a writable root itself is refused."""
+    if t.role != WORKSPACE_HOLDER:
+        raise UnsafeRootError(
+            f"writable root {e.path} ({e.source}) lies inside trusted-base "
+            f"directory {t.path}, which no mode may write",
+            where=f"mode {mode}",
+            hint="choose a workspace root outside the trusted base",
+        )
+    if e.path == t.path:
+        raise UnsafeRootError(
+            f"workspace root {t.declared} lies directly in writable root {t.path} "
+            f"({e.source}): a command of this or an earlier session could replace it with a "
+            "link to a vault after Codex started",
+            where=f"mode {mode}",
+            hint="put the workspace roots in a directory the identity's sessions share and "
+            "no policy writes (e.g. /srv/<agent>/workspaces/<session>), not directly in /tmp "
+            "or $TMPDIR",
+        )
 
 
 def drop_unneeded_masks(

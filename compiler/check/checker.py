@@ -259,13 +259,22 @@ class Checker:
         return self._triage(report, inputs.stack)
 
     def _ownership(self, inputs: CheckInputs) -> list[CheckFinding]:
-        """PC060-PC062: the launch's ownership and mode prerequisites for the run-as uid
-        (--run-as, else the uid check runs as)."""
+        """PC060-PC062, PC070-PC071: the launch's ownership and mode prerequisites for the
+        run-as uid (--run-as, else the uid check runs as)."""
         uid = self.options.run_as if self.options.run_as is not None else os.geteuid()
         if uid < 0:
             raise UsageError(f"--run-as {uid}: a uid is 0 or more")
         given = self.options.run_as is not None
-        return ownership_findings(inputs.roots, inputs.codex_home, uid, given=given)
+        return ownership_findings(
+            inputs.roots,
+            inputs.codex_home,
+            uid,
+            given=given,
+            trusted=inputs.trusted_base,
+            identities=self.edge.manifest().identities,
+            workspace_roots=inputs.workspace_roots,
+            tmpdir=inputs.tmpdir,
+        )
 
     def _launcher_findings(self) -> list[CheckFinding]:
         """PC048/PC049 from --launch-argv, PC052 from --launch-env (or a launch document given

@@ -81,7 +81,7 @@ class ForeignDir(Built):
 
     path: AbsPath
     identity: str
-    what: Literal["codex-home", "home", "credential-store"]
+    what: Literal["codex-home", "home", "workspace", "tmpdir", "credential-store"]
 
 
 class ResolvedHome(Built):

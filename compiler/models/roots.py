@@ -36,17 +36,25 @@ class TrustedBaseSpec(Frozen):
 
 
 class IdentitySpec(Frozen):
-    """One agent identity a daemon runs from this manifest: its private CODEX_HOME and HOME.
+    """One agent identity a daemon runs from this manifest: its private CODEX_HOME and HOME,
+    and the directories its sessions work in.
 
     A session compiled for one identity (`--codex-home`) denies every other identity's
-    CODEX_HOME and HOME whole (transcripts, shell snapshots, the writer's lock, login files).
-    A codex root's link directory is an identity's CODEX_HOME without being declared here;
-    declare an identity to name its HOME too.
+    CODEX_HOME, HOME, workspace directories and TMPDIR whole (transcripts, shell snapshots, the
+    writer's lock, login files, its files in progress). A codex root's link directory is an
+    identity's CODEX_HOME without being declared here; declare an identity to name the rest.
+    Identities that share a run-as uid must declare `workspace_roots` and `tmpdir`: the uid's
+    file permissions separate nothing between them (`check` PC073).
     """
 
     id: Slug
     codex_home: AbsPath
     home: AbsPath | None = None
+    #: Each of the identity's workspace roots, or the directory that holds them (one per
+    #: session): denied whole to every other identity's sessions.
+    workspace_roots: list[AbsPath] = Field(default_factory=new_list)
+    #: The identity's TMPDIR (its sessions' `--tmpdir`): denied whole to every other identity.
+    tmpdir: AbsPath | None = None
 
 
 class RootsManifest(Frozen):

@@ -42,11 +42,12 @@ import pytest
 
 from profilec.api import load_and_compile
 from profilec.canary.parent import agent_wait_args, image_payloads
-from profilec.codex.resolve import EvalContext, resolve
+from profilec.codex.resolve import EffectiveProfile, EvalContext, resolve
 from profilec.emit.launch import render_launch
 from profilec.emit.overrides import override_lines
 from profilec.models.compiled import CompiledBundle
 from profilec.paths import PARENT_GIT_DIR
+from profilec.trustedbase import WORKSPACE_HOLDER
 from tests.helpers import Layout, make_layout
 from tests.integration.conftest import missing
 from tests.parent_attacks import (
@@ -67,8 +68,15 @@ pytestmark = [pytest.mark.codex, pytest.mark.bwrap]
 
 MODES = ("read-only", "agent", "agent-full-access")
 MULTI_AGENT = "multi_agent_v1"  # the tool namespace 0.171.0 puts spawn_agent in
-#: Roles of the trusted-base `input` paths that are parent inputs (not profilec's own inputs).
-PARENT_INPUT_ROLES = ("HOME login-shell file", "HOME git config", "git repository above")
+#: Roles of the trusted-base `input` paths that are parent inputs (not profilec's own inputs),
+#: and the directory holding the workspace root (read-only since issue 40, which also keeps a
+#: repository from being planted in it: the controls drop it too).
+PARENT_INPUT_ROLES = (
+    "HOME login-shell file",
+    "HOME git config",
+    "git repository above",
+    WORKSPACE_HOLDER,
+)
 
 
 @pytest.fixture
@@ -350,6 +358,17 @@ def _parent_input_paths(bundle: CompiledBundle) -> set[str]:
     }
 
 
+def _effective(bundle: CompiledBundle, mode: str) -> EffectiveProfile:
+    """`mode`'s emitted profile resolved with the session cwd at the workspace root."""
+    profile = bundle.profile_for(mode)
+    ws = bundle.layout.workspace_roots
+    return resolve(
+        {profile.profile_id: profile.codex_table()},
+        profile.profile_id,
+        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
+    )
+
+
 def _parent_input_filter(
     real: Callable[..., list[tuple[str, str]]],
 ) -> Callable[..., list[tuple[str, str]]]:
@@ -439,13 +458,7 @@ def test_parent_git_runs_no_planted_filter_with_the_compiled_output(
     wanted = {str(s.home.resolve() / ".gitconfig"), str((repo / ".git").resolve())}
     assert wanted <= paths, sorted(paths)
     # Each is read-only in full access: its own entry, or a read-only directory above it.
-    profile = s.bundle.profile_for("agent-full-access")
-    ws = s.bundle.layout.workspace_roots
-    eff = resolve(
-        {profile.profile_id: profile.codex_table()},
-        profile.profile_id,
-        EvalContext(cwd=ws[0], workspace_roots=ws[1:]),
-    )
+    eff = _effective(s.bundle, "agent-full-access")
     assert {w: eff.winner(w)[0] for w in wanted} == dict.fromkeys(wanted, "read")
     proof, out = _git_attack(codex, s, repo, vector, s.bundle)
     assert "config-rc=0" not in out, out  # the model cannot write the git config
@@ -518,9 +531,13 @@ def test_parent_git_finds_no_planted_repository_above_the_workspace_with_the_com
     s = _setup(base, workspace=_ws_under(tmp_parent))
     # The `.git` name of each directory above the workspace is a parent-input entry (a
     # missing one is masked by Codex, so it cannot be created).
+    # Since issue 40 the directory itself is read-only (it holds the workspace root), which
+    # masks the `.git` name as well: the name's own entry is dropped as unneeded.
     paths = _parent_input_paths(s.bundle)
-    entries = {e.path for e in s.bundle.profile_for("agent").entries}
-    assert str(tmp_parent.resolve() / ".git") in paths & entries, (sorted(paths), sorted(entries))
+    assert str(tmp_parent.resolve() / ".git") in paths, sorted(paths)
+    eff = _effective(s.bundle, "agent")
+    for name in (tmp_parent.resolve(), tmp_parent.resolve() / ".git"):
+        assert eff.winner(str(name))[0] == "read", name
     proof, out = _planted_above(codex, s, s.bundle)
     assert "config-rc=0" not in out or "add-rc=0" not in out, out
     assert not proof.exists(), proof.read_text(encoding="utf-8")

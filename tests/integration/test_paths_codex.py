@@ -247,10 +247,13 @@ def engine_socket(base: Path) -> Iterator[Path]:
 
 
 def test_full_access_cannot_write_the_trusted_base_or_reach_an_engine_socket(
-    codex_bin: Path, base: Path, engine_socket: Path
+    codex_bin: Path, base: Path, engine_socket: Path, request: pytest.FixtureRequest
 ) -> None:
     launcher = base / "launcher-bin"
     launcher.mkdir()
+    # beside `base`, which holds the workspace root (read-only in every mode: issue 40)
+    free = Path(tempfile.mkdtemp(prefix="profilec-paths-free-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(free, ignore_errors=True))
     lay = _layout(base, trusted={"read_only": [str(launcher)], "deny": [str(engine_socket)]})
     bundle = _compile(lay)
     connect = (
@@ -260,7 +263,7 @@ def test_full_access_cannot_write_the_trusted_base_or_reach_an_engine_socket(
     script = (
         f"touch '{launcher}/planted' && echo LAUNCHER_WRITE_OK; {connect}; "
         "touch /etc/profilec-canary-w && echo ETC_WRITE_OK; "
-        f"echo x > '{base}/free.txt' && echo FREE_WRITE_OK"
+        f"echo x > '{free}/free.txt' && echo FREE_WRITE_OK"
     )
     mode = "agent-full-access"
     out = _run(

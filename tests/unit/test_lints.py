@@ -443,9 +443,10 @@ def test_every_rule_but_the_canary_has_a_firing_test() -> None:
     # and PC057 (managed requirements): test_requirements, PC060-PC062 (the run-as uid's
     # ownership prerequisites): test_check_ownership, PC063 (a profile that writes any cwd):
     # test_cwd_following_write, PC064 (a nested project config): test_nested_project_config,
+    # PC070-PC071 (the trusted side's own state outside the sandbox): test_trusted_state,
     # PC091 and PC092 (the launch context): test_messages_name_the_fix.
     others = {"PC000", "PC022", "PC056", "PC057", "PC090", "PC060", "PC061", "PC062", "PC063"}
-    others |= {"PC064", "PC091", "PC092"}
+    others |= {"PC064", "PC070", "PC071", "PC091", "PC092"}
     others |= {"PC065"}  # a link outside the roots: test_projectlayers
     assert covered | others == {r.id for r in RULES}
 

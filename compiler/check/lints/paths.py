@@ -311,9 +311,10 @@ def _whole_path(o: LintContext, me: ModeEval, cwd: str, eff: EffectiveProfile) -
         access, won = eff.winner(t.path)
         if (access != "deny") if t.access == "deny" else (access == "write"):
             src = won.source if won else "no entry"
+            role = f" ({t.role})" if getattr(t, "role", None) else ""
             o.add(
                 TRUSTED_BASE_WRITABLE,
-                f"mode {me.mode}: trusted-base {t.kind} {t.path} is {access or 'unlisted'} "
+                f"mode {me.mode}: trusted-base {t.kind} {t.path}{role} is {access or 'unlisted'} "
                 f"(winner: {src}; cwd {cwd})",
                 mode=me.mode,
                 profile=me.profile_id,
