@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from ..codex.vocabulary import REQUIREMENTS_FILE
+from ..codex.vocabulary import REQUIREMENTS_FILE, WRITER_LOCK
 from ..compiled import Compiled
 from ..emit.launch import codex_entries
 from ..emit.requirements import deny_read_paths, render_requirements
@@ -68,7 +68,7 @@ HOME_WRITES: tuple[HomeWrite, ...] = (
     HomeWrite("tmp", "dir", "the helper links tmp/arg0-linux/codex-arg0XXXXXX, made at start"),
     HomeWrite("thread-writer-locks", "dir", "a lock file per thread and .coordination.lock"),
     HomeWrite("skills", "dir", "skills/.system, removed and unpacked again at every start"),
-    HomeWrite("auth.lock", "file", "the credential writer's lock (login, refresh)"),
+    HomeWrite(WRITER_LOCK, "file", "the credential writer's lock (login, refresh)"),
     HomeWrite("installation_id", "file", "opened read-write at every start"),
     HomeWrite(
         SQLITE_DIR,
