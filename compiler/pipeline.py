@@ -8,7 +8,7 @@ layout first): every command and the library (compiler/library.py) compile throu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .codex.resolve import PLACEHOLDER_CWD
@@ -203,10 +203,11 @@ def _run_as(uid: int | None) -> int | None:
     return uid
 
 
-def compile_edge(inputs: Inputs) -> CompiledBundle:
+def compile_edge(inputs: Inputs, *, creates: Collection[str] = ()) -> CompiledBundle:
     """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`.
     Each call compiles (roots are resolved afresh). Called by `compiled.compile_step` only,
-    which hands the bundle on (`Compiled`); nothing else compiles."""
+    which hands the bundle on (`Compiled`); nothing else compiles. `creates`: the files the
+    run writes before any launch (`refuse_unstartable`)."""
     flags = inputs.flags
     manifest = inputs.manifest()
     policy = inputs.policy()
@@ -262,7 +263,7 @@ def compile_edge(inputs: Inputs) -> CompiledBundle:
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
         probe=LaunchProbe(_run_as(flags.run_as)),
     )
-    refuse_unstartable(bundle)
+    refuse_unstartable(bundle, creates=creates)
     return bundle
 
 
@@ -316,10 +317,12 @@ def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
     )
 
 
-def refuse_unstartable(bundle: CompiledBundle) -> None:
+def refuse_unstartable(bundle: CompiledBundle, *, creates: Collection[str] = ()) -> None:
     """Fail closed when the sandbox would refuse a mode's profile on this filesystem: a
-    launcher that trusts compile would get a session in which no command runs."""
-    found = startup_refusals(bundle, PLACEHOLDER_CWD)
+    launcher that trusts compile would get a session in which no command runs. `creates`:
+    regular files the run writes before any launch, judged as present (the writer's lock
+    `--format codex-home` creates)."""
+    found = startup_refusals(bundle, PLACEHOLDER_CWD, creates=creates)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise SandboxRefusesError(found[0].line() + more, where=found[0].refusal.path)

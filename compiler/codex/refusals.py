@@ -263,6 +263,30 @@ def crosses_writable_symlink(f: Facts) -> list[Refusal]:
     return out
 
 
+def carve_out_on_link(f: Facts) -> list[Refusal]:
+    """A carve-out name (`.git .agents .codex .aws`) that is a symlink directly in a writable
+    root: the sandbox binds it read-only as spelled and refuses the link, whatever it points
+    at (held-out difftest cases; by hand on 0.166.0 and 0.171.0: cwd `<ws>` under `:workspace`
+    with `<ws>/.codex` -> `real`, -> an outside directory, `<ws>/.git` -> a file or nothing,
+    `.agents`, `.aws` all refused "Fatal error: cannot enforce sandbox read-only path
+    <ws>/.codex because it crosses writable symlink <ws>/.codex"; `:workspace_roots` =
+    {".git" = "write"}, a write-only `:root` = write, or `<ws>` read started)."""
+    if f.full_write:
+        return []
+    out: list[Refusal] = []
+    for e in _winning_paths(f.enf.profile):
+        if not is_carve_out(e):
+            continue
+        holder, name = posixpath.split(e.path)
+        if f.fs.kind(f"{resolve_path(f.fs, holder).real.rstrip('/')}/{name}") == "link":
+            msg = (
+                f"Fatal error: cannot enforce sandbox read-only path {e.path} because it "
+                f"crosses writable symlink {e.path}"
+            )
+            out.append(Refusal("crosses-writable-symlink", e.path, msg))
+    return out
+
+
 def entry_on_symlink(f: Facts) -> list[Refusal]:
     """A deny key that is itself a symlink (`_link_key_refusal` has the measured grid)."""
     out: list[Refusal] = []
@@ -468,15 +492,27 @@ def missing_nested_entries(f: Facts) -> list[Refusal]:
 
 
 def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
-    """With `:root` = write, a deny on a missing path below a `read` entry: the mask's mount
-    point cannot be made in the read-only bind, whatever writable root lies between (by hand on
-    0.166.0 and 0.171.0: `<o>` read and deny `<o>/zz`, `<o>/br/lib/zz` or `<o>/q/zz` refuse
+    """A deny on a missing path below a `read` entry (a carve-out too) that lies inside a
+    writable root (any, with `:root` = write): the mask's mount point cannot be made in the
+    read-only bind, whatever writable root lies between (by hand on 0.166.0 and 0.171.0:
+    `:root` = write, `<o>` read and deny `<o>/zz`, `<o>/br/lib/zz` or `<o>/q/zz` refuse
     "bwrap: Can't create file at <o>/zz: Read-only file system" (`<o>/q` for the last), also
-    with `<o>/br` writable (cwd or an explicit write) and the deny in it; with `:root` = read,
-    or with the path present, they start; difftest 2:110)."""
-    if f.full_write or f.enf.profile.winner("/")[0] != "write":
+    with `<o>/br` writable and the deny in it; difftest 2:110. `:root` = read with the cwd
+    `<ws>` writable: `<ws>/ch` read and deny `<ws>/ch/auth.lock`, deny `<ws>/.codex/auth.lock`
+    in the existing carve-out, `<o>` write with `<o>/r` read and deny `<o>/r/zz` refuse the
+    same way -- a CODEX_HOME inside the workspace before its writer's lock exists. With the
+    read entry outside every writable root, with no read entry above, or with the path
+    present, they start)."""
+    if f.full_write:
         return []
-    reads = [r for e, r in f.enf.exact if e.access == "read" and not is_carve_out(e)]
+    root_write = f.enf.profile.winner("/")[0] == "write"
+    reads = [
+        r
+        for e, r in f.enf.exact
+        if e.access == "read"
+        and e.source != SPECIAL_MINIMAL
+        and (root_write or any(under(r, w) and r != w for w in f.won_writes))
+    ]
     out: list[Refusal] = []
     for _e, r in f.exact_denies:
         first = _first_missing(f.fs, r)
@@ -546,6 +582,7 @@ CONFIG_CLASSES: tuple[Callable[[Enforced], list[Refusal]], ...] = (
 FS_CLASSES: tuple[Callable[[Facts], list[Refusal]], ...] = (
     write_on_file,
     crosses_writable_symlink,
+    carve_out_on_link,
     entry_on_symlink,
     deny_link_beside_a_glob,
     deny_inside_denied_dir,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..codex.vocabulary import WRITER_LOCK
 from ..compiled import compile_step
 from ..errors import UsageError
 from ..flags import CompileFlags
@@ -52,10 +53,17 @@ def run(request: CompileRequest) -> Outcome:
 
 def _plain(request: CompileRequest) -> Outcome:
     inputs = Inputs.of(request)
-    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once)
-    compiled = compile_step(inputs)
-    bundle = compiled.bundle
     fmt = request.fmt
+    # codex-home writes the writer's lock before any launch: the gate judges it present (a
+    # CODEX_HOME inside the workspace refuses to start without it)
+    creates = (
+        (os.path.join(os.path.realpath(request.out), WRITER_LOCK),)
+        if fmt == "codex-home" and request.out is not None
+        else ()
+    )
+    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once)
+    compiled = compile_step(inputs, creates=creates)
+    bundle = compiled.bundle
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
 
