@@ -213,13 +213,16 @@ def _probes(rng: random.Random, nodes: list[Node], n: int) -> list[Probe]:
     return out
 
 
-def make_case(seed: int, index: int, *, probes: int = 40) -> Case:
-    """The case `index` of the run seeded `seed` (same inputs, same case)."""
+def make_case(seed: int, index: int, *, probes: int = 40, held_out: bool = False) -> Case:
+    """The case `index` of the run seeded `seed` (same inputs, same case). `held_out` adds the
+    shapes of `_held_out` (from a generator of their own: the rest of the case is unchanged)."""
     rng = random.Random(f"{seed}:{index}")
     tag = f"{seed % 100000}x{index}"
     nodes = _tree(rng, tag)
     tags: list[str] = []
     perms = _profile(rng, nodes, tags)
+    if held_out:
+        _held_out(seed, index, nodes, perms, tags)
     dirs = [n.rel for n in nodes if n.kind == "dir"]
     dir_links = [n.rel for n in nodes if n.kind == "link"]
     if dir_links and rng.random() < 0.25:
@@ -264,3 +267,51 @@ def _managed(seed: int, index: int, nodes: list[Node], perms: dict[str, Any]) ->
     if not pool:
         return ()
     return tuple(sorted({f"@/{p}" for p in rng.sample(pool, min(len(pool), rng.randint(1, 2)))}))
+
+
+#: The carve-out names Codex binds read-only in every writable root (codex.vocabulary).
+CARVE_NAMES = (".git", ".codex", ".agents")
+
+
+def _held_out(
+    seed: int, index: int, nodes: list[Node], perms: dict[str, Any], tags: list[str]
+) -> None:
+    """Add the shapes the first generator never made (issue 41's held-out cases), each from a
+    generator of its own, in place: a carve-out name that is a link in a directory that may be
+    a writable root (`carve-link`); a deny on a missing carve-out name (`carve-deny`); a
+    CODEX_HOME-like directory, read, with a deny on its missing writer's lock (`lock-missing`);
+    a deny on a directory holding the cwd or a writable entry (`under-denied`)."""
+    rng = random.Random(f"{seed}:{index}:held-out")
+    fs = perms[PROFILE_ID]["filesystem"]
+    dirs = [n.rel for n in nodes if n.kind == "dir"]
+    taken = {n.rel for n in nodes}
+    pool = ["ws", "ws", *dirs]
+    if rng.random() < 0.35:
+        rel = f"{rng.choice(pool)}/{rng.choice(CARVE_NAMES)}"
+        if rel not in taken:
+            files = [n.rel for n in nodes if n.kind == "file"]
+            dest = rng.choice([*dirs, *files, f"{rng.choice(dirs)}/missing-c"])
+            target = _relative(rel, dest) if rng.random() < 0.5 else f"@/{dest}"
+            nodes.append(Node(rel, "link", target=target))
+            taken.add(rel)
+            tags.append("carve-link")
+    if rng.random() < 0.3:
+        rel = f"{rng.choice(pool)}/{rng.choice(CARVE_NAMES)}"
+        if rel not in taken and f"@/{rel}" not in fs:
+            fs[f"@/{rel}"] = "deny"
+            tags.append("carve-deny")
+    if rng.random() < 0.3:
+        rel = f"{rng.choice(pool)}/ch"
+        if rel not in taken:
+            nodes += [Node(rel, "dir"), Node(f"{rel}/config.toml", "file", marker=f"PCH{index}")]
+            fs.setdefault(f"@/{rel}", rng.choice(("read", "read", "deny")))
+            fs.setdefault(f"@/{rel}/auth.lock", "deny")
+            tags.append("lock-missing")
+    if rng.random() < 0.3:
+        holders = [d for d in dirs if "/" in d]
+        if holders:
+            inner = rng.choice(holders)
+            outer = inner.rsplit("/", 1)[0]
+            fs.setdefault(f"@/{outer}", "deny")
+            fs.setdefault(f"@/{inner}", rng.choice(("read", "write", "write")))
+            tags.append("under-denied")
