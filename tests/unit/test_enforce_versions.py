@@ -332,3 +332,65 @@ def test_a_denied_cwd_inside_a_denied_directory_shields_nothing(version: str) ->
     eff = resolve(perms, "p", EvalContext(cwd=f"{o}/d", tmpdir=f"{o}/d"))
     got = [(r.code, r.path) for r in enforce(eff, fs, codex_version=version).refusals]
     assert got == [("deny-inside-denied-dir", f"{o}/d")]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize("carve", [".git", ".codex", ".agents", ".aws"])
+@pytest.mark.parametrize("target", ["real", f"{B}/o", f"{B}/o/f", f"{B}/missing"])
+def test_a_carve_out_name_that_is_a_link_in_a_writable_root_refuses(
+    version: str, carve: str, target: str
+) -> None:
+    # held-out difftest 4102:2, 4102:43; by hand on both releases: cwd `<ws>` under
+    # `:workspace` with `<ws>/.codex` -> `real`, -> an outside directory, `<ws>/.git` -> a file
+    # or nothing, `.agents`, `.aws`: "Fatal error: cannot enforce sandbox read-only path
+    # <ws>/<carve> because it crosses writable symlink <ws>/<carve>"
+    ws = f"{B}/ws"
+    link = f"{ws}/{carve}"
+    kinds: dict[str, FsKind] = {
+        "/": "dir",
+        B: "dir",
+        ws: "dir",
+        f"{ws}/real": "dir",
+        f"{B}/o": "dir",
+        f"{B}/o/f": "file",
+        link: "link",
+    }
+    fs = FsSnapshot(kinds, {link: target})
+    got = _enf({}, fs, version).refusals
+    assert [(r.code, r.path) for r in got] == [("crosses-writable-symlink", link)]
+    assert got[0].message == (
+        f"Fatal error: cannot enforce sandbox read-only path {link} because it crosses "
+        f"writable symlink {link}"
+    )
+    # controls (started on both releases): the profile writes the carve-out itself; a
+    # write-only `:root` = write mounts no carve-outs; a real directory there
+    assert not _enf({":workspace_roots": {carve: "write"}}, fs, version).refusals
+    perms = {"p": {"filesystem": {":root": "write"}}}
+    eff = resolve(perms, "p", EvalContext(cwd=ws))
+    assert not enforce(eff, fs, codex_version=version).refusals
+    assert not _enf({}, FsSnapshot({**kinds, link: "dir"}), version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(("holder", "read"), [("ch", True), (".codex", False)])
+def test_a_deny_on_a_missing_lock_below_a_read_entry_in_a_writable_root_refuses(
+    version: str, holder: str, read: bool
+) -> None:
+    # held-out difftest 4102:1 (a CODEX_HOME inside the workspace compiled before its lock
+    # existed); by hand on both releases: cwd `<ws>` under `:workspace`, `<ws>/ch` read (or
+    # the carve-out `<ws>/.codex`) and a deny on the missing `.../auth.lock`: "bwrap: Can't
+    # create file at <ws>/ch/auth.lock: Read-only file system"
+    ws = f"{B}/ws"
+    home = f"{ws}/{holder}"
+    lock = f"{home}/auth.lock"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", home: "dir", f"{B}/o": "dir"}
+    table = {**({home: "read"} if read else {}), lock: "deny"}
+    got = _enf(table, FsSnapshot(kinds), version).refusals
+    assert [(r.code, r.path) for r in got] == [("missing-nested-entries", lock)]
+    assert got[0].message == f"bwrap: Can't create file at {lock}: Read-only file system"
+    # controls (started on both releases): the lock present; the read directory outside
+    # every writable root; no read entry above the missing path
+    assert not _enf(table, FsSnapshot({**kinds, lock: "file"}), version).refusals
+    outside = {f"{B}/o": "read", f"{B}/o/auth.lock": "deny"}
+    assert not _enf(outside, FsSnapshot(kinds), version).refusals
+    assert not _enf({f"{ws}/x/auth.lock": "deny"}, FsSnapshot(kinds), version).refusals
