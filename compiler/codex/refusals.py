@@ -361,7 +361,14 @@ def deny_inside_denied_dir(f: Facts) -> list[Refusal]:
                 # :read-only, :workspace or `:root` = read, and refuse under `:root` = write or
                 # a writable parent, also for a missing file in an existing directory;
                 # 20261203:826 started, 7:848 refused)
-                msg = f"bwrap: Can't mkdir parents for {r2}: Read-only file system"
+                # the leaf alone missing: "Can't create file at" (held-out cells, by hand on
+                # both releases: `<ws>/ch` and the missing `<ws>/ch/auth.lock` denied)
+                what = (
+                    "create file at"
+                    if f.fs.kind(posixpath.dirname(r2)) == "dir"
+                    else "mkdir parents for"
+                )
+                msg = f"bwrap: Can't {what} {r2}: Read-only file system"
                 out.append(Refusal("deny-inside-denied-dir", r2, msg))
     return out
 

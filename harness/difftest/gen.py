@@ -315,3 +315,103 @@ def _held_out(
             fs.setdefault(f"@/{outer}", "deny")
             fs.setdefault(f"@/{inner}", rng.choice(("read", "write", "write")))
             tags.append("under-denied")
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One measured refusal class as a fixed pair: a case Codex refuses (with `fragment` in its
+    message, on 0.166.0 and 0.171.0) and a control that starts."""
+
+    name: str
+    fragment: str
+    refused: Case
+    control: Case
+
+
+def _cell_case(index: int, nodes: tuple[Node, ...], fs: dict[str, Any], tag: str) -> Case:
+    """A fixed case (seed 0) with cwd and HOME `ws`, no TMPDIR and no probes: only whether the
+    sandbox starts is compared."""
+    perms = {PROFILE_ID: {"filesystem": fs, **({} if ":root" in fs else {"extends": ":workspace"})}}
+    return Case(0, index, (Node("ws", "dir"), *nodes), perms, "ws", "ws", None, (), (tag,))
+
+
+def _pair(
+    index: int,
+    name: str,
+    fragment: str,
+    refused: tuple[tuple[Node, ...], dict[str, Any]],
+    control: tuple[tuple[Node, ...], dict[str, Any]],
+) -> Cell:
+    return Cell(
+        name,
+        fragment,
+        _cell_case(2 * index, *refused, name),
+        _cell_case(2 * index + 1, *control, name),
+    )
+
+
+def cells() -> list[Cell]:
+    """The held-out classes of issue 41, each measured by hand on both releases: (a) a carve-out
+    name that is a symlink in a writable root; (b) a deny under a denied directory inside a
+    writable root; (c) a deny on a missing carve-out name; (d) a CODEX_HOME-like directory
+    inside the workspace, read, with a deny on its missing writer's lock."""
+    real = Node("ws/real", "dir")
+    outside = (Node("o", "dir"), Node("o/f", "file", marker="PCcell"))
+    home = (Node("ws/ch", "dir"), Node("ws/ch/config.toml", "file", marker="PCcell"))
+    lock = Node("ws/ch/auth.lock", "file", marker="")
+    crosses = "crosses writable symlink"
+    read_only = "Read-only file system"
+    return [
+        _pair(
+            0,
+            "carve-out-link-dir",
+            crosses,
+            ((real, Node("ws/.codex", "link", target="real")), {}),
+            (
+                (real, Node("ws/.codex", "link", target="real")),
+                {":workspace_roots": {".codex": "write"}},
+            ),
+        ),
+        _pair(
+            1,
+            "carve-out-link-file",
+            crosses,
+            ((*outside, Node("ws/.git", "link", target="@/o/f")), {}),
+            ((*outside, Node("ws/.git", "link", target="@/o/f")), {":root": "write"}),
+        ),
+        _pair(
+            2,
+            "deny-under-denied-dir",
+            read_only,
+            (home, {"@/ws/ch": "deny", "@/ws/ch/auth.lock": "deny"}),
+            # outside every writable root the missing inner deny is not mounted
+            (
+                (Node("o", "dir"), Node("o/ch", "dir")),
+                {"@/o/ch": "deny", "@/o/ch/auth.lock": "deny"},
+            ),
+        ),
+        _pair(
+            3,
+            "deny-missing-carve-out",
+            "Is a directory",
+            ((), {":workspace_roots": {".agents": "deny"}}),
+            ((Node("ws/.agents", "dir"),), {":workspace_roots": {".agents": "deny"}}),
+        ),
+        _pair(
+            4,
+            "missing-writer-lock",
+            read_only,
+            (home, {"@/ws/ch": "read", "@/ws/ch/auth.lock": "deny"}),
+            ((*home, lock), {"@/ws/ch": "read", "@/ws/ch/auth.lock": "deny"}),
+        ),
+        _pair(
+            5,
+            "missing-writer-lock-in-carve-out",
+            read_only,
+            ((Node("ws/.codex", "dir"),), {"@/ws/.codex/auth.lock": "deny"}),
+            (
+                (Node("ws/.codex", "dir"), Node("ws/.codex/auth.lock", "file")),
+                {"@/ws/.codex/auth.lock": "deny"},
+            ),
+        ),
+    ]
