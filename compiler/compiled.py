@@ -10,7 +10,6 @@ and lock (compiler/bundle/load.py `document_of`), check (the bundle), audit. Not
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, UsageError
@@ -37,14 +36,14 @@ class Compiled(NamedTuple):
     layout: PlanLayout | None = None
 
 
-def compile_step(inp: Inputs, *, creates: Collection[str] = ()) -> Compiled:
+def compile_step(inp: Inputs, *, lock_created: bool = False) -> Compiled:
     """Compile `inp` once: with a plan layout, read it first and take the session's HOME and
     TMPDIR from it (`session_dirs`). The one way to compile: every command that compiles
     (compile, check, watch, requirements, lock, audit, explain, canary) and the library
     (compiler/library.py, `api.compile_inputs`) come through here, so `--plan-layout` means the
     same bundle everywhere, and a missing layout file is an input error for each of them.
-    `creates`: the files the run writes before any launch (the writer's lock of `--format
-    codex-home`), which the startability gate judges as present."""
+    `lock_created`: the output creates the writer's lock before any launch (`--format
+    codex-home` and `launch` do), so the startability gate judges it present."""
     path = flag_text(inp.flags.plan_layout)
     layout = None
     if path is not None:
@@ -59,7 +58,7 @@ def compile_step(inp: Inputs, *, creates: Collection[str] = ()) -> Compiled:
             )
         layout = layout_of(inp, path)
         inp = inp.with_flags(**session_dirs(inp.flags, layout, path))
-    return Compiled(inp, compile_edge(inp, creates=creates), layout)
+    return Compiled(inp, compile_edge(inp, lock_created=lock_created), layout)
 
 
 def no_plan_layout(flags: CompileFlags, instead: str) -> None:

@@ -8,7 +8,7 @@ layout first): every command and the library (compiler/library.py) compile throu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .codex.resolve import PLACEHOLDER_CWD
@@ -203,11 +203,11 @@ def _run_as(uid: int | None) -> int | None:
     return uid
 
 
-def compile_edge(inputs: Inputs, *, creates: Collection[str] = ()) -> CompiledBundle:
+def compile_edge(inputs: Inputs, *, lock_created: bool = False) -> CompiledBundle:
     """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`.
     Each call compiles (roots are resolved afresh). Called by `compiled.compile_step` only,
-    which hands the bundle on (`Compiled`); nothing else compiles. `creates`: the files the
-    run writes before any launch (`refuse_unstartable`)."""
+    which hands the bundle on (`Compiled`); nothing else compiles. `lock_created`: see
+    `refuse_unstartable`."""
     flags = inputs.flags
     manifest = inputs.manifest()
     policy = inputs.policy()
@@ -263,7 +263,7 @@ def compile_edge(inputs: Inputs, *, creates: Collection[str] = ()) -> CompiledBu
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
         probe=LaunchProbe(_run_as(flags.run_as)),
     )
-    refuse_unstartable(bundle, creates=creates)
+    refuse_unstartable(bundle, lock_created=lock_created)
     return bundle
 
 
@@ -317,12 +317,12 @@ def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
     )
 
 
-def refuse_unstartable(bundle: CompiledBundle, *, creates: Collection[str] = ()) -> None:
+def refuse_unstartable(bundle: CompiledBundle, *, lock_created: bool = False) -> None:
     """Fail closed when the sandbox would refuse a mode's profile on this filesystem: a
-    launcher that trusts compile would get a session in which no command runs. `creates`:
-    regular files the run writes before any launch, judged as present (the writer's lock
-    `--format codex-home` creates)."""
-    found = startup_refusals(bundle, PLACEHOLDER_CWD, creates=creates)
+    launcher that trusts compile would get a session in which no command runs. `lock_created`:
+    the output creates CODEX_HOME's writer's lock before any launch (`--format codex-home`
+    writes it, a launch document's `files` create it), so it is judged present."""
+    found = startup_refusals(bundle, PLACEHOLDER_CWD, lock_created=lock_created)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise SandboxRefusesError(found[0].line() + more, where=found[0].refusal.path)

@@ -119,18 +119,18 @@ def fix_for(refusal: Refusal, writer_lock: str | None) -> str:
 
 
 def startup_refusals(
-    bundle: CompiledBundle, placeholder_cwd: str, *, creates: Collection[str] = ()
+    bundle: CompiledBundle, placeholder_cwd: str, *, lock_created: bool = False
 ) -> list[StartRefusal]:
     """Every (mode, cwd) whose compiled profile the sandbox of the target Codex release
-    (`settings.codex_version()`) refuses, on this filesystem. `creates`: regular files the
-    run writes before any launch (`compile --format codex-home` writes the writer's lock), as
-    if they were present."""
+    (`settings.codex_version()`) refuses, on this filesystem. `lock_created`: the run
+    creates CODEX_HOME's writer's lock before any launch (`compile --format codex-home` and
+    `launch`), so it is judged present."""
     table = {p.profile_id: p.codex_table() for p in bundle.profiles}
     lay = bundle.layout
     home = lay.home or os.environ.get("HOME")
     cwds = list(dict.fromkeys(lay.workspace_roots)) or [placeholder_cwd]
-    fs = _with_files(creates)
     lock = writer_lock_path(bundle.codex_home) if bundle.codex_home is not None else None
+    fs = _with_files([lock] if lock is not None and lock_created else [])
     version = codex_version()
     out: list[StartRefusal] = []
     for prof in bundle.profiles:

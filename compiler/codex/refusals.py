@@ -125,6 +125,9 @@ class Facts(NamedTuple):
     linked: frozenset[str]
     #: `writes` of the write entries no deny at their own path beats.
     won_writes: tuple[str, ...] = ()
+    #: The path entries (any access) a writable root spelled through a link hides, by real
+    #: path: the enforced view drops them, the sandbox still mounts them.
+    hidden: tuple[tuple[Entry, str], ...] = ()
 
     def shielded(self, inner: str, outer: str) -> bool:
         """A writable root inside the denied directory `outer`, above or below `inner`, has its
@@ -167,9 +170,7 @@ def _facts(enf: Enforced, fs: FsView, full_write: bool) -> Facts:
     hidden = tuple(
         (d.entry, real_path(fs, d.entry.path))
         for d in enf.dropped
-        if d.entry.kind == "path"
-        and d.entry.access == "deny"
-        and d.reason.startswith("under writable root ")
+        if d.entry.kind == "path" and d.reason.startswith("under writable root ")
     )
     writes = [r for e, r in enf.exact if e.access == "write"]
     writes += [e.path for e, _r in enf.exact if e.access == "write"]
@@ -180,8 +181,17 @@ def _facts(enf: Enforced, fs: FsView, full_write: bool) -> Facts:
         if e.access == "write" and _wins(enf.profile, e)
         for p in (r, e.path)
     ]
+    hidden_denies = tuple((e, r) for e, r in hidden if e.access == "deny")
     return Facts(
-        enf, fs, full_write, exact_denies, exact_denies + hidden, tuple(writes), linked, tuple(won)
+        enf,
+        fs,
+        full_write,
+        exact_denies,
+        exact_denies + hidden_denies,
+        tuple(writes),
+        linked,
+        tuple(won),
+        hidden,
     )
 
 
@@ -270,8 +280,9 @@ def carve_out_on_link(f: Facts) -> list[Refusal]:
     with `<ws>/.codex` -> `real`, -> an outside directory, `<ws>/.git` -> a file or nothing,
     `.agents`, `.aws` all refused "Fatal error: cannot enforce sandbox read-only path
     <ws>/.codex because it crosses writable symlink <ws>/.codex"; `:workspace_roots` =
-    {".git" = "write"}, a write-only `:root` = write, or `<ws>` read started)."""
-    if f.full_write:
+    {".git" = "write"}, or `<ws>` read started; so did every `:root` = write profile, also with
+    `:minimal` = read, the cwd or TMPDIR writable: held-out 4141:43, by hand on both)."""
+    if f.full_write or f.enf.profile.winner("/")[0] == "write":
         return []
     out: list[Refusal] = []
     for e in _winning_paths(f.enf.profile):
@@ -370,6 +381,31 @@ def deny_inside_denied_dir(f: Facts) -> list[Refusal]:
                 )
                 msg = f"bwrap: Can't {what} {r2}: Read-only file system"
                 out.append(Refusal("deny-inside-denied-dir", r2, msg))
+    return out
+
+
+def deny_link_inside_denied_dir(f: Facts) -> list[Refusal]:
+    """A deny key that is a symlink to an existing path, inside a denied directory whose tmpfs
+    is mounted first: bwrap makes the mask's mount point at the link's own spelling in the
+    read-only tmpfs (held-out 4141:25; by hand on 0.166.0 and 0.171.0, `:root` = read or
+    `:workspace`: `<h>` and `<h>/l0` -> `../o/f` denied refuse "bwrap: Can't create file at
+    <h>/l0: Read-only file system", -> `../o` "Can't mkdir <h>/l0: Read-only file system"; a
+    dangling `<h>/l0` starts). An absolute link key is `entry-on-symlink` already."""
+    out: list[Refusal] = []
+    dirs = [(e.path, r) for e, r in f.denies if f.fs.kind(r) == "dir"]
+    for e2, r2 in f.exact_denies:
+        key = e2.path
+        if f.fs.kind(key) != "link" or _link_key_refusal(f.fs, key) is not None:
+            continue
+        kind = f.fs.kind(r2)
+        if kind is None or not any(
+            under(key, d) and key != d and not f.shielded(key, d) and mounted_first(sd, key)
+            for sd, d in dirs
+        ):
+            continue
+        what = "mkdir" if kind == "dir" else "create file at"
+        msg = f"bwrap: Can't {what} {key}: Read-only file system"
+        out.append(Refusal("deny-inside-denied-dir", key, msg))
     return out
 
 
@@ -513,15 +549,21 @@ def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
     if f.full_write:
         return []
     root_write = f.enf.profile.winner("/")[0] == "write"
+    # a read entry a write at its own path beats is no read-only bind (held-out 4141:260,
+    # 4141:266: the cwd `<h>/ch` itself read, its missing `auth.lock` denied, started)
+    # the entries a writable root spelled through a link hides are still mounted (held-out
+    # 4141:188: cwd `<ws>/l0` -> `../home`, `<home>/vault/ch` read, its missing lock denied)
     reads = [
         r
-        for e, r in f.enf.exact
+        for e, r in [*f.enf.exact, *f.hidden]
         if e.access == "read"
         and e.source != SPECIAL_MINIMAL
+        and _wins(f.enf.profile, e)
+        and r not in f.won_writes
         and (root_write or any(under(r, w) and r != w for w in f.won_writes))
     ]
     out: list[Refusal] = []
-    for _e, r in f.exact_denies:
+    for _e, r in f.denies:
         first = _first_missing(f.fs, r)
         if first is not None and any(under(posixpath.dirname(first), rd) for rd in reads):
             msg = f"bwrap: Can't create file at {first}: Read-only file system"
@@ -593,6 +635,7 @@ FS_CLASSES: tuple[Callable[[Facts], list[Refusal]], ...] = (
     entry_on_symlink,
     deny_link_beside_a_glob,
     deny_inside_denied_dir,
+    deny_link_inside_denied_dir,
     glob_match_inside_denied_dir,
     scoped_glob_over_pattern_root,
     scoped_glob_beside_exact_deny,
@@ -670,11 +713,6 @@ def _mask_candidates(f: Facts) -> list[tuple[Entry, str]]:
     7:354, by hand: `<o>/*` deny, cwd `<o>/d` writable, deny `<o>/d/.codex` missing refuses;
     a read entry at the carve-out's path stands for it, as in `_with_carve_outs`)."""
     enf = f.enf
-    hidden = [
-        (d.entry, real_path(f.fs, d.entry.path))
-        for d in enf.dropped
-        if d.entry.kind == "path" and d.reason.startswith("under writable root ")
-    ]
     have = {e.path for e, _r in enf.exact if is_carve_out(e) or e.access == "read"}
     synthetic = (
         []
@@ -687,7 +725,7 @@ def _mask_candidates(f: Facts) -> list[tuple[Entry, str]]:
             if (c := f"{wr.rstrip('/')}/{name}") not in have
         ]
     )
-    return [*enf.exact, *hidden, *synthetic]
+    return [*enf.exact, *f.hidden, *synthetic]
 
 
 def _missing_message(f: Facts, m: str, at: set[str], kids: set[str]) -> str:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..codex.vocabulary import WRITER_LOCK
 from ..compiled import compile_step
 from ..errors import UsageError
 from ..flags import CompileFlags
@@ -54,15 +53,10 @@ def run(request: CompileRequest) -> Outcome:
 def _plain(request: CompileRequest) -> Outcome:
     inputs = Inputs.of(request)
     fmt = request.fmt
-    # codex-home writes the writer's lock before any launch: the gate judges it present (a
-    # CODEX_HOME inside the workspace refuses to start without it)
-    creates = (
-        (os.path.join(os.path.realpath(request.out), WRITER_LOCK),)
-        if fmt == "codex-home" and request.out is not None
-        else ()
-    )
-    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once)
-    compiled = compile_step(inputs, creates=creates)
+    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once).
+    # codex-home writes the writer's lock, a launch document's files create it, before any
+    # launch: the gate judges it present (a CODEX_HOME in the workspace needs it to start)
+    compiled = compile_step(inputs, lock_created=fmt in ("codex-home", "launch"))
     bundle = compiled.bundle
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
