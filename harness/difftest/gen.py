@@ -354,13 +354,15 @@ def cells() -> list[Cell]:
     """The held-out classes of issue 41, each measured by hand on both releases: (a) a carve-out
     name that is a symlink in a writable root; (b) a deny under a denied directory inside a
     writable root; (c) a deny on a missing carve-out name; (d) a CODEX_HOME-like directory
-    inside the workspace, read, with a deny on its missing writer's lock."""
+    inside the workspace, read, with a deny on its missing writer's lock; and from the fresh
+    held-out seed 4141, a deny on a link key inside a denied directory."""
     real = Node("ws/real", "dir")
     outside = (Node("o", "dir"), Node("o/f", "file", marker="PCcell"))
     home = (Node("ws/ch", "dir"), Node("ws/ch/config.toml", "file", marker="PCcell"))
     lock = Node("ws/ch/auth.lock", "file", marker="")
     crosses = "crosses writable symlink"
     read_only = "Read-only file system"
+    denied_link = {"@/h": "deny", "@/h/l0": "deny"}
     return [
         _pair(
             0,
@@ -413,5 +415,12 @@ def cells() -> list[Cell]:
                 (Node("ws/.codex", "dir"), Node("ws/.codex/auth.lock", "file")),
                 {"@/ws/.codex/auth.lock": "deny"},
             ),
+        ),
+        _pair(
+            6,
+            "deny-link-in-denied-dir",
+            read_only,
+            ((*outside, Node("h", "dir"), Node("h/l0", "link", target="../o/f")), denied_link),
+            ((*outside, Node("h", "dir"), Node("h/l0", "link", target="../o/none")), denied_link),
         ),
     ]

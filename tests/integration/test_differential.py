@@ -49,7 +49,11 @@ SEEDS = ((20261203, 300), (7, 300))
 #: before issue 41's classes (4102:1, :2, :43), 0 after.
 HELD_OUT = (4102, 150)
 #: The classes issue 41 added or widened (the negative control runs without them).
-NEW_CLASSES = (classes.carve_out_on_link, classes.missing_deny_under_read_only)
+NEW_CLASSES = (
+    classes.carve_out_on_link,
+    classes.missing_deny_under_read_only,
+    classes.deny_link_inside_denied_dir,
+)
 
 
 def binary(version: str) -> Path:

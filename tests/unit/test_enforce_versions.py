@@ -394,3 +394,59 @@ def test_a_deny_on_a_missing_lock_below_a_read_entry_in_a_writable_root_refuses(
     outside = {f"{B}/o": "read", f"{B}/o/auth.lock": "deny"}
     assert not _enf(outside, FsSnapshot(kinds), version).refusals
     assert not _enf({f"{ws}/x/auth.lock": "deny"}, FsSnapshot(kinds), version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(
+    ("target", "kind", "message"),
+    [
+        ("../o/f", "file", "Can't create file at"),
+        ("../o", "dir", "Can't mkdir"),
+        ("../o/none", None, None),
+    ],
+)
+def test_a_deny_on_a_link_key_inside_a_denied_directory(
+    version: str, target: str, kind: FsKind | None, message: str | None
+) -> None:
+    # held-out 4141:25; by hand on both releases (`:workspace` and `:root` = read): `<h>` and
+    # `<h>/l0` -> `../o/f` denied refuse "bwrap: Can't create file at <h>/l0: Read-only file
+    # system", -> `../o` "Can't mkdir <h>/l0: ..."; a dangling link starts
+    h, link = f"{B}/h", f"{B}/h/l0"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", h: "dir", link: "link"}
+    kinds[f"{B}/o"] = "dir"
+    if kind == "file":
+        kinds[f"{B}/o/f"] = "file"
+    fs = FsSnapshot(kinds, {link: target})
+    got = _enf({h: "deny", link: "deny"}, fs, version).refusals
+    if message is None:
+        assert not got
+        return
+    assert [(r.code, r.path) for r in got] == [("deny-inside-denied-dir", link)]
+    assert got[0].message == f"bwrap: {message} {link}: Read-only file system"
+    # control: the link alone denied starts (a relative link key outside a denied directory)
+    assert not _enf({link: "deny"}, fs, version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_read_entry_on_the_writable_cwd_is_no_read_only_bind(version: str) -> None:
+    # held-out 4141:260, 4141:266 (both releases): the cwd `<ws>/ch` itself read, a deny on
+    # its missing `auth.lock`: started (the cwd's write beats the read at its path)
+    ch = f"{B}/ws/ch"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", ch: "dir"}
+    perms = {"p": {"filesystem": {ch: "read", f"{ch}/auth.lock": "deny"}, "extends": ":workspace"}}
+    eff = resolve(perms, "p", EvalContext(cwd=ch))
+    assert not enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))  # control: the cwd above it
+    assert enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_root_write_mounts_no_carve_out_link_refusal(version: str) -> None:
+    # held-out 4141:43; by hand on both: `:root` = write with `:minimal` = read (also
+    # extending :workspace) and `<ws>/.agents` -> `v` started
+    ws = f"{B}/ws"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", f"{ws}/v": "dir"}
+    kinds[f"{ws}/.agents"] = "link"
+    fs = FsSnapshot(kinds, {f"{ws}/.agents": "v"})
+    assert not _enf({":root": "write", ":minimal": "read"}, fs, version).refusals
+    assert _enf({":minimal": "read"}, fs, version).refusals  # control: `:root` = read
