@@ -280,22 +280,35 @@ def carve_out_on_link(f: Facts) -> list[Refusal]:
     with `<ws>/.codex` -> `real`, -> an outside directory, `<ws>/.git` -> a file or nothing,
     `.agents`, `.aws` all refused "Fatal error: cannot enforce sandbox read-only path
     <ws>/.codex because it crosses writable symlink <ws>/.codex"; `:workspace_roots` =
-    {".git" = "write"}, or `<ws>` read started; so did every `:root` = write profile, also with
-    `:minimal` = read, the cwd or TMPDIR writable: held-out 4141:43, by hand on both)."""
-    if f.full_write or f.enf.profile.winner("/")[0] == "write":
+    {".git" = "write"}, or `<ws>` read started). Also in a writable root a deny glob matches
+    (4242:11: TMPDIR `<ws>/[br]` with `<ws>/*` denied refused), as `_mask_candidates` has it.
+    A `:root` = write profile whose other entries are writes, carve-outs or `:minimal` mounts
+    no carve-outs (4141:43, by hand: the cwd or TMPDIR writable, `:minimal` = read, started);
+    one with a deny or a read entry does (4242:235: TMPDIR's `.codex` link refused)."""
+    prof = f.enf.profile
+    if f.full_write or _write_only_but_minimal(prof):
         return []
+    paths = {e.path for e in _winning_paths(prof) if is_carve_out(e)}
+    for w, wr in f.enf.exact:
+        if w.access == "write" and wr == w.path and wr != "/" and f.enf.decide(wr).writable:
+            paths.update(c for name in CARVE_OUTS if (c := f"{wr}/{name}") not in prof._exact)
     out: list[Refusal] = []
-    for e in _winning_paths(f.enf.profile):
-        if not is_carve_out(e):
-            continue
-        holder, name = posixpath.split(e.path)
+    for path in sorted(paths):
+        holder, name = posixpath.split(path)
         if f.fs.kind(f"{resolve_path(f.fs, holder).real.rstrip('/')}/{name}") == "link":
             msg = (
-                f"Fatal error: cannot enforce sandbox read-only path {e.path} because it "
-                f"crosses writable symlink {e.path}"
+                f"Fatal error: cannot enforce sandbox read-only path {path} because it "
+                f"crosses writable symlink {path}"
             )
-            out.append(Refusal("crosses-writable-symlink", e.path, msg))
+            out.append(Refusal("crosses-writable-symlink", path, msg))
     return out
+
+
+def _write_only_but_minimal(prof: EffectiveProfile) -> bool:
+    """`:root` = write and every other entry a write, a carve-out or from `:minimal`."""
+    return prof.winner("/")[0] == "write" and all(
+        e.access == "write" or is_carve_out(e) or e.source == SPECIAL_MINIMAL for e in prof.entries
+    )
 
 
 def entry_on_symlink(f: Facts) -> list[Refusal]:
@@ -552,7 +565,11 @@ def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
     # a read entry a write at its own path beats is no read-only bind (held-out 4141:260,
     # 4141:266: the cwd `<h>/ch` itself read, its missing `auth.lock` denied, started)
     # the entries a writable root spelled through a link hides are still mounted (held-out
-    # 4141:188: cwd `<ws>/l0` -> `../home`, `<home>/vault/ch` read, its missing lock denied)
+    # 4141:188: cwd `<ws>/l0` -> `../home`, `<home>/vault/ch` read, its missing lock denied).
+    # With `:root` = read, only a read entry inside exactly one writable root (4242:211; by
+    # hand on both: `<ws>/inner` written and `<ws>/inner/ch` read with the cwd or TMPDIR at
+    # `<ws>` started; with the cwd elsewhere, refused)
+    roots = {r for e, r in f.enf.exact if e.access == "write" and _wins(f.enf.profile, e)}
     reads = [
         r
         for e, r in [*f.enf.exact, *f.hidden]
@@ -560,7 +577,7 @@ def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
         and e.source != SPECIAL_MINIMAL
         and _wins(f.enf.profile, e)
         and r not in f.won_writes
-        and (root_write or any(under(r, w) and r != w for w in f.won_writes))
+        and (root_write or len({w for w in roots if under(r, w) and r != w}) == 1)
     ]
     out: list[Refusal] = []
     for _e, r in f.denies:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -106,14 +107,18 @@ def _flags(lay: Layout, workspace: Path) -> list[str]:
 
 
 def test_a_codex_home_inside_the_workspace_refuses_until_its_writer_lock_exists(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # held-out difftest 4102:1; by hand on 0.166.0 and 0.171.0: the agent profile's read entry
     # on CODEX_HOME inside the writable workspace plus its deny on the missing auth.lock:
     # "bwrap: Can't create file at <home>/auth.lock: Read-only file system"
     from profilec.cli import main
 
-    lay = make_layout(tmp_path / "l")
+    # outside /tmp: a writable root around the workspace (agent mode's /tmp) shields it
+    # (4242:211, by hand on both releases), and the refusal needs the workspace alone
+    var_tmp = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(var_tmp, ignore_errors=True))
+    lay = make_layout(var_tmp / "l")
     lock = lay.codex_home / "auth.lock"
     lock.unlink()
     flags = _flags(lay, lay.base)
