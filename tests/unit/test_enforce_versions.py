@@ -450,3 +450,37 @@ def test_root_write_mounts_no_carve_out_link_refusal(version: str) -> None:
     fs = FsSnapshot(kinds, {f"{ws}/.agents": "v"})
     assert not _enf({":root": "write", ":minimal": "read"}, fs, version).refusals
     assert _enf({":minimal": "read"}, fs, version).refusals  # control: `:root` = read
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize("outer", ["cwd", "tmpdir", None])
+def test_a_writable_root_around_the_read_entry_shields_the_missing_lock(
+    version: str, outer: str | None
+) -> None:
+    # held-out 4242:211; by hand on both releases: `<ws>/inner` written, `<ws>/inner/ch`
+    # read, a deny on the missing `ch/auth.lock`: started with the cwd or TMPDIR at `<ws>`
+    # (two writable roots around it), refused with the cwd elsewhere
+    ws, inner = f"{B}/ws", f"{B}/ws/inner"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", inner: "dir", H: "dir"}
+    kinds[f"{inner}/ch"] = "dir"
+    table = {inner: "write", f"{inner}/ch": "read", f"{inner}/ch/auth.lock": "deny"}
+    ctx = EvalContext(cwd=ws if outer == "cwd" else H, tmpdir=ws if outer == "tmpdir" else None)
+    eff = resolve({"p": {"filesystem": table, "extends": ":workspace"}}, "p", ctx)
+    got = enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+    assert bool(got) == (outer is None), got
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_carve_out_links_of_a_root_a_deny_glob_matches_and_under_root_write(version: str) -> None:
+    # held-out 4242:11 (TMPDIR `<ws>/br` with `<ws>/*` denied and `<ws>/br/.agents` a link)
+    # and 4242:235 (`:root` = write with a deny, TMPDIR's `.codex` a link): both refused
+    ws, tmp = f"{B}/ws", f"{B}/ws/br"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", tmp: "dir", H: "dir"}
+    kinds[f"{tmp}/.agents"] = "link"
+    fs = FsSnapshot(kinds, {f"{tmp}/.agents": f"{B}/ws"})
+    want = [("crosses-writable-symlink", f"{tmp}/.agents")]
+    for table in ({f"{ws}/*": "deny"}, {":root": "write", f"{H}/x": "deny"}):
+        perms = {"p": {"filesystem": {**table, ":tmpdir": "write"}, "extends": ":workspace"}}
+        eff = resolve(perms, "p", EvalContext(cwd=H, tmpdir=tmp))
+        got = enforce(eff, fs, codex_version=version).refusals
+        assert [(r.code, r.path) for r in got] == want, table
