@@ -317,6 +317,11 @@ def entry_on_symlink(f: Facts) -> list[Refusal]:
     for e in _winning_paths(f.enf.profile):
         if e.access != "deny" or _masked_entry(e) or _crossing(f, e) is not None:
             continue
+        if any(under(e.path, r) and e.path != r for r in f.linked):
+            # inside a writable root spelled through a link: dropped, not mounted (4343:59; by
+            # hand on both: `<o>/l4` -> `../home/k1` written, deny on the link `<home>/k1/l2`
+            # -> an absolute directory started; without the linked root it refused)
+            continue
         refusal = _link_key_refusal(f.fs, e.path)
         if refusal is not None:
             out.append(Refusal("entry-on-symlink", e.path, refusal))
@@ -566,10 +571,16 @@ def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
     # 4141:266: the cwd `<h>/ch` itself read, its missing `auth.lock` denied, started)
     # the entries a writable root spelled through a link hides are still mounted (held-out
     # 4141:188: cwd `<ws>/l0` -> `../home`, `<home>/vault/ch` read, its missing lock denied).
-    # With `:root` = read, only a read entry inside exactly one writable root (4242:211; by
-    # hand on both: `<ws>/inner` written and `<ws>/inner/ch` read with the cwd or TMPDIR at
-    # `<ws>` started; with the cwd elsewhere, refused)
-    roots = {r for e, r in f.enf.exact if e.access == "write" and _wins(f.enf.profile, e)}
+    # Only a read entry inside exactly one writable root refuses (`/` with `:root` = write; a
+    # root spelled through a link counts only alone): a second one around it shields it
+    # (4242:211, 4343:117; by hand on both: `<ws>/inner` written and `<ws>/inner/ch` read with
+    # the cwd or TMPDIR at `<ws>` started, with the cwd elsewhere refused; `:root` = write
+    # with `<t>/ch` read started with TMPDIR `<t>`, refused without)
+    direct = {
+        r
+        for e, r in f.enf.exact
+        if e.access == "write" and r == e.path and r != "/" and _wins(f.enf.profile, e)
+    }
     reads = [
         r
         for e, r in [*f.enf.exact, *f.hidden]
@@ -577,7 +588,7 @@ def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
         and e.source != SPECIAL_MINIMAL
         and _wins(f.enf.profile, e)
         and r not in f.won_writes
-        and (root_write or len({w for w in roots if under(r, w) and r != w}) == 1)
+        and _held_by_one_root(f, r, direct, root_write)
     ]
     out: list[Refusal] = []
     for _e, r in f.denies:
@@ -586,6 +597,14 @@ def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
             msg = f"bwrap: Can't create file at {first}: Read-only file system"
             out.append(Refusal("missing-nested-entries", first, msg))
     return out
+
+
+def _held_by_one_root(f: Facts, path: str, direct: set[str], root_write: bool) -> bool:
+    """Exactly one writable root strictly above `path` (see `missing_deny_under_read_only`)."""
+    n = int(root_write) + sum(1 for w in direct if under(path, w) and path != w)
+    if n == 0:
+        n = int(any(under(path, w) and path != w for w in f.won_writes))
+    return n == 1
 
 
 def cwd_denied(f: Facts) -> list[Refusal]:

@@ -484,3 +484,35 @@ def test_carve_out_links_of_a_root_a_deny_glob_matches_and_under_root_write(vers
         eff = resolve(perms, "p", EvalContext(cwd=H, tmpdir=tmp))
         got = enforce(eff, fs, codex_version=version).refusals
         assert [(r.code, r.path) for r in got] == want, table
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_root_write_and_tmpdir_around_the_read_entry_shield_the_missing_lock(version: str) -> None:
+    # held-out 4343:117; by hand on both: `:root` = write, `<t>/ch` read, its missing
+    # `auth.lock` denied: started with TMPDIR `<t>` (a second writable root), refused without
+    t = f"{B}/t"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", t: "dir"}
+    kinds[f"{t}/ch"] = "dir"
+    table = {":root": "write", f"{t}/ch": "read", f"{t}/ch/auth.lock": "deny"}
+    perms = {"p": {"filesystem": table, "extends": ":workspace"}}
+    for tmpdir, refuses in ((t, False), (None, True)):
+        eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", tmpdir=tmpdir))
+        got = enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+        assert bool(got) == refuses, tmpdir
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_link_key_inside_a_root_spelled_through_a_link_is_not_mounted(version: str) -> None:
+    # held-out 4343:59; by hand on both: `<o>/l4` -> `../home/k1` written, a deny on the link
+    # `<home>/k1/l2` -> an absolute directory started; without the linked root it refused
+    k1, link = f"{H}/k1", f"{H}/k1/l2"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", H: "dir", k1: "dir", f"{B}/o": "dir"}
+    kinds |= {f"{B}/o/br": "dir", f"{B}/o/l4": "link", link: "link"}
+    fs = FsSnapshot(kinds, {f"{B}/o/l4": "../home/k1", link: f"{B}/o/br"})
+
+    def refusals(table: dict[str, Any]) -> list[str]:
+        eff = resolve({"p": {"filesystem": table, "extends": ":read-only"}}, "p", EvalContext(H))
+        return [r.code for r in enforce(eff, fs, codex_version=version).refusals]
+
+    assert refusals({f"{B}/o/l4": "write", link: "deny"}) == []
+    assert refusals({link: "deny"}) == ["entry-on-symlink"]
