@@ -333,8 +333,12 @@ def deny_link_beside_a_glob(f: Facts) -> list[Refusal]:
     the two masks meet at one file (difftest 5:4; by hand on 0.166.0 and 0.171.0: deny
     `<o>/srcl0` -> `x*y.t3` with `<o>/x*` refuses "bwrap: Can't bind mount /bindfileXXXXXX on
     /newroot<o>/x*y.t3: Unable to mount source on destination: No such file or directory"; with
-    `<o>/plainl` -> `plain` and `<o>/p*` it names `<o>/plainl`; either alone starts)."""
-    if not f.enf.globs:
+    `<o>/plainl` -> `plain` and `<o>/p*` it names `<o>/plainl`; either alone starts). An exact
+    deny on the target does the same (held-out 4444:197; by hand on both: `<o>/l0` ->
+    `../ws/f` and `<ws>/f` denied refuse "... on /newroot<o>/l0: ...", the link alone starts).
+    """
+    exact = {r for e, r in f.exact_denies if f.fs.kind(e.path) != "link"}
+    if not f.enf.globs and not exact:
         return []
     out: list[Refusal] = []
     for e in _winning_paths(f.enf.profile):
@@ -351,7 +355,7 @@ def deny_link_beside_a_glob(f: Facts) -> list[Refusal]:
                 for p in (e.path, target)
                 if any(f.enf.glob_match(rx, s, p) for _g, rx, s in f.enf.globs)
             ),
-            None,
+            e.path if target in exact else None,
         )
         if hit is not None:
             msg = (

@@ -516,3 +516,16 @@ def test_a_link_key_inside_a_root_spelled_through_a_link_is_not_mounted(version:
 
     assert refusals({f"{B}/o/l4": "write", link: "deny"}) == []
     assert refusals({link: "deny"}) == ["entry-on-symlink"]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_deny_link_key_and_an_exact_deny_on_its_target_refuse(version: str) -> None:
+    # held-out 4444:197; by hand on both: `<o>/l0` -> `../ws/f` and `<ws>/f` denied refuse
+    # "bwrap: Can't bind mount /bindfileXXXXXX on /newroot<o>/l0: ..."; the link alone starts
+    o, f = f"{B}/o", f"{B}/ws/f"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", o: "dir", f: "file"}
+    kinds[f"{o}/l0"] = "link"
+    fs = FsSnapshot(kinds, {f"{o}/l0": "../ws/f"})
+    got = _enf({f: "deny", f"{o}/l0": "deny"}, fs, version).refusals
+    assert [(r.code, r.path) for r in got] == [("missing-nested-entries", f"{o}/l0")]
+    assert not _enf({f"{o}/l0": "deny"}, fs, version).refusals
