@@ -36,12 +36,14 @@ class Compiled(NamedTuple):
     layout: PlanLayout | None = None
 
 
-def compile_step(inp: Inputs) -> Compiled:
+def compile_step(inp: Inputs, *, lock_created: bool = False) -> Compiled:
     """Compile `inp` once: with a plan layout, read it first and take the session's HOME and
     TMPDIR from it (`session_dirs`). The one way to compile: every command that compiles
     (compile, check, watch, requirements, lock, audit, explain, canary) and the library
     (compiler/library.py, `api.compile_inputs`) come through here, so `--plan-layout` means the
-    same bundle everywhere, and a missing layout file is an input error for each of them."""
+    same bundle everywhere, and a missing layout file is an input error for each of them.
+    `lock_created`: the output creates the writer's lock before any launch (`--format
+    codex-home` and `launch` do), so the startability gate judges it present."""
     path = flag_text(inp.flags.plan_layout)
     layout = None
     if path is not None:
@@ -56,7 +58,7 @@ def compile_step(inp: Inputs) -> Compiled:
             )
         layout = layout_of(inp, path)
         inp = inp.with_flags(**session_dirs(inp.flags, layout, path))
-    return Compiled(inp, compile_edge(inp), layout)
+    return Compiled(inp, compile_edge(inp, lock_created=lock_created), layout)
 
 
 def no_plan_layout(flags: CompileFlags, instead: str) -> None:

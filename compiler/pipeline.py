@@ -227,10 +227,11 @@ def _run_as(uid: int | None) -> int | None:
     return uid
 
 
-def compile_edge(inputs: Inputs) -> CompiledBundle:
+def compile_edge(inputs: Inputs, *, lock_created: bool = False) -> CompiledBundle:
     """Compile from the one edge (compiler/inputs.py): every file's bytes come from `inputs`.
     Each call compiles (roots are resolved afresh). Called by `compiled.compile_step` only,
-    which hands the bundle on (`Compiled`); nothing else compiles."""
+    which hands the bundle on (`Compiled`); nothing else compiles. `lock_created`: see
+    `refuse_unstartable`."""
     flags = inputs.flags
     manifest = inputs.manifest()
     policy = inputs.policy()
@@ -289,7 +290,7 @@ def compile_edge(inputs: Inputs) -> CompiledBundle:
         other_identities=other_identities(roots, manifest, resolved_home, skipped),
         probe=LaunchProbe(_run_as(flags.run_as)),
     )
-    refuse_unstartable(bundle)
+    refuse_unstartable(bundle, lock_created=lock_created)
     return bundle
 
 
@@ -343,10 +344,12 @@ def check_home_login_is_declared(manifest: Any, home: ResolvedHome) -> None:
     )
 
 
-def refuse_unstartable(bundle: CompiledBundle) -> None:
+def refuse_unstartable(bundle: CompiledBundle, *, lock_created: bool = False) -> None:
     """Fail closed when the sandbox would refuse a mode's profile on this filesystem: a
-    launcher that trusts compile would get a session in which no command runs."""
-    found = startup_refusals(bundle, PLACEHOLDER_CWD)
+    launcher that trusts compile would get a session in which no command runs. `lock_created`:
+    the output creates CODEX_HOME's writer's lock before any launch (`--format codex-home`
+    writes it, a launch document's `files` create it), so it is judged present."""
+    found = startup_refusals(bundle, PLACEHOLDER_CWD, lock_created=lock_created)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise SandboxRefusesError(found[0].line() + more, where=found[0].refusal.path)

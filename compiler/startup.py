@@ -10,13 +10,17 @@ lstat/readlink only.
 from __future__ import annotations
 
 import os
+import posixpath
+from collections.abc import Collection
 from typing import NamedTuple
 
 from .codex.enforce import enforce
 from .codex.enforced import Refusal
-from .codex.fsview import LiveFs
+from .codex.fsview import FsKind, FsSnapshot, FsView, LiveFs
 from .codex.lexical import EvaluationError
 from .codex.resolve import EvalContext, resolve
+from .codex.vocabulary import CARVE_OUTS
+from .compile import writer_lock_path
 from .models.compiled import CompiledBundle
 from .rule_ids import (
     CWD_THROUGH_SYMLINK_DENIED,
@@ -79,24 +83,54 @@ class StartRefusal(NamedTuple):
     profile_id: str
     cwd: str
     refusal: Refusal
+    #: What to do: the class's fix, or the one for this path (`fix_for`).
+    fix: str = ""
 
     def line(self) -> str:
         """What, where and the fix, on one line."""
         cls = REFUSAL_CLASSES[self.refusal.code]
         return (
             f"mode {self.mode} (profile {self.profile_id}, cwd {self.cwd}): the sandbox will not "
-            f"start: {self.refusal.message} [{self.refusal.code}, {cls.rule}]; fix: {cls.fix}"
+            f"start: {self.refusal.message} [{self.refusal.code}, {cls.rule}]; fix: "
+            f"{self.fix or cls.fix}"
         )
 
 
-def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[StartRefusal]:
+def fix_for(refusal: Refusal, writer_lock: str | None) -> str:
+    """The fix of one refusal: its class's, or the named one for a missing writer's lock (a
+    CODEX_HOME inside a writable root, compiled before its lock exists: the deny on it cannot
+    be mounted in the read-only CODEX_HOME) and for a carve-out name that is a symlink directly
+    in a writable root (Codex binds it read-only and refuses the link)."""
+    if refusal.path == writer_lock and refusal.code == "missing-nested-entries":
+        home = posixpath.dirname(refusal.path)
+        return (
+            f"create the writer's lock before launch: `profilec compile --format codex-home "
+            f"--out {home}` does (or `install -m 600 /dev/null {refusal.path}` as the run-as "
+            "user), or keep CODEX_HOME outside the workspace"
+        )
+    link = f"crosses writable symlink {refusal.path}"
+    if posixpath.basename(refusal.path) in CARVE_OUTS and refusal.message.endswith(link):
+        return (
+            f"replace the symlink {refusal.path} with a real directory (or remove it): Codex "
+            f"binds {', '.join(CARVE_OUTS)} read-only in every writable root and refuses a "
+            "link there"
+        )
+    return REFUSAL_CLASSES[refusal.code].fix
+
+
+def startup_refusals(
+    bundle: CompiledBundle, placeholder_cwd: str, *, lock_created: bool = False
+) -> list[StartRefusal]:
     """Every (mode, cwd) whose compiled profile the sandbox of the target Codex release
-    (`settings.codex_version()`) refuses, on this filesystem."""
+    (`settings.codex_version()`) refuses, on this filesystem. `lock_created`: the run
+    creates CODEX_HOME's writer's lock before any launch (`compile --format codex-home` and
+    `launch`), so it is judged present."""
     table = {p.profile_id: p.codex_table() for p in bundle.profiles}
     lay = bundle.layout
     home = lay.home or os.environ.get("HOME")
     cwds = list(dict.fromkeys(lay.workspace_roots)) or [placeholder_cwd]
-    fs = LiveFs()
+    lock = writer_lock_path(bundle.codex_home) if bundle.codex_home is not None else None
+    fs = _with_files([lock] if lock is not None and lock_created else [])
     version = codex_version()
     out: list[StartRefusal] = []
     for prof in bundle.profiles:
@@ -112,7 +146,17 @@ def startup_refusals(bundle: CompiledBundle, placeholder_cwd: str) -> list[Start
             except EvaluationError:
                 continue  # Codex rejects the profile itself: check's PC015 reports it
             out.extend(
-                StartRefusal(prof.mode, prof.profile_id, cwd, r)
+                StartRefusal(prof.mode, prof.profile_id, cwd, r, fix_for(r, lock))
                 for r in enforce(eff, fs, codex_version=version).refusals
             )
     return out
+
+
+def _with_files(files: Collection[str]) -> FsView:
+    """The live filesystem, with each of `files` a regular file (lstat/readlink only)."""
+    fs: FsView = LiveFs()
+    for f in files:
+        path = os.path.normpath(f)
+        kinds: dict[str, FsKind] = {path: "file"}
+        fs = FsSnapshot(kinds, scope=path, outside=fs)
+    return fs

@@ -125,6 +125,9 @@ class Facts(NamedTuple):
     linked: frozenset[str]
     #: `writes` of the write entries no deny at their own path beats.
     won_writes: tuple[str, ...] = ()
+    #: The path entries (any access) a writable root spelled through a link hides, by real
+    #: path: the enforced view drops them, the sandbox still mounts them.
+    hidden: tuple[tuple[Entry, str], ...] = ()
 
     def shielded(self, inner: str, outer: str) -> bool:
         """A writable root inside the denied directory `outer`, above or below `inner`, has its
@@ -167,9 +170,7 @@ def _facts(enf: Enforced, fs: FsView, full_write: bool) -> Facts:
     hidden = tuple(
         (d.entry, real_path(fs, d.entry.path))
         for d in enf.dropped
-        if d.entry.kind == "path"
-        and d.entry.access == "deny"
-        and d.reason.startswith("under writable root ")
+        if d.entry.kind == "path" and d.reason.startswith("under writable root ")
     )
     writes = [r for e, r in enf.exact if e.access == "write"]
     writes += [e.path for e, _r in enf.exact if e.access == "write"]
@@ -180,8 +181,17 @@ def _facts(enf: Enforced, fs: FsView, full_write: bool) -> Facts:
         if e.access == "write" and _wins(enf.profile, e)
         for p in (r, e.path)
     ]
+    hidden_denies = tuple((e, r) for e, r in hidden if e.access == "deny")
     return Facts(
-        enf, fs, full_write, exact_denies, exact_denies + hidden, tuple(writes), linked, tuple(won)
+        enf,
+        fs,
+        full_write,
+        exact_denies,
+        exact_denies + hidden_denies,
+        tuple(writes),
+        linked,
+        tuple(won),
+        hidden,
     )
 
 
@@ -263,11 +273,54 @@ def crosses_writable_symlink(f: Facts) -> list[Refusal]:
     return out
 
 
+def carve_out_on_link(f: Facts) -> list[Refusal]:
+    """A carve-out name (`.git .agents .codex .aws`) that is a symlink directly in a writable
+    root: the sandbox binds it read-only as spelled and refuses the link, whatever it points
+    at (held-out difftest cases; by hand on 0.166.0 and 0.171.0: cwd `<ws>` under `:workspace`
+    with `<ws>/.codex` -> `real`, -> an outside directory, `<ws>/.git` -> a file or nothing,
+    `.agents`, `.aws` all refused "Fatal error: cannot enforce sandbox read-only path
+    <ws>/.codex because it crosses writable symlink <ws>/.codex"; `:workspace_roots` =
+    {".git" = "write"}, or `<ws>` read started). Also in a writable root a deny glob matches
+    (4242:11: TMPDIR `<ws>/[br]` with `<ws>/*` denied refused), as `_mask_candidates` has it.
+    A `:root` = write profile whose other entries are writes, carve-outs or `:minimal` mounts
+    no carve-outs (4141:43, by hand: the cwd or TMPDIR writable, `:minimal` = read, started);
+    one with a deny or a read entry does (4242:235: TMPDIR's `.codex` link refused)."""
+    prof = f.enf.profile
+    if f.full_write or _write_only_but_minimal(prof):
+        return []
+    paths = {e.path for e in _winning_paths(prof) if is_carve_out(e)}
+    for w, wr in f.enf.exact:
+        if w.access == "write" and wr == w.path and wr != "/" and f.enf.decide(wr).writable:
+            paths.update(c for name in CARVE_OUTS if (c := f"{wr}/{name}") not in prof._exact)
+    out: list[Refusal] = []
+    for path in sorted(paths):
+        holder, name = posixpath.split(path)
+        if f.fs.kind(f"{resolve_path(f.fs, holder).real.rstrip('/')}/{name}") == "link":
+            msg = (
+                f"Fatal error: cannot enforce sandbox read-only path {path} because it "
+                f"crosses writable symlink {path}"
+            )
+            out.append(Refusal("crosses-writable-symlink", path, msg))
+    return out
+
+
+def _write_only_but_minimal(prof: EffectiveProfile) -> bool:
+    """`:root` = write and every other entry a write, a carve-out or from `:minimal`."""
+    return prof.winner("/")[0] == "write" and all(
+        e.access == "write" or is_carve_out(e) or e.source == SPECIAL_MINIMAL for e in prof.entries
+    )
+
+
 def entry_on_symlink(f: Facts) -> list[Refusal]:
     """A deny key that is itself a symlink (`_link_key_refusal` has the measured grid)."""
     out: list[Refusal] = []
     for e in _winning_paths(f.enf.profile):
         if e.access != "deny" or _masked_entry(e) or _crossing(f, e) is not None:
+            continue
+        if any(under(e.path, r) and e.path != r for r in f.linked):
+            # inside a writable root spelled through a link: dropped, not mounted (4343:59; by
+            # hand on both: `<o>/l4` -> `../home/k1` written, deny on the link `<home>/k1/l2`
+            # -> an absolute directory started; without the linked root it refused)
             continue
         refusal = _link_key_refusal(f.fs, e.path)
         if refusal is not None:
@@ -280,8 +333,12 @@ def deny_link_beside_a_glob(f: Facts) -> list[Refusal]:
     the two masks meet at one file (difftest 5:4; by hand on 0.166.0 and 0.171.0: deny
     `<o>/srcl0` -> `x*y.t3` with `<o>/x*` refuses "bwrap: Can't bind mount /bindfileXXXXXX on
     /newroot<o>/x*y.t3: Unable to mount source on destination: No such file or directory"; with
-    `<o>/plainl` -> `plain` and `<o>/p*` it names `<o>/plainl`; either alone starts)."""
-    if not f.enf.globs:
+    `<o>/plainl` -> `plain` and `<o>/p*` it names `<o>/plainl`; either alone starts). An exact
+    deny on the target does the same (held-out 4444:197; by hand on both: `<o>/l0` ->
+    `../ws/f` and `<ws>/f` denied refuse "... on /newroot<o>/l0: ...", the link alone starts).
+    """
+    exact = {r for e, r in f.exact_denies if f.fs.kind(e.path) != "link"}
+    if not f.enf.globs and not exact:
         return []
     out: list[Refusal] = []
     for e in _winning_paths(f.enf.profile):
@@ -298,7 +355,7 @@ def deny_link_beside_a_glob(f: Facts) -> list[Refusal]:
                 for p in (e.path, target)
                 if any(f.enf.glob_match(rx, s, p) for _g, rx, s in f.enf.globs)
             ),
-            None,
+            e.path if target in exact else None,
         )
         if hit is not None:
             msg = (
@@ -337,8 +394,40 @@ def deny_inside_denied_dir(f: Facts) -> list[Refusal]:
                 # :read-only, :workspace or `:root` = read, and refuse under `:root` = write or
                 # a writable parent, also for a missing file in an existing directory;
                 # 20261203:826 started, 7:848 refused)
-                msg = f"bwrap: Can't mkdir parents for {r2}: Read-only file system"
+                # the leaf alone missing: "Can't create file at" (held-out cells, by hand on
+                # both releases: `<ws>/ch` and the missing `<ws>/ch/auth.lock` denied)
+                what = (
+                    "create file at"
+                    if f.fs.kind(posixpath.dirname(r2)) == "dir"
+                    else "mkdir parents for"
+                )
+                msg = f"bwrap: Can't {what} {r2}: Read-only file system"
                 out.append(Refusal("deny-inside-denied-dir", r2, msg))
+    return out
+
+
+def deny_link_inside_denied_dir(f: Facts) -> list[Refusal]:
+    """A deny key that is a symlink to an existing path, inside a denied directory whose tmpfs
+    is mounted first: bwrap makes the mask's mount point at the link's own spelling in the
+    read-only tmpfs (held-out 4141:25; by hand on 0.166.0 and 0.171.0, `:root` = read or
+    `:workspace`: `<h>` and `<h>/l0` -> `../o/f` denied refuse "bwrap: Can't create file at
+    <h>/l0: Read-only file system", -> `../o` "Can't mkdir <h>/l0: Read-only file system"; a
+    dangling `<h>/l0` starts). An absolute link key is `entry-on-symlink` already."""
+    out: list[Refusal] = []
+    dirs = [(e.path, r) for e, r in f.denies if f.fs.kind(r) == "dir"]
+    for e2, r2 in f.exact_denies:
+        key = e2.path
+        if f.fs.kind(key) != "link" or _link_key_refusal(f.fs, key) is not None:
+            continue
+        kind = f.fs.kind(r2)
+        if kind is None or not any(
+            under(key, d) and key != d and not f.shielded(key, d) and mounted_first(sd, key)
+            for sd, d in dirs
+        ):
+            continue
+        what = "mkdir" if kind == "dir" else "create file at"
+        msg = f"bwrap: Can't {what} {key}: Read-only file system"
+        out.append(Refusal("deny-inside-denied-dir", key, msg))
     return out
 
 
@@ -468,22 +557,58 @@ def missing_nested_entries(f: Facts) -> list[Refusal]:
 
 
 def missing_deny_under_read_only(f: Facts) -> list[Refusal]:
-    """With `:root` = write, a deny on a missing path below a `read` entry: the mask's mount
-    point cannot be made in the read-only bind, whatever writable root lies between (by hand on
-    0.166.0 and 0.171.0: `<o>` read and deny `<o>/zz`, `<o>/br/lib/zz` or `<o>/q/zz` refuse
+    """A deny on a missing path below a `read` entry (a carve-out too) that lies inside a
+    writable root (any, with `:root` = write): the mask's mount point cannot be made in the
+    read-only bind, whatever writable root lies between (by hand on 0.166.0 and 0.171.0:
+    `:root` = write, `<o>` read and deny `<o>/zz`, `<o>/br/lib/zz` or `<o>/q/zz` refuse
     "bwrap: Can't create file at <o>/zz: Read-only file system" (`<o>/q` for the last), also
-    with `<o>/br` writable (cwd or an explicit write) and the deny in it; with `:root` = read,
-    or with the path present, they start; difftest 2:110)."""
-    if f.full_write or f.enf.profile.winner("/")[0] != "write":
+    with `<o>/br` writable and the deny in it; difftest 2:110. `:root` = read with the cwd
+    `<ws>` writable: `<ws>/ch` read and deny `<ws>/ch/auth.lock`, deny `<ws>/.codex/auth.lock`
+    in the existing carve-out, `<o>` write with `<o>/r` read and deny `<o>/r/zz` refuse the
+    same way -- a CODEX_HOME inside the workspace before its writer's lock exists. With the
+    read entry outside every writable root, with no read entry above, or with the path
+    present, they start)."""
+    if f.full_write:
         return []
-    reads = [r for e, r in f.enf.exact if e.access == "read" and not is_carve_out(e)]
+    root_write = f.enf.profile.winner("/")[0] == "write"
+    # a read entry a write at its own path beats is no read-only bind (held-out 4141:260,
+    # 4141:266: the cwd `<h>/ch` itself read, its missing `auth.lock` denied, started)
+    # the entries a writable root spelled through a link hides are still mounted (held-out
+    # 4141:188: cwd `<ws>/l0` -> `../home`, `<home>/vault/ch` read, its missing lock denied).
+    # Only a read entry inside exactly one writable root refuses (`/` with `:root` = write; a
+    # root spelled through a link counts only alone): a second one around it shields it
+    # (4242:211, 4343:117; by hand on both: `<ws>/inner` written and `<ws>/inner/ch` read with
+    # the cwd or TMPDIR at `<ws>` started, with the cwd elsewhere refused; `:root` = write
+    # with `<t>/ch` read started with TMPDIR `<t>`, refused without)
+    direct = {
+        r
+        for e, r in f.enf.exact
+        if e.access == "write" and r == e.path and r != "/" and _wins(f.enf.profile, e)
+    }
+    reads = [
+        r
+        for e, r in [*f.enf.exact, *f.hidden]
+        if e.access == "read"
+        and e.source != SPECIAL_MINIMAL
+        and _wins(f.enf.profile, e)
+        and r not in f.won_writes
+        and _held_by_one_root(f, r, direct, root_write)
+    ]
     out: list[Refusal] = []
-    for _e, r in f.exact_denies:
+    for _e, r in f.denies:
         first = _first_missing(f.fs, r)
         if first is not None and any(under(posixpath.dirname(first), rd) for rd in reads):
             msg = f"bwrap: Can't create file at {first}: Read-only file system"
             out.append(Refusal("missing-nested-entries", first, msg))
     return out
+
+
+def _held_by_one_root(f: Facts, path: str, direct: set[str], root_write: bool) -> bool:
+    """Exactly one writable root strictly above `path` (see `missing_deny_under_read_only`)."""
+    n = int(root_write) + sum(1 for w in direct if under(path, w) and path != w)
+    if n == 0:
+        n = int(any(under(path, w) and path != w for w in f.won_writes))
+    return n == 1
 
 
 def cwd_denied(f: Facts) -> list[Refusal]:
@@ -546,9 +671,11 @@ CONFIG_CLASSES: tuple[Callable[[Enforced], list[Refusal]], ...] = (
 FS_CLASSES: tuple[Callable[[Facts], list[Refusal]], ...] = (
     write_on_file,
     crosses_writable_symlink,
+    carve_out_on_link,
     entry_on_symlink,
     deny_link_beside_a_glob,
     deny_inside_denied_dir,
+    deny_link_inside_denied_dir,
     glob_match_inside_denied_dir,
     scoped_glob_over_pattern_root,
     scoped_glob_beside_exact_deny,
@@ -626,11 +753,6 @@ def _mask_candidates(f: Facts) -> list[tuple[Entry, str]]:
     7:354, by hand: `<o>/*` deny, cwd `<o>/d` writable, deny `<o>/d/.codex` missing refuses;
     a read entry at the carve-out's path stands for it, as in `_with_carve_outs`)."""
     enf = f.enf
-    hidden = [
-        (d.entry, real_path(f.fs, d.entry.path))
-        for d in enf.dropped
-        if d.entry.kind == "path" and d.reason.startswith("under writable root ")
-    ]
     have = {e.path for e, _r in enf.exact if is_carve_out(e) or e.access == "read"}
     synthetic = (
         []
@@ -643,7 +765,7 @@ def _mask_candidates(f: Facts) -> list[tuple[Entry, str]]:
             if (c := f"{wr.rstrip('/')}/{name}") not in have
         ]
     )
-    return [*enf.exact, *hidden, *synthetic]
+    return [*enf.exact, *f.hidden, *synthetic]
 
 
 def _missing_message(f: Facts, m: str, at: set[str], kids: set[str]) -> str:

@@ -52,10 +52,12 @@ def run(request: CompileRequest) -> Outcome:
 
 def _plain(request: CompileRequest) -> Outcome:
     inputs = Inputs.of(request)
-    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once)
-    compiled = compile_step(inputs)
-    bundle = compiled.bundle
     fmt = request.fmt
+    # launch: HOME and TMPDIR as the plan layout gives them (compile_step reads it once).
+    # codex-home writes the writer's lock, a launch document's files create it, before any
+    # launch: the gate judges it present (a CODEX_HOME in the workspace needs it to start)
+    compiled = compile_step(inputs, lock_created=fmt in ("codex-home", "launch"))
+    bundle = compiled.bundle
     if fmt == "codex-home":
         from ..emit.codex_home import write_codex_home
 

@@ -30,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--case", help="replay one case: SEED:INDEX")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--held-out",
+        action="store_true",
+        help="add the held-out shapes (carve-out links, missing carve-out denies, a CODEX_HOME "
+        "without its lock, entries under a denied directory)",
+    )
     ap.add_argument("--self-test", action="store_true", help="use a wrong predictor; must disagree")
     ap.add_argument("--show", type=int, default=50, help="disagreement lines to print")
     ap.add_argument(
@@ -46,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         return 7
     if a.case:
         seed_s, _, idx_s = a.case.partition(":")
-        cases = [make_case(int(seed_s), int(idx_s))]
+        cases = [make_case(int(seed_s), int(idx_s), held_out=a.held_out)]
     else:
-        cases = cases_for(a.seed, a.cases)
+        cases = cases_for(a.seed, a.cases, held_out=a.held_out)
     workdir = default_workdir()
     try:
         results = run_many(
@@ -62,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"codex {codex_version()} ({codex}); seed {a.seed}; {len(results)} cases")
+    shapes = " (held-out shapes)" if a.held_out else ""
+    print(f"codex {codex_version()} ({codex}); seed {a.seed}; {len(results)} cases{shapes}")
     print(table(results, version))
     for line in disagreement_lines(results, a.show):
         print(line)

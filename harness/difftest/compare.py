@@ -147,9 +147,9 @@ def run_many(
     )
 
 
-def cases_for(seed: int, count: int, *, start: int = 0) -> list[Case]:
-    """The cases `start .. start+count-1` of a seed."""
-    return [make_case(seed, i) for i in range(start, start + count)]
+def cases_for(seed: int, count: int, *, start: int = 0, held_out: bool = False) -> list[Case]:
+    """The cases `start .. start+count-1` of a seed (`held_out`: with `gen._held_out`'s shapes)."""
+    return [make_case(seed, i, held_out=held_out) for i in range(start, start + count)]
 
 
 def table(results: Sequence[CaseResult], version: str) -> str:

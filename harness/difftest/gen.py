@@ -213,13 +213,16 @@ def _probes(rng: random.Random, nodes: list[Node], n: int) -> list[Probe]:
     return out
 
 
-def make_case(seed: int, index: int, *, probes: int = 40) -> Case:
-    """The case `index` of the run seeded `seed` (same inputs, same case)."""
+def make_case(seed: int, index: int, *, probes: int = 40, held_out: bool = False) -> Case:
+    """The case `index` of the run seeded `seed` (same inputs, same case). `held_out` adds the
+    shapes of `_held_out` (from a generator of their own: the rest of the case is unchanged)."""
     rng = random.Random(f"{seed}:{index}")
     tag = f"{seed % 100000}x{index}"
     nodes = _tree(rng, tag)
     tags: list[str] = []
     perms = _profile(rng, nodes, tags)
+    if held_out:
+        _held_out(seed, index, nodes, perms, tags)
     dirs = [n.rel for n in nodes if n.kind == "dir"]
     dir_links = [n.rel for n in nodes if n.kind == "link"]
     if dir_links and rng.random() < 0.25:
@@ -264,3 +267,160 @@ def _managed(seed: int, index: int, nodes: list[Node], perms: dict[str, Any]) ->
     if not pool:
         return ()
     return tuple(sorted({f"@/{p}" for p in rng.sample(pool, min(len(pool), rng.randint(1, 2)))}))
+
+
+#: The carve-out names Codex binds read-only in every writable root (codex.vocabulary).
+CARVE_NAMES = (".git", ".codex", ".agents")
+
+
+def _held_out(
+    seed: int, index: int, nodes: list[Node], perms: dict[str, Any], tags: list[str]
+) -> None:
+    """Add the shapes the first generator never made (issue 41's held-out cases), each from a
+    generator of its own, in place: a carve-out name that is a link in a directory that may be
+    a writable root (`carve-link`); a deny on a missing carve-out name (`carve-deny`); a
+    CODEX_HOME-like directory, read, with a deny on its missing writer's lock (`lock-missing`);
+    a deny on a directory holding the cwd or a writable entry (`under-denied`)."""
+    rng = random.Random(f"{seed}:{index}:held-out")
+    fs = perms[PROFILE_ID]["filesystem"]
+    dirs = [n.rel for n in nodes if n.kind == "dir"]
+    taken = {n.rel for n in nodes}
+    pool = ["ws", "ws", *dirs]
+    if rng.random() < 0.35:
+        rel = f"{rng.choice(pool)}/{rng.choice(CARVE_NAMES)}"
+        if rel not in taken:
+            files = [n.rel for n in nodes if n.kind == "file"]
+            dest = rng.choice([*dirs, *files, f"{rng.choice(dirs)}/missing-c"])
+            target = _relative(rel, dest) if rng.random() < 0.5 else f"@/{dest}"
+            nodes.append(Node(rel, "link", target=target))
+            taken.add(rel)
+            tags.append("carve-link")
+    if rng.random() < 0.3:
+        rel = f"{rng.choice(pool)}/{rng.choice(CARVE_NAMES)}"
+        if rel not in taken and f"@/{rel}" not in fs:
+            fs[f"@/{rel}"] = "deny"
+            tags.append("carve-deny")
+    if rng.random() < 0.3:
+        rel = f"{rng.choice(pool)}/ch"
+        if rel not in taken:
+            nodes += [Node(rel, "dir"), Node(f"{rel}/config.toml", "file", marker=f"PCH{index}")]
+            fs.setdefault(f"@/{rel}", rng.choice(("read", "read", "deny")))
+            fs.setdefault(f"@/{rel}/auth.lock", "deny")
+            tags.append("lock-missing")
+    if rng.random() < 0.3:
+        holders = [d for d in dirs if "/" in d]
+        if holders:
+            inner = rng.choice(holders)
+            outer = inner.rsplit("/", 1)[0]
+            fs.setdefault(f"@/{outer}", "deny")
+            fs.setdefault(f"@/{inner}", rng.choice(("read", "write", "write")))
+            tags.append("under-denied")
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One measured refusal class as a fixed pair: a case Codex refuses (with `fragment` in its
+    message, on 0.166.0 and 0.171.0) and a control that starts."""
+
+    name: str
+    fragment: str
+    refused: Case
+    control: Case
+
+
+def _cell_case(index: int, nodes: tuple[Node, ...], fs: dict[str, Any], tag: str) -> Case:
+    """A fixed case (seed 0) with cwd and HOME `ws`, no TMPDIR and no probes: only whether the
+    sandbox starts is compared."""
+    perms = {PROFILE_ID: {"filesystem": fs, **({} if ":root" in fs else {"extends": ":workspace"})}}
+    return Case(0, index, (Node("ws", "dir"), *nodes), perms, "ws", "ws", None, (), (tag,))
+
+
+def _pair(
+    index: int,
+    name: str,
+    fragment: str,
+    refused: tuple[tuple[Node, ...], dict[str, Any]],
+    control: tuple[tuple[Node, ...], dict[str, Any]],
+) -> Cell:
+    return Cell(
+        name,
+        fragment,
+        _cell_case(2 * index, *refused, name),
+        _cell_case(2 * index + 1, *control, name),
+    )
+
+
+def cells() -> list[Cell]:
+    """The held-out classes of issue 41, each measured by hand on both releases: (a) a carve-out
+    name that is a symlink in a writable root; (b) a deny under a denied directory inside a
+    writable root; (c) a deny on a missing carve-out name; (d) a CODEX_HOME-like directory
+    inside the workspace, read, with a deny on its missing writer's lock; and from the fresh
+    held-out seed 4141, a deny on a link key inside a denied directory."""
+    real = Node("ws/real", "dir")
+    outside = (Node("o", "dir"), Node("o/f", "file", marker="PCcell"))
+    home = (Node("ws/ch", "dir"), Node("ws/ch/config.toml", "file", marker="PCcell"))
+    lock = Node("ws/ch/auth.lock", "file", marker="")
+    crosses = "crosses writable symlink"
+    read_only = "Read-only file system"
+    denied_link = {"@/h": "deny", "@/h/l0": "deny"}
+    return [
+        _pair(
+            0,
+            "carve-out-link-dir",
+            crosses,
+            ((real, Node("ws/.codex", "link", target="real")), {}),
+            (
+                (real, Node("ws/.codex", "link", target="real")),
+                {":workspace_roots": {".codex": "write"}},
+            ),
+        ),
+        _pair(
+            1,
+            "carve-out-link-file",
+            crosses,
+            ((*outside, Node("ws/.git", "link", target="@/o/f")), {}),
+            ((*outside, Node("ws/.git", "link", target="@/o/f")), {":root": "write"}),
+        ),
+        _pair(
+            2,
+            "deny-under-denied-dir",
+            read_only,
+            (home, {"@/ws/ch": "deny", "@/ws/ch/auth.lock": "deny"}),
+            # outside every writable root the missing inner deny is not mounted
+            (
+                (Node("o", "dir"), Node("o/ch", "dir")),
+                {"@/o/ch": "deny", "@/o/ch/auth.lock": "deny"},
+            ),
+        ),
+        _pair(
+            3,
+            "deny-missing-carve-out",
+            "Is a directory",
+            ((), {":workspace_roots": {".agents": "deny"}}),
+            ((Node("ws/.agents", "dir"),), {":workspace_roots": {".agents": "deny"}}),
+        ),
+        _pair(
+            4,
+            "missing-writer-lock",
+            read_only,
+            (home, {"@/ws/ch": "read", "@/ws/ch/auth.lock": "deny"}),
+            ((*home, lock), {"@/ws/ch": "read", "@/ws/ch/auth.lock": "deny"}),
+        ),
+        _pair(
+            5,
+            "missing-writer-lock-in-carve-out",
+            read_only,
+            ((Node("ws/.codex", "dir"),), {"@/ws/.codex/auth.lock": "deny"}),
+            (
+                (Node("ws/.codex", "dir"), Node("ws/.codex/auth.lock", "file")),
+                {"@/ws/.codex/auth.lock": "deny"},
+            ),
+        ),
+        _pair(
+            6,
+            "deny-link-in-denied-dir",
+            read_only,
+            ((*outside, Node("h", "dir"), Node("h/l0", "link", target="../o/f")), denied_link),
+            ((*outside, Node("h", "dir"), Node("h/l0", "link", target="../o/none")), denied_link),
+        ),
+    ]

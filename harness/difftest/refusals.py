@@ -31,7 +31,12 @@ CLASS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # 0.166.0's marker directory beside a synthetic mount target (not modelled, ACCEPTED)
     ("synthetic-mount-target", re.compile(r"codex-bwrap-synthetic-mount-targets")),
     ("cwd-denied", re.compile(r"Can't chdir to ")),
-    ("missing-nested-entries", re.compile(r"Can't bind mount /bindfile")),
+    # a deny at a missing carve-out name (or below one): the mask is a file where the
+    # carve-out's directory goes
+    (
+        "missing-nested-entries",
+        re.compile(r"Can't bind mount /bindfile|Can't create file at .*: Is a directory"),
+    ),
     (
         "write-on-file",
         re.compile(r"Not a directory|synthetic bubblewrap mount target"),

@@ -24,6 +24,7 @@ from profilec.codex.fsview import FsKind, FsSnapshot
 from profilec.codex.globs import brace_error, glob_regex
 from profilec.codex.lexical import EvaluationError
 from profilec.codex.resolve import EvalContext, resolve
+from profilec.e2e.layout import requirements_prefix
 
 from .gen import PROFILE_ID, Case, Probe
 
@@ -34,8 +35,6 @@ Predictor = Callable[
     tuple[bool, dict[int, Outcome], str],
 ]
 _BEGIN = "@@BEGIN@@"
-#: Where Codex reads managed requirements on Linux (a mount point in the case's namespace).
-ETC_CODEX = "/etc/codex"
 
 
 def place(value: Any, base: str) -> Any:
@@ -394,20 +393,19 @@ def run_codex(
 ) -> Observed:
     """Run the case's script under `codex sandbox -P` and judge each probe. A case with managed
     `deny_read` paths runs under them as a session would: the requirements file is bound over
-    /etc/codex in a private mount namespace (needs root) and `--include-managed-config` makes
-    `codex sandbox` read it."""
+    /etc/codex in a private mount namespace (needs root; `e2e.layout.requirements_prefix`,
+    which leaves the host's /etc as it was) and `--include-managed-config` makes `codex
+    sandbox` read it."""
     wmark = f"PCW{case.seed % 100000}x{case.index}"
     managed = managed_paths(case, base)
     include = ["--include-managed-config"] if managed else []
     argv = [str(codex), "sandbox", *include, "-P", PROFILE_ID, *overrides(perms)]
     argv += ["-C", f"{base}/{case.cwd}", "--", "sh", "-c", script(plans, wmark)]
     if managed:
-        etc = managed_dir(base)
-        os.makedirs(etc, mode=0o755, exist_ok=True)
-        Path(etc, "requirements.toml").write_text(requirements_text(managed), encoding="utf-8")
-        os.makedirs(ETC_CODEX, mode=0o755, exist_ok=True)
-        bind = f'mount --bind "$0" {ETC_CODEX} && exec "$@"'
-        argv = ["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", bind, etc, *argv]
+        # the shared binding: the file is bound over /etc/codex in a private mount namespace,
+        # and with no host /etc/codex, /etc there is an overlay on a tmpfs (the host's /etc is
+        # left as it was)
+        argv = [*requirements_prefix(requirements_text(managed), managed_dir(base)), *argv]
     env = {"PATH": "/usr/bin:/bin", "HOME": f"{base}/{case.home}", "CODEX_HOME": codex_home}
     if case.tmpdir:
         env["TMPDIR"] = f"{base}/{case.tmpdir}"

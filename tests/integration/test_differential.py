@@ -31,8 +31,10 @@ from harness.difftest.compare import (
     unsafe,
     wrong_predictor,
 )
+from harness.difftest.gen import Cell, cells
 from harness.difftest.refusals import outside_list
 from harness.difftest.run import predictor_for
+from profilec.codex import refusals as classes
 from profilec.codex.vocabulary import DEFAULT_CODEX_VERSION
 from profilec.settings import cache_dir
 from tests.integration.conftest import missing
@@ -43,6 +45,15 @@ pytestmark = pytest.mark.codex
 FLOOR = "0.166.0"
 VERSIONS = (DEFAULT_CODEX_VERSION, FLOOR)
 SEEDS = ((20261203, 300), (7, 300))
+#: Held-out cases (`--held-out` shapes): measured 3/150 refused by Codex alone on each release
+#: before issue 41's classes (4102:1, :2, :43), 0 after.
+HELD_OUT = (4102, 150)
+#: The classes issue 41 added or widened (the negative control runs without them).
+NEW_CLASSES = (
+    classes.carve_out_on_link,
+    classes.missing_deny_under_read_only,
+    classes.deny_link_inside_denied_dir,
+)
 
 
 def binary(version: str) -> Path:
@@ -156,3 +167,58 @@ def test_control_a_predictor_blind_to_the_requirements_disagrees(
     stricter = [d for r in res for d in r.disagreements if d.observed == "deny"]
     refused = [r for r in res if r.case_class == "refused-sandbox-only"]
     assert len(stricter) + len(refused) >= 10, table(res, version)
+
+
+@pytest.mark.parametrize("cell", cells(), ids=lambda c: c.name)
+def test_held_out_cells_codex_refuses_and_so_does_the_evaluator(
+    version: str, workdir: Path, cell: Cell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each held-out class of issue 41: Codex refuses the case and the evaluator predicts the
+    refusal; its control starts on both sides. Negative control: the evaluator without the
+    classes issue 41 added lets the refused case start (or the cell proves nothing new)."""
+    pair = [cell.refused, cell.control]
+    res = run_many(
+        binary(version),
+        pair,
+        workdir / f"cells-{version}",
+        workers=1,
+        predictor=predictor_for(version),
+    )
+    refused, control = res
+    assert refused.case_class == "refused-by-both", (
+        refused.refusal_sandbox,
+        refused.refusal_evaluator,
+    )
+    assert cell.fragment in refused.refusal_sandbox, refused.refusal_sandbox
+    assert control.case_class == "ran", (control.refusal_sandbox, control.refusal_evaluator)
+    if cell.name in ("deny-under-denied-dir", "deny-missing-carve-out"):
+        return  # modelled before issue 41 (measured: no one-sided case), kept as a cell
+    for model, run in list(classes.FS_CLASSES_BY_MODEL.items()):
+        kept = tuple(c for c in run if c not in NEW_CLASSES)
+        monkeypatch.setitem(classes.FS_CLASSES_BY_MODEL, model, kept)
+    blind = run_many(
+        binary(version),
+        [cell.refused],
+        workdir / f"cells-{version}",
+        workers=1,
+        predictor=predictor_for(version),
+    )
+    assert blind[0].case_class == "refused-sandbox-only", blind[0].refusal_evaluator
+
+
+def test_held_out_shapes_leave_no_one_sided_refusal(version: str, workdir: Path) -> None:
+    """Fresh random cases with the held-out shapes (carve-out links, missing carve-out denies,
+    a CODEX_HOME without its lock, entries under a denied directory): no one-sided refusal
+    outside the documented list, no UNSAFE probe, and the shapes are really there."""
+    seed, n = HELD_OUT
+    res = run_many(
+        binary(version),
+        cases_for(seed, n, held_out=True),
+        workdir / f"held-out-{version}",
+        predictor=predictor_for(version),
+    )
+    loose = outside_list(res, version)
+    assert not loose and not unsafe(res), table(res, version)
+    shapes = {t for r in res for t in r.case.tags}
+    assert {"carve-link", "carve-deny", "lock-missing", "under-denied"} <= shapes
+    assert sum(1 for r in res if r.case_class == "refused-by-both") >= 30, table(res, version)

@@ -7,7 +7,9 @@ offending policy entry compiles.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,62 @@ def test_policy_refuses_a_scoped_table_under_an_absolute_path(tmp_path: Path) ->
     pdir = _policy(tmp_path / "t", "read-only.toml", '"~/x*y" = { "*.pem" = "deny" }')
     with pytest.raises((SandboxRefusesError, EvaluationError)):
         _compile(lay, pdir)
+
+
+def _flags(lay: Layout, workspace: Path) -> list[str]:
+    return [
+        "--roots",
+        str(lay.manifest),
+        "--workspace-root",
+        str(workspace),
+        "--codex-home",
+        str(lay.codex_home),
+    ]
+
+
+def test_a_codex_home_inside_the_workspace_refuses_until_its_writer_lock_exists(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # held-out difftest 4102:1; by hand on 0.166.0 and 0.171.0: the agent profile's read entry
+    # on CODEX_HOME inside the writable workspace plus its deny on the missing auth.lock:
+    # "bwrap: Can't create file at <home>/auth.lock: Read-only file system"
+    from profilec.cli import main
+
+    # outside /tmp: a writable root around the workspace (agent mode's /tmp) shields it
+    # (4242:211, by hand on both releases), and the refusal needs the workspace alone
+    var_tmp = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(var_tmp, ignore_errors=True))
+    lay = make_layout(var_tmp / "l")
+    lock = lay.codex_home / "auth.lock"
+    lock.unlink()
+    flags = _flags(lay, lay.base)
+    assert main(["compile", *flags]) == 10
+    err = capsys.readouterr().err
+    assert f"Can't create file at {lock}: Read-only file system" in err, err
+    assert f"--format codex-home --out {lay.codex_home}" in err and err.count("\n") == 1, err
+    # codex-home writes the lock before any launch: the gate judges it present
+    run_as = ["--run-as", str(os.geteuid())] if os.geteuid() == 0 else []
+    out = ["--format", "codex-home", "--out", str(lay.codex_home), *run_as]
+    assert main(["compile", *flags, *out]) == 0, capsys.readouterr().err
+    assert lock.is_file()
+    assert main(["compile", *flags]) == 0, capsys.readouterr().err  # the lock is there now
+
+
+def test_a_carve_out_name_that_is_a_symlink_in_the_workspace_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # held-out difftest 4102:2, 4102:43; by hand on 0.166.0 and 0.171.0: "Fatal error: cannot
+    # enforce sandbox read-only path <ws>/.git because it crosses writable symlink <ws>/.git"
+    from profilec.cli import main
+
+    lay = make_layout(tmp_path / "l")
+    (lay.workspace / "real").mkdir()
+    (lay.workspace / ".git").mkdir()
+    assert main(["compile", *_flags(lay, lay.workspace)]) == 0  # control: a real directory
+    (lay.workspace / ".git").rmdir()
+    (lay.workspace / ".git").symlink_to("real")
+    capsys.readouterr()
+    assert main(["compile", *_flags(lay, lay.workspace)]) == 10
+    err = capsys.readouterr().err
+    assert f"crosses writable symlink {lay.workspace}/.git" in err, err
+    assert f"replace the symlink {lay.workspace}/.git with a real directory" in err, err

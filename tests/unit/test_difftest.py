@@ -71,6 +71,7 @@ MEASURED_REFUSALS = (
         "source on destination: No such file or directory",
         "missing-nested-entries",
     ),
+    ("bwrap: Can't create file at /c/ws/.agents: Is a directory", "missing-nested-entries"),
     (
         "bwrap: Can't create file at /c/ws/inner/cfg.t3: Read-only file system",
         "deny-inside-denied-dir",

@@ -332,3 +332,200 @@ def test_a_denied_cwd_inside_a_denied_directory_shields_nothing(version: str) ->
     eff = resolve(perms, "p", EvalContext(cwd=f"{o}/d", tmpdir=f"{o}/d"))
     got = [(r.code, r.path) for r in enforce(eff, fs, codex_version=version).refusals]
     assert got == [("deny-inside-denied-dir", f"{o}/d")]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize("carve", [".git", ".codex", ".agents", ".aws"])
+@pytest.mark.parametrize("target", ["real", f"{B}/o", f"{B}/o/f", f"{B}/missing"])
+def test_a_carve_out_name_that_is_a_link_in_a_writable_root_refuses(
+    version: str, carve: str, target: str
+) -> None:
+    # held-out difftest 4102:2, 4102:43; by hand on both releases: cwd `<ws>` under
+    # `:workspace` with `<ws>/.codex` -> `real`, -> an outside directory, `<ws>/.git` -> a file
+    # or nothing, `.agents`, `.aws`: "Fatal error: cannot enforce sandbox read-only path
+    # <ws>/<carve> because it crosses writable symlink <ws>/<carve>"
+    ws = f"{B}/ws"
+    link = f"{ws}/{carve}"
+    kinds: dict[str, FsKind] = {
+        "/": "dir",
+        B: "dir",
+        ws: "dir",
+        f"{ws}/real": "dir",
+        f"{B}/o": "dir",
+        f"{B}/o/f": "file",
+        link: "link",
+    }
+    fs = FsSnapshot(kinds, {link: target})
+    got = _enf({}, fs, version).refusals
+    assert [(r.code, r.path) for r in got] == [("crosses-writable-symlink", link)]
+    assert got[0].message == (
+        f"Fatal error: cannot enforce sandbox read-only path {link} because it crosses "
+        f"writable symlink {link}"
+    )
+    # controls (started on both releases): the profile writes the carve-out itself; a
+    # write-only `:root` = write mounts no carve-outs; a real directory there
+    assert not _enf({":workspace_roots": {carve: "write"}}, fs, version).refusals
+    perms = {"p": {"filesystem": {":root": "write"}}}
+    eff = resolve(perms, "p", EvalContext(cwd=ws))
+    assert not enforce(eff, fs, codex_version=version).refusals
+    assert not _enf({}, FsSnapshot({**kinds, link: "dir"}), version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(("holder", "read"), [("ch", True), (".codex", False)])
+def test_a_deny_on_a_missing_lock_below_a_read_entry_in_a_writable_root_refuses(
+    version: str, holder: str, read: bool
+) -> None:
+    # held-out difftest 4102:1 (a CODEX_HOME inside the workspace compiled before its lock
+    # existed); by hand on both releases: cwd `<ws>` under `:workspace`, `<ws>/ch` read (or
+    # the carve-out `<ws>/.codex`) and a deny on the missing `.../auth.lock`: "bwrap: Can't
+    # create file at <ws>/ch/auth.lock: Read-only file system"
+    ws = f"{B}/ws"
+    home = f"{ws}/{holder}"
+    lock = f"{home}/auth.lock"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", home: "dir", f"{B}/o": "dir"}
+    table = {**({home: "read"} if read else {}), lock: "deny"}
+    got = _enf(table, FsSnapshot(kinds), version).refusals
+    assert [(r.code, r.path) for r in got] == [("missing-nested-entries", lock)]
+    assert got[0].message == f"bwrap: Can't create file at {lock}: Read-only file system"
+    # controls (started on both releases): the lock present; the read directory outside
+    # every writable root; no read entry above the missing path
+    assert not _enf(table, FsSnapshot({**kinds, lock: "file"}), version).refusals
+    outside = {f"{B}/o": "read", f"{B}/o/auth.lock": "deny"}
+    assert not _enf(outside, FsSnapshot(kinds), version).refusals
+    assert not _enf({f"{ws}/x/auth.lock": "deny"}, FsSnapshot(kinds), version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize(
+    ("target", "kind", "message"),
+    [
+        ("../o/f", "file", "Can't create file at"),
+        ("../o", "dir", "Can't mkdir"),
+        ("../o/none", None, None),
+    ],
+)
+def test_a_deny_on_a_link_key_inside_a_denied_directory(
+    version: str, target: str, kind: FsKind | None, message: str | None
+) -> None:
+    # held-out 4141:25; by hand on both releases (`:workspace` and `:root` = read): `<h>` and
+    # `<h>/l0` -> `../o/f` denied refuse "bwrap: Can't create file at <h>/l0: Read-only file
+    # system", -> `../o` "Can't mkdir <h>/l0: ..."; a dangling link starts
+    h, link = f"{B}/h", f"{B}/h/l0"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", h: "dir", link: "link"}
+    kinds[f"{B}/o"] = "dir"
+    if kind == "file":
+        kinds[f"{B}/o/f"] = "file"
+    fs = FsSnapshot(kinds, {link: target})
+    got = _enf({h: "deny", link: "deny"}, fs, version).refusals
+    if message is None:
+        assert not got
+        return
+    assert [(r.code, r.path) for r in got] == [("deny-inside-denied-dir", link)]
+    assert got[0].message == f"bwrap: {message} {link}: Read-only file system"
+    # control: the link alone denied starts (a relative link key outside a denied directory)
+    assert not _enf({link: "deny"}, fs, version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_read_entry_on_the_writable_cwd_is_no_read_only_bind(version: str) -> None:
+    # held-out 4141:260, 4141:266 (both releases): the cwd `<ws>/ch` itself read, a deny on
+    # its missing `auth.lock`: started (the cwd's write beats the read at its path)
+    ch = f"{B}/ws/ch"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", ch: "dir"}
+    perms = {"p": {"filesystem": {ch: "read", f"{ch}/auth.lock": "deny"}, "extends": ":workspace"}}
+    eff = resolve(perms, "p", EvalContext(cwd=ch))
+    assert not enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+    eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws"))  # control: the cwd above it
+    assert enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_root_write_mounts_no_carve_out_link_refusal(version: str) -> None:
+    # held-out 4141:43; by hand on both: `:root` = write with `:minimal` = read (also
+    # extending :workspace) and `<ws>/.agents` -> `v` started
+    ws = f"{B}/ws"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", f"{ws}/v": "dir"}
+    kinds[f"{ws}/.agents"] = "link"
+    fs = FsSnapshot(kinds, {f"{ws}/.agents": "v"})
+    assert not _enf({":root": "write", ":minimal": "read"}, fs, version).refusals
+    assert _enf({":minimal": "read"}, fs, version).refusals  # control: `:root` = read
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+@pytest.mark.parametrize("outer", ["cwd", "tmpdir", None])
+def test_a_writable_root_around_the_read_entry_shields_the_missing_lock(
+    version: str, outer: str | None
+) -> None:
+    # held-out 4242:211; by hand on both releases: `<ws>/inner` written, `<ws>/inner/ch`
+    # read, a deny on the missing `ch/auth.lock`: started with the cwd or TMPDIR at `<ws>`
+    # (two writable roots around it), refused with the cwd elsewhere
+    ws, inner = f"{B}/ws", f"{B}/ws/inner"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", inner: "dir", H: "dir"}
+    kinds[f"{inner}/ch"] = "dir"
+    table = {inner: "write", f"{inner}/ch": "read", f"{inner}/ch/auth.lock": "deny"}
+    ctx = EvalContext(cwd=ws if outer == "cwd" else H, tmpdir=ws if outer == "tmpdir" else None)
+    eff = resolve({"p": {"filesystem": table, "extends": ":workspace"}}, "p", ctx)
+    got = enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+    assert bool(got) == (outer is None), got
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_carve_out_links_of_a_root_a_deny_glob_matches_and_under_root_write(version: str) -> None:
+    # held-out 4242:11 (TMPDIR `<ws>/br` with `<ws>/*` denied and `<ws>/br/.agents` a link)
+    # and 4242:235 (`:root` = write with a deny, TMPDIR's `.codex` a link): both refused
+    ws, tmp = f"{B}/ws", f"{B}/ws/br"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", ws: "dir", tmp: "dir", H: "dir"}
+    kinds[f"{tmp}/.agents"] = "link"
+    fs = FsSnapshot(kinds, {f"{tmp}/.agents": f"{B}/ws"})
+    want = [("crosses-writable-symlink", f"{tmp}/.agents")]
+    for table in ({f"{ws}/*": "deny"}, {":root": "write", f"{H}/x": "deny"}):
+        perms = {"p": {"filesystem": {**table, ":tmpdir": "write"}, "extends": ":workspace"}}
+        eff = resolve(perms, "p", EvalContext(cwd=H, tmpdir=tmp))
+        got = enforce(eff, fs, codex_version=version).refusals
+        assert [(r.code, r.path) for r in got] == want, table
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_root_write_and_tmpdir_around_the_read_entry_shield_the_missing_lock(version: str) -> None:
+    # held-out 4343:117; by hand on both: `:root` = write, `<t>/ch` read, its missing
+    # `auth.lock` denied: started with TMPDIR `<t>` (a second writable root), refused without
+    t = f"{B}/t"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", t: "dir"}
+    kinds[f"{t}/ch"] = "dir"
+    table = {":root": "write", f"{t}/ch": "read", f"{t}/ch/auth.lock": "deny"}
+    perms = {"p": {"filesystem": table, "extends": ":workspace"}}
+    for tmpdir, refuses in ((t, False), (None, True)):
+        eff = resolve(perms, "p", EvalContext(cwd=f"{B}/ws", tmpdir=tmpdir))
+        got = enforce(eff, FsSnapshot(kinds), codex_version=version).refusals
+        assert bool(got) == refuses, tmpdir
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_link_key_inside_a_root_spelled_through_a_link_is_not_mounted(version: str) -> None:
+    # held-out 4343:59; by hand on both: `<o>/l4` -> `../home/k1` written, a deny on the link
+    # `<home>/k1/l2` -> an absolute directory started; without the linked root it refused
+    k1, link = f"{H}/k1", f"{H}/k1/l2"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", H: "dir", k1: "dir", f"{B}/o": "dir"}
+    kinds |= {f"{B}/o/br": "dir", f"{B}/o/l4": "link", link: "link"}
+    fs = FsSnapshot(kinds, {f"{B}/o/l4": "../home/k1", link: f"{B}/o/br"})
+
+    def refusals(table: dict[str, Any]) -> list[str]:
+        eff = resolve({"p": {"filesystem": table, "extends": ":read-only"}}, "p", EvalContext(H))
+        return [r.code for r in enforce(eff, fs, codex_version=version).refusals]
+
+    assert refusals({f"{B}/o/l4": "write", link: "deny"}) == []
+    assert refusals({link: "deny"}) == ["entry-on-symlink"]
+
+
+@pytest.mark.parametrize("version", ["0.166.0", "0.171.0"])
+def test_a_deny_link_key_and_an_exact_deny_on_its_target_refuse(version: str) -> None:
+    # held-out 4444:197; by hand on both: `<o>/l0` -> `../ws/f` and `<ws>/f` denied refuse
+    # "bwrap: Can't bind mount /bindfileXXXXXX on /newroot<o>/l0: ..."; the link alone starts
+    o, f = f"{B}/o", f"{B}/ws/f"
+    kinds: dict[str, FsKind] = {"/": "dir", B: "dir", f"{B}/ws": "dir", o: "dir", f: "file"}
+    kinds[f"{o}/l0"] = "link"
+    fs = FsSnapshot(kinds, {f"{o}/l0": "../ws/f"})
+    got = _enf({f: "deny", f"{o}/l0": "deny"}, fs, version).refusals
+    assert [(r.code, r.path) for r in got] == [("missing-nested-entries", f"{o}/l0")]
+    assert not _enf({f"{o}/l0": "deny"}, fs, version).refusals

@@ -59,7 +59,8 @@ rule(
     "read-entry-crosses-writable-symlink",
     "error",
     "a `read` entry is, or passes through, a symlink inside a writable root (or a deny key is "
-    "such a symlink; a deny crossing one above its key is PC017)",
+    "such a symlink, or a carve-out name `.git .agents .codex .aws` directly in a writable "
+    "root is one; a deny crossing one above its key is PC017)",
     "measured: 'error building bubblewrap command: Fatal error: cannot enforce sandbox "
     "read-only path <p> because it crosses writable symlink <l>' (no command runs)",
     REFUSAL_CLASSES["crosses-writable-symlink"].fix,
@@ -70,9 +71,12 @@ rule(
     MISSING_NESTED_ENTRIES,
     "missing-nested-entries",
     "error",
-    "two or more entries below the same missing directory inside a writable root",
+    "two or more entries below the same missing directory inside a writable root, a deny on a "
+    "missing carve-out name, or a deny on a missing path below a `read` entry (a carve-out "
+    "too) inside a writable root: a CODEX_HOME in the workspace before its auth.lock exists",
     "measured: 'bwrap: Can't bind mount /bindfileXXXXXX on /newroot<dir>: Unable to mount "
-    "source on destination: No such file or directory' (no command runs)",
+    "source on destination: No such file or directory', 'Can't create file at <carve-out>: "
+    "Is a directory', 'Can't create file at <path>: Read-only file system' (no command runs)",
     REFUSAL_CLASSES["missing-nested-entries"].fix,
     MEASURED_RANGE,
 )
