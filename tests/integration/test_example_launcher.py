@@ -1,12 +1,12 @@
 """The example launcher (examples/launch_acp.py) runs as written: a root daemon starts a real
-codex-acp 2.6.0 session as uid 65534 from `profilec compile --format launch` alone.
+codex-acp 2.6.0 session as uid 65534 through `profilec run`, on both Codex cores.
 
-Asserted from its JSON result: every mode the adapter offered was tried, by both ACP mode
-methods (`session/set_mode`, `session/set_config_option` with `configId: "mode"`); the three
-`permission-profile:*` modes the document allow-lists were forwarded and each denied the
-credential (the model's `cat` saw `Permission denied`, the control file was read); every other
-offered mode was refused by the launcher and, set anyway, denied or refused by Codex under the
-managed requirements; the negative control (the same adapter, no profilec config, no
+Asserted from its JSON result: every mode the adapter offers was set by both ACP mode methods
+(`session/set_mode`, `session/set_config_option` with `configId: "mode"`); `run` offered only
+the three compiled `permission-profile:*` modes, and each denied the credential (the model's
+`cat` saw `Permission denied`, the control file was read); every built-in mode the bare adapter
+offers was refused by `run` with its JSON-RPC error; the client's end of input ended `run` with
+exit 0 and nothing left running; the negative control (the same adapter, no profilec config, no
 requirements) read the marker. A missing tool fails under CI=true.
 """
 
@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from profilec.e2e import adapters
-from profilec.settings import codex_binary, codex_version
 from tests.integration.conftest import missing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex, pytest.mark.bwrap]
@@ -35,12 +34,15 @@ PROFILE_MODES = {
 }
 BUILTIN_MODES = {"read-only", "workspace-write", "agent", "agent-full-access"}
 METHODS = ("session/set_mode", "session/set_config_option")
+REFUSAL = {
+    "session/set_mode": "-32602 profilec run: session/set_mode modeId '{}' is refused",
+    "session/set_config_option": "-32602 profilec run: session/set_config_option \"mode\" '{}'",
+}
 
 
-def test_example_launcher_denies_in_every_mode_and_its_control_leaks(tmp_path: Path) -> None:
-    codex = codex_binary()
-    if codex is None or not codex.is_file():
-        missing(f"pinned codex {codex_version()} is not installed (run .ci/tools.sh)")
+def test_example_launcher_denies_in_every_mode_and_its_control_leaks(
+    tmp_path: Path, core: Path
+) -> None:
     adapter = adapters.ts_adapter()
     if adapter.missing:
         missing(adapter.missing)
@@ -52,6 +54,7 @@ def test_example_launcher_denies_in_every_mode_and_its_control_leaks(tmp_path: P
     proc = subprocess.run(
         [sys.executable, "-P", str(EXAMPLE), "--json"],
         cwd=tmp_path,
+        env={**os.environ, "PROFILEC_CODEX_BIN": str(core)},
         capture_output=True,
         text=True,
         timeout=900,
@@ -60,26 +63,21 @@ def test_example_launcher_denies_in_every_mode_and_its_control_leaks(tmp_path: P
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:])
     result = json.loads(out[-1])
     assert result["ok"] is True
-    # Every offered mode by both mode methods (session/set_mode, session/set_config_option).
+    assert f"CODEX_PATH={core} " in proc.stdout  # the core under test is the one run started
     rows = {(r["mode"], r["method"]): r for r in result["modes"]}
     assert set(rows) == {(m, by) for m in PROFILE_MODES | BUILTIN_MODES for by in METHODS}, rows
-    for mode, by in rows:
+    for (mode, by), row in rows.items():
         if mode in PROFILE_MODES:
-            assert rows[mode, by]["launcher"] == "forwarded", rows[mode, by]
-            assert rows[mode, by]["result"] == "denied", rows[mode, by]
-            assert "Permission denied" in rows[mode, by]["evidence"], rows[mode, by]
-            continue
-        # Set anyway, no built-in mode runs a turn under the requirements (Codex's own text).
-        assert rows[mode, by]["launcher"] == "refused", rows[mode, by]
-        assert rows[mode, by]["result"] == "refused", rows[mode, by]
-        refusal = "DangerFullAccess" if mode == "agent-full-access" else "OnRequest"
-        assert f"`{refusal}` is not in the allowed set" in rows[mode, by]["evidence"]
-    assert any(
-        f"mode {m} by session/set_config_option (forwarded)" in proc.stdout for m in PROFILE_MODES
-    )
+            assert (row["run"], row["result"]) == ("offered", "denied"), row
+            assert "Permission denied" in row["evidence"], row
+        else:
+            assert (row["run"], row["result"]) == ("not offered", "refused"), row
+            assert row["evidence"].startswith(REFUSAL[by].format(mode)), row
+    # The client's end of input ends `run` (the adapter's exit code) and its whole tree.
+    assert result["run"]["exit_code"] == 0 and result["run"]["left"] == [], result["run"]
+    assert result["run"]["processes"] >= 3, result["run"]  # bwrap, node, codex app-server
     # The negative control: the same probe without profilec reads the credential.
     assert [c["result"] for c in result["control"]] == ["leaked"], result["control"]
-    # Nothing of the run is left: no watch, no adapter, no layout.
-    assert "watch ended: exit 0" in proc.stdout
+    # Nothing of the run is left: no layout.
     layout = next(line.split()[2] for line in out if line.startswith("1 layout "))
     assert not os.path.exists(layout)
