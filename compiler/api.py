@@ -34,8 +34,8 @@ from .emit.catalog import adapters_of
 from .emit.codex_home import write_codex_home as _write_codex_home
 from .emit.launch import render_launch_with
 from .emit.overrides import override_lines as _override_lines
-from .emit.requirements import install_requirements as _install_requirements
-from .emit.requirements import requirements_gaps
+from .emit.requirements_install import install_requirements as _install_requirements
+from .emit.requirements_install import requirements_gaps
 from .errors import (
     CanaryMismatchError,
     EnvironmentMissingError,

@@ -18,7 +18,8 @@ from profilec.codex.vocabulary import GRANULAR_ASK_ALL
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
-from profilec.emit.requirements import render_requirements, requirements_problems
+from profilec.emit.requirements import render_requirements
+from profilec.emit.requirements_verify import requirements_problems
 from profilec.emit.tomltext import value
 from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
 from profilec.flags import CompileFlags
