@@ -30,11 +30,12 @@ from .bundle.load import compile_document
 from .bundle.lock import render_lock
 from .codex.vocabulary import REQUIREMENTS_FILE
 from .compiled import compile_step
+from .emit.catalog import adapters_of
 from .emit.codex_home import write_codex_home as _write_codex_home
-from .emit.launch import adapters_of, render_launch_with
+from .emit.launch import render_launch_with
 from .emit.overrides import override_lines as _override_lines
-from .emit.requirements import install_requirements as _install_requirements
-from .emit.requirements import requirements_gaps
+from .emit.requirements_install import install_requirements as _install_requirements
+from .emit.requirements_install import requirements_gaps
 from .errors import (
     CanaryMismatchError,
     EnvironmentMissingError,

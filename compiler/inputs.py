@@ -13,7 +13,7 @@ once. Nothing computed from them is kept here: the compile step returns its own 
 passes it on. The other files a command names go through here too: a check's
 `--config`/`--overrides`/`--acp-json`/`--mode-map`/launcher files and its `--baseline` (`text`,
 `project_file`), a lock, bundle, canary JSON or e2e matrix (`json_object`), the adapter and
-backend catalogs (`policy_file`, parsed beside their models: emit/launch.adapters_of,
+backend catalogs (`policy_file`, parsed beside their models: emit/catalog.adapters_of,
 mounts/backends.catalog_of). No other module opens an input file (tests/unit/test_one_edge.py
 scans for readers).
 

@@ -12,7 +12,7 @@ from ..audit.launchers import launcher_section, load_e2e_matrix
 from ..audit.report import build_report, load_canary_json, report_time
 from ..bundle.load import compile_document, load_bundle
 from ..compiled import no_plan_layout
-from ..emit.launch import adapters_of
+from ..emit.catalog import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
 from ..flags import CompileFlags
 from ..formats import AUDIT_FORMATS

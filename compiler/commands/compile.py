@@ -64,7 +64,8 @@ def _plain(request: CompileRequest) -> Outcome:
         write_codex_home(bundle, str(request.out), owner=request.run_as)
         return Outcome()
     if fmt == "launch":  # the adapter catalog comes from the same policy directory
-        from ..emit.launch import adapters_of, render_launch_with
+        from ..emit.catalog import adapters_of
+        from ..emit.launch import render_launch_with
 
         catalog = adapters_of(inputs)
         text = render_launch_with(bundle, catalog, compiled.inputs.flags, compiled.layout)

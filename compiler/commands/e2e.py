@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..e2e.run import adapter_verdicts, catalog_disagreements, run_matrix
-from ..emit.launch import adapters_of
+from ..emit.catalog import adapters_of
 from ..errors import EXIT_CLEAN, EXIT_FOUND, UsageError
 from ..formats import E2E_FORMATS
 from ..inputs import Inputs

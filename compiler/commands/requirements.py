@@ -16,12 +16,8 @@ from dataclasses import dataclass
 
 from ..codex.vocabulary import REQUIREMENTS_FILE
 from ..compiled import compile_step
-from ..emit.requirements import (
-    digest,
-    install_requirements,
-    installed_text,
-    requirements_gaps,
-)
+from ..emit.requirements import digest
+from ..emit.requirements_install import install_requirements, installed_text, requirements_gaps
 from ..errors import EXIT_FOUND, UsageError
 from ..flags import CompileFlags
 from ..inputs import Inputs

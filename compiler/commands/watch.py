@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ..bundle.load import bundle_from_document
 from ..bundle.lock import read_lock
 from ..compiled import compile_step
-from ..emit.requirements import read_requirements, requirements_problems
+from ..emit.requirements_install import read_requirements
+from ..emit.requirements_verify import requirements_problems
 from ..errors import LockDriftError, UsageError
 from ..flags import CompileFlags
 from ..inputs import Inputs

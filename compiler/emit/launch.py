@@ -1,15 +1,12 @@
 """`launch`: per ACP adapter, exactly what a launcher sets for the method the matrix shows holding.
 
-The reviewed catalog `profiles/adapters.toml` (schemas/adapters-catalog.schema.json) records, per
-adapter build (npm package, version, Codex core), the launch method that the end-to-end matrix
-(`profilec e2e`) observed keeping the credential deny for new, loaded and resumed sessions and
-every `permission-profile:*` mode, plus the built-in modes that lose it (a launcher must not
-forward a mode switch to them, by any of MODE_METHODS). tests/integration/test_e2e_acp.py
-re-runs the matrix and fails when the catalog disagrees. This renderer turns one entry and the
-compiled bundle into the environment, arguments and files to set; where no method holds it says
-so and sets nothing. The document also says how to run `profilec watch` beside the session (end
-the session on drift) and which uid the trusted parent runs as inside the outer plan (never
-root).
+The reviewed adapter catalog (`profiles/adapters.toml`, read by emit/catalog.py) records, per
+adapter build, the launch method the end-to-end matrix (`profilec e2e`) observed holding the
+credential deny, plus the built-in modes that lose it (a launcher must not forward a mode switch
+to them, by any of MODE_METHODS). This renderer turns one entry and the compiled bundle into the
+environment, arguments and files to set; where no method holds it says so and sets nothing. The
+document also says how to run `profilec watch` beside the session (end the session on drift) and
+which uid the trusted parent runs as inside the outer plan (never root).
 """
 
 from __future__ import annotations
@@ -22,19 +19,16 @@ import sys
 import sysconfig
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
-
 from ..codex.resolve import resolve, session_contexts
 from ..codex.vocabulary import CARVE_OUTS, REQUIREMENTS_FILE, WRITER_LOCK
 from ..errors import PolicyError
 from ..flags import CompileFlags
-from ..inputs import Inputs
 from ..launchprobe import LaunchProbe
 from ..models.compiled import CompiledBundle
 from ..models.launch import AdapterCatalog, AdapterEntry
 from ..paths import PARENT_GIT_DIR, is_within
-from ..readers import parse_toml, validation_message
 from ..settings import codex_version
+from .catalog import load_catalog
 from .codex_toml import render_toml
 from .extras import emitted_approvals, extra_tables, extra_top
 from .overrides import override_lines
@@ -45,8 +39,6 @@ if TYPE_CHECKING:
     from ..models.mounts import PlanLayout
 
 NON_ROOT = "+non-root"
-
-CATALOG_FILE = "adapters.toml"
 
 #: Every ACP request that switches a session's mode, and the param carrying the id. codex-acp
 #: 2.6.0 takes both (its `setSessionConfigOption` applies `configId: "mode"` as a mode change);
@@ -67,49 +59,6 @@ ENV_STATEMENT = (
     "off, which no config key can; `profilec check --launch-env FILE` refuses an environment "
     "without it, PC052)"
 )
-
-
-def load_catalog(profiles_dir: str | None = None) -> AdapterCatalog:
-    """`<profiles_dir>/adapters.toml` (default: the shipped one), outside a run: through an
-    edge of its own."""
-    return adapters_of(Inputs.unrooted(profiles_dir))
-
-
-def adapters_of(inp: Inputs) -> AdapterCatalog:
-    """The adapter catalog of the run's policy directory, read through its edge (reviewed
-    policy: no trust check, a PolicyError when unreadable) and validated: a run reads it once
-    and hands it to the renderer (`render_launch_with`)."""
-    path = os.path.join(inp.profiles_dir, CATALOG_FILE)
-    return catalog_from_bytes(inp.policy_file(path).data, where=path)
-
-
-def catalog_from_bytes(raw: bytes, *, where: str) -> AdapterCatalog:
-    """Parse and validate the adapter catalog's bytes (read from `where`)."""
-    path = where
-    data = parse_toml(raw, where=path)
-    try:
-        catalog = AdapterCatalog.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(f"schema violation: {validation_message(exc)}", where=path) from None
-    for entry in catalog.adapters:
-        both = set(entry.approval_modes_held) & set(entry.approval_modes_lost)
-        if both:
-            raise PolicyError(
-                f"{entry.package} {entry.version}: mode {sorted(both)[0]} both held and lost",
-                where=path,
-            )
-        held = entry.method
-        if held is not None and held not in entry.holding_methods:
-            raise PolicyError(
-                f"{entry.package} {entry.version}: launch_method {held} is not in holding_methods",
-                where=path,
-            )
-        if held is None and entry.holding_methods:
-            raise PolicyError(
-                f"{entry.package} {entry.version}: methods hold but no launch_method is chosen",
-                where=path,
-            )
-    return catalog
 
 
 def _codex_home(bundle: CompiledBundle) -> str | None:

@@ -1,5 +1,6 @@
 """The `requirements` format: Codex's managed requirements as profilec writes them
-(schemas/requirements.schema.json); compiler/emit/requirements.py renders and checks them.
+(schemas/requirements.schema.json); compiler/emit/requirements.py renders them,
+emit/requirements_verify.py checks an installed file against them.
 """
 
 from __future__ import annotations

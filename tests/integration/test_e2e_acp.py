@@ -34,7 +34,7 @@ from profilec.e2e import acp, adapters
 from profilec.e2e.acp import AcpClient, Observation, merge_retry
 from profilec.e2e.layout import created_layouts
 from profilec.e2e.run import acp_rows, adapter_verdicts, catalog_disagreements, matrix_adapters
-from profilec.emit.launch import load_catalog
+from profilec.emit.catalog import load_catalog
 from profilec.models.compat import CompatibilityMatrix, MatrixRow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.codex]

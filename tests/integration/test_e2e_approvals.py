@@ -16,7 +16,7 @@ import pytest
 
 from profilec.e2e.adapters import ts_adapter
 from profilec.e2e.approvals import appserver_approval_rows, ts_approval_rows
-from profilec.emit.launch import load_catalog
+from profilec.emit.catalog import load_catalog
 from profilec.models.compat import MatrixRow
 from tests.integration.conftest import missing
 

@@ -27,7 +27,8 @@ import pytest
 
 from profilec.e2e.layout import requirements_prefix
 from profilec.emit.codex_home import write_codex_home
-from profilec.emit.requirements import render_requirements, requirements_problems
+from profilec.emit.requirements import render_requirements
+from profilec.emit.requirements_verify import requirements_problems
 from profilec.models.compiled import CompiledBundle
 from profilec.scripted_model import ScriptedModelServer
 from tests.integration.conftest import missing

@@ -21,7 +21,8 @@ from profilec.e2e.adapters import Adapter
 from profilec.e2e.jsonrpc import RpcError
 from profilec.e2e.layout import ACP_TREE, WORKSPACE_DIRS, Layout, build_layout
 from profilec.e2e.run import adapter_verdicts, catalog_disagreements
-from profilec.emit.launch import load_catalog, render_launch_with
+from profilec.emit.catalog import load_catalog
+from profilec.emit.launch import render_launch_with
 from profilec.errors import PolicyError
 from profilec.models.compat import CompatibilityMatrix, MatrixRow
 from profilec.models.launch import AdapterCatalog

@@ -16,14 +16,9 @@ import pytest
 
 from profilec.cli import main
 from profilec.codex.vocabulary import GRANULAR_ASK_ALL
-from profilec.emit.requirements import (
-    HEADER,
-    deny_read_paths,
-    digest,
-    installed_source,
-    render_requirements,
-    requirements_problems,
-)
+from profilec.emit.requirements import HEADER, deny_read_paths, digest, render_requirements
+from profilec.emit.requirements_install import installed_source
+from profilec.emit.requirements_verify import requirements_problems
 from profilec.errors import UnsafeRootError
 from profilec.library import load_and_compile
 from profilec.models.compiled import CompiledBundle

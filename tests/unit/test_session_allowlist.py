@@ -18,7 +18,8 @@ from profilec.codex.vocabulary import GRANULAR_ASK_ALL
 from profilec.emit.acp_json import render_acp_json
 from profilec.emit.codex_toml import render_toml
 from profilec.emit.overrides import override_lines
-from profilec.emit.requirements import render_requirements, requirements_problems
+from profilec.emit.requirements import render_requirements
+from profilec.emit.requirements_verify import requirements_problems
 from profilec.emit.tomltext import value
 from profilec.errors import InputError, PolicyError, TrustError, UnsafeRootError
 from profilec.flags import CompileFlags
@@ -516,7 +517,8 @@ def test_modes_carry_approvals_and_apps_are_off_in_every_format(tmp_path: Path) 
 
 
 def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Path) -> None:
-    from profilec.emit.launch import load_catalog, render_launch_with
+    from profilec.emit.catalog import load_catalog
+    from profilec.emit.launch import render_launch_with
     from profilec.models.launch import LaunchDocument
 
     lay = make_layout(tmp_path / "l")
@@ -541,7 +543,7 @@ def test_launch_says_per_adapter_whether_each_modes_approvals_hold(tmp_path: Pat
 
 
 def test_a_catalog_mode_both_held_and_lost_is_a_policy_error(tmp_path: Path) -> None:
-    from profilec.emit.launch import load_catalog
+    from profilec.emit.catalog import load_catalog
 
     profiles = tmp_path / "profiles"
     profiles.mkdir()

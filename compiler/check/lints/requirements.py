@@ -12,7 +12,8 @@ that nothing showed a client cannot pick an unprotected mode.
 
 from __future__ import annotations
 
-from ...emit.requirements import read_requirements, requirements_problems
+from ...emit.requirements_install import read_requirements
+from ...emit.requirements_verify import requirements_problems
 from ...errors import ProfilecError
 from ...inputs import Inputs
 from ...models.check import CheckFinding
