@@ -38,7 +38,7 @@ from ..codex.vocabulary import REQUIREMENTS_FILE, WRITER_LOCK
 from ..compiled import Compiled
 from ..emit.launch import codex_entries
 from ..emit.requirements import deny_read_paths, render_requirements
-from ..errors import OutputError, UnsafeRootError, UsageError
+from ..errors import OutputError, TrustError, UnsafeRootError, UsageError
 from ..fsio import primary_gid, write_atomic
 from ..models.mounts import MountPlan, PlanLayout
 from ..mounts.api import plan_inputs
@@ -124,7 +124,7 @@ def build_boundary(
     _check_workspaces(bundle.layout.workspace_roots)
     made = ""
     try:
-        made = tempfile.mkdtemp(prefix="profilec-run-")
+        made = tempfile.mkdtemp(prefix="profilec-run-", dir=_state_base(run_as))
         os.chmod(made, 0o711)  # run_as (bwrap) passes through to the requirements and state
         plan, env = _prepare(compiled, bundle.codex_home.path, made, run_as, extra_env, network)
     except OSError as exc:
@@ -164,6 +164,40 @@ def _prepare(
     req = os.path.join(layout.requirements_dir or "", os.path.basename(REQUIREMENTS_FILE))
     write_atomic(req, render_requirements(compiled.bundle).encode("utf-8"), mode=0o644)
     return plan, _environment(compiled, plan, extra_env)
+
+
+#: Where root keeps each boundary's own directory (requirements, state) when the session runs as
+#: another uid: the temp dir may sit below a directory that uid cannot search (pytest's 0700
+#: base, a root daemon's private TMPDIR), and bwrap, run as that uid, must reach its sources.
+RUN_BASE = "/run/profilec"
+
+
+def _state_base(run_as: int) -> str | None:
+    """The directory the boundary's own directory is made in: the temp dir when the session
+    runs as the caller; for another uid, RUN_BASE (root's, 0711: searchable, not listable),
+    made when missing and refused when it is anything else (a link, not root's, writable by
+    others)."""
+    if run_as == os.geteuid():
+        return None
+    try:
+        os.mkdir(RUN_BASE, 0o711)
+        os.chmod(RUN_BASE, 0o711)
+    except FileExistsError:
+        pass
+    st = os.lstat(RUN_BASE)
+    if (
+        not stat.S_ISDIR(st.st_mode)
+        or st.st_uid != 0
+        or st.st_mode & 0o022
+        or st.st_mode & 0o001 == 0
+    ):
+        raise TrustError(
+            "not a root-owned directory others can search but not write",
+            where=RUN_BASE,
+            hint=f"remove it (profilec run makes it, 0711) or `chown root: {RUN_BASE}` and "
+            f"`chmod 0711 {RUN_BASE}`",
+        )
+    return RUN_BASE
 
 
 def _remove(made: str) -> None:

@@ -4,6 +4,7 @@ real bwrap and Codex runs are tests/integration/test_run_boundary_codex.py)."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from profilec.compiled import Compiled, compile_step
 from profilec.emit.requirements import render_requirements
-from profilec.errors import UnsafeRootError, UsageError
+from profilec.errors import TrustError, UnsafeRootError, UsageError
 from profilec.flags import CompileFlags
 from profilec.inputs import Inputs
 from profilec.models.mounts import PlanLayout
@@ -188,10 +189,15 @@ def test_a_workspace_root_swapped_after_compile_is_refused(
     ws = lay["a1"] / "ws"
     ws.rename(ws.with_name("ws-old"))
     ws.symlink_to(lay["manifest"].parent / "vaults" / "a1")
-    before = set(os.listdir("/tmp"))
+    bases = ("/tmp", run_boundary.RUN_BASE)
+
+    def listed() -> set[str]:
+        return {f"{b}/{n}" for b in bases if os.path.isdir(b) for n in os.listdir(b)}
+
+    before = listed()
     with pytest.raises(UnsafeRootError, match="no longer resolves to itself"):
         build_boundary(compiled, run_as=RUN_AS, extra_env={})
-    assert not {n for n in set(os.listdir("/tmp")) - before if n.startswith("profilec-run-")}
+    assert not {n for n in listed() - before if "/profilec-run-" in n}
 
 
 def test_the_environment_is_the_launch_documents_and_no_value_is_on_the_command_line(
@@ -298,3 +304,23 @@ def test_denied_paths_and_writable_roots_exist_inside_as_empty_mounts(
     assert writable
     for path in writable:
         assert any(path == d or path.startswith(d + "/") for d in tmpfs | rw), path
+
+
+def test_the_boundarys_own_directory_is_one_the_session_uid_can_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temp dir may sit below a directory the session's uid cannot search (pytest's 0700
+    base, a daemon's private TMPDIR): for another uid the boundary's directory is made in a
+    root-owned 0711 base, and a base others could write is refused (the control: the same
+    check passes the base it made itself)."""
+    if os.geteuid() != 0:
+        pytest.skip("the base for another uid is root's: run as root")
+    base = tmp_path / "run-profilec"
+    monkeypatch.setattr(run_boundary, "RUN_BASE", str(base))
+    assert run_boundary._state_base(os.geteuid()) is None  # the caller's own temp dir
+    assert run_boundary._state_base(RUN_AS) == str(base)
+    st = os.lstat(base)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o711)
+    os.chmod(base, 0o777)
+    with pytest.raises(TrustError, match="others can search but not write"):
+        run_boundary._state_base(RUN_AS)
