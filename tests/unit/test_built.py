@@ -96,6 +96,10 @@ def test_every_built_model_equals_its_validated_copy(
     else:
         (base / "codexhome").mkdir()
         options["codex_home"] = str(base / "codexhome")
+    # The writer's lock exists before launch, as a launcher makes it (PC062): without it a
+    # CODEX_HOME under a writable root is a profile the sandbox refuses (exit 10, PC034).
+    lock = Path(options["codex_home"]) / "auth.lock"
+    lock.touch(mode=0o600)
     ws = []
     for j in range(case["workspaces"]):
         (base / f"ws{j}").mkdir(mode=0o1777)
