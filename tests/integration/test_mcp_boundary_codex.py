@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 
 from profilec.api import load_and_compile
+from profilec.e2e.layout import requirements_prefix
 from profilec.emit.codex_home import write_codex_home
 from profilec.emit.extras import extra_tables
 from profilec.emit.requirements import render_requirements
@@ -188,12 +189,9 @@ def _session(
         for line in lines:
             argv += ["-c", line]
         argv.append("read the file")
-        if managed:
-            argv = [
-                "unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
-                f"mkdir -p /etc/codex && mount --bind '{st['etc']}' /etc/codex && exec \"$@\"",
-                "sh", *argv,
-            ]  # fmt: skip
+        if managed:  # bound over /etc/codex in a private namespace; the host's /etc untouched
+            text = (st["etc"] / "requirements.toml").read_text(encoding="utf-8")
+            argv = [*requirements_prefix(text, str(st["etc"].parent)), *argv]
         env = {
             "PATH": "/usr/bin:/bin",
             "CODEX_HOME": str(a1 / "codex-home"),
