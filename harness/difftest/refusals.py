@@ -15,10 +15,30 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from .compare import CaseResult
+
+class _Managed(Protocol):
+    @property
+    def managed(self) -> tuple[str, ...]: ...
+
+
+class Refused(Protocol):
+    """What this module reads of a compared case (compare.CaseResult has it; typed by shape so
+    that `compare`, which imports this module, is not imported back: no cycle, not even a
+    type-level one)."""
+
+    @property
+    def case(self) -> _Managed: ...
+    @property
+    def case_class(self) -> str: ...
+    @property
+    def refusal_evaluator(self) -> str: ...
+    @property
+    def refusal_sandbox(self) -> str: ...
+
+
+CaseResult = TypeVar("CaseResult", bound=Refused)
 
 Side = Literal["sandbox-only", "evaluator-only"]
 
